@@ -1,0 +1,1 @@
+"""kai-chatops: Slack ChatOps for GPU clusters on KAI Scheduler, KEDA and GitOps."""

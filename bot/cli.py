@@ -1,0 +1,135 @@
+"""The `kai-chatops` command line (DESIGN 1.1): serve, check, evaluate, demo.
+
+Composition root: reads the config and environment, builds gateways, runs a use-case, prints.
+Exit codes: 0 fine, 1 not healthy (`check`), 2 could not do it (bad config, input or cluster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from bot import config, errors, kube, manifests, render, rules, usecases
+from bot.deps import Deps, utc_now
+from bot.metrics import Metrics
+from bot.models import HealthReport, Verdict
+
+EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kai-chatops",
+        description="Slack ChatOps for GPU clusters on KAI Scheduler, KEDA and GitOps.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve = sub.add_parser(
+        "serve", help="run the service (Slack listener, /healthz /readyz /metrics)"
+    )
+    serve.add_argument("--config", required=True, metavar="PATH", help="the YAML configuration")
+    serve.add_argument("--port", type=int, default=3000, help="listening port (default 3000)")
+    serve.add_argument("--host", default="0.0.0.0", help="listening address (default 0.0.0.0)")
+    check = sub.add_parser("check", help="one-shot KAI and APIService health report of a cluster")
+    check.add_argument("--config", required=True, metavar="PATH", help="the YAML configuration")
+    check.add_argument("--cluster", metavar="NAME", help="cluster name (default: the first)")
+    check.add_argument("--output", choices=["text", "json"], default="text")
+    evaluate = sub.add_parser("evaluate", help="offline verdicts for objects in YAML/JSON dumps")
+    evaluate.add_argument("files", nargs="+", metavar="FILE", help="a file, or - for stdin")
+    evaluate.add_argument("--output", choices=["text", "json"], default="text")
+    demo = sub.add_parser("demo", help="the whole service against a simulated cluster and Slack")
+    demo.add_argument("--run", action="append", metavar="COMMAND", help="run a command and exit")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `kai-chatops` console script."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        if args.command == "serve":
+            return asyncio.run(serve(args.config, args.host, args.port))
+        if args.command == "check":
+            return asyncio.run(check(args.config, args.cluster, args.output))
+        if args.command == "evaluate":
+            return evaluate(args.files, args.output)
+        # The demo pulls in the simulator and the emulator: load them only when asked for.
+        from bot.demo import run as run_demo
+
+        return asyncio.run(run_demo(args.run or []))
+    except errors.ConfigError as e:
+        print("invalid configuration:", *e.problems, sep="\n  ", file=sys.stderr)
+        return EXIT_ERROR
+    except errors.BotError as e:
+        print(f"kai-chatops: {e}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+async def serve(config_path: str, host: str, port: int) -> int:
+    from bot.service import Service, SlackEnv  # Slack libraries are not needed by check/evaluate
+
+    settings = config.load_settings(config_path)
+    env = SlackEnv.from_environ(os.environ)
+    metrics = Metrics()
+    gateways = {c.name: kube.connect(c, settings.kubernetes, metrics) for c in settings.clusters}
+    service = Service(Deps(settings, gateways, metrics), env, host=host, port=port)
+    await service.run_until_signalled()
+    return EXIT_OK
+
+
+async def check(config_path: str, cluster: str | None, output: str) -> int:
+    settings = config.load_settings(config_path)
+    gateway = kube.connect(settings.cluster(cluster), settings.kubernetes)
+    try:
+        report = await usecases.check_health(gateway, settings, utc_now())
+    finally:
+        gateway.close()
+    print(json.dumps(report_json(report)) if output == "json" else render.report_text(report))
+    return EXIT_OK if report.verdict.is_healthy else EXIT_UNHEALTHY
+
+
+def report_json(report: HealthReport) -> dict[str, object]:
+    return {
+        "cluster": report.cluster,
+        "health": report.verdict.value,
+        "checked_at": report.checked_at.isoformat(),
+        "findings": [
+            {
+                "subject": f.subject,
+                "health": f.health.value,
+                "summary": f.summary,
+                "detail": f.detail,
+            }
+            for f in report.findings
+        ],
+    }
+
+
+def evaluate(files: Sequence[str], output: str) -> int:
+    objects = []
+    for path in files:
+        objects += manifests.parse_documents(read_input(path), path)
+    for verdict in (rules.evaluate_object(obj) for obj in objects):
+        print(json.dumps(verdict.as_json()) if output == "json" else verdict_text(verdict))
+    return EXIT_OK
+
+
+def read_input(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise errors.UserError(f"cannot read {path}: {e.strerror}") from e
+
+
+def verdict_text(verdict: Verdict) -> str:
+    where = f"{verdict.namespace}/{verdict.name}" if verdict.namespace else verdict.name
+    lines = verdict.message.strip("\n").splitlines() or [""]
+    head = f"{verdict.kind} {where}: {verdict.health.value}: {lines[0]}".rstrip(": ")
+    return "\n".join([head, *(f"    {line}" for line in lines[1:])])

@@ -1,0 +1,338 @@
+"""Settings: the YAML file of DESIGN 1.4 read into frozen dataclasses.
+
+`parse_settings` is pure and reports every problem at once, one line each; `load_settings` only
+reads the file. Secrets never come from here: the composition root reads them from the environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Literal, TypeVar
+
+import yaml
+
+from bot import durations, errors
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """One cluster; without kubeconfig and context the in-cluster service account is used."""
+
+    name: str
+    kubeconfig: str | None = None
+    context: str | None = None
+
+    @property
+    def in_cluster(self) -> bool:
+        return self.kubeconfig is None and self.context is None
+
+
+@dataclass(frozen=True)
+class SlackSettings:
+    command: str = "/kai"
+    alert_channel: str = ""
+
+
+@dataclass(frozen=True)
+class AccessSettings:
+    """Slack user IDs (`U…`, `W…`), user-group IDs (`S…`) or handles (`@oncall`)."""
+
+    operators: tuple[str, ...] = ()
+    viewers: tuple[str, ...] | None = None  # None: everyone may look
+
+
+@dataclass(frozen=True)
+class KaiSettings:
+    namespace: str = "kai-scheduler"
+    progressing_timeout: timedelta = timedelta(minutes=10)
+
+
+@dataclass(frozen=True)
+class KedaSettings:
+    namespaces: tuple[str, ...] = ()  # where pause/resume is allowed; empty: nowhere
+    apiservice: str = "v1beta1.external.metrics.k8s.io"
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    interval: timedelta = timedelta(seconds=30)
+    hold: timedelta = timedelta(seconds=60)
+    repeat: timedelta = timedelta(hours=4)
+
+
+@dataclass(frozen=True)
+class StateSettings:
+    backend: Literal["sqlite", "configmap"] = "sqlite"
+    path: str = "./kai-chatops-state.sqlite"
+    configmap: str = "kai-chatops-state"
+
+
+@dataclass(frozen=True)
+class KubernetesSettings:
+    request_timeout: timedelta = timedelta(seconds=10)
+    retries: int = 3  # retries of 429, 5xx and connection errors
+
+
+@dataclass(frozen=True)
+class Settings:
+    clusters: tuple[ClusterSettings, ...]
+    slack: SlackSettings = field(default_factory=SlackSettings)
+    access: AccessSettings = field(default_factory=AccessSettings)
+    kai: KaiSettings = field(default_factory=KaiSettings)
+    keda: KedaSettings = field(default_factory=KedaSettings)
+    alerts: AlertSettings = field(default_factory=AlertSettings)
+    state: StateSettings = field(default_factory=StateSettings)
+    kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
+
+    def cluster(self, name: str | None) -> ClusterSettings:
+        """The cluster called `name`, or the first one for None.
+
+        Raises:
+            UserError: no cluster has that name.
+        """
+        if name is None:
+            return self.clusters[0]
+        for cluster in self.clusters:
+            if cluster.name == name:
+                return cluster
+        configured = ", ".join(c.name for c in self.clusters)
+        raise errors.UserError(f"unknown cluster {name!r}; configured: {configured}")
+
+
+Convert = Callable[[object], Any]
+
+_TOP_KEYS = ("clusters", "slack", "access", "kai", "keda", "alerts", "state", "kubernetes")
+_SECRETS = "secrets come only from the environment (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, "
+_SECRETS += "SLACK_APP_TOKEN; cluster credentials via the kubeconfig); delete this key"
+_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+_SUBDOMAIN = re.compile(
+    r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
+)
+_COMMAND = re.compile(r"/[a-z0-9_-]{1,31}")
+_CHANNEL = re.compile(r"[CG][A-Z0-9]{2,}")  # Slack does not promise a length
+_PRINCIPAL = re.compile(r"[UWS][A-Z0-9]{2,}|@[a-z0-9][a-z0-9._-]*")
+_LIST_ITEM = re.compile(r"\[\d+\]: ")  # how a list's problem line names the bad item
+_PRINCIPAL_EXPECTED = "a user ID like U0123ABCD, a user-group ID like S0123ABCD or '@a-group'"
+
+
+def parse_settings(raw: object) -> Settings:
+    """Read the parsed YAML document into `Settings`; pure.
+
+    Raises:
+        ConfigError: one line per problem (key path, value, what is expected), all of them.
+    """
+    if not isinstance(raw, Mapping):
+        got = "the file is empty" if raw is None else f"the file holds {_show(raw)}"
+        keys = ", ".join(_TOP_KEYS)
+        raise errors.ConfigError([f"{got} (expected a mapping with the keys {keys})"])
+    problems: list[str] = []
+    top = _read_values(problems, raw, "", dict.fromkeys(_TOP_KEYS, lambda v: v))
+    clusters = _read_clusters(problems, top.get("clusters"))
+    sections = {
+        name: cls(**_read_values(problems, top.get(name), name, converters))
+        for name, (cls, converters) in _SECTIONS.items()
+    }
+    if _is_missing(top.get("slack"), "alert_channel"):
+        problems.append("slack.alert_channel: required (expected the channel ID for alert posts)")
+    if problems:
+        raise errors.ConfigError(problems)
+    return Settings(clusters=clusters, **sections)
+
+
+def load_settings(path: str) -> Settings:
+    """Read and parse the YAML file at `path`; reads that file, nothing else.
+
+    Raises:
+        ConfigError: the file is missing, unreadable or not YAML (one line), or its content is
+            invalid (one line per problem). A key written twice in one mapping is refused.
+    """
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except FileNotFoundError:
+        raise errors.ConfigError(
+            [f"{path}: no such file (start from config.example.yaml)"]
+        ) from None
+    except OSError as e:
+        raise errors.ConfigError([f"{path}: cannot read it: {e.strerror or e}"]) from None
+    try:
+        raw = yaml.load(data, Loader=_UniqueKeyLoader)  # a SafeLoader: plain data only
+    except yaml.YAMLError as e:
+        raise errors.ConfigError([f"{path}: not valid YAML: {_describe_yaml_error(e)}"]) from None
+    return parse_settings(raw)
+
+
+def _read_values(
+    problems: list[str], raw: object, path: str, converters: Mapping[str, Convert]
+) -> dict[str, Any]:
+    """The converted values of the keys present in mapping `raw`; anything else is a problem."""
+    known = ", ".join(converters)
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        problems.append(_at(path, f"{_show(raw)} is not a mapping (expected keys: {known})"))
+        return {}
+    values = {}
+    for key, value in raw.items():
+        key_path = f"{path}.{key}" if path else str(key)
+        if _is_secret(key):
+            problems.append(_at(key_path, _SECRETS))  # never repeat a secret's value
+        elif key not in converters:
+            problems.append(_at(path, f"unknown key {str(key)!r} (known keys: {known})"))
+        elif value is not None:  # `key:` with nothing after it keeps the default
+            try:
+                values[key] = converters[key](value)
+            except ValueError as e:
+                problems.extend(_at(key_path, line) for line in str(e).splitlines())
+    return values
+
+
+def _read_clusters(problems: list[str], raw: object) -> tuple[ClusterSettings, ...]:
+    if not isinstance(raw, list) or not raw:
+        got = "required" if raw is None or raw == [] else f"{_show(raw)} is not a list"
+        problems.append(f"clusters: {got} (expected a list of one or more clusters with names)")
+        return ()
+    clusters: list[ClusterSettings] = []
+    for index, entry in enumerate(raw):
+        path = f"clusters[{index}]"
+        values = _read_values(problems, entry, path, _CLUSTER_KEYS)
+        cluster = ClusterSettings(values.pop("name", ""), **values)
+        if _is_missing(entry, "name"):
+            problems.append(f"{path}.name: required (expected a short name like prod)")
+        elif cluster.name and any(c.name == cluster.name for c in clusters):
+            problems.append(
+                f"{path}.name: {cluster.name!r} is used twice (cluster names must be unique)"
+            )
+        clusters.append(cluster)
+    return tuple(clusters)
+
+
+def _at(path: str, message: str) -> str:
+    """A problem line: the key path, then what is wrong ("[i]: …" from a list goes right after)."""
+    if not path:
+        return message
+    return f"{path}{message}" if _LIST_ITEM.match(message) else f"{path}: {message}"
+
+
+def _is_missing(raw: object, key: str) -> bool:
+    """True when `raw` is absent or a mapping without a value for `key`."""
+    return raw is None or (isinstance(raw, Mapping) and raw.get(key) is None)
+
+
+def _is_secret(key: object) -> bool:
+    return str(key).lower().replace("-", "_").endswith(("token", "secret", "password"))
+
+
+def _show(value: object) -> str:
+    """The value as a problem line quotes it: 'text' for strings, YAML-like otherwise."""
+    shown = repr(value) if isinstance(value, str) else json.dumps(value, default=str)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _describe_yaml_error(e: yaml.YAMLError) -> str:
+    if isinstance(e, yaml.MarkedYAMLError) and e.problem_mark is not None:
+        mark = e.problem_mark
+        return f"{e.problem} (line {mark.line + 1}, column {mark.column + 1})"
+    return " ".join(str(e).split())
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml.safe_load, except that a key given twice is an error, not silently the last one."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value in seen:
+                problem = f"found key {key_node.value!r} twice (the second would replace the first)"
+                raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
+            seen.add(key_node.value if isinstance(key_node, yaml.ScalarNode) else None)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _matching(
+    pattern: re.Pattern[str], what: str, expected: str, transform: Callable[[str], str] = str
+) -> Callable[[object], str]:
+    def convert(value: object) -> str:
+        if isinstance(value, str) and pattern.fullmatch(value):
+            return transform(value)
+        raise ValueError(f"{_show(value)} is not {what} (expected {expected})")
+
+    return convert
+
+
+def _list_of(convert_item: Callable[[object], T]) -> Callable[[object], tuple[T, ...]]:
+    def convert(value: object) -> tuple[T, ...]:
+        if not isinstance(value, list):
+            raise ValueError(f"{_show(value)} is not a list (expected a list like [a, b])")
+        items, problems = [], []
+        for index, item in enumerate(value):
+            try:
+                items.append(convert_item(item))
+            except ValueError as e:
+                problems.append(f"[{index}]: {e}")
+        if problems:
+            raise ValueError("\n".join(problems))
+        return tuple(items)
+
+    return convert
+
+
+def _duration(value: object) -> timedelta:
+    try:
+        return durations.parse_duration(value if isinstance(value, str) else "")
+    except ValueError:
+        expected = "expected a duration like 30s, 5m, 2h or 1h30m"
+        raise ValueError(f"{_show(value)} is not a duration ({expected})") from None
+
+
+def _command(value: object) -> str:
+    if isinstance(value, str) and not value.startswith("/"):
+        raise ValueError(f"{value!r} must start with '/'")
+    return _matching(_COMMAND, "a slash command", f"'/' then {_NAME} or '_', like /kai")(value)
+
+
+def _viewers(value: object) -> tuple[str, ...] | None:
+    if isinstance(value, list):
+        return _principals(value)
+    if value == "everyone":
+        return None
+    raise ValueError(f"{_show(value)} is not everyone or a list (expected either, like operators)")
+
+
+def _retries(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10:
+        return value
+    raise ValueError(f"{_show(value)} is not a retry count (expected a whole number, 0 to 10)")
+
+
+_NAME = "lowercase letters, digits and '-'"
+_TEXT = re.compile(r".*\S.*", re.DOTALL)
+_namespace = _matching(_LABEL, "a namespace", f"{_NAME}, like annia")
+_object_name = _matching(_SUBDOMAIN, "an object name", "lowercase letters, digits, '-' and '.'")
+_channel = _matching(_CHANNEL, "a channel ID", "an ID like C0123456789")
+_backend = _matching(re.compile("sqlite|configmap"), "a backend", "sqlite or configmap")
+_path = _matching(_TEXT, "a path", "a file path", os.path.expanduser)
+_principal = _matching(_PRINCIPAL, "a user or user group", _PRINCIPAL_EXPECTED)
+_principals = _list_of(_principal)
+
+_CLUSTER_KEYS: dict[str, Convert] = {
+    "name": _matching(_LABEL, "a cluster name", f"{_NAME}, like prod"),
+    "kubeconfig": _matching(_TEXT, "a path", "a path like ~/.kube/config", os.path.expanduser),
+    "context": _matching(_TEXT, "a context name", "a context name from the kubeconfig"),
+}
+_SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
+    "slack": (SlackSettings, {"command": _command, "alert_channel": _channel}),
+    "access": (AccessSettings, {"operators": _principals, "viewers": _viewers}),
+    "kai": (KaiSettings, {"namespace": _namespace, "progressing_timeout": _duration}),
+    "keda": (KedaSettings, {"namespaces": _list_of(_namespace), "apiservice": _object_name}),
+    "alerts": (AlertSettings, {"interval": _duration, "hold": _duration, "repeat": _duration}),
+    "state": (StateSettings, {"backend": _backend, "path": _path, "configmap": _object_name}),
+    "kubernetes": (KubernetesSettings, {"request_timeout": _duration, "retries": _retries}),
+}

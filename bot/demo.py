@@ -1,0 +1,110 @@
+"""`kai-chatops demo`: the service against a simulated cluster and local Slack, with a console.
+
+Type what you would type in Slack (`/kai health`); `sim ACTION` breaks or heals the simulated
+cluster. `--run` executes commands without a prompt, for scripts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from bot.sim import breakage
+from bot.stack import Stack, running_stack
+
+BANNER = """kai-chatops demo: the service is running against a simulated cluster and a local Slack.
+  /kai help            what the bot understands (type any /kai command as in Slack)
+  sim                  ways to break or heal the simulated cluster (sim dependencies_missing)
+  quit                 stop
+The simulated cluster, for kubectl while the demo runs:
+  kubectl --kubeconfig {kubeconfig} get configs.kai.scheduler,schedulingshards
+"""
+
+
+async def run(commands: Sequence[str]) -> int:
+    """Start the stack; run `commands` if given, else read them from the terminal."""
+    logging.getLogger().setLevel(logging.WARNING)  # the console is the demo's output
+    with tempfile.TemporaryDirectory(prefix="kai-chatops-demo-") as workdir:
+        async with running_stack(Path(workdir)) as stack:
+            print(BANNER.format(kubeconfig=stack.kubeconfig))
+            if commands:
+                for line in commands:
+                    print(f"kai> {line}")
+                    await execute(stack, line)
+                return 0
+            await console(stack)
+    return 0
+
+
+async def console(stack: Stack) -> None:
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            line = await loop.run_in_executor(None, input, "kai> ")
+        except EOFError:
+            return
+        if line.strip() in ("quit", "exit"):
+            return
+        await execute(stack, line)
+
+
+async def execute(stack: Stack, line: str) -> None:
+    """One console line: a slash command, a `sim` action, or a word of help."""
+    words = line.split()
+    if not words:
+        return
+    if words[0] == "/kai":
+        reply = await stack.command(" ".join(words[1:]))
+        print(reply_as_text(reply.message) if reply.message else reply.text)
+    elif words[0] == "sim":
+        print(run_sim_action(stack, words[1:]))
+    else:
+        print("Type a slash command such as /kai health, `sim` for the simulator, or quit.")
+
+
+def run_sim_action(stack: Stack, args: Sequence[str]) -> str:
+    described = breakage.describe_actions()
+    if not args or args[0] not in breakage.ACTIONS:
+        listing = "\n".join(f"  sim {name:<22} {doc}" for name, doc in described.items())
+        return f"Simulator actions:\n{listing}"
+    breakage.ACTIONS[args[0]](stack.sim)
+    return f"simulator: {described[args[0]]}"
+
+
+def reply_as_text(message: Mapping[str, Any]) -> str:
+    """A Block Kit message as a terminal would show it."""
+    lines = [f"({message.get('response_type', 'ephemeral')})"]
+    for block in message.get("blocks") or []:
+        lines += block_lines(block)
+    return "\n".join(lines) if len(lines) > 1 else str(message.get("text", ""))
+
+
+def block_lines(block: Mapping[str, Any]) -> list[str]:
+    kind = block.get("type")
+    if kind == "header":
+        return ["", f"== {block['text']['text']} =="]
+    if kind == "context":
+        return ["   " + " ".join(e.get("text", "") for e in block.get("elements", []))]
+    if kind == "section" and "text" in block:
+        return [mrkdwn_as_text(block["text"]["text"])]
+    if kind == "actions":
+        return ["   [" + "] [".join(e["text"]["text"] for e in block.get("elements", [])) + "]"]
+    return []
+
+
+def mrkdwn_as_text(text: str) -> str:
+    lines = []
+    in_code = False
+    for raw in html.unescape(text).split("\n"):
+        parts = raw.split("```")
+        for index, part in enumerate(parts):
+            if index:
+                in_code = not in_code
+            if part or index == 0:
+                lines.append(("    " if in_code else "") + part)
+    return "\n".join(line for line in lines if line.strip() or not in_code)

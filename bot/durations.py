@@ -1,0 +1,47 @@
+"""Compact durations as people type them (`30s`, `2h`, `1d`, `1h30m`) and back.
+
+Pure: used by the configuration parser and the slash-command parser; no clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+EXPECTED = "expected a duration like 30m, 2h, 1d or 1h30m"
+
+# Units at most once each, largest first: "1h30m" and "90m" parse, "30m1h" and "1h1h" do not.
+_DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", re.IGNORECASE | re.ASCII)
+_UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+
+
+def parse_duration(text: str) -> timedelta:
+    """Read a positive duration such as `30s`, `30m`, `2h`, `1d`, `1h30m` or `1d2h`.
+
+    Raises:
+        ValueError: the text is not such a duration, or it is zero; the message says what is
+            expected.
+    """
+    match = _DURATION.fullmatch(text.strip())
+    if not text.strip() or match is None:
+        raise ValueError(f"{text!r} is not a duration ({EXPECTED})")
+    seconds = sum(
+        int(amount or 0) * factor
+        for amount, (_, factor) in zip(match.groups(), _UNITS, strict=True)
+    )
+    if seconds == 0:
+        raise ValueError(f"{text!r} is zero ({EXPECTED}, longer than zero)")
+    return timedelta(seconds=seconds)
+
+
+def format_duration(td: timedelta) -> str:
+    """The compact form of `td` in whole seconds: `1h30m`, `45s`, `2d`; `0s` for zero."""
+    seconds = int(td.total_seconds())
+    if seconds < 0:
+        return "-" + format_duration(-td)
+    parts = []
+    for unit, factor in _UNITS:
+        amount, seconds = divmod(seconds, factor)
+        if amount:
+            parts.append(f"{amount}{unit}")
+    return "".join(parts) or "0s"

@@ -1,0 +1,72 @@
+"""The project's error tree; the only exceptions other modules raise on purpose.
+
+BotError
+├── UserError          expected; shown to the user as a short message, no traceback
+│   ├── BadCommand     malformed command (carries the usage text)
+│   └── NotAllowed     the user may not do this
+├── ConfigError        invalid configuration (one problem per line)
+└── KubeError          the cluster said no or could not be reached
+    ├── KubeNotFound
+    ├── KubeForbidden  RBAC: names the verb and resource that are missing
+    ├── KubeConflict   stale resourceVersion
+    ├── KubeInvalid    400/422: the request itself was wrong
+    └── KubeUnavailable  connection refused, timeout, 429/5xx after retries
+"""
+
+from __future__ import annotations
+
+
+class BotError(Exception):
+    """Base of every error this project raises on purpose."""
+
+
+class UserError(BotError):
+    """Something the user can fix; the message is shown as it is."""
+
+
+class BadCommand(UserError):
+    """A command that does not parse; `usage` is the help for that subcommand."""
+
+    def __init__(self, message: str, usage: str = "") -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class NotAllowed(UserError):
+    """The user is not allowed to do what was asked."""
+
+
+class ConfigError(BotError):
+    """An invalid configuration file: `problems` holds one line per problem."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+class KubeError(BotError):
+    """The Kubernetes API refused the call or could not be reached."""
+
+    temporary = False
+
+
+class KubeNotFound(KubeError):
+    """The object (or its resource type) does not exist."""
+
+
+class KubeForbidden(KubeError):
+    """RBAC forbids the call; the message names the missing verb and resource."""
+
+
+class KubeConflict(KubeError):
+    """The object changed since it was read (stale resourceVersion)."""
+
+
+class KubeInvalid(KubeError):
+    """The API server rejected the request as malformed (400, 422)."""
+
+
+class KubeUnavailable(KubeError):
+    """The API server could not be reached or kept failing (connection, timeout, 429, 5xx)."""
+
+    temporary = True

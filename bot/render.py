@@ -1,0 +1,143 @@
+"""How results look in Slack: Block Kit dicts plus a plain-text fallback, always within limits.
+
+Pure: plain dicts (easy to assert on), no Slack library. `fit_message` is the one place that
+enforces Slack's limits, truncating with a visible note instead of letting Slack reject a reply.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot import slack_limits
+from bot.models import Finding, Health, HealthReport
+
+Block = dict[str, Any]
+Message = dict[str, Any]
+
+ICONS = {
+    Health.HEALTHY: ":white_check_mark:",
+    Health.SUSPENDED: ":double_vertical_bar:",
+    Health.PROGRESSING: ":hourglass_flowing_sand:",
+    Health.UNKNOWN: ":grey_question:",
+    Health.DEGRADED: ":red_circle:",
+    Health.MISSING: ":x:",
+}
+TRUNCATED = "… (truncated)"
+GENERIC_FAILURE = (
+    "Something went wrong inside kai-chatops while handling this; nothing was changed. "
+    "The details are in the service log."
+)
+
+
+def escape(text: str) -> str:
+    """Slack mrkdwn control characters, escaped as Slack asks (&, <, >)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def context(text: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
+def header(text: str) -> Block:
+    return {"type": "header", "text": {"type": "plain_text", "text": text}}
+
+
+def health_message(report: HealthReport) -> Message:
+    """The `/kai health` reply: the verdict, each problem with its verbatim detail, the rest."""
+    problems = report.problems
+    healthy = [f for f in report.findings if f.health.is_healthy]
+    blocks = [
+        header(f"KAI health on {report.cluster}: {report.verdict.value}"),
+        context(
+            f"checked {report.checked_at:%Y-%m-%d %H:%M:%S} UTC · {len(report.findings)} checks · "
+            f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        ),
+    ]
+    blocks += [section(_finding_mrkdwn(f)) for f in problems]
+    if healthy:
+        lines = [f"{ICONS[f.health]} {escape(f.subject)}: {escape(f.summary)}" for f in healthy]
+        blocks.append(section("\n".join(lines)))
+    return fit_message({"text": report_text(report), "blocks": blocks})
+
+
+def _finding_mrkdwn(finding: Finding) -> str:
+    head = f"{ICONS[finding.health]} *{escape(finding.subject)}*: {finding.health.value}"
+    text = f"{head}\n{escape(finding.summary)}"
+    detail = finding.detail.strip("\n")
+    if detail and detail != finding.summary:
+        text += f"\n```{escape(detail)}```"
+    return text
+
+
+def report_text(report: HealthReport) -> str:
+    """The report as plain text: Slack's notification fallback and the terminal's output."""
+    lines = [f"KAI health on {report.cluster}: {report.verdict.value}"]
+    for finding in report.findings:
+        lines.append(f"- {finding.subject}: {finding.health.value}: {finding.summary}")
+        detail = finding.detail.strip("\n")
+        if detail and detail != finding.summary:
+            lines += [f"    {line}" for line in detail.splitlines()]
+    return "\n".join(lines)
+
+
+def text_message(text: str, *, mrkdwn: str | None = None) -> Message:
+    """A short reply: one section, with `text` as the fallback."""
+    return fit_message({"text": text, "blocks": [section(mrkdwn if mrkdwn is not None else text)]})
+
+
+def help_message(help_text: str) -> Message:
+    """`/kai help`: every command, one line each."""
+    return text_message(help_text, mrkdwn=f"```{escape(help_text)}```")
+
+
+def error_message(error: BaseException) -> Message:
+    """A user-facing error: the message as it is, marked as a problem."""
+    return text_message(str(error), mrkdwn=f":warning: {escape(str(error))}")
+
+
+def usage_message(problem: str, usage: str) -> Message:
+    """A malformed command: what is wrong, then how that subcommand is used."""
+    text = f"{problem}\n{usage}".strip()
+    return text_message(text, mrkdwn=f":warning: {escape(problem)}\n```{escape(usage)}```")
+
+
+def fit_message(message: Message) -> Message:
+    """The message cut to Slack's limits: block count, section length, message text length."""
+    blocks = [_fit_block(b) for b in message.get("blocks", [])]
+    if len(blocks) > slack_limits.MAX_BLOCKS:
+        hidden = len(blocks) - (slack_limits.MAX_BLOCKS - 1)
+        blocks = blocks[: slack_limits.MAX_BLOCKS - 1]
+        blocks.append(context(f"… {hidden} more not shown here (Slack shows at most 50 blocks)."))
+    text = truncate(str(message.get("text", "")), slack_limits.MAX_MESSAGE_TEXT)
+    return {**message, "text": text, "blocks": blocks}
+
+
+def _fit_block(block: Block) -> Block:
+    if block.get("type") == "section" and "text" in block:
+        inner = dict(block["text"])
+        inner["text"] = truncate_mrkdwn(inner["text"], slack_limits.MAX_SECTION_TEXT)
+        return {**block, "text": inner}
+    if block.get("type") == "header":
+        inner = dict(block["text"])
+        inner["text"] = truncate(inner["text"], slack_limits.MAX_HEADER_TEXT)
+        return {**block, "text": inner}
+    return block
+
+
+def truncate(text: str, limit: int) -> str:
+    """`text` within `limit` characters, ending with a visible note when it was cut."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - len(TRUNCATED)] + TRUNCATED
+
+
+def truncate_mrkdwn(text: str, limit: int) -> str:
+    """Like `truncate`, but closes a code block left open by the cut."""
+    if len(text) <= limit:
+        return text
+    cut = truncate(text, limit - 3)
+    return cut + "```" if cut.count("```") % 2 else cut

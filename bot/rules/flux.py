@@ -1,0 +1,99 @@
+"""Health of Flux objects: HelmRelease, Kustomization and the source kinds (`*.toolkit.fluxcd.io`).
+
+DESIGN 2 "Flux objects' health", close to kstatus: suspended first, then in-progress signals
+(`Reconciling`, a stale `status.observedGeneration`, `Ready` Unknown), then failure (`Stalled`,
+`Ready` False). Works for any API version of these groups. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot import conditions as c
+from bot.models import Health, RawObject, Verdict
+
+KINDS_BY_GROUP = {
+    "helm.toolkit.fluxcd.io": ("HelmRelease",),
+    "kustomize.toolkit.fluxcd.io": ("Kustomization",),
+    "source.toolkit.fluxcd.io": (
+        "GitRepository",
+        "HelmRepository",
+        "OCIRepository",
+        "HelmChart",
+        "Bucket",
+    ),
+}
+
+
+def evaluate_flux_object(obj: RawObject) -> Verdict:
+    """The verdict for a Flux HelmRelease, Kustomization or source."""
+    return c.make_verdict(obj, assess_flux_object(obj))
+
+
+def assess_flux_object(obj: RawObject) -> c.Assessment:
+    """Suspended, then Progressing, then Degraded, then Healthy (DESIGN 2)."""
+    if c.spec(obj).get("suspend") is True:
+        return c.Assessment(Health.SUSPENDED, "suspended (spec.suspend: true)")
+    conds = c.list_conditions(obj)
+    if not conds:
+        if _is_static(obj):
+            return c.Assessment(
+                Health.HEALTHY,
+                "HelmRepository of type oci is static: Flux does not reconcile it, "
+                "so it has no status to check",
+            )
+        return c.Assessment(
+            Health.PROGRESSING,
+            "no status.conditions yet: the Flux controller has not reconciled it",
+        )
+    return _assess_progress(obj, conds) or _assess_outcome(obj, conds)
+
+
+def _assess_progress(obj: RawObject, conds: Sequence[c.Condition]) -> c.Assessment | None:
+    reconciling = c.find_condition(conds, "Reconciling")
+    if c.is_condition_true(reconciling):
+        return c.assess_condition(Health.PROGRESSING, reconciling)
+    generation = c.object_generation(obj)
+    observed = c.as_int(c.status(obj).get("observedGeneration"))
+    if generation is not None and observed is not None and observed != generation:
+        return c.Assessment(
+            Health.PROGRESSING,
+            f"status is from generation {observed}, object is at generation {generation}: "
+            "the Flux controller has not reconciled the change yet",
+        )
+    ready = c.find_condition(conds, "Ready")
+    if c.condition_status(ready) == "Unknown":
+        return c.assess_condition(Health.PROGRESSING, ready)
+    return None
+
+
+def _assess_outcome(obj: RawObject, conds: Sequence[c.Condition]) -> c.Assessment:
+    ready = c.find_condition(conds, "Ready")
+    stalled = c.find_condition(conds, "Stalled")
+    if c.condition_status(ready) == "False":
+        return c.assess_condition(Health.DEGRADED, ready)
+    if c.is_condition_true(stalled):
+        # Ready False (checked above) carries the message Flux users know; otherwise Stalled's.
+        return c.assess_condition(Health.DEGRADED, stalled)
+    if c.is_condition_true(ready):
+        assessment = c.assess_condition(Health.HEALTHY, ready)
+        revision = _describe_revision(obj)
+        headline = f"{assessment.headline}, {revision}" if revision else assessment.headline
+        return c.Assessment(Health.HEALTHY, headline, assessment.detail)
+    if ready is None:
+        return c.Assessment(Health.PROGRESSING, "no Ready condition yet")
+    return c.assess_condition(Health.PROGRESSING, ready)
+
+
+def _describe_revision(obj: RawObject) -> str:
+    status = c.status(obj)
+    applied = c.as_text(status.get("lastAppliedRevision"))
+    if applied:
+        return f"applied revision {applied}"
+    fetched = c.as_text(c.as_mapping(status.get("artifact")).get("revision"))
+    return f"fetched revision {fetched}" if fetched else ""
+
+
+def _is_static(obj: RawObject) -> bool:
+    """An OCI HelmRepository: source-controller strips its status and never reconciles it."""
+    return obj.get("kind") == "HelmRepository" and c.spec(obj).get("type") == "oci"

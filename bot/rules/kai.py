@@ -1,0 +1,115 @@
+"""Health of KAI `Config` and `SchedulingShard` objects (`kai.scheduler/v1`) from their conditions.
+
+DESIGN 2, the same logic as KAI's own Argo CD Lua check (PR #1875): keys on condition `status`
+and `observedGeneration`, never on `reason`; ignores `Ready` and `Reconciling` (old releases lack
+the first and leave the second True). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot import conditions as c
+from bot.models import Health, RawObject, Verdict
+
+GROUP = "kai.scheduler"
+KINDS = ("Config", "SchedulingShard")
+REQUIRED_CONDITIONS = ("Deployed", "Available", "DependenciesFulfilled")
+
+
+def evaluate_kai_object(obj: RawObject) -> Verdict:
+    """The verdict for a KAI Config or SchedulingShard."""
+    return c.make_verdict(obj, assess_kai_object(obj))
+
+
+def assess_kai_object(obj: RawObject) -> c.Assessment:
+    """Classifies a KAI Config or SchedulingShard by DESIGN 2's rules, in their order."""
+    conds = c.list_conditions(obj)
+    generation = c.object_generation(obj)
+    if not conds:
+        return c.Assessment(
+            Health.PROGRESSING,
+            "no status.conditions yet: the KAI operator has not reconciled this object",
+        )
+    deps = c.find_condition(conds, "DependenciesFulfilled")
+    if c.condition_status(deps) == "False" and _is_current(deps, generation):
+        return c.Assessment(
+            Health.DEGRADED,
+            f"DependenciesFulfilled is False at generation {_gen(deps)}",
+            c.condition_message(deps),
+        )
+    return _assess_freshness(conds, generation) or _assess_statuses(conds, generation)
+
+
+def _assess_freshness(conds: Sequence[c.Condition], generation: int | None) -> c.Assessment | None:
+    missing = [t for t in REQUIRED_CONDITIONS if c.find_condition(conds, t) is None]
+    stale = [
+        cond
+        for t in REQUIRED_CONDITIONS
+        if (cond := c.find_condition(conds, t)) is not None and not _is_current(cond, generation)
+    ]
+    problems = []
+    if missing:
+        plural = len(missing) > 1
+        problems.append(
+            f"no {_and(missing)} condition{'s' if plural else ''}: "
+            f"the operator has not written {'them' if plural else 'it'} yet"
+        )
+    if stale:
+        problems.append(_describe_stale(stale, generation))
+    if not problems:
+        return None
+    return c.Assessment(Health.PROGRESSING, "; ".join(problems))
+
+
+def _describe_stale(stale: Sequence[c.Condition], generation: int | None) -> str:
+    olds = sorted({_gen(s) for s in stale})
+    if len(stale) == len(REQUIRED_CONDITIONS):
+        subject = "conditions are"
+    else:
+        subject = f"{_and([_type(s) for s in stale])} {'is' if len(stale) == 1 else 'are'}"
+    return (
+        f"{subject} from generation {'/'.join(olds)}, object is at generation {generation}: "
+        "the operator has not reconciled the change yet"
+    )
+
+
+def _assess_statuses(conds: Sequence[c.Condition], generation: int | None) -> c.Assessment:
+    not_true = [
+        cond
+        for t in REQUIRED_CONDITIONS
+        if not c.is_condition_true(cond := c.find_condition(conds, t))
+    ]
+    at = f" at generation {generation}" if generation is not None else ""
+    if not not_true:
+        return c.Assessment(
+            Health.HEALTHY, f"Deployed, Available and DependenciesFulfilled are True{at}"
+        )
+    states = (f"{_type(n)} is {c.condition_status(n) or 'unset'}" for n in not_true)
+    headline = ", ".join(states) + at
+    if len(not_true) == 1:
+        return c.Assessment(Health.PROGRESSING, headline, c.condition_message(not_true[0]))
+    detail = "\n".join(c.join_message(_type(n), c.condition_message(n)) for n in not_true)
+    return c.Assessment(Health.PROGRESSING, headline, detail)
+
+
+def _is_current(cond: c.Condition | None, generation: int | None) -> bool:
+    """True when the condition was written for the object's current generation.
+
+    An object without `metadata.generation` (a trimmed dump) gives nothing to compare against,
+    so its conditions are taken as current.
+    """
+    return generation is None or c.observed_generation(cond) == generation
+
+
+def _gen(cond: c.Condition | None) -> str:
+    value = c.observed_generation(cond)
+    return str(value) if value is not None else "?"
+
+
+def _type(cond: c.Condition | None) -> str:
+    return c.as_text(cond.get("type")) if cond is not None else "?"
+
+
+def _and(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

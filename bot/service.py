@@ -1,0 +1,148 @@
+"""Runs the service: the Slack listener (HTTP or Socket Mode) and `/healthz` `/readyz` `/metrics`.
+
+Composition only. HTTP mode serves `POST /slack/events` (signature-verified by Bolt) on the same
+port as the three GET endpoints; Socket Mode connects out with the app token instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from aiohttp import web
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+from bot import app as bot_app
+from bot import errors
+from bot.deps import Deps
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SlackEnv:
+    """Slack credentials and endpoint, only ever from the environment (DESIGN 1.2)."""
+
+    bot_token: str
+    signing_secret: str
+    app_token: str | None
+    api_url: str | None
+
+    @property
+    def socket_mode(self) -> bool:
+        return bool(self.app_token)
+
+    @classmethod
+    def from_environ(cls, env: Mapping[str, str]) -> SlackEnv:
+        """Read SLACK_* variables; every missing or malformed one is reported at once.
+
+        Raises:
+            ConfigError: one line per problem.
+        """
+        token, secret = env.get("SLACK_BOT_TOKEN", ""), env.get("SLACK_SIGNING_SECRET", "")
+        app_token = env.get("SLACK_APP_TOKEN") or None
+        problems = []
+        if not token.startswith("xoxb-"):
+            problems.append("SLACK_BOT_TOKEN: missing or not a bot token (expected xoxb-...)")
+        if app_token is not None and not app_token.startswith("xapp-"):
+            problems.append("SLACK_APP_TOKEN: not an app-level token (expected xapp-...)")
+        if app_token is None and not secret:
+            problems.append(
+                "SLACK_SIGNING_SECRET: missing; HTTP mode needs it to verify requests "
+                "(or set SLACK_APP_TOKEN for Socket Mode)"
+            )
+        if problems:
+            raise errors.ConfigError(problems)
+        return cls(token, secret, app_token, env.get("SLACK_API_URL") or None)
+
+
+class Service:
+    """The running service; `start()` then `stop()`, or `run_until_signalled()`."""
+
+    def __init__(self, deps: Deps, env: SlackEnv, *, host: str = "0.0.0.0", port: int = 3000):
+        self.deps = deps
+        self.env = env
+        self._host, self._port = host, port
+        self._client = bot_app.build_client(env.bot_token, env.api_url)
+        self.app = bot_app.build_app(deps, client=self._client, signing_secret=env.signing_secret)
+        self._socket: AsyncSocketModeHandler | None = None
+        self._runner: web.AppRunner | None = None
+
+    @property
+    def port(self) -> int:
+        """The port actually bound (useful with port 0)."""
+        if self._runner is None or not self._runner.addresses:
+            return self._port
+        return int(self._runner.addresses[0][1])
+
+    async def start(self) -> None:
+        """Serve the endpoints, and in Socket Mode connect to Slack."""
+        web_app = web.Application() if self.env.socket_mode else self.app.web_app("/slack/events")
+        web_app.router.add_get("/healthz", self._healthz)
+        web_app.router.add_get("/readyz", self._readyz)
+        web_app.router.add_get("/metrics", self._metrics)
+        self._runner = web.AppRunner(web_app, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, self._host, self._port).start()
+        if self.env.socket_mode:
+            self._socket = AsyncSocketModeHandler(
+                self.app, self.env.app_token, web_client=self._client
+            )
+            await self._socket.connect_async()  # type: ignore[no-untyped-call]
+        mode = "Socket Mode" if self.env.socket_mode else "HTTP mode on POST /slack/events"
+        log.info("kai-chatops serving: %s, port %d", mode, self.port)
+
+    async def stop(self) -> None:
+        """Disconnect from Slack, stop serving, release the clusters' connections."""
+        if self._socket is not None:
+            await self._socket.close_async()  # type: ignore[no-untyped-call]
+        if self._runner is not None:
+            await self._runner.cleanup()
+        for gateway in self.deps.kube.values():
+            close = getattr(gateway, "close", None)
+            if close is not None:
+                close()
+
+    async def run_until_signalled(self) -> None:
+        """Run until SIGTERM or SIGINT, then stop cleanly."""
+        stopping = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stopping.set)
+        await self.start()
+        await stopping.wait()
+        log.info("kai-chatops stopping")
+        await self.stop()
+
+    async def _healthz(self, _: web.Request) -> web.Response:
+        # Answering at all proves the event loop turns; issue 6 adds the Slack-connection check.
+        return web.Response(text="ok\n")
+
+    async def _readyz(self, _: web.Request) -> web.Response:
+        problems = await self._readiness_problems()
+        if problems:
+            return web.Response(status=503, text="\n".join(problems) + "\n")
+        return web.Response(text="ready\n")
+
+    async def _readiness_problems(self) -> list[str]:
+        """Why the service cannot serve yet: Slack unusable, or not one cluster reachable."""
+        problems = []
+        try:
+            await self._client.auth_test()
+        except Exception as e:  # whatever failed, Slack is not usable yet
+            problems.append(f"slack: {type(e).__name__}: {e}")
+        reachable = 0
+        for name, gateway in self.deps.kube.items():
+            try:
+                await gateway.server_version()
+                reachable += 1
+            except errors.KubeError as e:
+                problems.append(f"cluster {name}: {e}")
+        return problems if problems and (problems[0].startswith("slack") or not reachable) else []
+
+    async def _metrics(self, _: web.Request) -> web.Response:
+        body = self.deps.metrics.render()
+        return web.Response(body=body, content_type="text/plain", charset="utf-8")

@@ -1,0 +1,118 @@
+"""The whole service on loopback, against the API simulator and the Slack emulator.
+
+Used by `kai-chatops demo`, the end-to-end tests and the benchmarks, so all three exercise the
+same real protocols: signed HTTP or Socket Mode from the emulator to the service, and HTTP from
+the official Kubernetes client to the simulator.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from bot import config, kube
+from bot.deps import Deps, utc_now
+from bot.metrics import Metrics
+from bot.service import Service, SlackEnv
+from bot.sim import Simulator
+from bot.slackemu import Delivery, SlackDriver, SlackEmulator
+
+CLUSTER = "sim"
+ALERT_CHANNEL = "C0ALERTS"
+DEMO_CHANNEL = "C0DEMO"
+OPERATOR = "U0OPERATOR"
+VIEWER = "U0VIEWER"
+
+
+def demo_config(kubeconfig: str) -> dict[str, Any]:
+    """The configuration the stack runs with, as it would be written in YAML."""
+    return {
+        "clusters": [{"name": CLUSTER, "kubeconfig": kubeconfig, "context": "sim"}],
+        "slack": {"command": "/kai", "alert_channel": ALERT_CHANNEL},
+        "access": {"operators": [OPERATOR, "@platform-oncall"], "viewers": "everyone"},
+        "kai": {"namespace": "kai-scheduler"},
+        "keda": {"namespaces": ["annia"]},
+        "kubernetes": {"request_timeout": "5s", "retries": 2},
+    }
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the user saw: the ack, and the message posted to the response_url (if any)."""
+
+    delivery: Delivery
+    message: Mapping[str, Any] | None
+
+    @property
+    def text(self) -> str:
+        """The reply's fallback text, or the ack's text when the ack was the whole answer."""
+        if self.message is not None:
+            return str(self.message.get("text", ""))
+        return self.delivery.ack_text
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A running simulator, emulator and service, plus a driver playing the Slack user."""
+
+    sim: Simulator
+    slack: SlackEmulator
+    driver: SlackDriver
+    service: Service
+    kubeconfig: str
+
+    async def command(
+        self, text: str, *, user_id: str = OPERATOR, channel_id: str = DEMO_CHANNEL
+    ) -> Reply:
+        """Type `/kai TEXT` as `user_id`; wait for the ack, and for the reply if one follows."""
+        delivery = await self.driver.send_command(text, user_id=user_id, channel_id=channel_id)
+        if not delivery.acked or delivery.ack_text:
+            return Reply(delivery, None)
+        post = await self.slack.wait_for_response(delivery.hook_id, timeout=30.0)
+        return Reply(delivery, post.body)
+
+
+@asynccontextmanager
+async def running_stack(
+    workdir: Path,
+    *,
+    scenarios: Sequence[str] = ("default",),
+    socket_mode: bool = False,
+    config_overrides: Mapping[str, Any] | None = None,
+    clock: Callable[[], datetime] = utc_now,
+) -> AsyncIterator[Stack]:
+    """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards."""
+    secret = secrets.token_hex(16)
+    async with Simulator(scenarios=scenarios) as sim, SlackEmulator() as slack:
+        slack.add_user(OPERATOR, "oncall-operator")
+        slack.add_user(VIEWER, "curious-viewer")
+        slack.add_usergroup("S0ONCALL", "platform-oncall", [OPERATOR])
+        kubeconfig = sim.write_kubeconfig(str(workdir / "kubeconfig"))
+        raw = {**demo_config(kubeconfig), **(config_overrides or {})}
+        settings = config.parse_settings(raw)
+        metrics = Metrics()
+        gateways = {
+            c.name: kube.connect(c, settings.kubernetes, metrics) for c in settings.clusters
+        }
+        env = SlackEnv(
+            bot_token=slack.bot_token,
+            signing_secret=secret,
+            app_token=slack.app_token if socket_mode else None,
+            api_url=slack.api_url,
+        )
+        service = Service(Deps(settings, gateways, metrics, clock), env, host="127.0.0.1", port=0)
+        await service.start()
+        bot_url = f"http://127.0.0.1:{service.port}/slack/events"
+        driver = SlackDriver(slack, bot_url=bot_url, signing_secret=secret)
+        try:
+            if socket_mode:
+                await driver.wait_socket_connected(timeout=10.0)
+            yield Stack(sim, slack, driver, service, kubeconfig)
+        finally:
+            await driver.aclose()
+            await service.stop()

@@ -1,0 +1,89 @@
+"""One operation end to end, shared by Slack listeners, the CLI and scheduled jobs.
+
+Gateways come in as parameters; decisions are delegated to the pure modules. No Slack here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Protocol
+
+from bot import health, kinds
+from bot.config import Settings
+from bot.models import ClusterSnapshot, HealthReport, RawObject
+
+OPERATOR_LABEL = "app.kubernetes.io/managed-by=kai-operator"
+KAI_CONFIG_NAME = "kai-config"
+
+
+class KubeReader(Protocol):
+    """The reads a health check needs (satisfied by `bot.kube.KubeGateway`)."""
+
+    cluster: str
+
+    async def get_object(
+        self, ref: kinds.ResourceRef, name: str, namespace: str | None = None
+    ) -> RawObject | None: ...
+
+    async def list_objects(
+        self,
+        ref: kinds.ResourceRef,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+    ) -> list[RawObject]: ...
+
+    async def server_version(self) -> str: ...
+
+
+async def read_snapshot(kube: KubeReader, kai_namespace: str, apiservice: str) -> ClusterSnapshot:
+    """Everything the KAI/APIService check looks at, in a constant number of API requests.
+
+    Five reads run at once (Config, shards, Deployments in the KAI namespace, CRD names, the
+    APIService); a sixth lists Deployments only when the Config puts operands elsewhere.
+
+    Raises:
+        KubeError: the cluster is unreachable or forbids one of the reads.
+    """
+    config, shards, deployments, crds, service = await asyncio.gather(
+        kube.get_object(kinds.KAI_CONFIG, KAI_CONFIG_NAME),
+        kube.list_objects(kinds.SCHEDULING_SHARD),
+        kube.list_objects(kinds.DEPLOYMENT, kai_namespace),
+        kube.list_objects(kinds.CRD, metadata_only=True),
+        kube.get_object(kinds.APISERVICE, apiservice),
+    )
+    operand_namespace = _operand_namespace(config, kai_namespace)
+    if operand_namespace != kai_namespace:
+        deployments += await kube.list_objects(kinds.DEPLOYMENT, operand_namespace)
+    return ClusterSnapshot(
+        kai_config=config,
+        shards=tuple(shards),
+        deployments=tuple(deployments),
+        crd_names=frozenset(str(c.get("metadata", {}).get("name", "")) for c in crds),
+        apiservice=service,
+        kai_namespace=kai_namespace,
+    )
+
+
+def _operand_namespace(config: RawObject | None, default: str) -> str:
+    spec = (config or {}).get("spec") or {}
+    return str(spec.get("namespace") or default)
+
+
+async def check_health(kube: KubeReader, settings: Settings, now: datetime) -> HealthReport:
+    """The KAI Scheduler and external-metrics APIService report for the gateway's cluster.
+
+    Raises:
+        KubeError: the cluster is unreachable or forbids one of the reads.
+    """
+    snapshot = await read_snapshot(kube, settings.kai.namespace, settings.keda.apiservice)
+    return health.build_report(
+        snapshot,
+        cluster=kube.cluster,
+        now=now,
+        progressing_timeout=settings.kai.progressing_timeout,
+        apiservice_name=settings.keda.apiservice,
+    )

@@ -1,0 +1,53 @@
+"""The slash command listener (`/kai` by default): one entry, dispatched by subcommand."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.respond.async_respond import AsyncRespond
+
+from bot import commands, errors, render, usecases
+from bot.deps import Deps
+from bot.render import Message
+from handlers import replies
+
+Runner = Callable[[Any, Deps], Awaitable[Message]]
+
+
+async def handle_command(
+    ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond, context: dict[str, Any]
+) -> None:
+    """Ack at once; bad input and help are answered in the ack itself, work via response_url."""
+    deps: Deps = context["deps"]
+    name = deps.settings.slack.command
+    try:
+        parsed = commands.parse_command(command.get("text") or "", command_name=name)
+    except errors.BadCommand as e:
+        deps.metrics.commands.labels("invalid", "rejected").inc()
+        await ack(**render.usage_message(str(e), e.usage), response_type="ephemeral")
+        return
+    subcommand = type(parsed).__name__.lower()
+    if isinstance(parsed, commands.Help):
+        await ack(
+            **render.help_message(commands.help_text(name, parsed.topic)), response_type="ephemeral"
+        )
+        return
+    run = RUNNERS.get(type(parsed))
+    if run is None:
+        note = f"`{name} {subcommand}` is not available in this version of kai-chatops yet."
+        await ack(**render.text_message(note), response_type="ephemeral")
+        return
+    await ack()
+    await replies.deliver(respond, run(parsed, deps), subcommand=subcommand, metrics=deps.metrics)
+
+
+async def reply_health(parsed: commands.Health, deps: Deps) -> Message:
+    """`/kai health`: the KAI and APIService report, posted for the whole channel to see."""
+    kube = deps.kube_for(parsed.cluster)
+    report = await usecases.check_health(kube, deps.settings, deps.clock())
+    return {**render.health_message(report), "response_type": "in_channel"}
+
+
+RUNNERS: dict[type, Runner] = {commands.Health: reply_health}

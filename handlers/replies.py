@@ -1,0 +1,39 @@
+"""Delivering a reply after the ack: expected errors as a short ephemeral note, the rest logged.
+
+Bolt discards an ack when a listener raises right after it (Slack then shows a timeout), so no
+exception may escape the work that follows an ack: everything ends as a message to the user.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable
+
+from slack_bolt.context.respond.async_respond import AsyncRespond
+
+from bot import errors, render
+from bot.metrics import Metrics
+from bot.render import Message
+
+log = logging.getLogger(__name__)
+
+
+async def deliver(
+    respond: AsyncRespond, work: Awaitable[Message], *, subcommand: str, metrics: Metrics
+) -> None:
+    """Await the reply, then post it to the command's response_url, whatever happened."""
+    started = time.monotonic()
+    outcome = "ok"
+    try:
+        message = await work
+    except errors.BotError as e:
+        outcome = "rejected"
+        message = {**render.error_message(e), "response_type": "ephemeral"}
+    except Exception:
+        outcome = "error"
+        log.exception("%s failed", subcommand)
+        message = {**render.text_message(render.GENERIC_FAILURE), "response_type": "ephemeral"}
+    metrics.commands.labels(subcommand, outcome).inc()
+    metrics.command_seconds.labels(subcommand).observe(time.monotonic() - started)
+    await respond(**message)

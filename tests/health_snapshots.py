@@ -1,0 +1,51 @@
+"""A whole healthy cluster snapshot for the health-report tests, and a finding lookup."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from objects import apiservice, deployment, kai_conditions, kai_config, shard
+
+from bot.health import KAI_CRDS
+from bot.models import ClusterSnapshot, Finding, HealthReport, RawObject
+
+KAI_OPERANDS = ("admission", "binder", "pod-grouper", "podgroup-controller", "queue-controller")
+
+
+def kai_snapshot(**changes: Any) -> ClusterSnapshot:
+    """A healthy default install (KAI v0.17 chart, KEDA chart), with `changes` applied."""
+    healthy = ClusterSnapshot(
+        kai_config=kai_config(conditions=kai_conditions(3)),
+        shards=(shard(conditions=kai_conditions(3)),),
+        deployments=(
+            deployment(
+                "kai-operator", operand=False, labels={"app.kubernetes.io/managed-by": "Helm"}
+            ),
+            *(deployment(name) for name in KAI_OPERANDS),
+            deployment("kai-scheduler-default"),
+        ),
+        crd_names=frozenset(KAI_CRDS)
+        | {"scaledjobs.keda.sh", "helmreleases.helm.toolkit.fluxcd.io"},
+        apiservice=apiservice(),
+        kai_namespace="kai-scheduler",
+    )
+    return dataclasses.replace(healthy, **changes)
+
+
+def with_deployment(replacement: dict[str, Any]) -> tuple[RawObject, ...]:
+    """The healthy snapshot's Deployments with `replacement` swapped in (or added)."""
+    name = replacement["metadata"]["name"]
+    kept = [d for d in kai_snapshot().deployments if d["metadata"]["name"] != name]
+    return (*kept, replacement)
+
+
+def without_deployment(name: str) -> tuple[RawObject, ...]:
+    return tuple(d for d in kai_snapshot().deployments if d["metadata"]["name"] != name)
+
+
+def find_finding(report: HealthReport, subject: str) -> Finding:
+    """The one finding about `subject` (fails the test when there is not exactly one)."""
+    matches = [f for f in report.findings if f.subject == subject]
+    assert len(matches) == 1, [f.subject for f in report.findings]
+    return matches[0]

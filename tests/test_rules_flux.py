@@ -1,0 +1,173 @@
+"""Flux HelmRelease, Kustomization and source verdicts (DESIGN 2 "Flux objects' health")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from objects import condition, flux_object
+
+from bot.models import Health
+from bot.rules import flux
+
+UPGRADED = "Helm upgrade succeeded for release apps/podinfo.v5 with chart podinfo@6.7.1"
+READY_TRUE = condition("Ready", "True", reason="UpgradeSucceeded", message=UPGRADED)
+RELEASED_TRUE = condition("Released", "True", reason="UpgradeSucceeded", message=UPGRADED)
+FAILED = "Helm upgrade failed for release apps/podinfo with chart podinfo@6.7.2: timed out"
+
+
+@pytest.mark.parametrize(
+    ("fields", "health", "fragment"),
+    [
+        pytest.param(
+            {"suspend": True, "conditions": [READY_TRUE]},
+            Health.SUSPENDED,
+            "suspended (spec.suspend: true)",
+            id="suspended",
+        ),
+        pytest.param(
+            {
+                "conditions": [
+                    condition("Reconciling", "True", reason="Progressing", message="running"),
+                    condition("Ready", "Unknown", reason="Progressing", message="running"),
+                    RELEASED_TRUE,
+                ]
+            },
+            Health.PROGRESSING,
+            "Reconciling is True (Progressing): running",
+            id="reconciling",
+        ),
+        pytest.param(
+            {"generation": 5, "observed": 4, "conditions": [READY_TRUE, RELEASED_TRUE]},
+            Health.PROGRESSING,
+            "status is from generation 4, object is at generation 5",
+            id="stale-observed-generation",
+        ),
+        pytest.param(
+            {"conditions": [condition("Ready", "Unknown", reason="Progressing", message="x")]},
+            Health.PROGRESSING,
+            "Ready is Unknown (Progressing)",
+            id="ready-unknown",
+        ),
+        pytest.param(
+            {
+                "conditions": [
+                    condition("Stalled", "True", reason="InvalidChartReference", message="bad ref")
+                ]
+            },
+            Health.DEGRADED,
+            "Stalled is True (InvalidChartReference): bad ref",
+            id="stalled-without-ready",
+        ),
+        pytest.param(
+            {
+                "conditions": [
+                    condition("Stalled", "True", reason="RetriesExceeded", message="gave up"),
+                    condition("Ready", "False", reason="UpgradeFailed", message=FAILED),
+                ]
+            },
+            Health.DEGRADED,
+            f"Ready is False (UpgradeFailed): {FAILED}",
+            id="stalled-uses-ready-message",
+        ),
+        pytest.param(
+            {"conditions": [condition("Ready", "False", reason="UpgradeFailed", message=FAILED)]},
+            Health.DEGRADED,
+            FAILED,
+            id="ready-false",
+        ),
+        pytest.param(
+            {"conditions": [READY_TRUE, RELEASED_TRUE]},
+            Health.HEALTHY,
+            f"Ready is True (UpgradeSucceeded): {UPGRADED}",
+            id="ready-true",
+        ),
+        pytest.param({"conditions": []}, Health.PROGRESSING, "no status.conditions", id="no-cond"),
+        pytest.param(
+            {"observed": None}, Health.PROGRESSING, "no status.conditions", id="no-status"
+        ),
+        pytest.param(
+            {"conditions": [RELEASED_TRUE]},
+            Health.PROGRESSING,
+            "no Ready condition yet",
+            id="no-ready-condition",
+        ),
+    ],
+)
+def test_helmrelease_verdict_follows_design_rules(
+    fields: dict[str, Any], health: Health, fragment: str
+) -> None:
+    verdict = flux.evaluate_flux_object(flux_object("HelmRelease", **fields))
+
+    assert verdict.health is health
+    assert fragment in verdict.message
+
+
+def test_healthy_kustomization_mentions_the_applied_revision() -> None:
+    revision = "main@sha1:3f2c8a1e"
+    obj = flux_object(
+        "Kustomization",
+        conditions=[
+            condition(
+                "Ready",
+                "True",
+                reason="ReconciliationSucceeded",
+                message=f"Applied revision: {revision}",
+            )
+        ],
+        status_extra={"lastAppliedRevision": revision},
+    )
+
+    verdict = flux.evaluate_flux_object(obj)
+
+    assert verdict.health is Health.HEALTHY
+    assert verdict.message.startswith(
+        f"Ready is True (ReconciliationSucceeded), applied revision {revision}"
+    )
+
+
+@pytest.mark.parametrize(
+    "kind", ["GitRepository", "HelmRepository", "OCIRepository", "HelmChart", "Bucket"]
+)
+def test_healthy_source_mentions_the_fetched_revision(kind: str) -> None:
+    obj = flux_object(
+        kind,
+        conditions=[
+            condition("Ready", "True", reason="Succeeded", message="stored artifact for revision"),
+            condition("ArtifactInStorage", "True", reason="Succeeded"),
+        ],
+        status_extra={"artifact": {"revision": "sha256:5caf9e1d"}},
+    )
+
+    verdict = flux.evaluate_flux_object(obj)
+
+    assert verdict.health is Health.HEALTHY
+    assert "fetched revision sha256:5caf9e1d" in verdict.message
+
+
+@pytest.mark.parametrize("kind", ["Kustomization", "GitRepository"])
+def test_suspend_wins_over_a_failing_ready(kind: str) -> None:
+    obj = flux_object(
+        kind,
+        suspend=True,
+        conditions=[condition("Ready", "False", reason="ArtifactFailed", message="x")],
+    )
+
+    assert flux.evaluate_flux_object(obj).health is Health.SUSPENDED
+
+
+def test_suspend_false_is_not_suspended() -> None:
+    obj = flux_object("HelmRelease", suspend=False, conditions=[READY_TRUE])
+
+    assert flux.evaluate_flux_object(obj).health is Health.HEALTHY
+
+
+def test_static_oci_helmrepository_without_status_is_healthy() -> None:
+    obj = flux_object(
+        "HelmRepository", observed=None, spec_extra={"type": "oci", "url": "oci://ghcr.io/x"}
+    )
+
+    verdict = flux.evaluate_flux_object(obj)
+
+    assert verdict.health is Health.HEALTHY
+    assert "static" in verdict.message
