@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.config import Settings
 from bot.metrics import Metrics
+from bot.models import HealthReport
+from bot.singleflight import SingleFlight
 from bot.usecases import KubeReader
 
 
@@ -23,6 +25,7 @@ class Deps:
     kube: Mapping[str, KubeReader]
     metrics: Metrics
     clock: Callable[[], datetime] = utc_now
+    health_checks: SingleFlight[str, HealthReport] = field(default_factory=SingleFlight)
 
     def kube_for(self, cluster: str | None) -> KubeReader:
         """The gateway for `--cluster NAME`, or the first configured cluster.

@@ -84,13 +84,16 @@ class KubeGateway:
         label_selector: str | None = None,
         field_selector: str | None = None,
         metadata_only: bool = False,
+        page_size: int | None = LIST_PAGE_SIZE,
     ) -> list[RawObject]:
         """Every matching object, following `continue` pages; an absent resource type is empty.
+
+        `page_size=None` reads the whole list in one request (for lists known to stay small).
 
         Raises:
             KubeError: forbidden, unreachable, or any other failure.
         """
-        query = [("limit", str(LIST_PAGE_SIZE))]
+        query = [("limit", str(page_size))] if page_size else []
         query += [("labelSelector", label_selector)] if label_selector else []
         query += [("fieldSelector", field_selector)] if field_selector else []
         accept = METADATA_ONLY if metadata_only else "application/json"

@@ -34,6 +34,7 @@ class KubeReader(Protocol):
         label_selector: str | None = None,
         field_selector: str | None = None,
         metadata_only: bool = False,
+        page_size: int | None = ...,
     ) -> list[RawObject]: ...
 
     async def server_version(self) -> str: ...
@@ -48,16 +49,18 @@ async def read_snapshot(kube: KubeReader, kai_namespace: str, apiservice: str) -
     Raises:
         KubeError: the cluster is unreachable or forbids one of the reads.
     """
+    # Unpaged: these lists are bounded by what one KAI install creates, and one request each keeps
+    # the check's cost constant however many shards and operands there are.
     config, shards, deployments, crds, service = await asyncio.gather(
         kube.get_object(kinds.KAI_CONFIG, KAI_CONFIG_NAME),
-        kube.list_objects(kinds.SCHEDULING_SHARD),
-        kube.list_objects(kinds.DEPLOYMENT, kai_namespace),
-        kube.list_objects(kinds.CRD, metadata_only=True),
+        kube.list_objects(kinds.SCHEDULING_SHARD, page_size=None),
+        kube.list_objects(kinds.DEPLOYMENT, kai_namespace, page_size=None),
+        kube.list_objects(kinds.CRD, metadata_only=True, page_size=None),
         kube.get_object(kinds.APISERVICE, apiservice),
     )
     operand_namespace = _operand_namespace(config, kai_namespace)
     if operand_namespace != kai_namespace:
-        deployments += await kube.list_objects(kinds.DEPLOYMENT, operand_namespace)
+        deployments += await kube.list_objects(kinds.DEPLOYMENT, operand_namespace, page_size=None)
     return ClusterSnapshot(
         kai_config=config,
         shards=tuple(shards),

@@ -46,7 +46,9 @@ async def handle_command(
 async def reply_health(parsed: commands.Health, deps: Deps) -> Message:
     """`/kai health`: the KAI and APIService report, posted for the whole channel to see."""
     kube = deps.kube_for(parsed.cluster)
-    report = await usecases.check_health(kube, deps.settings, deps.clock())
+    report = await deps.health_checks.run(
+        kube.cluster, lambda: usecases.check_health(kube, deps.settings, deps.clock())
+    )
     return {**render.health_message(report), "response_type": "in_channel"}
 
 

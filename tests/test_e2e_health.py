@@ -7,6 +7,7 @@ simulated cluster through the official Kubernetes client.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -136,3 +137,11 @@ def extra_deployment(name: str) -> dict[str, object]:
             "conditions": [{"type": "Available", "status": "True"}],
         },
     }
+
+
+async def test_concurrent_health_commands_share_one_check_of_the_cluster(stack: Stack) -> None:
+    stack.sim.faults.add(None, resource="configs", delay=0.5)  # keeps the first check in flight
+    stack.sim.clear_requests()
+    replies = await asyncio.gather(*(stack.command("health") for _ in range(10)))
+    assert [r.text.splitlines()[0] for r in replies] == ["KAI health on sim: Healthy"] * 10
+    assert len(stack.sim.requests) == 5

@@ -15,6 +15,8 @@ import aiohttp
 import pytest
 import urllib3
 from kubernetes import watch
+from kubernetes.aio import client as aio_client
+from kubernetes.aio import watch as aio_watch
 from kubernetes.client import (
     ApiClient,
     ApiException,
@@ -347,3 +349,66 @@ async def test_metadata_only_list_carries_metadata_but_no_spec(sim: Simulator) -
     names = {item["metadata"]["name"] for item in listed["items"]}
     assert "configs.kai.scheduler" in names and "scaledjobs.keda.sh" in names
     assert all(set(item) == {"kind", "apiVersion", "metadata"} for item in listed["items"])
+
+
+async def test_replace_with_the_current_version_succeeds(client: ApiClient) -> None:
+    api = CustomObjectsApi(client)
+    current = await call(
+        api.get_namespaced_custom_object, *KEDA, "annia", "scaledjobs", "annia-worker"
+    )
+    current["spec"]["maxReplicaCount"] = 3
+    replaced = await call(
+        api.replace_namespaced_custom_object, *KEDA, "annia", "scaledjobs", "annia-worker", current
+    )
+    assert replaced["spec"]["maxReplicaCount"] == 3 and replaced["metadata"]["generation"] == 2
+
+
+async def test_dry_run_patch_answers_the_result_but_stores_nothing(
+    client: ApiClient, sim: Simulator
+) -> None:
+    api = CustomObjectsApi(client)
+    patch = {"metadata": {"labels": {"tried": "yes"}}}
+    answer = await call(
+        api.patch_namespaced_custom_object, *KEDA, "annia", "scaledjobs", "annia-worker", patch,
+        dry_run="All",
+    )  # fmt: skip
+    assert answer["metadata"]["labels"]["tried"] == "yes"
+    stored = sim.get("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
+    assert stored is not None and "tried" not in stored["metadata"]["labels"]
+
+
+async def test_server_side_apply_is_refused_with_a_clear_415(client: ApiClient) -> None:
+    api = CustomObjectsApi(client)
+    with pytest.raises(ApiException) as caught:
+        await call(
+            api.patch_namespaced_custom_object, *KEDA, "annia", "scaledjobs", "annia-worker",
+            {"metadata": {"labels": {"a": "b"}}},
+            _content_type="application/apply-patch+yaml", field_manager="kai-chatops",
+        )  # fmt: skip
+    assert caught.value.status == 415
+    assert "merge patch" in json.loads(caught.value.body)["message"]
+
+
+async def test_asyncio_client_gets_and_watches_on_the_same_loop(sim: Simulator) -> None:
+    async with aio_client.ApiClient(aio_client.Configuration(host=sim.url)) as api_client:
+        api = aio_client.CustomObjectsApi(api_client)
+        config = await api.get_cluster_custom_object(*KAI, "configs", "kai-config")
+        watcher, seen = aio_watch.Watch(), []
+
+        async def relabel_once_watched() -> None:
+            await wait_for(lambda: sim.store.watch_count == 1)
+            labels = {"metadata": {"labels": {"seen": "yes"}}}
+            sim.patch("keda.sh/v1alpha1", "sj", "annia-worker", "annia", patch=labels)
+
+        relabel = asyncio.create_task(relabel_once_watched())
+        list_scaledjobs = api.list_namespaced_custom_object
+        async with watcher.stream(
+            list_scaledjobs, *KEDA, "annia", "scaledjobs", timeout_seconds=2
+        ) as stream:
+            async for event in stream:
+                seen.append(event["type"])
+                if event["type"] == "MODIFIED":
+                    watcher.stop()
+        await relabel
+    assert config["kind"] == "Config"
+    assert seen == ["ADDED", "ADDED", "MODIFIED"]

@@ -28,7 +28,11 @@ _MESSAGES = {
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One request as the simulated server saw it, with the status it answered."""
+    """One request as the simulated server saw it, with the status it answered.
+
+    Logged when the answer is complete (a watch: when its stream ends); status 0 means the
+    connection was dropped (`refuse_all`). `body` is the parsed JSON body, if any.
+    """
 
     method: str
     path: str

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from bot.sim import resources
 from bot.sim import status as st
@@ -67,7 +68,7 @@ class ApiServer:
             self._runner = None
 
     @web.middleware
-    async def _middleware(self, request: web.Request, handler: Any) -> web.StreamResponse:
+    async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         route = parse_route(request.method, request.path, request.query)
         request[_ROUTE] = route
         body = await _read_body(request)
@@ -84,7 +85,9 @@ class ApiServer:
         finally:
             self.requests.append(_record(request, route, body, code))
 
-    async def _answer(self, request: web.Request, route: Route, handler: Any) -> web.StreamResponse:
+    async def _answer(
+        self, request: web.Request, route: Route, handler: Handler
+    ) -> web.StreamResponse:
         fault = self.faults.take(request.method, request.path, route)
         try:
             if fault is not None:
@@ -92,8 +95,7 @@ class ApiServer:
                 error = fault.error(request.path, route)
                 if error is not None:
                     return _error(error, fault.retry_after)
-            response: web.StreamResponse = await handler(request)
-            return response
+            return await handler(request)
         except st.ApiError as exc:
             return _error(exc)
         except Exception as exc:  # a simulator bug: still answer as an API server would

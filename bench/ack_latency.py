@@ -1,0 +1,188 @@
+"""Bench: N concurrent signed `/kai health` commands against the full stack on loopback.
+
+Prints ack latency (p50, p99, max), end-to-end reply latency, and the Kubernetes API requests one
+health check makes, on the default scenario and on a cluster with many shards and Deployments.
+
+    .venv/bin/python bench/ack_latency.py [--concurrency 50] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+import yaml
+
+from bot.slackemu import SlackDriver, SlackEmulator
+from bot.stack import Stack, demo_config, running_stack
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:7.1f} ms"
+
+
+async def one_command(driver: SlackDriver, slack: SlackEmulator) -> tuple[float, float]:
+    started = time.perf_counter()
+    delivery = await driver.send_command("health", user_id="U0OPERATOR")
+    await slack.wait_for_response(delivery.hook_id, timeout=60)
+    return delivery.latency, time.perf_counter() - started
+
+
+def grow_cluster(stack: Stack, shards: int, deployments: int) -> None:
+    for i in range(shards):
+        stack.sim.apply(
+            {
+                "apiVersion": "kai.scheduler/v1",
+                "kind": "SchedulingShard",
+                "metadata": {"name": f"shard-{i}"},
+                "spec": {"partitionLabelValue": f"p{i}"},
+            }
+        )
+    for i in range(deployments):
+        stack.sim.apply(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {
+                    "name": f"operand-{i}",
+                    "namespace": "kai-scheduler",
+                    "labels": {"app.kubernetes.io/managed-by": "kai-operator"},
+                },
+                "spec": {"replicas": 1},
+            }
+        )
+
+
+async def requests_per_check(stack: Stack) -> int:
+    stack.sim.clear_requests()
+    await stack.command("health")
+    return len(stack.sim.requests)
+
+
+async def start_process(
+    *args: str, env: dict[str, str] | None = None
+) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        *args,
+        env={**os.environ, **(env or {})},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+
+
+async def wait_ready(url: str, deadline: float) -> None:
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            try:
+                async with session.get(url) as response:
+                    if response.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.1)  # polling a starting process, bounded by the deadline
+    raise TimeoutError(f"{url} not ready")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def latency(workdir: Path, concurrency: int, rounds: int) -> None:
+    """The service and the simulator in processes of their own, as in production."""
+    kubeconfig = str(workdir / "kubeconfig")
+    sim = await start_process("-m", "bot.sim", "--kubeconfig", kubeconfig)
+    assert sim.stdout is not None
+    await sim.stdout.readline()
+    config_path = workdir / "config.yaml"
+    config_path.write_text(yaml.safe_dump(demo_config(kubeconfig)))
+    secret, port = "bench-signing-secret", free_port()
+    async with SlackEmulator() as slack:
+        env = {
+            "SLACK_BOT_TOKEN": slack.bot_token,
+            "SLACK_SIGNING_SECRET": secret,
+            "SLACK_API_URL": slack.api_url,
+        }
+        service = await start_process(
+            "-m",
+            "bot",
+            "serve",
+            "--config",
+            str(config_path),
+            "--port",
+            str(port),
+            "--host",
+            "127.0.0.1",
+            env=env,
+        )
+        try:
+            await wait_ready(f"http://127.0.0.1:{port}/readyz", time.monotonic() + 30)
+            driver = SlackDriver(
+                slack, bot_url=f"http://127.0.0.1:{port}/slack/events", signing_secret=secret
+            )
+            await one_command(driver, slack)  # warm up: Bolt's auth.test, connection pools
+            acks: list[float] = []
+            ends: list[float] = []
+            for _ in range(rounds):
+                results = await asyncio.gather(
+                    *(one_command(driver, slack) for _ in range(concurrency))
+                )
+                acks += [a for a, _ in results]
+                ends += [e for _, e in results]
+            await driver.aclose()
+        finally:
+            for process in (service, sim):
+                process.terminate()
+                await process.wait()
+    print(
+        f"{concurrency} concurrent /kai health x {rounds} rounds ({len(acks)} commands), "
+        "service and simulator in their own processes"
+    )
+    print(
+        f"  ack      p50 {ms(percentile(acks, 0.5))}  p99 {ms(percentile(acks, 0.99))}"
+        f"  max {ms(max(acks))}"
+    )
+    print(
+        f"  reply    p50 {ms(percentile(ends, 0.5))}  p99 {ms(percentile(ends, 0.99))}"
+        f"  max {ms(max(ends))}  mean {ms(statistics.mean(ends))}"
+    )
+
+
+async def request_counts(workdir: Path) -> None:
+    async with running_stack(workdir) as stack:
+        base = await requests_per_check(stack)
+        grow_cluster(stack, shards=200, deployments=1000)
+        grown = await requests_per_check(stack)
+    print(
+        f"  API requests per health check: {base} (default scenario), "
+        f"{grown} (with 200 more shards and 1000 more Deployments)"
+    )
+
+
+async def main(concurrency: int, rounds: int) -> None:
+    with tempfile.TemporaryDirectory() as workdir:
+        await latency(Path(workdir), concurrency, rounds)
+        await request_counts(Path(workdir))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    asyncio.run(main(args.concurrency, args.rounds))

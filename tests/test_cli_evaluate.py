@@ -1,0 +1,133 @@
+"""`kai-chatops evaluate`: offline verdicts for dumps, in the exact JSON shape of DESIGN 1.1."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot import cli
+
+DEGRADED_CONFIG = """
+apiVersion: kai.scheduler/v1
+kind: Config
+metadata: {name: kai-config, generation: 2}
+status:
+  conditions:
+  - {type: Deployed, status: "True", reason: deployed, observedGeneration: 2}
+  - {type: Available, status: "True", reason: available, observedGeneration: 2}
+  - type: DependenciesFulfilled
+    status: "False"
+    reason: dependencies_missing
+    message: "\\nKAI-prometheus is missing prometheus operator"
+    observedGeneration: 2
+"""
+
+PAUSED_SCALEDJOB = """
+apiVersion: keda.sh/v1alpha1
+kind: ScaledJob
+metadata:
+  name: annia-worker
+  namespace: annia
+  annotations: {autoscaling.keda.sh/paused: "true"}
+status:
+  conditions:
+  - {type: Ready, status: "True", reason: ScaledJobReady}
+  - {type: Paused, status: "True", reason: ScaledJobPaused}
+"""
+
+LIST_OF_TWO = """
+apiVersion: v1
+kind: List
+items:
+- apiVersion: argoproj.io/v1alpha1
+  kind: Application
+  metadata: {name: kai-scheduler, namespace: argocd}
+  status: {health: {status: Healthy}, sync: {status: Synced}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: stray, namespace: default}
+"""
+
+
+def evaluate_json(
+    tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]
+) -> list[dict[str, object]]:
+    path = tmp_path / "dump.yaml"
+    path.write_text(text)
+    assert cli.main(["evaluate", "--output", "json", str(path)]) == 0
+    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_json_lines_have_exactly_the_design_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    [line] = evaluate_json(tmp_path, DEGRADED_CONFIG, capsys)
+    assert set(line) == {"kind", "namespace", "name", "health", "message"}
+    assert line["kind"] == "Config"
+    assert line["namespace"] is None
+    assert line["health"] == "Degraded"
+    assert "\nKAI-prometheus is missing prometheus operator" in str(line["message"])
+
+
+def test_multi_document_yaml_gives_one_line_per_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = evaluate_json(tmp_path, DEGRADED_CONFIG + "---\n" + PAUSED_SCALEDJOB, capsys)
+    assert [(x["kind"], x["health"]) for x in lines] == [
+        ("Config", "Degraded"),
+        ("ScaledJob", "Suspended"),
+    ]
+    assert lines[1]["namespace"] == "annia"
+
+
+def test_a_kubectl_list_is_flattened_and_an_unknown_kind_is_unknown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = evaluate_json(tmp_path, LIST_OF_TWO, capsys)
+    assert [(x["kind"], x["health"]) for x in lines] == [
+        ("Application", "Healthy"),
+        ("Pod", "Unknown"),
+    ]
+    assert "Pod" in str(lines[1]["message"])
+
+
+def test_text_output_names_each_object_and_keeps_multiline_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "dump.yaml"
+    path.write_text(DEGRADED_CONFIG)
+    assert cli.main(["evaluate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Config kai-config: Degraded")
+    assert "    KAI-prometheus is missing prometheus operator" in out
+
+
+def test_invalid_yaml_exits_two_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("kind: Config\nmetadata: {name: [unclosed\n")
+    assert cli.main(["evaluate", str(path)]) == 2
+    assert "broken.yaml" in capsys.readouterr().err
+
+
+def test_a_missing_file_exits_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["evaluate", str(tmp_path / "nope.yaml")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_stdin_is_read_with_a_dash() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "evaluate", "--output", "json", "-"],
+        input=PAUSED_SCALEDJOB,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["health"] == "Suspended"
