@@ -1,4 +1,4 @@
-"""`kai-chatops check` and `serve` start-up, run as a user would: a process, its output, its exit."""
+"""`kai-chatops check` and `serve` start-up, run as a user would: a process, output, exit code."""
 
 from __future__ import annotations
 
