@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.config import Settings
+from bot.confirmations import UsedConfirmations
 from bot.metrics import Metrics
 from bot.models import HealthReport
 from bot.singleflight import SingleFlight
+from bot.slack import SlackGateway
 from bot.usecases import KubeReader
 
 
@@ -26,6 +28,9 @@ class Deps:
     metrics: Metrics
     clock: Callable[[], datetime] = utc_now
     health_checks: SingleFlight[str, HealthReport] = field(default_factory=SingleFlight)
+    slack: SlackGateway | None = None  # set by the service once its Slack client exists
+    confirm_key: bytes = b""  # signs Confirm buttons; derived from a Slack secret
+    used_confirmations: UsedConfirmations = field(default_factory=UsedConfirmations)
 
     def kube_for(self, cluster: str | None) -> KubeReader:
         """The gateway for `--cluster NAME`, or the first configured cluster.

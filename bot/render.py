@@ -89,6 +89,35 @@ def text_message(text: str, *, mrkdwn: str | None = None) -> Message:
     return fit_message({"text": text, "blocks": [section(mrkdwn if mrkdwn is not None else text)]})
 
 
+CONFIRM_ACTION = "kai_confirm"
+CANCEL_ACTION = "kai_cancel"
+
+
+def confirmation_message(title: str, lines: list[str], sealed: str) -> Message:
+    """What a change will do, with Confirm and Cancel buttons (the change rides in `sealed`)."""
+    body = "\n".join(escape(line) for line in lines)
+    buttons = {
+        "type": "actions",
+        "block_id": "kai_confirmation",
+        "elements": [
+            button("Confirm", CONFIRM_ACTION, sealed, style="primary"),
+            button("Cancel", CANCEL_ACTION, sealed),
+        ],
+    }
+    blocks = [section(f"*{escape(title)}*\n{body}"), buttons, context("Expires in 5 minutes.")]
+    return fit_message({"text": f"{title}: confirm or cancel", "blocks": blocks})
+
+
+def button(label: str, action_id: str, value: str, *, style: str | None = None) -> Block:
+    element: Block = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": label},
+        "action_id": action_id,
+        "value": value,
+    }
+    return element | ({"style": style} if style else {})
+
+
 def help_message(help_text: str) -> Message:
     """`/kai help`: every command, one line each."""
     return text_message(help_text, mrkdwn=f"```{escape(help_text)}```")

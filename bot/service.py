@@ -7,8 +7,10 @@ port as the three GET endpoints; Socket Mode connects out with the app token ins
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import signal
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -16,8 +18,9 @@ from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 from bot import app as bot_app
-from bot import errors
+from bot import confirmations, errors
 from bot.deps import Deps
+from bot.slack import SlackGateway
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +66,17 @@ class Service:
     """The running service; `start()` then `stop()`, or `run_until_signalled()`."""
 
     def __init__(self, deps: Deps, env: SlackEnv, *, host: str = "0.0.0.0", port: int = 3000):
-        self.deps = deps
         self.env = env
         self._host, self._port = host, port
         self._client = bot_app.build_client(env.bot_token, env.api_url)
-        self.app = bot_app.build_app(deps, client=self._client, signing_secret=env.signing_secret)
+        self.deps = dataclasses.replace(
+            deps,
+            slack=SlackGateway(self._client, monotonic=time.monotonic),
+            confirm_key=confirmations.derive_key(env.bot_token),
+        )
+        self.app = bot_app.build_app(
+            self.deps, client=self._client, signing_secret=env.signing_secret
+        )
         self._socket: AsyncSocketModeHandler | None = None
         self._runner: web.AppRunner | None = None
 

@@ -4,10 +4,22 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
+from bot import render
 from bot.deps import Deps
-from handlers import commands
+from handlers import alerts, commands, confirm, gitops, keda
+from handlers.invocation import Executor
+
+FEATURES = (keda, gitops, alerts)
 
 
 def register(app: AsyncApp, deps: Deps) -> None:
-    """Attach every listener to the app, under the configured slash command."""
-    app.command(deps.settings.slack.command)(commands.handle_command)
+    """Attach every listener: the slash command, Confirm/Cancel, and each feature's buttons."""
+    runners = dict(commands.HEALTH_RUNNERS)
+    executors: dict[str, Executor] = {}
+    for feature in FEATURES:
+        runners |= feature.RUNNERS
+        executors |= feature.EXECUTORS
+        feature.register(app)
+    app.command(deps.settings.slack.command)(commands.make_command_listener(runners))
+    app.action(render.CONFIRM_ACTION)(confirm.make_confirm_listener(executors))
+    app.action(render.CANCEL_ACTION)(confirm.handle_cancel)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
@@ -11,40 +11,52 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from bot import commands, errors, render, usecases
 from bot.deps import Deps
 from bot.render import Message
-from handlers import replies
+from handlers import access, replies
+from handlers.invocation import Invocation, Runner
 
-Runner = Callable[[Any, Deps], Awaitable[Message]]
+Listener = Callable[..., Awaitable[None]]
 
 
-async def handle_command(
-    ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond, context: dict[str, Any]
-) -> None:
-    """Ack at once; bad input and help are answered in the ack itself, work via response_url."""
-    deps: Deps = context["deps"]
-    name = deps.settings.slack.command
-    try:
-        parsed = commands.parse_command(command.get("text") or "", command_name=name)
-    except errors.BadCommand as e:
-        deps.metrics.commands.labels("invalid", "rejected").inc()
-        await ack(**render.usage_message(str(e), e.usage), response_type="ephemeral")
-        return
-    subcommand = type(parsed).__name__.lower()
-    if isinstance(parsed, commands.Help):
-        await ack(
-            **render.help_message(commands.help_text(name, parsed.topic)), response_type="ephemeral"
+def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
+    """The slash command's listener, running each subcommand with its feature's runner."""
+
+    async def handle_command(
+        ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond, context: dict[str, Any]
+    ) -> None:
+        """Ack at once; bad input and help are answered in the ack itself, work via response_url."""
+        deps: Deps = context["deps"]
+        name = deps.settings.slack.command
+        try:
+            parsed = commands.parse_command(command.get("text") or "", command_name=name)
+        except errors.BadCommand as e:
+            deps.metrics.commands.labels("invalid", "rejected").inc()
+            await ack(**render.usage_message(str(e), e.usage), response_type="ephemeral")
+            return
+        subcommand = type(parsed).__name__.lower()
+        if isinstance(parsed, commands.Help):
+            await ack(
+                **render.help_message(commands.help_text(name, parsed.topic)),
+                response_type="ephemeral",
+            )
+            return
+        run = runners.get(type(parsed))
+        if run is None:
+            note = f"`{name} {subcommand}` is not available in this version of kai-chatops yet."
+            await ack(**render.text_message(note), response_type="ephemeral")
+            return
+        await ack()
+        invocation = Invocation(
+            str(command.get("user_id", "")), str(command.get("channel_id", "")), name
         )
-        return
-    run = RUNNERS.get(type(parsed))
-    if run is None:
-        note = f"`{name} {subcommand}` is not available in this version of kai-chatops yet."
-        await ack(**render.text_message(note), response_type="ephemeral")
-        return
-    await ack()
-    await replies.deliver(respond, run(parsed, deps), subcommand=subcommand, metrics=deps.metrics)
+        work = run(parsed, deps, invocation)
+        await replies.deliver(respond, work, subcommand=subcommand, metrics=deps.metrics)
+
+    return handle_command
 
 
-async def reply_health(parsed: commands.Health, deps: Deps) -> Message:
+async def reply_health(parsed: commands.Health, deps: Deps, invocation: Invocation) -> Message:
     """`/kai health`: the KAI and APIService report, posted for the whole channel to see."""
+    await access.require_viewer(deps, invocation.user_id, "check health")
     kube = deps.kube_for(parsed.cluster)
     report = await deps.health_checks.run(
         kube.cluster, lambda: usecases.check_health(kube, deps.settings, deps.clock())
@@ -52,4 +64,4 @@ async def reply_health(parsed: commands.Health, deps: Deps) -> Message:
     return {**render.health_message(report), "response_type": "in_channel"}
 
 
-RUNNERS: dict[type, Runner] = {commands.Health: reply_health}
+HEALTH_RUNNERS: dict[type, Runner] = {commands.Health: reply_health}

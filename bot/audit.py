@@ -1,0 +1,47 @@
+"""The record of every change: one structured log line, and a message in the channel.
+
+Who did what, to which object, why, and how it ended, in RFC 3339 UTC. The log line is JSON so a
+log pipeline can index it; the channel message is for the humans on call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from bot import render
+from bot.slack import SlackGateway, SlackUnavailable
+
+log = logging.getLogger("kai_chatops.audit")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change made (or refused) through the bot."""
+
+    user: str
+    action: str  # pause, resume, reconcile, sync, ...
+    target: str  # "ScaledJob annia/annia-worker on prod"
+    outcome: str  # done, refused, failed, timed out, ...
+    at: datetime
+    reason: str = ""
+    details: Mapping[str, str] = field(default_factory=dict)
+
+    def log_line(self) -> str:
+        record: dict[str, Any] = asdict(self) | {"event": "change", "at": self.at.isoformat()}
+        return json.dumps(record, sort_keys=True)
+
+
+async def record(change: Change, *, slack: SlackGateway | None, channel: str, text: str) -> None:
+    """Log the change, and post `text` in the channel (a failed post is logged, never raised)."""
+    log.info(change.log_line())
+    if slack is None or not channel:
+        return
+    try:
+        await slack.post(channel, render.text_message(text))
+    except SlackUnavailable as e:
+        log.error("could not post the audit message for %s: %s", change.target, e)

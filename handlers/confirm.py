@@ -1,0 +1,92 @@
+"""Confirm / Cancel: asking before a change, and carrying out the change on a valid click.
+
+A click is authorised again on the server, must carry an unexpired confirmation we signed, and
+works once; only then does the feature's executor run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.respond.async_respond import AsyncRespond
+
+from bot import confirmations, errors, render
+from bot.deps import Deps
+from bot.render import Message
+from handlers import access, replies
+from handlers.invocation import Executor, Invocation
+
+Listener = Callable[..., Awaitable[None]]
+
+
+def ask(
+    deps: Deps,
+    invocation: Invocation,
+    *,
+    action: str,
+    params: Mapping[str, str],
+    title: str,
+    lines: list[str],
+) -> Message:
+    """The private message asking the user to confirm `action` with `params`."""
+    pending = confirmations.new_pending(
+        action,
+        params,
+        user_id=invocation.user_id,
+        channel_id=invocation.channel_id,
+        now=deps.clock(),
+    )
+    sealed = confirmations.seal(pending, deps.confirm_key)
+    return {**render.confirmation_message(title, lines, sealed), "response_type": "ephemeral"}
+
+
+def make_confirm_listener(executors: Mapping[str, Executor]) -> Listener:
+    """The `Confirm` button's listener, dispatching to the feature that asked."""
+
+    async def handle_confirm(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: AsyncRespond,
+        context: dict[str, Any],
+    ) -> None:
+        await ack()
+        deps: Deps = context["deps"]
+        user_id = str(body.get("user", {}).get("id", ""))
+
+        async def work() -> Message:
+            pending = confirmations.unseal(
+                str(action.get("value", "")), deps.confirm_key, deps.clock()
+            )
+            await access.require_operator(deps, user_id, pending.action)
+            execute = executors.get(pending.action)
+            if execute is None:
+                raise errors.UserError(f"'{pending.action}' cannot be confirmed in this version.")
+            deps.used_confirmations.claim(pending, deps.clock())
+            return {**await execute(pending, deps, user_id), "replace_original": True}
+
+        await replies.deliver(respond, work(), subcommand="confirm", metrics=deps.metrics)
+
+    return handle_confirm
+
+
+async def handle_cancel(
+    ack: AsyncAck,
+    body: dict[str, Any],
+    action: dict[str, Any],
+    respond: AsyncRespond,
+    context: dict[str, Any],
+) -> None:
+    """`Cancel`: nothing changes; the confirmation is replaced by a note saying so."""
+    await ack()
+    deps: Deps = context["deps"]
+    user_id = str(body.get("user", {}).get("id", ""))
+
+    async def work() -> Message:
+        confirmations.unseal(str(action.get("value", "")), deps.confirm_key, deps.clock())
+        note = f"Cancelled by <@{user_id}>; nothing was changed."
+        return {**render.text_message(note), "replace_original": True}
+
+    await replies.deliver(respond, work(), subcommand="cancel", metrics=deps.metrics)

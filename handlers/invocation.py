@@ -1,0 +1,26 @@
+"""Who typed a command, where, and how feature handlers plug into the dispatcher."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bot.confirmations import Pending
+from bot.deps import Deps
+from bot.render import Message
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """The Slack side of one slash command."""
+
+    user_id: str
+    channel_id: str
+    command_name: str
+
+
+# A subcommand's work after the ack: (parsed command, deps, invocation) -> the reply.
+Runner = Callable[[Any, Deps, Invocation], Awaitable[Message]]
+# A confirmed change: (what was asked, deps, the user who clicked Confirm) -> the result message.
+Executor = Callable[[Pending, Deps, str], Awaitable[Message]]
