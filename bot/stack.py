@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from bot import config, kube
+from bot.config import Settings
 from bot.deps import Deps, utc_now
 from bot.metrics import Metrics
 from bot.service import Service, SlackEnv
@@ -56,7 +57,7 @@ class Reply:
         return self.delivery.ack_text
 
 
-@dataclass(frozen=True)
+@dataclass
 class Stack:
     """A running simulator, emulator and service, plus a driver playing the Slack user."""
 
@@ -65,6 +66,8 @@ class Stack:
     driver: SlackDriver
     service: Service
     kubeconfig: str
+    settings: Settings
+    make_service: Callable[[], Service]
 
     async def command(
         self, text: str, *, user_id: str = OPERATOR, channel_id: str = DEMO_CHANNEL
@@ -76,6 +79,15 @@ class Stack:
         post = await self.slack.wait_for_response(delivery.hook_id, timeout=30.0)
         return Reply(delivery, post.body)
 
+    async def restart_service(self) -> None:
+        """Stop the service and start a new one (fresh memory) against the same sim and Slack."""
+        await self.service.stop()
+        self.service = self.make_service()
+        await self.service.start()
+        self.driver.bot_url = f"http://127.0.0.1:{self.service.port}/slack/events"
+        if self.service.env.socket_mode:
+            await self.driver.wait_socket_connected(timeout=10.0)
+
 
 @asynccontextmanager
 async def running_stack(
@@ -86,33 +98,42 @@ async def running_stack(
     config_overrides: Mapping[str, Any] | None = None,
     clock: Callable[[], datetime] = utc_now,
 ) -> AsyncIterator[Stack]:
-    """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards."""
+    """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards.
+
+    `clock` is the service's idea of now (confirmation expiry, timed pauses, alerts), so tests
+    can move time forward without waiting.
+    """
     secret = secrets.token_hex(16)
     async with Simulator(scenarios=scenarios) as sim, SlackEmulator() as slack:
         slack.add_user(OPERATOR, "oncall-operator")
         slack.add_user(VIEWER, "curious-viewer")
         slack.add_usergroup("S0ONCALL", "platform-oncall", [OPERATOR])
         kubeconfig = sim.write_kubeconfig(str(workdir / "kubeconfig"))
-        raw = {**demo_config(kubeconfig), **(config_overrides or {})}
-        settings = config.parse_settings(raw)
-        metrics = Metrics()
-        gateways = {
-            c.name: kube.connect(c, settings.kubernetes, metrics) for c in settings.clusters
-        }
+        settings = config.parse_settings({**demo_config(kubeconfig), **(config_overrides or {})})
         env = SlackEnv(
             bot_token=slack.bot_token,
             signing_secret=secret,
             app_token=slack.app_token if socket_mode else None,
             api_url=slack.api_url,
         )
-        service = Service(Deps(settings, gateways, metrics, clock), env, host="127.0.0.1", port=0)
+
+        def make_service() -> Service:
+            metrics = Metrics()
+            gateways = {
+                c.name: kube.connect(c, settings.kubernetes, metrics) for c in settings.clusters
+            }
+            deps = Deps(settings, gateways, metrics, clock)
+            return Service(deps, env, host="127.0.0.1", port=0)
+
+        service = make_service()
         await service.start()
         bot_url = f"http://127.0.0.1:{service.port}/slack/events"
         driver = SlackDriver(slack, bot_url=bot_url, signing_secret=secret)
+        stack = Stack(sim, slack, driver, service, kubeconfig, settings, make_service)
         try:
             if socket_mode:
                 await driver.wait_socket_connected(timeout=10.0)
-            yield Stack(sim, slack, driver, service, kubeconfig)
+            yield stack
         finally:
             await driver.aclose()
-            await service.stop()
+            await stack.service.stop()

@@ -145,3 +145,9 @@ async def test_concurrent_health_commands_share_one_check_of_the_cluster(stack: 
     replies = await asyncio.gather(*(stack.command("health") for _ in range(10)))
     assert [r.text.splitlines()[0] for r in replies] == ["KAI health on sim: Healthy"] * 10
     assert len(stack.sim.requests) == 5
+
+
+async def test_health_still_answers_after_a_service_restart(stack: Stack) -> None:
+    await stack.restart_service()
+    reply = await stack.command("health")
+    assert reply.text.startswith("KAI health on sim: Healthy")
