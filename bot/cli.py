@@ -9,17 +9,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import os
 import sys
 from collections.abc import Sequence
 
-from bot import config, errors, kube, manifests, render, rules, usecases
+from bot import config, errors, kube, logs, manifests, render, rules, usecases
 from bot.deps import Deps, utc_now
 from bot.metrics import Metrics
 from bot.models import HealthReport, Verdict
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
+SECRET_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,6 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", required=True, metavar="PATH", help="the YAML configuration")
     serve.add_argument("--port", type=int, default=3000, help="listening port (default 3000)")
     serve.add_argument("--host", default="0.0.0.0", help="listening address (default 0.0.0.0)")
+    serve.add_argument(
+        "--log-format", choices=["text", "json"], default="text", help="json in a cluster"
+    )
     check = sub.add_parser("check", help="one-shot KAI and APIService health report of a cluster")
     check.add_argument("--config", required=True, metavar="PATH", help="the YAML configuration")
     check.add_argument("--cluster", metavar="NAME", help="cluster name (default: the first)")
@@ -49,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `kai-chatops` console script."""
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    secrets = [os.environ.get(name, "") for name in SECRET_VARIABLES]
+    logs.configure(getattr(args, "log_format", "text"), secrets)
     try:
         if args.command == "serve":
             return asyncio.run(serve(args.config, args.host, args.port))

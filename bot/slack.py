@@ -33,6 +33,7 @@ class SlackGateway:
         self._monotonic = monotonic
         self._members: dict[str, tuple[float, frozenset[str]]] = {}
         self._handles: dict[str, str] = {}
+        self._restricted: dict[str, tuple[float, bool]] = {}
 
     async def post(
         self, channel: str, message: Mapping[str, Any], *, thread_ts: str | None = None
@@ -49,6 +50,24 @@ class SlackGateway:
     async def members_of(self, entries: Iterable[str]) -> dict[str, frozenset[str]]:
         """Members of each user-group entry (`@handle` or `S…`); unknown groups have none."""
         return {entry: await self._group_members(entry) for entry in policy.group_entries(entries)}
+
+    async def is_guest_or_deactivated(self, user_id: str) -> bool:
+        """Whether Slack says the account is a guest or deactivated (`users.info`, cached).
+
+        An account we cannot look up counts as restricted: changes fail closed.
+        """
+        cached = self._restricted.get(user_id)
+        if cached is not None and self._monotonic() - cached[0] < GROUP_CACHE_SECONDS:
+            return cached[1]
+        try:
+            user = (await self._call("users_info", user=user_id)).get("user") or {}
+        except SlackUnavailable as e:
+            log.warning("cannot look up Slack user %s: %s", user_id, e)
+            return True
+        keys = ("deleted", "is_restricted", "is_ultra_restricted")
+        restricted = any(bool(user.get(key)) for key in keys)
+        self._restricted[user_id] = (self._monotonic(), restricted)
+        return restricted
 
     async def _group_members(self, entry: str) -> frozenset[str]:
         cached = self._members.get(entry)

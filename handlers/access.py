@@ -5,15 +5,22 @@ Group members come from Slack (cached by the gateway); the decision itself is `b
 
 from __future__ import annotations
 
-from bot import policy
+from bot import errors, policy
 from bot.deps import Deps
 
 
 async def require_operator(deps: Deps, user_id: str, action: str) -> None:
-    """Raises NotAllowed unless the user is an operator (by ID or user group)."""
+    """Raises NotAllowed unless the user is an operator (by ID or user group).
+
+    Guests and deactivated accounts never change anything, whatever the lists say.
+    """
     access = deps.settings.access
     members = await deps.slack.members_of(access.operators) if deps.slack else {}
     policy.require_operator(user_id, action, access, members)
+    if deps.slack is not None and await deps.slack.is_guest_or_deactivated(user_id):
+        raise errors.NotAllowed(
+            f"You are not allowed to {action}: guest and deactivated accounts cannot make changes."
+        )
 
 
 async def require_viewer(deps: Deps, user_id: str, action: str) -> None:
