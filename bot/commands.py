@@ -11,118 +11,61 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Literal, TypeAlias
+from typing import Literal
 
 from bot import durations, errors, usage
+from bot.command_types import (
+    Ack,
+    AlertAction,
+    Alerts,
+    Change,
+    Command,
+    Health,
+    Help,
+    Pause,
+    PauseKind,
+    Query,
+    Reconcile,
+    ReconcileKind,
+    ReconcileShortcut,
+    Resume,
+    ScaledJobs,
+    Silence,
+    Sync,
+    Unsilence,
+)
+
+__all__ = [
+    "KINDS",
+    "USAGE",
+    "Ack",
+    "AlertAction",
+    "Alerts",
+    "Change",
+    "Command",
+    "Health",
+    "Help",
+    "Pause",
+    "PauseKind",
+    "Query",
+    "Reconcile",
+    "ReconcileKind",
+    "ReconcileShortcut",
+    "Resume",
+    "ScaledJobs",
+    "Silence",
+    "Sync",
+    "Unsilence",
+    "help_text",
+    "needs_operator",
+    "parse_command",
+    "usage_for",
+]
 
 # The texts live in bot.usage; these names keep the parser's public surface in one module.
 USAGE = usage.USAGE
 usage_for = usage.usage_for
 help_text = usage.help_text
-
-PauseKind = Literal["ScaledJob", "ScaledObject"]
-ReconcileKind = Literal[
-    "HelmRelease",
-    "Kustomization",
-    "GitRepository",
-    "HelmRepository",
-    "OCIRepository",
-    "Application",
-]
-
-
-@dataclass(frozen=True)
-class Help:
-    topic: str | None = None
-    cluster: str | None = None
-
-
-@dataclass(frozen=True)
-class Health:
-    cluster: str | None = None
-
-
-@dataclass(frozen=True)
-class ScaledJobs:
-    namespace: str | None = None  # None and not all_namespaces: the configured keda.namespaces
-    all_namespaces: bool = False
-    cluster: str | None = None
-
-
-@dataclass(frozen=True)
-class Pause:
-    kind: PauseKind
-    namespace: str
-    name: str
-    duration: timedelta | None  # None: until resumed
-    reason: str
-    cluster: str | None = None
-
-
-@dataclass(frozen=True)
-class Resume:
-    kind: PauseKind
-    namespace: str
-    name: str
-    cluster: str | None = None
-
-
-@dataclass(frozen=True)
-class Reconcile:
-    kind: ReconcileKind
-    namespace: str
-    name: str
-    with_source: bool = False
-    hard: bool = False
-    cluster: str | None = None
-
-
-@dataclass(frozen=True)
-class ReconcileShortcut:
-    """`reconcile kai|keda`: whatever GitOps object deploys that component."""
-
-    target: Literal["kai", "keda"]
-    with_source: bool = False
-    hard: bool = False
-    cluster: str | None = None
-
-
-@dataclass(frozen=True)
-class Sync:
-    namespace: str
-    name: str
-    cluster: str | None = None
-
-
-@dataclass(frozen=True)
-class Alerts:
-    cluster: str | None = None
-
-
-@dataclass(frozen=True)
-class Ack:
-    alert_id: str
-    cluster: str | None = None
-
-
-@dataclass(frozen=True)
-class Silence:
-    alert_id: str
-    duration: timedelta
-    reason: str = ""
-    cluster: str | None = None
-
-
-@dataclass(frozen=True)
-class Unsilence:
-    alert_id: str
-    cluster: str | None = None
-
-
-Query: TypeAlias = Help | Health | ScaledJobs | Alerts  # read only: viewers may run these
-Change: TypeAlias = Pause | Resume | Reconcile | ReconcileShortcut | Sync  # operators only
-AlertAction: TypeAlias = Ack | Silence | Unsilence  # operators only
-Command: TypeAlias = Query | Change | AlertAction
 
 # Canonical kind, then the words that name it (case-insensitive), as DESIGN 1.3 lists them.
 _KIND_WORDS: tuple[tuple[ReconcileKind, str, str], ...] = (
