@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.sim import breakage
-from bot.stack import Stack, running_stack
+from bot.stack import Reply, Stack, running_stack
 
 BANNER = """kai-chatops demo: the service is running against a simulated cluster and a local Slack.
   /kai help            what the bot understands (type any /kai command as in Slack)
+  click Confirm        press a button of the last reply (Confirm, Cancel, Acknowledge, ...)
   sim                  ways to break or heal the simulated cluster (sim dependencies_missing)
   quit                 stop
 The simulated cluster, for kubectl while the demo runs:
@@ -33,16 +34,54 @@ async def run(commands: Sequence[str]) -> int:
         async with running_stack(Path(workdir)) as stack:
             print(BANNER.format(kubeconfig=stack.kubeconfig))
             if commands:
+                session = Console(stack)
                 for line in commands:
                     print(f"kai> {line}")
-                    await execute(stack, line)
+                    await session.execute(line)
                 return 0
             await console(stack)
     return 0
 
 
+class Console:
+    """Remembers the last reply, so `click Confirm` can press one of its buttons."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self.last: Mapping[str, Any] | None = None
+
+    async def execute(self, line: str) -> None:
+        """One console line: a slash command, `click LABEL`, a `sim` action, or help."""
+        words = line.split()
+        if not words:
+            return
+        if words[0] == "/kai":
+            await self.show(await self.stack.command(" ".join(words[1:])))
+        elif words[0] == "click" and len(words) > 1:
+            await self.click(" ".join(words[1:]))
+        elif words[0] == "sim":
+            print(run_sim_action(self.stack, words[1:]))
+        else:
+            print("Type a slash command (/kai help), click LABEL, sim, or quit.")
+
+    async def click(self, label: str) -> None:
+        if self.last is None:
+            print("Nothing to click yet.")
+            return
+        try:
+            await self.show(await self.stack.click(label, self.last))
+        except LookupError as e:
+            print(e)
+
+    async def show(self, reply: Reply) -> None:
+        if reply.message is not None:
+            self.last = reply.message
+        print(reply_as_text(reply.message) if reply.message else reply.text)
+
+
 async def console(stack: Stack) -> None:
     loop = asyncio.get_running_loop()
+    session = Console(stack)
     while True:
         try:
             line = await loop.run_in_executor(None, input, "kai> ")
@@ -50,21 +89,7 @@ async def console(stack: Stack) -> None:
             return
         if line.strip() in ("quit", "exit"):
             return
-        await execute(stack, line)
-
-
-async def execute(stack: Stack, line: str) -> None:
-    """One console line: a slash command, a `sim` action, or a word of help."""
-    words = line.split()
-    if not words:
-        return
-    if words[0] == "/kai":
-        reply = await stack.command(" ".join(words[1:]))
-        print(reply_as_text(reply.message) if reply.message else reply.text)
-    elif words[0] == "sim":
-        print(run_sim_action(stack, words[1:]))
-    else:
-        print("Type a slash command such as /kai health, `sim` for the simulator, or quit.")
+        await session.execute(line)
 
 
 def run_sim_action(stack: Stack, args: Sequence[str]) -> str:

@@ -79,6 +79,29 @@ class Stack:
         post = await self.slack.wait_for_response(delivery.hook_id, timeout=30.0)
         return Reply(delivery, post.body)
 
+    async def click(
+        self,
+        label: str,
+        message: Mapping[str, Any],
+        *,
+        user_id: str = OPERATOR,
+        channel_id: str = DEMO_CHANNEL,
+        message_ts: str | None = None,
+    ) -> Reply:
+        """Click the button labelled `label` in `message`; wait for the ack and the reply."""
+        action_id = find_button(message, label)
+        delivery = await self.driver.click_button(
+            action_id,
+            user_id=user_id,
+            channel_id=channel_id,
+            message=message,
+            message_ts=message_ts,
+        )
+        if not delivery.acked:
+            return Reply(delivery, None)
+        post = await self.slack.wait_for_response(delivery.hook_id, timeout=30.0)
+        return Reply(delivery, post.body)
+
     async def restart_service(self) -> None:
         """Stop the service and start a new one (fresh memory) against the same sim and Slack."""
         await self.service.stop()
@@ -87,6 +110,20 @@ class Stack:
         self.driver.bot_url = f"http://127.0.0.1:{self.service.port}/slack/events"
         if self.service.env.socket_mode:
             await self.driver.wait_socket_connected(timeout=10.0)
+
+
+def find_button(message: Mapping[str, Any], label: str) -> str:
+    """The action_id of the button labelled `label` (case-insensitive) in a Block Kit message."""
+    for block in message.get("blocks") or []:
+        for element in block.get("elements") or []:
+            text = (
+                str(element.get("text", {}).get("text", ""))
+                if element.get("type") == "button"
+                else ""
+            )
+            if text.lower() == label.lower():
+                return str(element["action_id"])
+    raise LookupError(f"no button labelled {label!r} in that message")
 
 
 @asynccontextmanager
