@@ -6,7 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHES = ["ack_latency.py", "gateway_modes.py"]
+BENCHES = [
+    "ack_latency.py",
+    "gateway_modes.py",
+    "keda_listing.py",
+    "reconcile_concurrency.py",
+]
 
 if __name__ == "__main__":
     here = Path(__file__).parent

@@ -65,6 +65,7 @@ class AlertSettings:
     interval: timedelta = timedelta(seconds=30)
     hold: timedelta = timedelta(seconds=60)
     repeat: timedelta = timedelta(hours=4)
+    failures_before_alert: int = 3  # failed checks in a row before "cannot check cluster X"
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,37 @@ class StateSettings:
     backend: Literal["sqlite", "configmap"] = "sqlite"
     path: str = "./kai-chatops-state.sqlite"
     configmap: str = "kai-chatops-state"
+    namespace: str = "kai-chatops"  # the ConfigMap's namespace, in the first cluster
+
+
+@dataclass(frozen=True)
+class LeaseSettings:
+    """With several replicas only the holder of this Lease (in the first cluster) runs checks."""
+
+    enabled: bool = False
+    namespace: str = "kai-chatops"
+    name: str = "kai-chatops-alerts"
+    duration: timedelta = timedelta(seconds=15)
+
+
+@dataclass(frozen=True)
+class GitopsShortcut:
+    """The GitOps object `/kai reconcile kai|keda` acts on."""
+
+    kind: str  # HelmRelease, Kustomization or Application
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True)
+class GitopsSettings:
+    kai: GitopsShortcut | None = None  # None: the shortcut is not configured
+    keda: GitopsShortcut | None = None
+    reconcile_timeout: timedelta = timedelta(minutes=5)
+
+    def shortcut(self, target: str) -> GitopsShortcut | None:
+        """The object configured for `kai` or `keda`, or None."""
+        return self.kai if target == "kai" else self.keda if target == "keda" else None
 
 
 @dataclass(frozen=True)
@@ -89,7 +121,9 @@ class Settings:
     keda: KedaSettings = field(default_factory=KedaSettings)
     alerts: AlertSettings = field(default_factory=AlertSettings)
     state: StateSettings = field(default_factory=StateSettings)
+    lease: LeaseSettings = field(default_factory=LeaseSettings)
     kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
+    gitops: GitopsSettings = field(default_factory=GitopsSettings)
 
     def cluster(self, name: str | None) -> ClusterSettings:
         """The cluster called `name`, or the first one for None.
@@ -108,7 +142,18 @@ class Settings:
 
 Convert = Callable[[object], Any]
 
-_TOP_KEYS = ("clusters", "slack", "access", "kai", "keda", "alerts", "state", "kubernetes")
+_TOP_KEYS = (
+    "clusters",
+    "slack",
+    "access",
+    "kai",
+    "keda",
+    "alerts",
+    "state",
+    "lease",
+    "kubernetes",
+    "gitops",
+)
 _SECRETS = "secrets come only from the environment (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, "
 _SECRETS += "SLACK_APP_TOKEN; cluster credentials via the kubeconfig); delete this key"
 _LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -139,11 +184,12 @@ def parse_settings(raw: object) -> Settings:
         name: cls(**_read_values(problems, top.get(name), name, converters))
         for name, (cls, converters) in _SECTIONS.items()
     }
+    gitops = _read_gitops(problems, top.get("gitops"))
     if _is_missing(top.get("slack"), "alert_channel"):
         problems.append("slack.alert_channel: required (expected the channel ID for alert posts)")
     if problems:
         raise errors.ConfigError(problems)
-    return Settings(clusters=clusters, **sections)
+    return Settings(clusters=clusters, gitops=gitops, **sections)
 
 
 def load_settings(path: str) -> Settings:
@@ -212,6 +258,26 @@ def _read_clusters(problems: list[str], raw: object) -> tuple[ClusterSettings, .
             )
         clusters.append(cluster)
     return tuple(clusters)
+
+
+def _read_gitops(problems: list[str], raw: object) -> GitopsSettings:
+    """The `gitops` section; each shortcut is a mapping checked key by key (`gitops.kai.kind`)."""
+    keys: dict[str, Convert] = {"kai": _as_is, "keda": _as_is, "reconcile_timeout": _reconcile_wait}
+    values = _read_values(problems, raw, "gitops", keys)
+    for target in ("kai", "keda"):
+        if target in values:
+            values[target] = _read_shortcut(problems, values[target], f"gitops.{target}")
+    return GitopsSettings(**values)
+
+
+def _read_shortcut(problems: list[str], raw: object, path: str) -> GitopsShortcut | None:
+    values = _read_values(problems, raw, path, _SHORTCUT_KEYS)
+    missing = [key for key in _SHORTCUT_KEYS if _is_missing(raw, key)]
+    problems.extend(f"{path}.{key}: required (expected {_SHORTCUT_HINTS[key]})" for key in missing)
+    if "kind" not in values or "name" not in values:
+        return None
+    namespace, name = values["name"]
+    return GitopsShortcut(values["kind"], namespace, name)
 
 
 def _at(path: str, message: str) -> str:
@@ -306,6 +372,25 @@ def _viewers(value: object) -> tuple[str, ...] | None:
     raise ValueError(f"{_show(value)} is not everyone or a list (expected either, like operators)")
 
 
+def _hold(value: object) -> timedelta:
+    """A duration, or 0 / 0s: fire on the first bad check and resolve on the first clear one."""
+    if value in (0, "0", "0s"):
+        return timedelta(0)
+    return _duration(value)
+
+
+def _failure_count(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 100:
+        return value
+    raise ValueError(f"{_show(value)} is not a failure count (expected a whole number, 1 to 100)")
+
+
+def _flag(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"{_show(value)} is not true or false (expected true or false)")
+
+
 def _retries(value: object) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10:
         return value
@@ -332,7 +417,67 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
     "access": (AccessSettings, {"operators": _principals, "viewers": _viewers}),
     "kai": (KaiSettings, {"namespace": _namespace, "progressing_timeout": _duration}),
     "keda": (KedaSettings, {"namespaces": _list_of(_namespace), "apiservice": _object_name}),
-    "alerts": (AlertSettings, {"interval": _duration, "hold": _duration, "repeat": _duration}),
-    "state": (StateSettings, {"backend": _backend, "path": _path, "configmap": _object_name}),
+    "alerts": (
+        AlertSettings,
+        {
+            "interval": _duration,
+            "hold": _hold,
+            "repeat": _duration,
+            "failures_before_alert": _failure_count,
+        },
+    ),
+    "state": (
+        StateSettings,
+        {"backend": _backend, "path": _path, "configmap": _object_name, "namespace": _namespace},
+    ),
+    "lease": (
+        LeaseSettings,
+        {"enabled": _flag, "namespace": _namespace, "name": _object_name, "duration": _duration},
+    ),
     "kubernetes": (KubernetesSettings, {"request_timeout": _duration, "retries": _retries}),
 }
+
+_MAX_RECONCILE_WAIT = timedelta(minutes=25)
+_SHORTCUT_KINDS = {
+    "helmrelease": "HelmRelease",
+    "hr": "HelmRelease",
+    "kustomization": "Kustomization",
+    "ks": "Kustomization",
+    "application": "Application",
+    "app": "Application",
+}
+_SHORTCUT_HINTS = {
+    "kind": "helmrelease, kustomization or application",
+    "name": "NAMESPACE/NAME of that object, like flux-system/kai-scheduler",
+}
+
+
+def _as_is(value: object) -> object:
+    return value
+
+
+def _shortcut_kind(value: object) -> str:
+    if isinstance(value, str) and value.lower() in _SHORTCUT_KINDS:
+        return _SHORTCUT_KINDS[value.lower()]
+    raise ValueError(f"{_show(value)} is not a shortcut kind (expected {_SHORTCUT_HINTS['kind']})")
+
+
+def _namespaced_name(value: object) -> tuple[str, str]:
+    if isinstance(value, str):
+        namespace, slash, name = value.partition("/")
+        if slash and _LABEL.fullmatch(namespace) and _SUBDOMAIN.fullmatch(name):
+            return namespace, name
+    raise ValueError(f"{_show(value)} is not NAMESPACE/NAME (expected {_SHORTCUT_HINTS['name']})")
+
+
+def _reconcile_wait(value: object) -> timedelta:
+    wait = _duration(value)
+    if wait > _MAX_RECONCILE_WAIT:
+        raise ValueError(
+            f"{_show(value)} is too long (expected at most 25m: the result is posted through a "
+            "Slack response_url, which expires after 30 minutes)"
+        )
+    return wait
+
+
+_SHORTCUT_KEYS: dict[str, Convert] = {"kind": _shortcut_kind, "name": _namespaced_name}

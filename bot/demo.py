@@ -31,7 +31,7 @@ async def run(commands: Sequence[str]) -> int:
     """Start the stack; run `commands` if given, else read them from the terminal."""
     logging.getLogger().setLevel(logging.WARNING)  # the console is the demo's output
     with tempfile.TemporaryDirectory(prefix="kai-chatops-demo-") as workdir:
-        async with running_stack(Path(workdir)) as stack:
+        async with running_stack(Path(workdir), keda_controller=True) as stack:
             print(BANNER.format(kubeconfig=stack.kubeconfig))
             if commands:
                 session = Console(stack)
@@ -56,13 +56,24 @@ class Console:
         if not words:
             return
         if words[0] == "/kai":
-            await self.show(await self.stack.command(" ".join(words[1:])))
+            reply = await self.stack.command(" ".join(words[1:]))
+            await self.show(reply)
+            await self.follow(reply)
         elif words[0] == "click" and len(words) > 1:
             await self.click(" ".join(words[1:]))
         elif words[0] == "sim":
             print(run_sim_action(self.stack, words[1:]))
         else:
             print("Type a slash command (/kai help), click LABEL, sim, or quit.")
+
+    async def follow(self, reply: Reply) -> None:
+        """Show the in-place update that replaces a "reconciling…" progress reply."""
+        if reply.message is None or not reply.text.rstrip().endswith("…"):
+            return
+        hook = reply.delivery.hook_id
+        update = await self.stack.slack.wait_for_response(hook, count=2, timeout=330.0)
+        print("(updated in place)")
+        await self.show(Reply(reply.delivery, update.body))
 
     async def click(self, label: str) -> None:
         if self.last is None:

@@ -38,6 +38,10 @@ def demo_config(kubeconfig: str) -> dict[str, Any]:
         "access": {"operators": [OPERATOR, "@platform-oncall"], "viewers": "everyone"},
         "kai": {"namespace": "kai-scheduler"},
         "keda": {"namespaces": ["annia"]},
+        "gitops": {
+            "kai": {"kind": "helmrelease", "name": "flux-system/kai-scheduler"},
+            "keda": {"kind": "helmrelease", "name": "flux-system/keda"},
+        },
         "kubernetes": {"request_timeout": "5s", "retries": 2},
     }
 
@@ -134,14 +138,19 @@ async def running_stack(
     socket_mode: bool = False,
     config_overrides: Mapping[str, Any] | None = None,
     clock: Callable[[], datetime] = utc_now,
+    keda_controller: bool = False,
 ) -> AsyncIterator[Stack]:
     """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards.
 
     `clock` is the service's idea of now (confirmation expiry, timed pauses, alerts), so tests
-    can move time forward without waiting.
+    can move time forward without waiting. The simulator runs its Flux and Argo CD controllers,
+    and with `keda_controller` also a KEDA one that answers pause annotations.
     """
     secret = secrets.token_hex(16)
-    async with Simulator(scenarios=scenarios) as sim, SlackEmulator() as slack:
+    simulator = Simulator(scenarios=scenarios, controllers=not keda_controller)
+    async with simulator as sim, SlackEmulator() as slack:
+        if keda_controller:
+            sim.start_controllers(keda=True)
         slack.add_user(OPERATOR, "oncall-operator")
         slack.add_user(VIEWER, "curious-viewer")
         slack.add_usergroup("S0ONCALL", "platform-oncall", [OPERATOR])

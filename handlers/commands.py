@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
-from bot import commands, errors, render, usecases
+from bot import commands, errors, render, render_gitops, usecases
 from bot.deps import Deps
 from bot.render import Message
 from handlers import access, replies
 from handlers.invocation import Invocation, Runner
 
 Listener = Callable[..., Awaitable[None]]
+ACK_HEAD_START = 0.02
 
 
 def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
@@ -35,7 +37,7 @@ def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
         subcommand = type(parsed).__name__.lower()
         if isinstance(parsed, commands.Help):
             await ack(
-                **render.help_message(commands.help_text(name, parsed.topic)),
+                **render.help_message(help_text(deps, parsed.topic)),
                 response_type="ephemeral",
             )
             return
@@ -45,13 +47,24 @@ def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
             await ack(**render.text_message(note), response_type="ephemeral")
             return
         await ack()
-        invocation = Invocation(
-            str(command.get("user_id", "")), str(command.get("channel_id", "")), name
-        )
+        # Bolt sends the ack when its runner next looks (every 10 ms); give it that head start
+        # before the work competes with it for the loop, so acks stay fast under load.
+        await asyncio.sleep(ACK_HEAD_START)
+        user_id, channel_id = str(command.get("user_id", "")), str(command.get("channel_id", ""))
+        invocation = Invocation(user_id, channel_id, name, respond)
         work = run(parsed, deps, invocation)
         await replies.deliver(respond, work, subcommand=subcommand, metrics=deps.metrics)
 
     return handle_command
+
+
+def help_text(deps: Deps, topic: str | None) -> str:
+    """The help, with the configured `reconcile kai|keda` shortcuts where they belong."""
+    name = deps.settings.slack.command
+    text = commands.help_text(name, topic)
+    if topic in (None, "reconcile"):
+        text = f"{text}\n{render_gitops.describe_shortcuts(deps.settings.gitops, name)}"
+    return text
 
 
 async def reply_health(parsed: commands.Health, deps: Deps, invocation: Invocation) -> Message:

@@ -1,14 +1,254 @@
-"""Listeners for the gitops commands (filled in by the issue that builds them)."""
+"""Listeners for `/kai reconcile` (Flux reconcile, Argo CD refresh) and `/kai sync` (Argo CD).
+
+A reconcile is answered in place: "reconciling…" on the response_url at once, then that message
+replaced by the result. The dispatcher's runners return one message, so `register` adds a listener
+ahead of it for `reconcile` alone that hands the runner `respond`; `sync` asks Confirm through
+the dispatcher. Only operators act, checked before any cluster call; one request per object at a
+time. The change is logged (`bot.audit`); the public reply is the channel's record of it.
+"""
 
 from __future__ import annotations
 
+import logging
+import weakref
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
 from slack_bolt.async_app import AsyncApp
 
-from handlers.invocation import Executor, Runner
+from bot import audit, errors, render, render_gitops
+from bot import gitops_argo as argo
+from bot import gitops_ops as ops
+from bot.command_types import Reconcile, ReconcileShortcut, Sync
+from bot.confirmations import Pending
+from bot.deps import Deps
+from bot.gitops_target import Request, Target, resolve_request
+from bot.render import Message
+from handlers import access, confirm
+from handlers.invocation import Executor, Invocation, Runner
 
-RUNNERS: dict[type, Runner] = {}
-EXECUTORS: dict[str, Executor] = {}
+log = logging.getLogger(__name__)
+
+Respond = Callable[..., Awaitable[Any]]
+
+
+class _Flights:
+    """The objects with a reconcile, refresh or sync under way, per cluster connection."""
+
+    def __init__(self) -> None:
+        self._running: weakref.WeakKeyDictionary[object, dict[str, str]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def holder(self, kube: object, target: Target) -> str | None:
+        """Who asked for the request under way for `target`, if there is one."""
+        return self._running.get(kube, {}).get(target.key)
+
+    @contextmanager
+    def claim(self, kube: object, target: Target, user_id: str) -> Iterator[None]:
+        """Hold `target` for the enclosed work (check `holder` first, with no await between)."""
+        if self.holder(kube, target) is not None:
+            raise errors.UserError(f"{target.describe()} already has a request under way.")
+        running = self._running.setdefault(kube, {})
+        running[target.key] = user_id
+        try:
+            yield
+        finally:
+            running.pop(target.key, None)
+
+
+_FLIGHTS = _Flights()
+
+
+async def run_reconcile(
+    parsed: Reconcile | ReconcileShortcut, deps: Deps, invocation: Invocation
+) -> Message:
+    """`/kai reconcile`: Flux reconcile or Argo CD refresh, followed to its end.
+
+    With the invocation's `respond`, "reconciling…" is posted at once and the returned result
+    replaces it: one message, updated in place.
+    """
+    respond = invocation.respond
+    request = resolve_request(parsed, deps.settings)
+    target = request.target
+    await access.require_operator(deps, invocation.user_id, f"reconcile {target.describe()}")
+    kube = _kube(deps, target.cluster)
+    holder = _FLIGHTS.holder(kube, target)
+    if holder is not None:
+        return render_gitops.already_under_way(target, holder)
+    with _FLIGHTS.claim(kube, target, invocation.user_id):
+        if target.is_application:
+            return await _refresh(kube, request, deps, invocation, respond)
+        return await _reconcile_flux(kube, request, deps, invocation, respond)
+
+
+async def _reconcile_flux(
+    kube: ops.GitopsKube,
+    request: Request,
+    deps: Deps,
+    invocation: Invocation,
+    respond: Respond | None,
+) -> Message:
+    user = invocation.user_id
+    steps = await ops.prepare_flux(kube, request)
+    progress = render_gitops.flux_progress([step.target for step in steps], user)
+
+    async def requested(target: Target, token: str) -> None:
+        await _log_change(deps, user, "reconcile", target, "requested", {"requestedAt": token})
+
+    async def work() -> Message:
+        report = await ops.run_flux(
+            kube,
+            steps,
+            user_id=user,
+            clock=deps.clock,
+            polling=_polling(deps),
+            on_requested=requested,
+        )
+        final = report.steps[-1]
+        details = {"requestedAt": final.token, "ready": final.ready, "reason": final.reason}
+        await _log_change(deps, user, "reconcile", request.target, report.outcome, details)
+        return render_gitops.flux_result(report, user)
+
+    return await _in_place(respond, progress, work())
+
+
+async def _refresh(
+    kube: ops.GitopsKube,
+    request: Request,
+    deps: Deps,
+    invocation: Invocation,
+    respond: Respond | None,
+) -> Message:
+    user, target = invocation.user_id, request.target
+    await ops.read_target(kube, target)
+    action = "hard refresh" if request.hard else "refresh"
+
+    async def requested(target: Target, value: str) -> None:
+        await _log_change(deps, user, action, target, "requested", {"refresh": value})
+
+    async def work() -> Message:
+        report = await ops.run_refresh(
+            kube,
+            target,
+            hard=request.hard,
+            user_id=user,
+            clock=deps.clock,
+            polling=_polling(deps),
+            on_requested=requested,
+        )
+        await _log_change(deps, user, action, target, report.state, {})
+        return render_gitops.argo_result(report, user)
+
+    return await _in_place(respond, render_gitops.argo_progress(target, action, user), work())
+
+
+async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
+    """`/kai sync`: check the Application can sync now, then ask the user to confirm."""
+    target = resolve_request(parsed, deps.settings).target
+    await access.require_operator(deps, invocation.user_id, f"sync {target.describe()}")
+    kube = _kube(deps, target.cluster)
+    holder = _FLIGHTS.holder(kube, target)
+    if holder is not None:
+        return render_gitops.already_under_way(target, holder)
+    app = await ops.read_target(kube, target)
+    argo.check_syncable(app, target)
+    title, lines = render_gitops.sync_confirmation(target, argo.read_app(app))
+    return confirm.ask(
+        deps, invocation, action="sync", params=target.params(), title=title, lines=lines
+    )
+
+
+async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
+    """The confirmed sync: write `operation`, wait until Argo CD clears it, report the outcome."""
+    target = Target.from_params(pending.params)
+    kube = _kube(deps, target.cluster)
+    holder = _FLIGHTS.holder(kube, target)
+    if holder is not None:
+        return render_gitops.already_under_way(target, holder)
+    with _FLIGHTS.claim(kube, target, clicker):
+        await ops.start_sync(
+            kube, target, user_id=clicker, channel_id=pending.channel_id, clock=deps.clock
+        )
+        await _log_change(deps, clicker, "sync", target, "requested", {})
+        report = await ops.wait_sync(kube, target, polling=_polling(deps))
+    change = _change(deps, clicker, "sync", target, report.state, _sync_details(report))
+    text = render_gitops.sync_audit_text(report, clicker)
+    await audit.record(change, slack=deps.slack, channel=pending.channel_id, text=text)
+    return {**render_gitops.argo_result(report, clicker), "response_type": "ephemeral"}
+
+
+async def _in_place(
+    respond: Respond | None, progress: Message, work: Awaitable[Message]
+) -> Message:
+    """Post `progress`, then return the result of `work` as its replacement.
+
+    Once "reconciling…" is showing, every ending must replace it (an error too), or it would
+    stay there forever. Without `respond` (the dispatcher's path) the result is the only reply.
+    """
+    if respond is None or not await _post(respond, progress):
+        return await work
+    try:
+        result = await work
+    except errors.BotError as e:
+        result = render.error_message(e)
+    except Exception:
+        log.exception("a gitops request failed after its progress reply")
+        result = render.text_message(render.GENERIC_FAILURE)
+    replacing = {key: value for key, value in result.items() if key != "response_type"}
+    return {**replacing, "replace_original": True}
+
+
+async def _post(respond: Respond, message: Message) -> bool:
+    try:
+        await respond(**message)
+    except Exception as e:  # a lost progress note must not lose the reconcile
+        log.warning("could not post the progress reply: %s", e)
+        return False
+    return True
+
+
+def _kube(deps: Deps, cluster: str) -> ops.GitopsKube:
+    kube = deps.kube_for(cluster)
+    if not isinstance(kube, ops.GitopsKube):
+        raise errors.UserError(f"The connection to {cluster} cannot make changes.")
+    return kube
+
+
+def _polling(deps: Deps) -> ops.Polling:
+    return ops.Polling(timeout=deps.settings.gitops.reconcile_timeout.total_seconds())
+
+
+def _change(
+    deps: Deps, user: str, action: str, target: Target, outcome: str, details: dict[str, str]
+) -> audit.Change:
+    where = f"{target.describe()} on {target.cluster}"
+    return audit.Change(f"slack:{user}", action, where, outcome, deps.clock(), details=details)
+
+
+async def _log_change(
+    deps: Deps, user: str, action: str, target: Target, outcome: str, details: dict[str, str]
+) -> None:
+    """The JSON log line only: the public in-place reply is the channel's record."""
+    change = _change(deps, user, action, target, outcome, details)
+    await audit.record(change, slack=None, channel="", text="")
+
+
+def _sync_details(report: argo.ArgoReport) -> dict[str, str]:
+    app = report.app
+    if app is None:
+        return {}
+    return {"phase": app.phase, "message": app.message, "revision": app.synced_revision}
+
+
+RUNNERS: dict[type, Runner] = {
+    Reconcile: run_reconcile,
+    ReconcileShortcut: run_reconcile,
+    Sync: ask_sync,
+}
+EXECUTORS: dict[str, Executor] = {"sync": execute_sync}
 
 
 def register(app: AsyncApp) -> None:
-    """Attach this feature's button listeners (none yet)."""
+    """No buttons of its own: sync's Confirm goes through `handlers.confirm`."""

@@ -10,14 +10,17 @@ from bot.confirmations import Pending
 from bot.deps import Deps
 from bot.render import Message
 
+Respond = Callable[..., Awaitable[Any]]
+
 
 @dataclass(frozen=True)
 class Invocation:
-    """The Slack side of one slash command."""
+    """The Slack side of one slash command; `respond` posts to its response_url (5 uses)."""
 
     user_id: str
     channel_id: str
     command_name: str
+    respond: Respond | None = None
 
 
 # A subcommand's work after the ack: (parsed command, deps, invocation) -> the reply.

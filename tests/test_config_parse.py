@@ -310,12 +310,13 @@ PROBLEMS = [
         "alrts",
         {},
         "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-        "kubernetes)",
+        "lease, kubernetes, gitops)",
     ),
     (
         "alerts.intervall",
         "30s",
-        "alerts: unknown key 'intervall' (known keys: interval, hold, repeat)",
+        "alerts: unknown key 'intervall' (known keys: interval, hold, repeat, "
+        "failures_before_alert)",
     ),
 ]
 
@@ -381,7 +382,7 @@ def test_every_problem_is_reported_at_once_each_on_its_own_line() -> None:
             "clusters[1].name: 'prod' is used twice (cluster names must be unique)",
             "slack.command: 'kai' must start with '/'",
             "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-            "kubernetes)",
+            "lease, kubernetes, gitops)",
         ]
     )
 
@@ -406,7 +407,9 @@ def test_the_example_configuration_writes_out_every_key_the_service_knows() -> N
         "keda": config.KedaSettings,
         "alerts": config.AlertSettings,
         "state": config.StateSettings,
+        "lease": config.LeaseSettings,
         "kubernetes": config.KubernetesSettings,
+        "gitops": config.GitopsSettings,
     }
 
     assert set(raw) == {"clusters", *sections}

@@ -3,6 +3,7 @@
 Owns the store, the request log, the faults and the HTTP server's lifecycle, writes a
 kubeconfig for it, loads scenarios, and offers direct (no HTTP) reads and writes that go
 through the same store semantics: every write gets a resourceVersion and reaches watchers.
+Optionally runs simulated Flux and Argo CD controllers (`bot.sim.controllers`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Any
 import yaml
 
 from bot.sim import status as st
+from bot.sim.controller_answers import Behaviour
+from bot.sim.controllers import Controllers
 from bot.sim.faults import Faults, RecordedRequest
 from bot.sim.objects import timestamp
 from bot.sim.resources import ResourceType
@@ -30,9 +33,16 @@ class Simulator:
     """A simulated cluster served over HTTP on 127.0.0.1 (see the package docstring)."""
 
     def __init__(
-        self, *, scenarios: Sequence[str] = (), clock: Clock = utc_now, history: int = 1000
+        self,
+        *,
+        scenarios: Sequence[str] = (),
+        clock: Clock = utc_now,
+        history: int = 1000,
+        controllers: bool = False,
     ) -> None:
         self.store = Store(clock=clock, history=history)
+        self.controllers: Controllers | None = None
+        self._with_controllers = controllers
         self.requests: list[RecordedRequest] = []
         self.faults = Faults()
         self._server: ApiServer | None = None
@@ -65,9 +75,15 @@ class Simulator:
         server = ApiServer(self.store, self.requests, self.faults)
         self._port = await server.start(host, port or self._port)
         self._host, self._server = host, server
+        if self._with_controllers:
+            self.start_controllers()
 
     async def stop(self) -> None:
-        """Stop serving: open watches end and connections are refused until `start()`."""
+        """Stop serving: open watches end and connections are refused until `start()`.
+
+        Simulated controllers keep running (they work on the store, as controllers outlive an
+        API server restart); leaving the `async with` block stops them.
+        """
         if self._server is not None:
             server, self._server = self._server, None
             await server.stop()
@@ -83,6 +99,25 @@ class Simulator:
         traceback: TracebackType | None,
     ) -> None:
         await self.stop()
+        await self.stop_controllers()
+
+    def start_controllers(
+        self, default: Behaviour | None = None, *, keda: bool = False
+    ) -> Controllers:
+        """Run simulated Flux and Argo CD controllers (`bot.sim.controllers`) on this loop.
+
+        `default` is what they do for objects without a `sim.kai-chatops/...` annotation.
+        """
+        if self.controllers is None:
+            self.controllers = Controllers(self.store, default=default, keda=keda)
+            self.controllers.start()
+        return self.controllers
+
+    async def stop_controllers(self) -> None:
+        """Stop the simulated controllers, if they run."""
+        if self.controllers is not None:
+            controllers, self.controllers = self.controllers, None
+            await controllers.stop()
 
     def clear_requests(self) -> None:
         """Forget the recorded requests (e.g. after setup, before counting)."""

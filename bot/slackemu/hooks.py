@@ -92,12 +92,15 @@ class HookRegistry:
             if is_true(body.get("replace_original")) and hook.message_ts is not None:
                 self._workspace.update(hook.channel_id, hook.message_ts, text=text, blocks=blocks)
             elif body.get("response_type") == "in_channel":
-                self._workspace.post(
+                posted = self._workspace.post(
                     hook.channel_id,
                     text=str(text or ""),
                     blocks=blocks or (),
                     thread_ts=body.get("thread_ts"),
                 )
+                # A slash command's response_url then edits what it posted, as Slack does.
+                if hook.message_ts is None:
+                    hook.message_ts = posted.ts
         except MessageNotFoundError:
             # An ephemeral original is not in the channel; Slack replaces it out of our view.
             return
