@@ -11,6 +11,7 @@ BENCHES = [
     "gateway_modes.py",
     "keda_listing.py",
     "reconcile_concurrency.py",
+    "alert_latency.py",
 ]
 
 if __name__ == "__main__":

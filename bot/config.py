@@ -80,7 +80,7 @@ class StateSettings:
 class LeaseSettings:
     """With several replicas only the holder of this Lease (in the first cluster) runs checks."""
 
-    enabled: bool = False
+    enabled: bool | None = None  # None (`auto`): on exactly when the state is a shared ConfigMap
     namespace: str = "kai-chatops"
     name: str = "kai-chatops-alerts"
     duration: timedelta = timedelta(seconds=15)
@@ -385,10 +385,12 @@ def _failure_count(value: object) -> int:
     raise ValueError(f"{_show(value)} is not a failure count (expected a whole number, 1 to 100)")
 
 
-def _flag(value: object) -> bool:
+def _auto_flag(value: object) -> bool | None:
     if isinstance(value, bool):
         return value
-    raise ValueError(f"{_show(value)} is not true or false (expected true or false)")
+    if value == "auto":
+        return None
+    raise ValueError(f"{_show(value)} is not true, false or auto (expected one of them)")
 
 
 def _retries(value: object) -> int:
@@ -432,7 +434,12 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
     ),
     "lease": (
         LeaseSettings,
-        {"enabled": _flag, "namespace": _namespace, "name": _object_name, "duration": _duration},
+        {
+            "enabled": _auto_flag,
+            "namespace": _namespace,
+            "name": _object_name,
+            "duration": _duration,
+        },
     ),
     "kubernetes": (KubernetesSettings, {"request_timeout": _duration, "retries": _retries}),
 }

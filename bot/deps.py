@@ -6,8 +6,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from bot.alert_ops import AlertDesk
+from bot.alert_store import AlertStore
 from bot.config import Settings
 from bot.confirmations import UsedConfirmations
+from bot.lease import LeaderLease
 from bot.metrics import Metrics
 from bot.models import HealthReport
 from bot.singleflight import SingleFlight
@@ -31,6 +34,9 @@ class Deps:
     slack: SlackGateway | None = None  # set by the service once its Slack client exists
     confirm_key: bytes = b""  # signs Confirm buttons; derived from a Slack secret
     used_confirmations: UsedConfirmations = field(default_factory=UsedConfirmations)
+    alert_store: AlertStore | None = None  # None: the service opens the one `state` names
+    alerts: AlertDesk | None = None  # set by the service (it needs the Slack gateway)
+    lease: LeaderLease | None = None  # None: one replica, this one runs the checks
 
     def kube_for(self, cluster: str | None) -> KubeReader:
         """The gateway for `--cluster NAME`, or the first configured cluster.

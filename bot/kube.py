@@ -223,6 +223,20 @@ class KubeGateway:
         if self._metrics is not None:
             self._metrics.kube_requests.labels(self.cluster, verb, outcome).inc()
 
+    async def create_object(
+        self, ref: ResourceRef, namespace: str | None, body: RawObject
+    ) -> RawObject:
+        """Create an object (POST); the bot's own Lease and state ConfigMap are made this way.
+
+        Raises:
+            KubeConflict (it already exists), KubeForbidden, KubeInvalid, KubeUnavailable.
+        """
+        name = str((body.get("metadata") or {}).get("name") or "") or None
+        call = Call("create", ref, name, namespace)
+        return await self._request(
+            call, "POST", ref.path(namespace), body=dict(body), body_type="application/json"
+        )
+
 
 class _TryAgain(Exception):
     """A temporary failure: the error to raise if it was the last try, and how long to wait."""

@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import TextIO
 
 TOKEN_SHAPE = re.compile(r"\b(?:xox[abposr]|xapp)-[A-Za-z0-9-]+")
 REDACTED = "[redacted]"
@@ -55,9 +57,21 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, default=str)
 
 
+class CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever `sys.stderr` is at the time (test runners swap and close it)."""
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _: TextIO) -> None:
+        pass
+
+
 def configure(log_format: str, secrets: Iterable[str] = (), level: int = logging.INFO) -> None:
     """Route every logger through one handler with the chosen format and the secret filter."""
-    handler = logging.StreamHandler()
+    handler = CurrentStderr()
     handler.addFilter(RedactSecrets(secrets))
     if log_format == "json":
         handler.setFormatter(JsonFormatter())
@@ -66,3 +80,5 @@ def configure(log_format: str, secrets: Iterable[str] = (), level: int = logging
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # APScheduler logs every run at INFO; its warnings (a skipped, overlapping run) still show.
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)

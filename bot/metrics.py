@@ -5,7 +5,7 @@ Built once by the composition root and handed to the gateways and handlers that 
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 
 class Metrics:
@@ -29,6 +29,31 @@ class Metrics:
             "kai_chatops_command_seconds",
             "Time from a command's ack to its reply, by subcommand.",
             ["subcommand"],
+            registry=self.registry,
+        )
+        self.alert_checks = Counter(
+            "kai_chatops_alert_checks",
+            "Scheduled alert checks by cluster and outcome (ok, failed).",
+            ["cluster", "outcome"],
+            registry=self.registry,
+        )
+        self.alerts = Gauge(
+            "kai_chatops_alerts",
+            "Alerts by cluster and state (pending, firing, acknowledged, silenced).",
+            ["cluster", "state"],
+            registry=self.registry,
+        )
+        self.slack_sends = Counter(
+            "kai_chatops_slack_sends",
+            "Slack Web API sends by outcome: ok and error for alert messages (error: still "
+            "failing after retries), rate_limited for every 429 answer (waited out, then retried).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.last_check = Gauge(
+            "kai_chatops_last_successful_check_timestamp_seconds",
+            "Unix time of the last alert check that could read the cluster, by cluster.",
+            ["cluster"],
             registry=self.registry,
         )
 

@@ -11,16 +11,23 @@ import dataclasses
 import logging
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_sdk.http_retry.async_handler import AsyncRetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 
+from bot import alert_ops, alert_store, confirmations, errors, schedule
 from bot import app as bot_app
-from bot import confirmations, errors
 from bot.deps import Deps
+from bot.lease import LeaderLease
+from bot.metrics import Metrics
 from bot.slack import SlackGateway
+from bot.state_objects import ObjectStore
 
 log = logging.getLogger(__name__)
 
@@ -65,15 +72,32 @@ class SlackEnv:
 class Service:
     """The running service; `start()` then `stop()`, or `run_until_signalled()`."""
 
-    def __init__(self, deps: Deps, env: SlackEnv, *, host: str = "0.0.0.0", port: int = 3000):
+    def __init__(
+        self,
+        deps: Deps,
+        env: SlackEnv,
+        *,
+        host: str = "0.0.0.0",
+        port: int = 3000,
+        extra_jobs: Sequence[schedule.Job] = (),
+    ):
         self.env = env
         self._host, self._port = host, port
         self._client = bot_app.build_client(env.bot_token, env.api_url)
+        self._client.retry_handlers.insert(0, _RateLimitCounter(deps.metrics))
+        slack = SlackGateway(self._client, monotonic=time.monotonic)
+        store = deps.alert_store
+        if store is None:
+            store = alert_store.open_store(deps.settings, _state_cluster(deps))
         self.deps = dataclasses.replace(
             deps,
-            slack=SlackGateway(self._client, monotonic=time.monotonic),
+            slack=slack,
             confirm_key=confirmations.derive_key(env.bot_token),
+            alert_store=store,
+            alerts=alert_ops.AlertDesk(deps.settings, store, slack, deps.metrics),
+            lease=deps.lease if deps.lease is not None else _lease(deps),
         )
+        self.schedule = schedule.build_scheduler(self.deps, extra_jobs)
         self.app = bot_app.build_app(
             self.deps, client=self._client, signing_secret=env.signing_secret
         )
@@ -101,11 +125,16 @@ class Service:
                 self.app, self.env.app_token, web_client=self._client
             )
             await self._socket.connect_async()  # type: ignore[no-untyped-call]
+        self.schedule.start()
         mode = "Socket Mode" if self.env.socket_mode else "HTTP mode on POST /slack/events"
         log.info("kai-chatops serving: %s, port %d", mode, self.port)
 
     async def stop(self) -> None:
-        """Disconnect from Slack, stop serving, release the clusters' connections."""
+        """Stop the jobs, give up the Lease, disconnect from Slack, stop serving, release the
+        clusters' connections and the alert store."""
+        await self.schedule.stop()
+        if self.deps.lease is not None:
+            await self.deps.lease.release(self.deps.clock())
         if self._socket is not None:
             await self._socket.close_async()  # type: ignore[no-untyped-call]
         if self._runner is not None:
@@ -114,6 +143,8 @@ class Service:
             close = getattr(gateway, "close", None)
             if close is not None:
                 close()
+        if self.deps.alert_store is not None:
+            self.deps.alert_store.close()
 
     async def run_until_signalled(self) -> None:
         """Run until SIGTERM or SIGINT, then stop cleanly."""
@@ -155,3 +186,50 @@ class Service:
     async def _metrics(self, _: web.Request) -> web.Response:
         body = self.deps.metrics.render()
         return web.Response(body=body, content_type="text/plain", charset="utf-8")
+
+
+def _state_cluster(deps: Deps) -> object:
+    """The gateway of the first cluster: where the Lease and the state ConfigMap live."""
+    return deps.kube[deps.settings.clusters[0].name]
+
+
+def _lease(deps: Deps) -> LeaderLease | None:
+    """The Lease of `lease` in the config, or None when it is off (`auto`: on exactly when the
+    alert state is the shared ConfigMap, i.e. when several replicas can share it).
+
+    Raises:
+        ConfigError: the first cluster's gateway cannot write objects.
+    """
+    settings = deps.settings
+    enabled = settings.lease.enabled
+    if enabled is None:
+        enabled = settings.state.backend == "configmap"
+    if not enabled:
+        return None
+    kube = _state_cluster(deps)
+    if not isinstance(kube, ObjectStore):
+        raise errors.ConfigError(["lease.enabled: needs a Kubernetes gateway that can write"])
+    return LeaderLease(kube, deps.settings.lease)
+
+
+class _RateLimitCounter(AsyncRetryHandler):
+    """Counts every 429 from Slack (`kai_chatops_slack_sends{outcome="rate_limited"}`).
+
+    Never retries itself: the rate-limit handler after it waits `Retry-After` and retries.
+    """
+
+    def __init__(self, metrics: Metrics) -> None:
+        super().__init__(max_retry_count=0)
+        self._metrics = metrics
+
+    async def can_retry_async(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if response is not None and response.status_code == 429:
+            self._metrics.slack_sends.labels("rate_limited").inc()
+        return False

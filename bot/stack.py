@@ -74,14 +74,27 @@ class Stack:
     make_service: Callable[[], Service]
 
     async def command(
-        self, text: str, *, user_id: str = OPERATOR, channel_id: str = DEMO_CHANNEL
+        self,
+        text: str,
+        *,
+        user_id: str = OPERATOR,
+        channel_id: str = DEMO_CHANNEL,
+        to_the_end: bool = False,
     ) -> Reply:
-        """Type `/kai TEXT` as `user_id`; wait for the ack, and for the reply if one follows."""
+        """Type `/kai TEXT` as `user_id`; wait for the ack, and for the reply if one follows.
+
+        With `to_the_end`, a "reconciling…" progress reply is followed to the message that
+        replaces it in place.
+        """
         delivery = await self.driver.send_command(text, user_id=user_id, channel_id=channel_id)
         if not delivery.acked or delivery.ack_text:
             return Reply(delivery, None)
         post = await self.slack.wait_for_response(delivery.hook_id, timeout=30.0)
-        return Reply(delivery, post.body)
+        reply = Reply(delivery, post.body)
+        if to_the_end and reply.text.rstrip().endswith("…"):
+            final = await self.slack.wait_for_response(delivery.hook_id, count=2, timeout=330.0)
+            reply = Reply(delivery, final.body)
+        return reply
 
     async def click(
         self,
@@ -155,7 +168,9 @@ async def running_stack(
         slack.add_user(VIEWER, "curious-viewer")
         slack.add_usergroup("S0ONCALL", "platform-oncall", [OPERATOR])
         kubeconfig = sim.write_kubeconfig(str(workdir / "kubeconfig"))
-        settings = config.parse_settings({**demo_config(kubeconfig), **(config_overrides or {})})
+        state = {"state": {"path": str(workdir / "kai-chatops-state.sqlite")}}
+        raw = {**demo_config(kubeconfig), **state, **(config_overrides or {})}
+        settings = config.parse_settings(raw)
         env = SlackEnv(
             bot_token=slack.bot_token,
             signing_secret=secret,

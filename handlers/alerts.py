@@ -1,14 +1,172 @@
-"""Listeners for the alerts commands (filled in by the issue that builds them)."""
+"""Listeners for alerts: `/kai alerts`, `ack`, `silence`, `unsilence`, and the alert buttons.
+
+Looking needs a viewer; acknowledging and silencing need an operator, checked again on the
+server at every click. The work is `bot.alert_ops.AlertDesk`'s; the record of who did what
+goes into the alert's thread, and the person who asked gets a short private answer.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.respond.async_respond import AsyncRespond
 
-from handlers.invocation import Executor, Runner
+from bot import commands, errors, render, render_alerts, usecases
+from bot.alert_model import AlertState
+from bot.alert_ops import AlertDesk
+from bot.deps import Deps
+from bot.durations import format_duration
+from bot.render import Message
+from handlers import access, replies
+from handlers.invocation import Executor, Invocation, Runner
 
-RUNNERS: dict[type, Runner] = {}
+Listener = Callable[..., Awaitable[None]]
+
+
+def desk_of(deps: Deps) -> AlertDesk:
+    """The service's alert desk.
+
+    Raises:
+        UserError: alerts are not running in this process.
+    """
+    if deps.alerts is None:
+        raise errors.UserError("Alerts are not running in this kai-chatops service.")
+    return deps.alerts
+
+
+async def list_alerts(parsed: commands.Alerts, deps: Deps, invocation: Invocation) -> Message:
+    """`/kai alerts`: active and pending alerts and silences, with their IDs."""
+    await access.require_viewer(deps, invocation.user_id, "list alerts")
+    if parsed.cluster is not None:
+        deps.settings.cluster(parsed.cluster)
+    states = await desk_of(deps).list_alerts(parsed.cluster)
+    listing = render_alerts.alerts_listing(states, hold=deps.settings.alerts.hold)
+    return {**listing, "response_type": "ephemeral"}
+
+
+async def acknowledge(parsed: commands.Ack, deps: Deps, invocation: Invocation) -> Message:
+    """`/kai ack ALERT_ID`."""
+    user = invocation.user_id
+    await access.require_operator(deps, user, f"acknowledge alert {parsed.alert_id}")
+    alert = await desk_of(deps).acknowledge(
+        parsed.alert_id, user, deps.clock(), cluster=parsed.cluster
+    )
+    return _done(alert, "Acknowledged")
+
+
+async def silence(parsed: commands.Silence, deps: Deps, invocation: Invocation) -> Message:
+    """`/kai silence ALERT_ID DURATION [REASON...]`."""
+    user = invocation.user_id
+    await access.require_operator(deps, user, f"silence alert {parsed.alert_id}")
+    alert = await desk_of(deps).silence(
+        parsed.alert_id, user, parsed.duration, parsed.reason, deps.clock(), cluster=parsed.cluster
+    )
+    return _done(alert, "Silenced", f" for {format_duration(parsed.duration)}")
+
+
+async def unsilence(parsed: commands.Unsilence, deps: Deps, invocation: Invocation) -> Message:
+    """`/kai unsilence ALERT_ID`."""
+    user = invocation.user_id
+    await access.require_operator(deps, user, f"unsilence alert {parsed.alert_id}")
+    alert = await desk_of(deps).unsilence(
+        parsed.alert_id, user, deps.clock(), cluster=parsed.cluster
+    )
+    return _done(alert, "Lifted the silence on")
+
+
+def _done(alert: AlertState, what: str, detail: str = "") -> Message:
+    """`Silenced alert 3f9a2c for 2h (prod: ...); noted in its thread.`, for the asker only."""
+    where = "; noted in its thread." if alert.has_thread else "."
+    title = alert.observation.title
+    text = f"{what} alert {alert.alert_id}{detail} ({alert.key.cluster}: {title}){where}"
+    return {**render.text_message(text), "response_type": "ephemeral"}
+
+
+RUNNERS: dict[type, Runner] = {
+    commands.Alerts: list_alerts,
+    commands.Ack: acknowledge,
+    commands.Silence: silence,
+    commands.Unsilence: unsilence,
+}
 EXECUTORS: dict[str, Executor] = {}
 
 
+# --- buttons on the alert's root message ----------------------------------------------------
+
+Click = Callable[[Deps, str, str, str, dict[str, Any]], Awaitable[Message]]
+
+
+def make_click_listener(run: Click, name: str) -> Listener:
+    """A button listener: ack at once, then `run(deps, user, cluster, alert_id, body)`."""
+
+    async def handle_click(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: AsyncRespond,
+        context: dict[str, Any],
+    ) -> None:
+        await ack()
+        deps: Deps = context["deps"]
+        user = str(body.get("user", {}).get("id", ""))
+
+        async def work() -> Message:
+            cluster, alert_id = render_alerts.parse_button_value(str(action.get("value", "")))
+            return await run(deps, user, cluster, alert_id, body)
+
+        await replies.deliver(respond, work(), subcommand=name, metrics=deps.metrics)
+
+    return handle_click
+
+
+async def click_acknowledge(
+    deps: Deps, user: str, cluster: str, alert_id: str, body: dict[str, Any]
+) -> Message:
+    await access.require_operator(deps, user, f"acknowledge alert {alert_id}")
+    alert = await desk_of(deps).acknowledge(alert_id, user, deps.clock(), cluster=cluster)
+    return _done(alert, "Acknowledged")
+
+
+def click_silence(duration: timedelta) -> Click:
+    async def run(
+        deps: Deps, user: str, cluster: str, alert_id: str, body: dict[str, Any]
+    ) -> Message:
+        await access.require_operator(deps, user, f"silence alert {alert_id}")
+        alert = await desk_of(deps).silence(
+            alert_id, user, duration, "", deps.clock(), cluster=cluster
+        )
+        return _done(alert, "Silenced", f" for {format_duration(duration)}")
+
+    return run
+
+
+async def click_health(
+    deps: Deps, user: str, cluster: str, alert_id: str, body: dict[str, Any]
+) -> Message:
+    """`Run health check`: the cluster's report, posted in the alert's thread for everyone."""
+    await access.require_viewer(deps, user, "check health")
+    kube = deps.kube_for(cluster)
+    report = await deps.health_checks.run(
+        kube.cluster, lambda: usecases.check_health(kube, deps.settings, deps.clock())
+    )
+    message = render.health_message(report)
+    container = body.get("container") or {}
+    channel = str(container.get("channel_id") or body.get("channel", {}).get("id", ""))
+    thread_ts = str(container.get("message_ts") or "")
+    if deps.slack is None or not channel or not thread_ts:
+        return {**message, "response_type": "ephemeral"}
+    await deps.slack.post(channel, message, thread_ts=thread_ts)
+    note = f"Posted the health report of {cluster} in the alert's thread."
+    return {**render.text_message(note), "response_type": "ephemeral"}
+
+
 def register(app: AsyncApp) -> None:
-    """Attach this feature's button listeners (none yet)."""
+    """Attach the alert buttons: Acknowledge, Silence 1h, Silence 4h, Run health check."""
+    app.action(render_alerts.ACK_ACTION)(make_click_listener(click_acknowledge, "alert_ack"))
+    for action_id, duration in render_alerts.SILENCE_ACTIONS.items():
+        app.action(action_id)(make_click_listener(click_silence(duration), "alert_silence"))
+    app.action(render_alerts.HEALTH_ACTION)(make_click_listener(click_health, "alert_health"))

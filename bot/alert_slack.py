@@ -1,0 +1,96 @@
+"""Alert messages into Slack: root posts, thread replies and root edits, retried and counted.
+
+429s are waited out by the Slack client itself (`Retry-After`, then the same call again, so
+order holds). Any other failure is retried here with backoff, then logged and counted as an
+error; nothing raises. Rendering is `bot.render_alerts`'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+from bot import render_alerts
+from bot.alert_model import AlertState
+from bot.alerts import Note
+from bot.metrics import Metrics
+from bot.slack import SlackUnavailable
+
+log = logging.getLogger(__name__)
+
+SLACK_BACKOFFS = (1.0, 2.0, 4.0)  # seconds between tries of a failed Slack call
+T = TypeVar("T")
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class MessageSender(Protocol):
+    """Posting and editing messages (satisfied by `bot.slack.SlackGateway`)."""
+
+    async def post(
+        self, channel: str, message: Mapping[str, Any], *, thread_ts: str | None = None
+    ) -> str: ...
+
+    async def update(self, channel: str, ts: str, message: Mapping[str, Any]) -> None: ...
+
+
+class AlertMessages:
+    """One alert's messages through a sender; a missing sender (no Slack) sends nothing."""
+
+    def __init__(
+        self,
+        sender: MessageSender | None,
+        metrics: Metrics,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        backoffs: Sequence[float] = SLACK_BACKOFFS,
+    ) -> None:
+        self._sender = sender
+        self._metrics = metrics
+        self._sleep = sleep
+        self._backoffs = tuple(backoffs)
+
+    async def post_root(self, alert: AlertState) -> str | None:
+        """The root's ts, or None when it could not be posted."""
+        sender, message = self._sender, render_alerts.root_message(alert)
+        if sender is None:
+            return None
+        return await self._send(
+            f"post alert {alert.alert_id}", lambda: sender.post(alert.root_channel, message)
+        )
+
+    async def post_reply(self, alert: AlertState, note: Note) -> None:
+        sender, message = self._sender, render_alerts.reply_message(alert, note)
+        if sender is None:
+            return
+        what = f"reply ({note.kind.value}) to alert {alert.alert_id}"
+        await self._send(
+            what, lambda: sender.post(alert.root_channel, message, thread_ts=alert.root_ts)
+        )
+
+    async def edit_root(self, alert: AlertState) -> None:
+        sender, message = self._sender, render_alerts.root_message(alert)
+        if sender is None:
+            return
+        await self._send(
+            f"edit alert {alert.alert_id}",
+            lambda: sender.update(alert.root_channel, alert.root_ts, message),
+        )
+
+    async def _send(self, what: str, call: Callable[[], Awaitable[T]]) -> T | None:
+        """The call's result, after retries with backoff; None when Slack kept failing."""
+        for attempt, delay in enumerate((*self._backoffs, None), start=1):
+            try:
+                result = await call()
+            except SlackUnavailable as e:
+                if delay is None:
+                    self._metrics.slack_sends.labels("error").inc()
+                    log.error("%s: giving up after %d tries: %s", what, attempt, e)
+                    return None
+                log.warning("%s: try %d failed (%s); again in %.0fs", what, attempt, e, delay)
+                await self._sleep(delay)
+                continue
+            self._metrics.slack_sends.labels("ok").inc()
+            return result
+        return None

@@ -1,0 +1,322 @@
+"""The alert state machine against a fake clock: what is posted, when, and what is not.
+
+Each table row is a script of checks and commands at seconds after T0, with the effects each
+step must produce (`root`, `reply:<kind>`, `edit`); roots are "posted" by the script itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot import alerts, errors
+from bot.alert_model import AlertKey, ClusterAlerts, Observation, Phase, RootStatus, Severity
+from bot.alerts import EditRoot, Outcome, Policy, PostReply, PostRoot
+
+T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+HOLD, REPEAT = 60, 4 * 3600
+POLICY = Policy(
+    hold=timedelta(seconds=HOLD),
+    repeat=timedelta(seconds=REPEAT),
+    failures_before_alert=3,
+    channel="C0ALERTS",
+)
+DEP = Observation(
+    AlertKey("prod", "Config", "kai-config", "DependenciesFulfilled"),
+    Severity.CRITICAL,
+    "DependenciesFulfilled is False at generation 1",
+    "dependencies_missing",
+    "\nKAI-prometheus is missing prometheus operator",
+)
+UNREACHABLE = Observation(
+    AlertKey("prod", "Cluster", "prod", "Reachable"),
+    Severity.CRITICAL,
+    "Cannot check cluster prod",
+    "KubeUnavailable",
+    "connection refused",
+    immediate=True,
+)
+FIRED = [(0, "bad", []), (HOLD, "bad", ["root"])]
+
+
+@dataclass
+class Script:
+    """Runs steps against the machine, playing the I/O layer for root posts."""
+
+    state: ClusterAlerts = field(default_factory=lambda: ClusterAlerts("prod"))
+    roots: list[str] = field(default_factory=list)
+
+    def run(self, at: int, action: str) -> list[str]:
+        now = T0 + timedelta(seconds=at)
+        outcome = self._step(action, now)
+        self.state = outcome.state
+        for effect in outcome.effects:
+            if isinstance(effect, PostRoot):
+                ts = f"ts{len(self.roots) + 1}"
+                self.roots.append(ts)
+                self.state = alerts.root_posted(self.state, effect.alert.key, "C0ALERTS", ts)
+        return [_describe(e) for e in outcome.effects]
+
+    def _step(self, action: str, now: datetime) -> Outcome:
+        verb, *args = action.split()
+        if verb == "bad":
+            return alerts.observe(self.state, [DEP], now, POLICY)
+        if verb == "clear":
+            return alerts.observe(self.state, [], now, POLICY)
+        if verb == "fail":
+            return alerts.check_failed(self.state, UNREACHABLE, now, POLICY)
+        alert_id = DEP.key.alert_id
+        if verb == "ack":
+            return alerts.acknowledge(self.state, alert_id, args[0], now)
+        if verb == "silence":
+            hours = timedelta(hours=int(args[1].removesuffix("h")))
+            return alerts.silence(self.state, alert_id, args[0], hours, " ".join(args[2:]), now)
+        if verb == "unsilence":
+            return alerts.unsilence(self.state, alert_id, args[0], now)
+        raise AssertionError(f"unknown action {action}")
+
+    def phase(self) -> Phase | None:
+        alert = self.state.alerts.get(DEP.key)
+        return alert.phase if alert else None
+
+
+def _describe(effect: alerts.Effect) -> str:
+    if isinstance(effect, PostRoot):
+        return "root:reposted" if effect.alert.reposted else "root"
+    if isinstance(effect, PostReply):
+        return f"reply:{effect.note.kind.value}"
+    return "edit:resolved" if effect.alert.phase is Phase.RESOLVED else "edit"
+
+
+SILENCE_START = 120
+SILENCE_END = SILENCE_START + 3600
+
+SCRIPTS = {
+    "a flap inside hold posts nothing": (
+        [(0, "bad", []), (30, "clear", []), (40, "bad", []), (90, "clear", []), (500, "clear", [])],
+        None,
+    ),
+    "a condition that holds for hold fires once, with one root": (
+        [*FIRED, (90, "bad", []), (600, "bad", [])],
+        Phase.FIRING,
+    ),
+    "reminders come every repeat while neither acknowledged nor silenced": (
+        [
+            *FIRED,
+            (HOLD + REPEAT - 1, "bad", []),
+            (HOLD + REPEAT, "bad", ["reply:reminder"]),
+            (HOLD + 2 * REPEAT - 1, "bad", []),
+            (HOLD + 2 * REPEAT, "bad", ["reply:reminder"]),
+        ],
+        Phase.FIRING,
+    ),
+    "acknowledging says who in the thread and stops the reminders": (
+        [
+            *FIRED,
+            (90, "ack U0ONCALL", ["reply:acknowledged", "edit"]),
+            (HOLD + REPEAT, "bad", []),
+            (HOLD + 3 * REPEAT, "bad", []),
+        ],
+        Phase.ACKNOWLEDGED,
+    ),
+    "a silence mutes reminders, expires by itself and the alert fires again in its thread": (
+        [
+            *FIRED,
+            (SILENCE_START, "silence U0ONCALL 1h node drain", ["reply:silenced", "edit"]),
+            (SILENCE_END - 1, "bad", []),
+            (SILENCE_END, "bad", ["reply:silence expired", "edit"]),
+            (SILENCE_END + REPEAT - 1, "bad", []),
+            (SILENCE_END + REPEAT, "bad", ["reply:reminder"]),
+        ],
+        Phase.FIRING,
+    ),
+    "a silence lifted by hand fires again at once": (
+        [
+            *FIRED,
+            (SILENCE_START, "silence U0ONCALL 4h", ["reply:silenced", "edit"]),
+            (SILENCE_START + 60, "unsilence U0ONCALL", ["reply:unsilenced", "edit"]),
+        ],
+        Phase.FIRING,
+    ),
+    "an alert resolves while silenced, in its thread, and the root is edited": (
+        [
+            *FIRED,
+            (SILENCE_START, "silence U0ONCALL 1h", ["reply:silenced", "edit"]),
+            (200, "clear", []),
+            (200 + HOLD - 1, "clear", []),
+            (200 + HOLD, "clear", ["reply:resolved", "edit:resolved"]),
+        ],
+        None,
+    ),
+    "an alert resolves while acknowledged": (
+        [
+            *FIRED,
+            (90, "ack U0ONCALL", ["reply:acknowledged", "edit"]),
+            (200, "clear", []),
+            (200 + HOLD, "clear", ["reply:resolved", "edit:resolved"]),
+        ],
+        None,
+    ),
+    "a flap while firing neither resolves nor posts": (
+        [*FIRED, (100, "clear", []), (130, "bad", []), (170, "clear", []), (229, "clear", [])],
+        Phase.FIRING,
+    ),
+    "a silence ending while the condition is clear says so and the alert still resolves": (
+        [
+            *FIRED,
+            (SILENCE_START, "silence U0ONCALL 1h", ["reply:silenced", "edit"]),
+            (SILENCE_END - 30, "clear", []),
+            (SILENCE_END, "clear", ["reply:silence expired", "edit"]),
+            (SILENCE_END + 30, "clear", ["reply:resolved", "edit:resolved"]),
+        ],
+        None,
+    ),
+    "a firing after a resolution is a new incident with a new root": (
+        [
+            *FIRED,
+            (100, "clear", []),
+            (160, "clear", ["reply:resolved", "edit:resolved"]),
+            (300, "bad", []),
+            (300 + HOLD, "bad", ["root"]),
+        ],
+        Phase.FIRING,
+    ),
+    "check failures post one cannot-check alert after three, resolved when checks succeed": (
+        [
+            *FIRED,
+            (100, "fail", []),
+            (130, "fail", []),
+            (160, "fail", ["root"]),
+            (190, "fail", []),
+            (HOLD + REPEAT, "fail", []),  # the real alert's reminder waits for a real check
+            (160 + REPEAT, "fail", ["reply:reminder"]),  # the cannot-check alert's own
+            (160 + REPEAT + 30, "bad", ["reply:reminder", "reply:resolved", "edit:resolved"]),
+        ],
+        Phase.FIRING,
+    ),
+    "a gap in the checks never resolves a real alert: its clear run starts again after": (
+        [
+            *FIRED,
+            (100, "clear", []),
+            (130, "fail", []),
+            (170, "clear", []),
+            (229, "clear", []),
+            (230, "clear", ["reply:resolved", "edit:resolved"]),
+        ],
+        None,
+    ),
+    "a pending alert neither fires nor vanishes during a gap": (
+        [(0, "bad", []), (30, "fail", []), (HOLD, "bad", ["root"])],
+        Phase.FIRING,
+    ),
+}
+
+
+@pytest.mark.parametrize(("steps", "final"), list(SCRIPTS.values()), ids=list(SCRIPTS))
+def test_alert_scripts(steps: list[tuple[int, str, list[str]]], final: Phase | None) -> None:
+    script = Script()
+    for at, action, expected in steps:
+        assert script.run(at, action) == expected, f"at {at}s: {action}"
+    assert script.phase() == final
+
+
+def test_a_refiring_alert_gets_a_second_root_and_the_first_stays_resolved() -> None:
+    script = Script()
+    for at, action, _ in SCRIPTS["a firing after a resolution is a new incident with a new root"][
+        0
+    ]:
+        script.run(at, action)
+    assert script.roots == ["ts1", "ts2"]
+    assert script.state.alerts[DEP.key].root_ts == "ts2"
+
+
+def test_the_cannot_check_alert_resolves_at_once_and_the_counter_restarts() -> None:
+    script = Script()
+    for at in (0, 30, 60):
+        script.run(at, "fail")
+    assert script.state.failures == 3
+    assert script.state.alerts[UNREACHABLE.key].phase is Phase.FIRING
+    assert script.run(90, "clear") == ["reply:resolved", "edit:resolved"]
+    assert script.state.failures == 0
+    assert script.state.alerts == {}
+
+
+def test_who_silenced_until_when_and_why_is_kept_on_the_alert() -> None:
+    script = Script()
+    for at, action, _ in FIRED:
+        script.run(at, action)
+    script.run(SILENCE_START, "silence U0ONCALL 1h node drain")
+    alert = script.state.alerts[DEP.key]
+    assert alert.silenced_by == "U0ONCALL"
+    assert alert.silence_reason == "node drain"
+    assert alert.silenced_until == T0 + timedelta(seconds=SILENCE_END)
+
+
+def test_a_failed_root_post_is_tried_again_at_the_next_check() -> None:
+    fired = alerts.observe(ClusterAlerts("prod"), [DEP], T0, _no_hold())
+    assert [type(e) for e in fired.effects] == [PostRoot]
+    state = alerts.root_failed(fired.state, DEP.key)
+    assert state.alerts[DEP.key].root_status is RootStatus.NONE
+    again = alerts.observe(state, [DEP], T0 + timedelta(seconds=30), _no_hold())
+    assert [_describe(e) for e in again.effects] == ["root"]
+
+
+def test_a_root_still_posting_after_a_crash_is_posted_again_saying_so() -> None:
+    fired = alerts.observe(ClusterAlerts("prod"), [DEP], T0, _no_hold())
+    # The process died between posting and saving the ts: the store says POSTING.
+    restarted = alerts.observe(fired.state, [DEP], T0 + timedelta(seconds=30), _no_hold())
+    assert [_describe(e) for e in restarted.effects] == ["root:reposted"]
+
+
+def test_nothing_is_said_in_a_thread_before_its_root_is_posted() -> None:
+    fired = alerts.observe(ClusterAlerts("prod"), [DEP], T0, _no_hold())
+    acked = alerts.acknowledge(fired.state, DEP.key.alert_id, "U0ONCALL", T0)
+    assert acked.effects == ()
+    assert acked.state.alerts[DEP.key].acked_by == "U0ONCALL"
+
+
+@pytest.mark.parametrize(
+    ("setup", "command", "expected"),
+    [
+        ([], "ack", "No active alert"),
+        ([(0, "bad")], "ack", "has not fired yet"),
+        ([(0, "bad"), (HOLD, "bad"), (90, "ack U1")], "ack", "already acknowledged by <@U1>"),
+        ([(0, "bad"), (HOLD, "bad")], "unsilence", "is not silenced"),
+    ],
+    ids=["unknown", "pending", "acknowledged twice", "unsilence without a silence"],
+)
+def test_refused_commands_say_why_and_change_nothing(
+    setup: list[tuple[int, str]], command: str, expected: str
+) -> None:
+    script = Script()
+    for at, action in setup:
+        script.run(at, action)
+    before = script.state
+    with pytest.raises(errors.UserError, match=expected):
+        script.run(100, f"{command} U2")
+    assert script.state == before
+
+
+def test_alert_ids_are_short_stable_and_differ_per_cluster() -> None:
+    same = AlertKey("prod", "Config", "kai-config", "DependenciesFulfilled")
+    other = AlertKey("staging", "Config", "kai-config", "DependenciesFulfilled")
+    assert DEP.key.alert_id == same.alert_id
+    assert len(DEP.key.alert_id) == 6
+    assert other.alert_id != DEP.key.alert_id
+
+
+def _no_hold() -> Policy:
+    return Policy(timedelta(0), POLICY.repeat, 3, "C0ALERTS")
+
+
+def test_effects_carry_the_alert_as_it_is_after_the_step() -> None:
+    script = Script()
+    for at, action, _ in FIRED:
+        script.run(at, action)
+    outcome = alerts.acknowledge(script.state, DEP.key.alert_id, "U1", T0 + timedelta(seconds=90))
+    edit = outcome.effects[-1]
+    assert isinstance(edit, EditRoot)
+    assert edit.alert.acked_by == "U1"
+    assert edit.alert.root_ts == "ts1"

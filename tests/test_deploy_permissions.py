@@ -1,0 +1,177 @@
+"""RBAC and Slack scopes are derived from what the code really calls.
+
+A workload drives every feature through the real stack (signed Slack requests in, the official
+client out to the simulator); the simulator records each Kubernetes call and the emulator each
+Slack method. The deploy manifests must grant every call made, and nothing that is never made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from deploy_render import DEPLOY, by_kind, render
+
+from bot import schedule
+from bot.sim import breakage
+from bot.stack import Stack, running_stack
+from handlers import keda as keda_handlers
+
+Call = tuple[str, str, str, str | None]  # group, resource, verb, namespace (None: cluster-wide)
+# Resources whose calls without a namespace are cluster-wide lists rather than cluster-scoped.
+NAMESPACED = {
+    "deployments", "scaledjobs", "scaledobjects", "helmreleases", "kustomizations",
+    "gitrepositories", "helmrepositories", "ocirepositories", "helmcharts", "applications",
+    "leases", "configmaps",
+}  # fmt: skip
+# Slack method -> the bot scope it needs (auth.test and apps.connections.open need none).
+SCOPES = {
+    "chat.postMessage": "chat:write",
+    "chat.update": "chat:write",
+    "chat.postEphemeral": "chat:write",
+    "usergroups.list": "usergroups:read",
+    "usergroups.users.list": "usergroups:read",
+    "users.info": "users:read",
+}
+SELF_NAMESPACE = "kai-chatops"
+
+
+OCI_REPOSITORY = {
+    "apiVersion": "source.toolkit.fluxcd.io/v1",
+    "kind": "OCIRepository",
+    "metadata": {"name": "podinfo", "namespace": "flux-system"},
+    "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
+}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+async def confirm(stack: Stack, text: str) -> None:
+    ask = await stack.command(text)
+    assert ask.message is not None, ask.text
+    await stack.click("Confirm", ask.message)
+
+
+async def run_workload(stack: Stack, clock: Clock) -> None:
+    """Every feature once, the way users and the scheduler use it."""
+    await schedule.keep_lease(stack.service.deps)
+    await stack.command("health")
+    await stack.command("scaledjobs")
+    await stack.command("scaledjobs --all-namespaces")
+    await confirm(stack, "pause annia/annia-worker for 1h drain")
+    await confirm(stack, "resume annia/annia-worker")
+    await confirm(stack, "pause scaledobject annia/annia-api for 1h drain")
+    clock.now += timedelta(hours=2)
+    await schedule.keep_lease(stack.service.deps)
+    await schedule.resume_expired_pauses(stack.service.deps, "sim")
+    resumed = stack.sim.get("keda.sh/v1alpha1", "ScaledObject", "annia-api", "annia") or {}
+    assert "autoscaling.keda.sh/paused" not in resumed["metadata"].get("annotations", {})
+    stack.sim.apply(OCI_REPOSITORY)
+    for text in (
+        "reconcile ocirepo flux-system/podinfo",
+        "reconcile hr flux-system/kai-scheduler --with-source",
+        "reconcile ks flux-system/flux-system --with-source",
+        "reconcile gitrepo flux-system/flux-system",
+        "reconcile helmrepo flux-system/kedacore",
+        "reconcile app argocd/kai-scheduler --hard",
+    ):
+        await stack.command(text, to_the_end=True)
+    await confirm(stack, "sync argocd/kai-scheduler")
+    await alert_cycle(stack, clock)
+
+
+async def alert_cycle(stack: Stack, clock: Clock) -> None:
+    """What the scheduler does: hold the Lease, check, fire an alert, keep the state."""
+    deps = stack.service.deps
+    await schedule.keep_lease(deps)
+    breakage.dependencies_missing(stack.sim)
+    await schedule.check_cluster(deps, "sim")
+    clock.now += timedelta(seconds=60)
+    await schedule.keep_lease(deps)
+    await schedule.check_cluster(deps, "sim")
+
+
+@pytest.fixture
+async def observed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Stack]:
+    monkeypatch.setattr(
+        keda_handlers, "ACK_WAIT", dataclasses.replace(keda_handlers.ACK_WAIT, timeout=0.2)
+    )
+    clock = Clock()
+    configmap_state = {"state": {"backend": "configmap"}}
+    async with running_stack(
+        tmp_path, clock=clock, keda_controller=True, config_overrides=configmap_state
+    ) as stack:
+        stack.slack.add_usergroup("S0OTHERS", "others", [])
+        await run_workload(stack, clock)
+        yield stack
+
+
+def calls_made(stack: Stack) -> set[Call]:
+    made = set()
+    for r in stack.sim.requests:
+        if r.verb == "discovery" or not r.resource:
+            continue
+        namespace = r.namespace if r.resource in NAMESPACED else None
+        made.add((r.group, r.resource, r.verb, namespace))
+    return made
+
+
+def grants() -> set[Call]:
+    """(group, resource, verb, namespace) granted to the bot; namespace None for ClusterRoles."""
+    objects = render(DEPLOY / "base")
+    bound = {b["roleRef"]["name"] for b in by_kind(objects, "ClusterRoleBinding")}
+    bound_roles = {
+        (b["metadata"]["namespace"], b["roleRef"]["name"]) for b in by_kind(objects, "RoleBinding")
+    }
+    granted: set[Call] = set()
+    for role in by_kind(objects, "ClusterRole") + by_kind(objects, "Role"):
+        namespace = role["metadata"].get("namespace")
+        key = (
+            role["metadata"]["name"] if namespace is None else (namespace, role["metadata"]["name"])
+        )
+        if key not in (bound if namespace is None else bound_roles):
+            continue
+        for rule in role["rules"]:
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    granted |= {(group, resource, verb, namespace) for verb in rule["verbs"]}
+    return granted
+
+
+def is_granted(call: Call, granted: set[Call]) -> bool:
+    group, resource, verb, namespace = call
+    if namespace == "":
+        namespace = SELF_NAMESPACE
+    return (group, resource, verb, None) in granted or (group, resource, verb, namespace) in granted
+
+
+async def test_the_manifests_grant_every_kubernetes_call_the_code_makes(observed: Stack) -> None:
+    granted = grants()
+    missing = sorted(call for call in calls_made(observed) if not is_granted(call, granted))
+    assert missing == [], "\n".join(map(str, missing))
+
+
+async def test_the_manifests_grant_nothing_the_code_never_calls(observed: Stack) -> None:
+    used = {(g, r, v) for g, r, v, _ in calls_made(observed)}
+    unused = sorted(grant for grant in grants() if grant[:3] not in used)
+    assert unused == [], "\n".join(map(str, unused))
+
+
+async def test_the_slack_app_asks_exactly_for_the_scopes_the_code_uses(observed: Stack) -> None:
+    methods = {call.method for call in observed.slack.calls}
+    needed = {"commands"} | {SCOPES[m] for m in methods if m in SCOPES}
+    manifest: dict[str, Any] = yaml.safe_load((DEPLOY / "slack-app-manifest.yaml").read_text())
+    assert set(manifest["oauth_config"]["scopes"]["bot"]) == needed
+    assert manifest["features"]["slash_commands"][0]["command"] == "/kai"
+    assert manifest["settings"]["interactivity"]["is_enabled"] is True

@@ -1,0 +1,161 @@
+"""The scheduler: which jobs run how often, the real AsyncIOScheduler running them, no stacking."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobEvent
+
+from bot import config, schedule
+from bot.deps import Deps
+from bot.metrics import Metrics
+from bot.schedule import Job
+
+SETTINGS = config.parse_settings(
+    {
+        "clusters": [{"name": "prod"}, {"name": "staging"}],
+        "slack": {"alert_channel": "C0ALERTS"},
+        "alerts": {"interval": "45s"},
+    }
+)
+NOW = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+
+
+class Lease:
+    """A lease this replica holds or not."""
+
+    def __init__(self, held: bool) -> None:
+        self.held = held
+        self.renew_every = timedelta(seconds=4)
+        self.renewals = 0
+
+    def is_leader(self, now: datetime) -> bool:
+        return self.held
+
+    async def renew(self, now: datetime) -> bool:
+        self.renewals += 1
+        return self.held
+
+
+class Desk:
+    def __init__(self) -> None:
+        self.checked: list[str] = []
+
+    async def run_check(self, kube: Any, now: datetime) -> None:
+        self.checked.append(kube)
+
+
+def deps(lease: Lease | None = None, desk: Desk | None = None) -> Deps:
+    return Deps(
+        SETTINGS,
+        {"prod": "prod-gateway", "staging": "staging-gateway"},  # type: ignore[dict-item]
+        Metrics(),
+        clock=lambda: NOW,
+        alerts=desk,  # type: ignore[arg-type]
+        lease=lease,  # type: ignore[arg-type]
+    )
+
+
+def test_per_cluster_checks_and_pause_expiry_and_the_lease_renewed_from_the_start() -> None:
+    jobs = schedule.alert_jobs(deps(Lease(held=True)))
+    assert [(j.name, j.every, j.at_start) for j in jobs] == [
+        ("lease", timedelta(seconds=4), True),
+        ("alerts-prod", timedelta(seconds=45), False),
+        ("pause-expiry-prod", timedelta(seconds=30), False),
+        ("alerts-staging", timedelta(seconds=45), False),
+        ("pause-expiry-staging", timedelta(seconds=30), False),
+    ]
+
+
+async def test_jobs_never_overlap_themselves_and_missed_runs_collapse() -> None:
+    planned = schedule.build_scheduler(deps())
+    planned.start()
+    try:
+        for job in planned.scheduler.get_jobs():
+            assert job.max_instances == 1
+            assert job.coalesce is True
+    finally:
+        await planned.stop()
+
+
+async def test_only_the_lease_holder_checks() -> None:
+    desk = Desk()
+    await schedule.check_cluster(deps(Lease(held=False), desk), "prod")
+    assert desk.checked == []
+    await schedule.check_cluster(deps(Lease(held=True), desk), "prod")
+    await schedule.check_cluster(deps(None, desk), "staging")
+    assert desk.checked == ["prod-gateway", "staging-gateway"]
+
+
+async def test_the_real_scheduler_runs_an_added_job_on_the_running_loop() -> None:
+    ran = asyncio.Event()
+    seen: list[Deps] = []
+
+    async def expire_pauses(d: Deps) -> None:
+        seen.append(d)
+        ran.set()
+
+    the_deps = deps()
+    planned = schedule.build_scheduler(
+        the_deps, [Job("expire-pauses", expire_pauses, timedelta(hours=1), at_start=True)]
+    )
+    planned.start()
+    try:
+        await asyncio.wait_for(ran.wait(), timeout=5)
+    finally:
+        await planned.stop()
+    assert seen == [the_deps]
+
+
+async def test_a_slow_run_is_not_stacked_and_a_failing_one_does_not_stop_the_schedule() -> None:
+    skipped, second_run, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    runs = 0
+
+    async def slow_then_failing(_: Deps) -> None:
+        nonlocal runs
+        runs += 1
+        if runs == 1:
+            await release.wait()
+            raise RuntimeError("the first run fails")
+        second_run.set()
+
+    planned = schedule.build_scheduler(
+        deps(), [Job("slow", slow_then_failing, timedelta(seconds=0.05), at_start=True)]
+    )
+
+    def on_skip(event: JobEvent) -> None:
+        if event.job_id == "slow":
+            skipped.set()
+
+    planned.scheduler.add_listener(on_skip, EVENT_JOB_MAX_INSTANCES)
+    planned.start()
+    try:
+        await asyncio.wait_for(skipped.wait(), timeout=5)
+        assert runs == 1
+        release.set()
+        await asyncio.wait_for(second_run.wait(), timeout=5)
+    finally:
+        await planned.stop()
+
+
+async def test_stopping_cancels_a_run_under_way() -> None:
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def forever(_: Deps) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    planned = schedule.build_scheduler(
+        deps(), [Job("forever", forever, timedelta(hours=1), at_start=True)]
+    )
+    planned.start()
+    await asyncio.wait_for(started.wait(), timeout=5)
+    await planned.stop()
+    assert cancelled.is_set()
