@@ -10,6 +10,7 @@ from bot.alert_ops import AlertDesk
 from bot.alert_store import AlertStore
 from bot.config import Settings
 from bot.confirmations import UsedConfirmations
+from bot.inflight import InFlight
 from bot.lease import LeaderLease
 from bot.metrics import Metrics
 from bot.models import HealthReport
@@ -37,6 +38,7 @@ class Deps:
     alert_store: AlertStore | None = None  # None: the service opens the one `state` names
     alerts: AlertDesk | None = None  # set by the service (it needs the Slack gateway)
     lease: LeaderLease | None = None  # None: one replica, this one runs the checks
+    inflight: InFlight = field(default_factory=InFlight)  # work a shutdown waits for
 
     def kube_for(self, cluster: str | None) -> KubeReader:
         """The gateway for `--cluster NAME`, or the first configured cluster.

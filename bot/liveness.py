@@ -15,26 +15,20 @@ SLACK_SILENT_AFTER = 60.0  # seconds without a frame or pong (the client pings e
 
 @dataclass(frozen=True)
 class Signs:
-    """What the service last saw, in monotonic seconds (None: never)."""
+    """How long since the watchdog ticked, and (Socket Mode) since Slack last said anything."""
 
-    now: float
-    last_loop_tick: float
+    loop_stuck_for: float
     socket_mode: bool
     slack_connected: bool
-    slack_last_heard: float | None
-    started: float
+    slack_silent_for: float
 
 
 def problems(signs: Signs) -> list[str]:
     """Why the service should be restarted; empty when it is alive."""
     found = []
-    stuck = signs.now - signs.last_loop_tick
-    if stuck > LOOP_STUCK_AFTER:
-        found.append(f"event loop: no watchdog tick for {stuck:.1f} s")
-    if signs.socket_mode:
-        heard = signs.slack_last_heard if signs.slack_last_heard is not None else signs.started
-        silent = signs.now - heard
-        if silent > SLACK_SILENT_AFTER:
-            state = "connected" if signs.slack_connected else "disconnected"
-            found.append(f"slack: socket {state} but silent for {silent:.0f} s")
+    if signs.loop_stuck_for > LOOP_STUCK_AFTER:
+        found.append(f"event loop: no watchdog tick for {signs.loop_stuck_for:.1f} s")
+    if signs.socket_mode and signs.slack_silent_for > SLACK_SILENT_AFTER:
+        state = "connected" if signs.slack_connected else "disconnected"
+        found.append(f"slack: socket {state} but silent for {signs.slack_silent_for:.0f} s")
     return found

@@ -23,6 +23,7 @@ ICONS = {
     Health.MISSING: ":x:",
 }
 TRUNCATED = "… (truncated)"
+RESTARTING = "kai-chatops is restarting; nothing was done. Try again in a few seconds."
 GENERIC_FAILURE = (
     "Something went wrong inside kai-chatops while handling this; nothing was changed. "
     "The details are in the service log."

@@ -13,6 +13,7 @@ import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -21,7 +22,7 @@ from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 
-from bot import alert_ops, alert_store, confirmations, errors, schedule
+from bot import alert_ops, alert_store, confirmations, errors, probes, schedule
 from bot import app as bot_app
 from bot.deps import Deps
 from bot.lease import LeaderLease
@@ -30,6 +31,9 @@ from bot.slack import SlackGateway
 from bot.state_objects import ObjectStore
 
 log = logging.getLogger(__name__)
+
+# Well inside the Deployment's terminationGracePeriodSeconds (30 s).
+DRAIN_SECONDS = 20.0
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,10 @@ class Service:
         )
         self._socket: AsyncSocketModeHandler | None = None
         self._runner: web.AppRunner | None = None
+        self.probes = probes.Probes(self.deps, self._client, self._socket_client)
+
+    def _socket_client(self) -> Any | None:
+        return self._socket.client if self._socket is not None else None
 
     @property
     def port(self) -> int:
@@ -114,9 +122,8 @@ class Service:
     async def start(self) -> None:
         """Serve the endpoints, and in Socket Mode connect to Slack."""
         web_app = web.Application() if self.env.socket_mode else self.app.web_app("/slack/events")
-        web_app.router.add_get("/healthz", self._healthz)
-        web_app.router.add_get("/readyz", self._readyz)
-        web_app.router.add_get("/metrics", self._metrics)
+        self.probes.add_routes(web_app)
+        self.probes.watch.start()
         self._runner = web.AppRunner(web_app, access_log=None)
         await self._runner.setup()
         await web.TCPSite(self._runner, self._host, self._port).start()
@@ -124,19 +131,30 @@ class Service:
             self._socket = AsyncSocketModeHandler(
                 self.app, self.env.app_token, web_client=self._client
             )
+            self._socket.client.on_message_listeners.append(self.probes.link.on_message)
             await self._socket.connect_async()  # type: ignore[no-untyped-call]
         self.schedule.start()
         mode = "Socket Mode" if self.env.socket_mode else "HTTP mode on POST /slack/events"
         log.info("kai-chatops serving: %s, port %d", mode, self.port)
 
-    async def stop(self) -> None:
-        """Stop the jobs, give up the Lease, disconnect from Slack, stop serving, release the
-        clusters' connections and the alert store."""
+    async def stop(self, drain_for: float = DRAIN_SECONDS) -> None:
+        """Drain, then stop the jobs, give up the Lease, stop serving, release the clusters'
+        connections and the alert store.
+
+        Draining: readiness fails and new commands are turned away ("restarting"), the Socket
+        Mode connection closes so Slack sends to another replica, and work in flight gets up to
+        `drain_for` seconds to post its replies.
+        """
+        self.deps.inflight.draining = True
+        if self._socket is not None:
+            await self._socket.close_async()  # type: ignore[no-untyped-call]
+            self._socket = None
+        if not await self.deps.inflight.wait_idle(drain_for):
+            log.warning("stopping with %d replies still in flight", self.deps.inflight.count)
+        await self.probes.watch.stop()
         await self.schedule.stop()
         if self.deps.lease is not None:
             await self.deps.lease.release(self.deps.clock())
-        if self._socket is not None:
-            await self._socket.close_async()  # type: ignore[no-untyped-call]
         if self._runner is not None:
             await self._runner.cleanup()
         for gateway in self.deps.kube.values():
@@ -156,36 +174,6 @@ class Service:
         await stopping.wait()
         log.info("kai-chatops stopping")
         await self.stop()
-
-    async def _healthz(self, _: web.Request) -> web.Response:
-        # Answering at all proves the event loop turns; issue 6 adds the Slack-connection check.
-        return web.Response(text="ok\n")
-
-    async def _readyz(self, _: web.Request) -> web.Response:
-        problems = await self._readiness_problems()
-        if problems:
-            return web.Response(status=503, text="\n".join(problems) + "\n")
-        return web.Response(text="ready\n")
-
-    async def _readiness_problems(self) -> list[str]:
-        """Why the service cannot serve yet: Slack unusable, or not one cluster reachable."""
-        problems = []
-        try:
-            await self._client.auth_test()
-        except Exception as e:  # whatever failed, Slack is not usable yet
-            problems.append(f"slack: {type(e).__name__}: {e}")
-        reachable = 0
-        for name, gateway in self.deps.kube.items():
-            try:
-                await gateway.server_version()
-                reachable += 1
-            except errors.KubeError as e:
-                problems.append(f"cluster {name}: {e}")
-        return problems if problems and (problems[0].startswith("slack") or not reachable) else []
-
-    async def _metrics(self, _: web.Request) -> web.Response:
-        body = self.deps.metrics.render()
-        return web.Response(body=body, content_type="text/plain", charset="utf-8")
 
 
 def _state_cluster(deps: Deps) -> object:

@@ -118,7 +118,7 @@ def make_click_listener(run: Click, name: str) -> Listener:
             cluster, alert_id = render_alerts.parse_button_value(str(action.get("value", "")))
             return await run(deps, user, cluster, alert_id, body)
 
-        await replies.deliver(respond, work(), subcommand=name, metrics=deps.metrics)
+        await replies.deliver(respond, work(), subcommand=name, deps=deps)
 
     return handle_click
 

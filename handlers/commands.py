@@ -28,6 +28,9 @@ def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
         """Ack at once; bad input and help are answered in the ack itself, work via response_url."""
         deps: Deps = context["deps"]
         name = deps.settings.slack.command
+        if deps.inflight.draining:
+            await ack(**render.text_message(render.RESTARTING), response_type="ephemeral")
+            return
         try:
             parsed = commands.parse_command(command.get("text") or "", command_name=name)
         except errors.BadCommand as e:
@@ -46,14 +49,18 @@ def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
             note = f"`{name} {subcommand}` is not available in this version of kai-chatops yet."
             await ack(**render.text_message(note), response_type="ephemeral")
             return
-        await ack()
-        # Bolt sends the ack when its runner next looks (every 10 ms); give it that head start
-        # before the work competes with it for the loop, so acks stay fast under load.
-        await asyncio.sleep(ACK_HEAD_START)
-        user_id, channel_id = str(command.get("user_id", "")), str(command.get("channel_id", ""))
-        invocation = Invocation(user_id, channel_id, name, respond)
-        work = run(parsed, deps, invocation)
-        await replies.deliver(respond, work, subcommand=subcommand, metrics=deps.metrics)
+        with deps.inflight.track():  # from the ack on, a shutdown waits for the reply
+            await ack()
+            # Bolt sends the ack when its runner next looks (every 10 ms); give it that head
+            # start before the work competes with it for the loop, so acks stay fast under load.
+            await asyncio.sleep(ACK_HEAD_START)
+            user_id, channel_id = (
+                str(command.get("user_id", "")),
+                str(command.get("channel_id", "")),
+            )
+            invocation = Invocation(user_id, channel_id, name, respond)
+            work = run(parsed, deps, invocation)
+            await replies.deliver(respond, work, subcommand=subcommand, deps=deps)
 
     return handle_command
 

@@ -67,7 +67,7 @@ def make_confirm_listener(executors: Mapping[str, Executor]) -> Listener:
             deps.used_confirmations.claim(pending, deps.clock())
             return {**await execute(pending, deps, user_id), "replace_original": True}
 
-        await replies.deliver(respond, work(), subcommand="confirm", metrics=deps.metrics)
+        await replies.deliver(respond, work(), subcommand="confirm", deps=deps)
 
     return handle_confirm
 
@@ -89,4 +89,4 @@ async def handle_cancel(
         note = f"Cancelled by <@{user_id}>; nothing was changed."
         return {**render.text_message(note), "replace_original": True}
 
-    await replies.deliver(respond, work(), subcommand="cancel", metrics=deps.metrics)
+    await replies.deliver(respond, work(), subcommand="cancel", deps=deps)

@@ -13,6 +13,7 @@ from collections.abc import Awaitable
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot import errors, render
+from bot.deps import Deps
 from bot.metrics import Metrics
 from bot.render import Message
 
@@ -20,9 +21,19 @@ log = logging.getLogger(__name__)
 
 
 async def deliver(
+    respond: AsyncRespond, work: Awaitable[Message], *, subcommand: str, deps: Deps
+) -> None:
+    """Await the reply, then post it to the command's response_url, whatever happened.
+
+    The whole of it counts as in flight, so a shutdown waits for it.
+    """
+    with deps.inflight.track():
+        await _deliver(respond, work, subcommand=subcommand, metrics=deps.metrics)
+
+
+async def _deliver(
     respond: AsyncRespond, work: Awaitable[Message], *, subcommand: str, metrics: Metrics
 ) -> None:
-    """Await the reply, then post it to the command's response_url, whatever happened."""
     started = time.monotonic()
     outcome = "ok"
     try:

@@ -87,3 +87,14 @@ def test_an_app_token_selects_socket_mode_and_slack_api_url_is_honoured() -> Non
     )
     assert env.socket_mode
     assert env.api_url == "http://127.0.0.1:9/api/"
+
+
+async def test_while_draining_readiness_fails_and_new_commands_are_turned_away(
+    stack: Stack,
+) -> None:
+    stack.service.deps.inflight.draining = True
+    status, body = await get(stack, "/readyz")
+    reply = await stack.command("health")
+    assert (status, body) == (503, "shutting down\n")
+    assert "restarting" in reply.text
+    stack.service.deps.inflight.draining = False
