@@ -10,28 +10,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import socket
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-import aiohttp
 import yaml
+from common import free_port, grow_cluster, ms, percentile, start_process, wait_ready
 
 from bot.slackemu import SlackDriver, SlackEmulator
 from bot.stack import Stack, demo_config, running_stack
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1000:7.1f} ms"
 
 
 async def one_command(driver: SlackDriver, slack: SlackEmulator) -> tuple[float, float]:
@@ -41,66 +29,10 @@ async def one_command(driver: SlackDriver, slack: SlackEmulator) -> tuple[float,
     return delivery.latency, time.perf_counter() - started
 
 
-def grow_cluster(stack: Stack, shards: int, deployments: int) -> None:
-    for i in range(shards):
-        stack.sim.apply(
-            {
-                "apiVersion": "kai.scheduler/v1",
-                "kind": "SchedulingShard",
-                "metadata": {"name": f"shard-{i}"},
-                "spec": {"partitionLabelValue": f"p{i}"},
-            }
-        )
-    for i in range(deployments):
-        stack.sim.apply(
-            {
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "metadata": {
-                    "name": f"operand-{i}",
-                    "namespace": "kai-scheduler",
-                    "labels": {"app.kubernetes.io/managed-by": "kai-operator"},
-                },
-                "spec": {"replicas": 1},
-            }
-        )
-
-
 async def requests_per_check(stack: Stack) -> int:
     stack.sim.clear_requests()
     await stack.command("health")
     return len(stack.sim.requests)
-
-
-async def start_process(
-    *args: str, env: dict[str, str] | None = None
-) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        *args,
-        env={**os.environ, **(env or {})},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-
-
-async def wait_ready(url: str, deadline: float) -> None:
-    async with aiohttp.ClientSession() as session:
-        while time.monotonic() < deadline:
-            try:
-                async with session.get(url) as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)  # polling a starting process, bounded by the deadline
-    raise TimeoutError(f"{url} not ready")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def latency(workdir: Path, concurrency: int, rounds: int) -> None:

@@ -20,18 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from common import grow_cluster, ms, percentile
+
 from bot import schedule
 from bot.sim import breakage
 from bot.stack import ALERT_CHANNEL, CLUSTER, Stack, running_stack
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1000:7.1f} ms"
 
 
 def overrides(workdir: Path, interval: str) -> dict[str, Any]:
@@ -65,31 +58,6 @@ async def detection(workdir: Path, rounds: int) -> list[float]:
             breakage.heal(stack.sim)
             await wait_resolved(stack, posted[-1].ts)
     return latencies
-
-
-def grow_cluster(stack: Stack, shards: int, deployments: int) -> None:
-    for i in range(shards):
-        stack.sim.apply(
-            {
-                "apiVersion": "kai.scheduler/v1",
-                "kind": "SchedulingShard",
-                "metadata": {"name": f"shard-{i}"},
-                "spec": {"partitionLabelValue": f"p{i}"},
-            }
-        )
-    for i in range(deployments):
-        stack.sim.apply(
-            {
-                "apiVersion": "apps/v1",
-                "kind": "Deployment",
-                "metadata": {
-                    "name": f"operand-{i}",
-                    "namespace": "kai-scheduler",
-                    "labels": {"app.kubernetes.io/managed-by": "kai-operator"},
-                },
-                "spec": {"replicas": 1},
-            }
-        )
 
 
 async def requests_per_cycle(stack: Stack) -> int:

@@ -13,15 +13,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
-import os
-import socket
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import aiohttp
 import yaml
+from common import free_port, ms, percentile, start_process, wait_ready
 
 from bot.sim import Simulator
 from bot.sim.controller_answers import Behaviour
@@ -32,15 +30,6 @@ HR_API = "helm.toolkit.fluxcd.io/v2"
 ACK_GOAL = 0.050
 SECRET = "bench-signing-secret"
 HERE = str(Path(__file__).resolve())
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1000:6.1f} ms"
 
 
 async def serve_simulator(kubeconfig: str, releases: int, seconds: float) -> None:
@@ -65,42 +54,12 @@ async def serve_simulator(kubeconfig: str, releases: int, seconds: float) -> Non
             print(len(sim.requests), flush=True)
 
 
-async def start(*args: str, env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        *args,
-        env={**os.environ, **(env or {})},
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-
-
 async def ask(sim: asyncio.subprocess.Process, command: bytes) -> int:
     """Send a line to the simulator process; the request count it answers."""
     assert sim.stdin is not None and sim.stdout is not None
     sim.stdin.write(command + b"\n")
     await sim.stdin.drain()
     return int(await sim.stdout.readline())
-
-
-async def wait_ready(url: str, deadline: float) -> None:
-    async with aiohttp.ClientSession() as session:
-        while time.monotonic() < deadline:
-            try:
-                async with session.get(url) as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)  # polling a starting process, bounded by the deadline
-    raise TimeoutError(f"{url} not ready")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def one_reconcile(
@@ -115,8 +74,10 @@ async def one_reconcile(
 
 async def measure(workdir: Path, reconciles: int, seconds: float) -> None:
     kubeconfig = str(workdir / "kubeconfig")
-    sim = await start(HERE, "--serve-simulator", kubeconfig, "--reconciles", str(reconciles),
-                      "--seconds", str(seconds))  # fmt: skip
+    sim = await start_process(
+        HERE, "--serve-simulator", kubeconfig, "--reconciles", str(reconciles),
+        "--seconds", str(seconds), stdin=True,
+    )  # fmt: skip
     assert sim.stdout is not None
     await sim.stdout.readline()
     config_path = workdir / "config.yaml"
@@ -126,7 +87,7 @@ async def measure(workdir: Path, reconciles: int, seconds: float) -> None:
         slack.add_user(OPERATOR, "oncall-operator")
         env = {"SLACK_BOT_TOKEN": slack.bot_token, "SLACK_SIGNING_SECRET": SECRET}
         env["SLACK_API_URL"] = slack.api_url
-        service = await start("-m", "bot", "serve", "--config", str(config_path),
+        service = await start_process("-m", "bot", "serve", "--config", str(config_path),
                               "--port", str(port), "--host", "127.0.0.1", env=env)  # fmt: skip
         try:
             await wait_ready(f"http://127.0.0.1:{port}/readyz", time.monotonic() + 30)

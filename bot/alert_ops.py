@@ -22,6 +22,7 @@ from bot.alert_slack import SLACK_BACKOFFS, AlertMessages, MessageSender, Sleep
 from bot.alert_store import AlertStore, StoreConflict, StoreUnavailable
 from bot.alerts import EditRoot, Effect, Outcome, PostReply, PostRoot
 from bot.config import Settings
+from bot.kube_ports import KubeReader
 from bot.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,7 @@ class AlertDesk:
             a.hold, a.repeat, a.failures_before_alert, self.settings.slack.alert_channel
         )
 
-    async def run_check(self, kube: usecases.KubeReader, now: datetime) -> None:
+    async def run_check(self, kube: KubeReader, now: datetime) -> None:
         """One check of `kube.cluster`: read, decide, save, post. Never raises for Kubernetes,
         Slack or store trouble (each is logged and counted)."""
         cluster = kube.cluster
@@ -135,7 +136,7 @@ class AlertDesk:
                 return found
         raise errors.UserError(f"No active alert {alert_id!r}; `/kai alerts` lists them.")
 
-    async def _check_step(self, kube: usecases.KubeReader, now: datetime) -> Step:
+    async def _check_step(self, kube: KubeReader, now: datetime) -> Step:
         cluster, policy = kube.cluster, self.policy
         try:
             snapshot = await usecases.read_snapshot(

@@ -197,7 +197,7 @@ class ConfigMapStore:
         }
 
 
-def open_store(settings: Settings, kube: object) -> AlertStore:
+def open_store(settings: Settings, kube: ObjectStore) -> AlertStore:
     """The store `state.backend` names; `kube` is the first cluster's gateway (for configmap).
 
     Raises:
@@ -206,8 +206,6 @@ def open_store(settings: Settings, kube: object) -> AlertStore:
     state = settings.state
     if state.backend == "sqlite":
         return SqliteStore(state.path)
-    if not isinstance(kube, ObjectStore):
-        raise errors.ConfigError(["state.backend: configmap needs a Kubernetes gateway"])
     return ConfigMapStore(kube, namespace=state.namespace, name=state.configmap)
 
 

@@ -11,12 +11,12 @@ from bot.alert_store import AlertStore
 from bot.config import Settings
 from bot.confirmations import UsedConfirmations
 from bot.inflight import InFlight
+from bot.kube_ports import KubeWriter
 from bot.lease import LeaderLease
 from bot.metrics import Metrics
 from bot.models import HealthReport
 from bot.singleflight import SingleFlight
 from bot.slack import SlackGateway
-from bot.usecases import KubeReader
 
 
 def utc_now() -> datetime:
@@ -28,7 +28,7 @@ class Deps:
     """The service's collaborators: settings, one Kubernetes gateway per cluster, metrics, clock."""
 
     settings: Settings
-    kube: Mapping[str, KubeReader]
+    kube: Mapping[str, KubeWriter]
     metrics: Metrics
     clock: Callable[[], datetime] = utc_now
     health_checks: SingleFlight[str, HealthReport] = field(default_factory=SingleFlight)
@@ -40,7 +40,7 @@ class Deps:
     lease: LeaderLease | None = None  # None: one replica, this one runs the checks
     inflight: InFlight = field(default_factory=InFlight)  # work a shutdown waits for
 
-    def kube_for(self, cluster: str | None) -> KubeReader:
+    def kube_for(self, cluster: str | None) -> KubeWriter:
         """The gateway for `--cluster NAME`, or the first configured cluster.
 
         Raises:

@@ -11,14 +11,14 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from bot import errors
 from bot import gitops_argo as argo
 from bot import gitops_plan as plan
 from bot.gitops_plan import FluxPhase, FluxReport, StepResult
 from bot.gitops_target import Request, StepState, Target
-from bot.kinds import ResourceRef
+from bot.kube_ports import KubeWriter
 from bot.models import RawObject
 
 CONFLICT_RETRIES = 5  # as `flux` and `argocd` retry a conflicting write
@@ -28,25 +28,7 @@ Clock = Callable[[], datetime]
 OnRequested = Callable[[Target, str], Awaitable[None]]  # (what was patched, the token / value)
 
 
-@runtime_checkable
-class GitopsKube(Protocol):
-    """The reads and writes a reconcile needs (satisfied by `bot.kube.KubeGateway`)."""
-
-    cluster: str
-
-    async def get_object(
-        self, ref: ResourceRef, name: str, namespace: str | None = None
-    ) -> RawObject | None: ...
-
-    async def patch_object(
-        self,
-        ref: ResourceRef,
-        name: str,
-        namespace: str | None,
-        body: Any,
-        *,
-        json_patch: bool = False,
-    ) -> RawObject: ...
+GitopsKube = KubeWriter  # the reads and writes a reconcile needs
 
 
 @dataclass(frozen=True)

@@ -14,18 +14,18 @@ from datetime import datetime
 from bot import audit, errors, kinds, render_keda_changes
 from bot.audit import Change
 from bot.config import Settings
-from bot.keda_ops import REFS, AckWait, KedaKube, apply_plan, writable
+from bot.keda_ops import REFS, AckWait, KedaKube, apply_plan
 from bot.keda_pause import ExpiredPause, Outcome, Plan, find_expired_pause, plan_resume
+from bot.kube_ports import KubeReader, KubeWriter
 from bot.models import RawObject
 from bot.rules import keda
 from bot.slack import SlackGateway
-from bot.usecases import KubeReader
 
 log = logging.getLogger(__name__)
 
 
 async def resume_expired_pauses(
-    kube: KubeReader,
+    kube: KubeWriter,
     slack: SlackGateway | None,
     settings: Settings,
     now: datetime,
@@ -42,15 +42,14 @@ async def resume_expired_pauses(
     Returns:
         The resumes that wrote something.
     """
-    gateway = writable(kube)
     pages = await asyncio.gather(
-        *(_list_quietly(gateway, ref, ns) for ns in settings.keda.namespaces for ref in REFS)
+        *(_list_quietly(kube, ref, ns) for ns in settings.keda.namespaces for ref in REFS)
     )
-    found = [find_expired_pause(obj, gateway.cluster, now) for page in pages for obj in page]
+    found = [find_expired_pause(obj, kube.cluster, now) for page in pages for obj in page]
     expired = [e for e in found if e is not None]
     channel = settings.slack.alert_channel
     results = await asyncio.gather(
-        *(_resume_expired(gateway, e, slack, channel, now, wait or AckWait()) for e in expired)
+        *(_resume_expired(kube, e, slack, channel, now, wait or AckWait()) for e in expired)
     )
     return [outcome for outcome in results if outcome is not None]
 

@@ -12,7 +12,6 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol, runtime_checkable
 
 from bot import conditions, errors, kinds, render_keda
 from bot.keda_pause import (
@@ -24,9 +23,9 @@ from bot.keda_pause import (
     plan_resume,
     summarise,
 )
+from bot.kube_ports import KubeReader, KubeWriter
 from bot.models import RawObject
 from bot.rules import keda
-from bot.usecases import KubeReader
 
 log = logging.getLogger(__name__)
 
@@ -35,19 +34,7 @@ CONFLICT_RETRIES = 2  # re-read and re-decide this many times after a 409
 PlanMaker = Callable[[RawObject], Plan]
 
 
-@runtime_checkable
-class KedaKube(KubeReader, Protocol):
-    """The reads and the merge patch pause and resume need (`bot.kube.KubeGateway` has them)."""
-
-    async def patch_object(
-        self,
-        ref: kinds.ResourceRef,
-        name: str,
-        namespace: str | None,
-        body: Any,
-        *,
-        json_patch: bool = False,
-    ) -> RawObject: ...
+KedaKube = KubeWriter  # the reads and the merge patch pause and resume need
 
 
 @dataclass(frozen=True)
@@ -56,17 +43,6 @@ class AckWait:
 
     timeout: float = 10.0
     interval: float = 0.5
-
-
-def writable(kube: KubeReader) -> KedaKube:
-    """The gateway as one that can patch.
-
-    Raises:
-        BotError: the gateway offers no patch (a read-only fake).
-    """
-    if isinstance(kube, KedaKube):
-        return kube
-    raise errors.BotError(f"the gateway of cluster {kube.cluster} cannot write")
 
 
 async def list_rows(kube: KubeReader, namespaces: Sequence[str] | None) -> list[Row]:

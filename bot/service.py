@@ -25,10 +25,10 @@ from slack_sdk.http_retry.state import RetryState
 from bot import alert_ops, alert_store, confirmations, errors, probes, schedule
 from bot import app as bot_app
 from bot.deps import Deps
+from bot.kube_ports import KubeWriter
 from bot.lease import LeaderLease
 from bot.metrics import Metrics
 from bot.slack import SlackGateway
-from bot.state_objects import ObjectStore
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ class Service:
         await self.stop()
 
 
-def _state_cluster(deps: Deps) -> object:
+def _state_cluster(deps: Deps) -> KubeWriter:
     """The gateway of the first cluster: where the Lease and the state ConfigMap live."""
     return deps.kube[deps.settings.clusters[0].name]
 
@@ -194,10 +194,7 @@ def _lease(deps: Deps) -> LeaderLease | None:
         enabled = settings.state.backend == "configmap"
     if not enabled:
         return None
-    kube = _state_cluster(deps)
-    if not isinstance(kube, ObjectStore):
-        raise errors.ConfigError(["lease.enabled: needs a Kubernetes gateway that can write"])
-    return LeaderLease(kube, deps.settings.lease)
+    return LeaderLease(_state_cluster(deps), deps.settings.lease)
 
 
 class _RateLimitCounter(AsyncRetryHandler):

@@ -7,37 +7,14 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
-from typing import Protocol
 
 from bot import health, kinds
 from bot.config import Settings
+from bot.kube_ports import KubeReader
 from bot.models import ClusterSnapshot, HealthReport, RawObject
 
 OPERATOR_LABEL = "app.kubernetes.io/managed-by=kai-operator"
 KAI_CONFIG_NAME = "kai-config"
-
-
-class KubeReader(Protocol):
-    """The reads a health check needs (satisfied by `bot.kube.KubeGateway`)."""
-
-    cluster: str
-
-    async def get_object(
-        self, ref: kinds.ResourceRef, name: str, namespace: str | None = None
-    ) -> RawObject | None: ...
-
-    async def list_objects(
-        self,
-        ref: kinds.ResourceRef,
-        namespace: str | None = None,
-        *,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
-        metadata_only: bool = False,
-        page_size: int | None = ...,
-    ) -> list[RawObject]: ...
-
-    async def server_version(self) -> str: ...
 
 
 async def read_snapshot(kube: KubeReader, kai_namespace: str, apiservice: str) -> ClusterSnapshot:

@@ -12,8 +12,6 @@ from datetime import timedelta
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
-from slack_bolt.context.ack.async_ack import AsyncAck
-from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot import commands, errors, render, render_alerts, usecases
 from bot.alert_model import AlertState
@@ -103,24 +101,11 @@ Click = Callable[[Deps, str, str, str, dict[str, Any]], Awaitable[Message]]
 def make_click_listener(run: Click, name: str) -> Listener:
     """A button listener: ack at once, then `run(deps, user, cluster, alert_id, body)`."""
 
-    async def handle_click(
-        ack: AsyncAck,
-        body: dict[str, Any],
-        action: dict[str, Any],
-        respond: AsyncRespond,
-        context: dict[str, Any],
-    ) -> None:
-        await ack()
-        deps: Deps = context["deps"]
-        user = str(body.get("user", {}).get("id", ""))
+    async def click(deps: Deps, user: str, value: str, body: dict[str, Any]) -> Message:
+        cluster, alert_id = render_alerts.parse_button_value(value)
+        return await run(deps, user, cluster, alert_id, body)
 
-        async def work() -> Message:
-            cluster, alert_id = render_alerts.parse_button_value(str(action.get("value", "")))
-            return await run(deps, user, cluster, alert_id, body)
-
-        await replies.deliver(respond, work(), subcommand=name, deps=deps)
-
-    return handle_click
+    return replies.button_listener(name, click)
 
 
 async def click_acknowledge(

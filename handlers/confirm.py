@@ -9,9 +9,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from slack_bolt.context.ack.async_ack import AsyncAck
-from slack_bolt.context.respond.async_respond import AsyncRespond
-
 from bot import confirmations, errors, render
 from bot.deps import Deps
 from bot.render import Message
@@ -45,48 +42,23 @@ def ask(
 def make_confirm_listener(executors: Mapping[str, Executor]) -> Listener:
     """The `Confirm` button's listener, dispatching to the feature that asked."""
 
-    async def handle_confirm(
-        ack: AsyncAck,
-        body: dict[str, Any],
-        action: dict[str, Any],
-        respond: AsyncRespond,
-        context: dict[str, Any],
-    ) -> None:
-        await ack()
-        deps: Deps = context["deps"]
-        user_id = str(body.get("user", {}).get("id", ""))
+    async def confirm(deps: Deps, user_id: str, value: str, _: dict[str, Any]) -> Message:
+        pending = confirmations.unseal(value, deps.confirm_key, deps.clock())
+        await access.require_operator(deps, user_id, pending.action)
+        execute = executors.get(pending.action)
+        if execute is None:
+            raise errors.UserError(f"'{pending.action}' cannot be confirmed in this version.")
+        deps.used_confirmations.claim(pending, deps.clock())
+        return {**await execute(pending, deps, user_id), "replace_original": True}
 
-        async def work() -> Message:
-            pending = confirmations.unseal(
-                str(action.get("value", "")), deps.confirm_key, deps.clock()
-            )
-            await access.require_operator(deps, user_id, pending.action)
-            execute = executors.get(pending.action)
-            if execute is None:
-                raise errors.UserError(f"'{pending.action}' cannot be confirmed in this version.")
-            deps.used_confirmations.claim(pending, deps.clock())
-            return {**await execute(pending, deps, user_id), "replace_original": True}
-
-        await replies.deliver(respond, work(), subcommand="confirm", deps=deps)
-
-    return handle_confirm
+    return replies.button_listener("confirm", confirm)
 
 
-async def handle_cancel(
-    ack: AsyncAck,
-    body: dict[str, Any],
-    action: dict[str, Any],
-    respond: AsyncRespond,
-    context: dict[str, Any],
-) -> None:
+async def cancel(deps: Deps, user_id: str, value: str, _: dict[str, Any]) -> Message:
     """`Cancel`: nothing changes; the confirmation is replaced by a note saying so."""
-    await ack()
-    deps: Deps = context["deps"]
-    user_id = str(body.get("user", {}).get("id", ""))
+    confirmations.unseal(value, deps.confirm_key, deps.clock())
+    note = f"Cancelled by <@{user_id}>; nothing was changed."
+    return {**render.text_message(note), "replace_original": True}
 
-    async def work() -> Message:
-        confirmations.unseal(str(action.get("value", "")), deps.confirm_key, deps.clock())
-        note = f"Cancelled by <@{user_id}>; nothing was changed."
-        return {**render.text_message(note), "replace_original": True}
 
-    await replies.deliver(respond, work(), subcommand="cancel", deps=deps)
+handle_cancel = replies.button_listener("cancel", cancel)

@@ -73,7 +73,7 @@ async def run_reconcile(
     request = resolve_request(parsed, deps.settings)
     target = request.target
     await access.require_operator(deps, invocation.user_id, f"reconcile {target.describe()}")
-    kube = _kube(deps, target.cluster)
+    kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
@@ -148,7 +148,7 @@ async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
     """`/kai sync`: check the Application can sync now, then ask the user to confirm."""
     target = resolve_request(parsed, deps.settings).target
     await access.require_operator(deps, invocation.user_id, f"sync {target.describe()}")
-    kube = _kube(deps, target.cluster)
+    kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
@@ -163,7 +163,7 @@ async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
 async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
     """The confirmed sync: write `operation`, wait until Argo CD clears it, report the outcome."""
     target = Target.from_params(pending.params)
-    kube = _kube(deps, target.cluster)
+    kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
@@ -207,13 +207,6 @@ async def _post(respond: Respond, message: Message) -> bool:
         log.warning("could not post the progress reply: %s", e)
         return False
     return True
-
-
-def _kube(deps: Deps, cluster: str) -> ops.GitopsKube:
-    kube = deps.kube_for(cluster)
-    if not isinstance(kube, ops.GitopsKube):
-        raise errors.UserError(f"The connection to {cluster} cannot make changes.")
-    return kube
 
 
 def _polling(deps: Deps) -> ops.Polling:

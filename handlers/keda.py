@@ -137,7 +137,7 @@ async def execute_pause(pending: Pending, deps: Deps, clicker: str) -> Message:
     now, wait = deps.clock(), ACK_WAIT
     try:
         outcome = await keda_ops.pause(
-            keda_ops.writable(deps.kube_for(target.cluster)),
+            deps.kube_for(target.cluster),
             target,
             user=clicker,
             reason=reason,
@@ -156,7 +156,7 @@ async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
     target = Target.from_params(pending.params)
     keda_pause.check_namespace(target.namespace, deps.settings.keda.namespaces)
     now, wait = deps.clock(), ACK_WAIT
-    kube = keda_ops.writable(deps.kube_for(target.cluster))
+    kube = deps.kube_for(target.cluster)
     try:
         outcome = await keda_ops.resume(kube, target, wait=wait)
     except errors.KubeForbidden as e:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot import errors, render
@@ -48,3 +50,26 @@ async def _deliver(
     metrics.commands.labels(subcommand, outcome).inc()
     metrics.command_seconds.labels(subcommand).observe(time.monotonic() - started)
     await respond(**message)
+
+
+ButtonWork = Callable[[Deps, str, str, dict[str, Any]], Awaitable[Message]]
+Listener = Callable[..., Awaitable[None]]
+
+
+def button_listener(name: str, run: ButtonWork) -> Listener:
+    """A button's listener: ack at once, then deliver `run(deps, user_id, value, body)`."""
+
+    async def handle_click(
+        ack: AsyncAck,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        respond: AsyncRespond,
+        context: dict[str, Any],
+    ) -> None:
+        await ack()
+        deps: Deps = context["deps"]
+        user_id = str(body.get("user", {}).get("id", ""))
+        work = run(deps, user_id, str(action.get("value", "")), body)
+        await deliver(respond, work, subcommand=name, deps=deps)
+
+    return handle_click
