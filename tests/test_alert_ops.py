@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sim_gateway
 
-from bot import config, kube
+from bot import config
 from bot.alert_model import ClusterAlerts, RootStatus
 from bot.alert_ops import AlertDesk
 from bot.alert_store import SqliteStore, StoreConflict
-from bot.config import ClusterSettings, KubernetesSettings
 from bot.kube import KubeGateway
 from bot.metrics import Metrics
 from bot.sim import Simulator, breakage
@@ -71,9 +71,7 @@ async def sim() -> AsyncIterator[Simulator]:
 
 @pytest.fixture
 def gateway(sim: Simulator, tmp_path: Path) -> Iterator[KubeGateway]:
-    kubeconfig = sim.write_kubeconfig(str(tmp_path / "kubeconfig"))
-    cluster = ClusterSettings(name="sim", kubeconfig=kubeconfig, context="sim")
-    connected = kube.connect(cluster, KubernetesSettings(timedelta(seconds=2), retries=0))
+    connected = sim_gateway.connect(sim, tmp_path)
     yield connected
     connected.close()
 

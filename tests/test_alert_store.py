@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import sim_gateway
 
-from bot import alerts, config, kube
+from bot import alerts, config
 from bot.alert_model import (
     AlertKey,
     AlertState,
@@ -29,7 +30,6 @@ from bot.alert_store import (
     StoreUnavailable,
     open_store,
 )
-from bot.config import ClusterSettings, KubernetesSettings
 from bot.kube import KubeGateway
 from bot.sim import Simulator
 
@@ -75,9 +75,7 @@ async def sim() -> AsyncIterator[Simulator]:
 
 @pytest.fixture
 def gateway(sim: Simulator, tmp_path: Path) -> Iterator[KubeGateway]:
-    kubeconfig = sim.write_kubeconfig(str(tmp_path / "kubeconfig"))
-    cluster = ClusterSettings(name="sim", kubeconfig=kubeconfig, context="sim")
-    connected = kube.connect(cluster, KubernetesSettings(timedelta(seconds=2), retries=0))
+    connected = sim_gateway.connect(sim, tmp_path)
     yield connected
     connected.close()
 

@@ -8,9 +8,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import sim_gateway
 
-from bot import config, kube
-from bot.config import ClusterSettings, KubernetesSettings, LeaseSettings
+from bot import config
+from bot.config import LeaseSettings
 from bot.deps import Deps
 from bot.kube import KubeGateway
 from bot.lease import LeaderLease
@@ -34,9 +35,7 @@ async def sim() -> AsyncIterator[Simulator]:
 
 @pytest.fixture
 def gateway(sim: Simulator, tmp_path: Path) -> Iterator[KubeGateway]:
-    kubeconfig = sim.write_kubeconfig(str(tmp_path / "kubeconfig"))
-    cluster = ClusterSettings(name="sim", kubeconfig=kubeconfig, context="sim")
-    connected = kube.connect(cluster, KubernetesSettings(timedelta(seconds=2), retries=0))
+    connected = sim_gateway.connect(sim, tmp_path)
     yield connected
     connected.close()
 
