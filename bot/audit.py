@@ -37,8 +37,18 @@ class Change:
 
 
 async def record(change: Change, *, slack: SlackGateway | None, channel: str, text: str) -> None:
-    """Log the change, and post `text` in the channel (a failed post is logged, never raised)."""
-    log.info(change.log_line())
+    """Log the change, and post `text` in the channel (a failed post is logged, never raised).
+
+    The log line's message is the whole record as JSON; its fields (user, command, object,
+    outcome) are also set on the record, so the JSON log format shows them at the top level.
+    """
+    context = {
+        "user": change.user,
+        "command": change.action,
+        "object": change.target,
+        "outcome": change.outcome,
+    }
+    log.info(change.log_line(), extra=context)
     if slack is None or not channel:
         return
     try:

@@ -60,7 +60,7 @@ def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
             )
             invocation = Invocation(user_id, channel_id, name, respond)
             work = run(parsed, deps, invocation)
-            await replies.deliver(respond, work, subcommand=subcommand, deps=deps)
+            await replies.deliver(respond, work, subcommand=subcommand, deps=deps, user_id=user_id)
 
     return handle_command
 

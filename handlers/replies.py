@@ -23,19 +23,27 @@ log = logging.getLogger(__name__)
 
 
 async def deliver(
-    respond: AsyncRespond, work: Awaitable[Message], *, subcommand: str, deps: Deps
+    respond: AsyncRespond,
+    work: Awaitable[Message],
+    *,
+    subcommand: str,
+    deps: Deps,
+    user_id: str = "",
 ) -> None:
     """Await the reply, then post it to the command's response_url, whatever happened.
 
-    The whole of it counts as in flight, so a shutdown waits for it.
+    The whole of it counts as in flight, so a shutdown waits for it; it ends with one log line
+    (command, user, outcome).
     """
     with deps.inflight.track():
-        await _deliver(respond, work, subcommand=subcommand, metrics=deps.metrics)
+        outcome = await _deliver(respond, work, subcommand=subcommand, metrics=deps.metrics)
+    context = {"command": subcommand, "user": user_id, "outcome": outcome}
+    log.info("%s by %s: %s", subcommand, user_id or "?", outcome, extra=context)
 
 
 async def _deliver(
     respond: AsyncRespond, work: Awaitable[Message], *, subcommand: str, metrics: Metrics
-) -> None:
+) -> str:
     started = time.monotonic()
     outcome = "ok"
     try:
@@ -50,6 +58,7 @@ async def _deliver(
     metrics.commands.labels(subcommand, outcome).inc()
     metrics.command_seconds.labels(subcommand).observe(time.monotonic() - started)
     await respond(**message)
+    return outcome
 
 
 ButtonWork = Callable[[Deps, str, str, dict[str, Any]], Awaitable[Message]]
@@ -70,6 +79,6 @@ def button_listener(name: str, run: ButtonWork) -> Listener:
         deps: Deps = context["deps"]
         user_id = str(body.get("user", {}).get("id", ""))
         work = run(deps, user_id, str(action.get("value", "")), body)
-        await deliver(respond, work, subcommand=name, deps=deps)
+        await deliver(respond, work, subcommand=name, deps=deps, user_id=user_id)
 
     return handle_click
