@@ -25,7 +25,7 @@ def is_paused(obj: dict[str, object] | None) -> bool:
 
 
 async def test_a_member_of_an_operator_user_group_may_pause(tmp_path: Path) -> None:
-    async with running_stack(tmp_path) as stack:
+    async with running_stack(tmp_path, keda_controller=True) as stack:
         stack.slack.add_user(GROUPIE, "group-member")
         stack.slack.add_usergroup("S0ONCALL", "platform-oncall", [OPERATOR, GROUPIE])
         ask = await stack.command("pause annia/annia-worker drain", user_id=GROUPIE)
@@ -61,7 +61,7 @@ async def test_every_command_and_change_leaves_a_log_line_with_its_context(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    async with running_stack(tmp_path) as stack:
+    async with running_stack(tmp_path, keda_controller=True) as stack:
         await stack.command("health")
         ask = await stack.command("pause annia/annia-worker for 1h drain")
         assert ask.message is not None

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import sim_gateway
 
 from bot import errors, kinds, kube
 from bot.config import ClusterSettings, KubernetesSettings
@@ -138,10 +139,12 @@ async def test_an_unreachable_api_server_is_reported_after_the_retries(
     assert len(waits.waits) == 3
 
 
-async def test_a_hung_api_server_times_out(gateway: KubeGateway, sim: Simulator) -> None:
+async def test_a_hung_api_server_times_out(sim: Simulator, tmp_path: Path) -> None:
     sim.faults.add(None, resource="configs", delay=3.0, times=None)
+    impatient = sim_gateway.connect(sim, tmp_path, timeout=0.3, retries=0)
     with pytest.raises(errors.KubeUnavailable, match="Timeout"):
-        await gateway.get_object(kinds.KAI_CONFIG, "kai-config")
+        await impatient.get_object(kinds.KAI_CONFIG, "kai-config")
+    impatient.close()
 
 
 async def test_a_slow_call_does_not_block_other_calls(gateway: KubeGateway, sim: Simulator) -> None:
