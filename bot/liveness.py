@@ -23,12 +23,17 @@ class Signs:
     slack_silent_for: float
 
 
-def problems(signs: Signs) -> list[str]:
+def problems(
+    signs: Signs,
+    *,
+    loop_stuck_after: float = LOOP_STUCK_AFTER,
+    slack_silent_after: float = SLACK_SILENT_AFTER,
+) -> list[str]:
     """Why the service should be restarted; empty when it is alive."""
     found = []
-    if signs.loop_stuck_for > LOOP_STUCK_AFTER:
+    if signs.loop_stuck_for > loop_stuck_after:
         found.append(f"event loop: no watchdog tick for {signs.loop_stuck_for:.1f} s")
-    if signs.socket_mode and signs.slack_silent_for > SLACK_SILENT_AFTER:
+    if signs.socket_mode and signs.slack_silent_for > slack_silent_after:
         state = "connected" if signs.slack_connected else "disconnected"
         found.append(f"slack: socket {state} but silent for {signs.slack_silent_for:.0f} s")
     return found

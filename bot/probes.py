@@ -20,6 +20,7 @@ from bot import errors, liveness
 from bot.deps import Deps
 
 WATCHDOG_EVERY = 1.0
+SLACK_RECHECK_EVERY = 60.0
 
 
 class LoopWatch:
@@ -69,6 +70,8 @@ class Probes:
         self.deps = deps
         self.watch = LoopWatch()
         self.link = SlackLink()
+        self.slack_silent_after = liveness.SLACK_SILENT_AFTER
+        self._slack_ok_at: float | None = None
         self._client = client
         self._socket_client = socket_client
 
@@ -78,7 +81,8 @@ class Probes:
         app.router.add_get("/metrics", self.metrics)
 
     async def healthz(self, _: web.Request) -> web.Response:
-        problems = liveness.problems(await self._signs())
+        signs = await self._signs()
+        problems = liveness.problems(signs, slack_silent_after=self.slack_silent_after)
         if problems:
             return web.Response(status=503, text="\n".join(problems) + "\n")
         return web.Response(text="ok\n")
@@ -103,7 +107,7 @@ class Probes:
         """Why the service cannot serve yet: Slack unusable, or not one cluster reachable."""
         problems = []
         try:
-            await self._client.auth_test()
+            await self._check_slack()
         except Exception as e:  # whatever failed, Slack is not usable yet
             problems.append(f"slack: {type(e).__name__}: {e}")
         reachable = 0
@@ -114,6 +118,14 @@ class Probes:
             except errors.KubeError as e:
                 problems.append(f"cluster {name}: {e}")
         return problems if problems and (problems[0].startswith("slack") or not reachable) else []
+
+    async def _check_slack(self) -> None:
+        """`auth.test`, at most once a minute once it has passed (probes come every 10 s)."""
+        now = time.monotonic()
+        if self._slack_ok_at is not None and now - self._slack_ok_at < SLACK_RECHECK_EVERY:
+            return
+        await self._client.auth_test()
+        self._slack_ok_at = now
 
     async def metrics(self, _: web.Request) -> web.Response:
         body = self.deps.metrics.render()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -98,3 +99,28 @@ async def test_while_draining_readiness_fails_and_new_commands_are_turned_away(
     assert (status, body) == (503, "shutting down\n")
     assert "restarting" in reply.text
     stack.service.deps.inflight.draining = False
+
+
+async def test_a_socket_mode_link_that_carries_nothing_fails_liveness(tmp_path: Path) -> None:
+    async with running_stack(tmp_path, socket_mode=True) as stack:
+        assert await get(stack, "/healthz") == (200, "ok\n")
+        stack.service.probes.slack_silent_after = 0.3  # the client pings every 10 s
+
+        async def silent() -> bool:
+            status, _ = await get(stack, "/healthz")
+            return status == 503
+
+        await poll(silent, deadline=5.0)
+        status, body = await get(stack, "/healthz")
+        assert status == 503
+        assert "slack: socket connected but silent" in body
+        stack.service.probes.slack_silent_after = 2.0
+        await stack.command("health")  # an envelope arrives over the socket
+        assert await get(stack, "/healthz") == (200, "ok\n")
+
+
+async def poll(check: Callable[[], Awaitable[bool]], deadline: float) -> None:
+    end = asyncio.get_running_loop().time() + deadline
+    while not await check():
+        assert asyncio.get_running_loop().time() < end, "condition not reached in time"
+        await asyncio.sleep(0.05)
