@@ -7,6 +7,7 @@ cluster. `--run` executes commands without a prompt, for scripts.
 from __future__ import annotations
 
 import asyncio
+import functools
 import html
 import logging
 import tempfile
@@ -15,32 +16,67 @@ from pathlib import Path
 from typing import Any
 
 from bot.sim import breakage
-from bot.stack import Reply, Stack, running_stack
+from bot.slackemu import ApiCall
+from bot.stack import ALERT_CHANNEL, Reply, Stack, running_stack
 
 BANNER = """kai-chatops demo: the service is running against a simulated cluster and a local Slack.
   /kai help            what the bot understands (type any /kai command as in Slack)
   click Confirm        press a button of the last reply (Confirm, Cancel, Acknowledge, ...)
   sim                  ways to break or heal the simulated cluster (sim dependencies_missing)
   quit                 stop
+Alerts the bot posts in its alert channel are printed as [#alerts] lines as they happen.
 The simulated cluster, for kubectl while the demo runs:
   kubectl --kubeconfig {kubeconfig} get configs.kai.scheduler,schedulingshards
 """
+
+
+# Quicker than a real install's defaults, so a broken cluster raises its alert within seconds.
+DEMO_ALERTS = {"alerts": {"interval": "3s", "hold": "6s", "repeat": "10m"}}
 
 
 async def run(commands: Sequence[str]) -> int:
     """Start the stack; run `commands` if given, else read them from the terminal."""
     logging.getLogger().setLevel(logging.WARNING)  # the console is the demo's output
     with tempfile.TemporaryDirectory(prefix="kai-chatops-demo-") as workdir:
-        async with running_stack(Path(workdir), keda_controller=True) as stack:
+        stack_ctx = running_stack(Path(workdir), keda_controller=True, config_overrides=DEMO_ALERTS)
+        async with stack_ctx as stack:
             print(BANNER.format(kubeconfig=stack.kubeconfig))
-            if commands:
-                session = Console(stack)
-                for line in commands:
-                    print(f"kai> {line}")
-                    await session.execute(line)
-                return 0
-            await console(stack)
+            watcher = asyncio.get_running_loop().create_task(show_alert_channel(stack))
+            try:
+                if commands:
+                    session = Console(stack)
+                    for line in commands:
+                        print(f"kai> {line}")
+                        await session.execute(line)
+                    return 0
+                await console(stack)
+            finally:
+                watcher.cancel()
     return 0
+
+
+async def show_alert_channel(stack: Stack) -> None:
+    """Print what the bot posts or edits in the alert channel, as it happens."""
+    seen = 0
+
+    def unseen(already: int) -> list[ApiCall]:
+        calls = stack.slack.calls_to("chat.postMessage") + stack.slack.calls_to("chat.update")
+        mine = [c for c in calls if c.ok and c.params.get("channel") == ALERT_CHANNEL]
+        return sorted(mine, key=lambda c: c.at)[already:]
+
+    while True:
+        new = await stack.slack.wait_for(functools.partial(unseen, seen), timeout=24 * 3600)
+        for call in new:
+            print(alert_line(call.method, call.params))
+        seen += len(new)
+
+
+def alert_line(method: str, params: Mapping[str, Any]) -> str:
+    first = str(params.get("text", "")).split("\n")[0]
+    if method == "chat.update":
+        return f"\n[#alerts, root edited] {first}"
+    where = "  ↳ in thread: " if params.get("thread_ts") else ""
+    return f"\n[#alerts] {where}{first}"
 
 
 class Console:
