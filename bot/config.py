@@ -6,7 +6,6 @@ reads the file. Secrets never come from here: the composition root reads them fr
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Hashable, Mapping
@@ -16,7 +15,8 @@ from typing import Any, Literal, TypeVar
 
 import yaml
 
-from bot import durations, errors
+from bot import config_values as cv
+from bot import errors
 
 T = TypeVar("T")
 
@@ -156,15 +156,7 @@ _TOP_KEYS = (
 )
 _SECRETS = "secrets come only from the environment (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, "
 _SECRETS += "SLACK_APP_TOKEN; cluster credentials via the kubeconfig); delete this key"
-_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-_SUBDOMAIN = re.compile(
-    r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-)
-_COMMAND = re.compile(r"/[a-z0-9_-]{1,31}")
-_CHANNEL = re.compile(r"[CG][A-Z0-9]{2,}")  # Slack does not promise a length
-_PRINCIPAL = re.compile(r"[UWS][A-Z0-9]{2,}|@[a-z0-9][a-z0-9._-]*")
 _LIST_ITEM = re.compile(r"\[\d+\]: ")  # how a list's problem line names the bad item
-_PRINCIPAL_EXPECTED = "a user ID like U0123ABCD, a user-group ID like S0123ABCD or '@a-group'"
 
 
 def parse_settings(raw: object) -> Settings:
@@ -174,7 +166,7 @@ def parse_settings(raw: object) -> Settings:
         ConfigError: one line per problem (key path, value, what is expected), all of them.
     """
     if not isinstance(raw, Mapping):
-        got = "the file is empty" if raw is None else f"the file holds {_show(raw)}"
+        got = "the file is empty" if raw is None else f"the file holds {cv.show(raw)}"
         keys = ", ".join(_TOP_KEYS)
         raise errors.ConfigError([f"{got} (expected a mapping with the keys {keys})"])
     problems: list[str] = []
@@ -223,7 +215,7 @@ def _read_values(
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
-        problems.append(_at(path, f"{_show(raw)} is not a mapping (expected keys: {known})"))
+        problems.append(_at(path, f"{cv.show(raw)} is not a mapping (expected keys: {known})"))
         return {}
     values = {}
     for key, value in raw.items():
@@ -242,7 +234,7 @@ def _read_values(
 
 def _read_clusters(problems: list[str], raw: object) -> tuple[ClusterSettings, ...]:
     if not isinstance(raw, list) or not raw:
-        got = "required" if raw is None or raw == [] else f"{_show(raw)} is not a list"
+        got = "required" if raw is None or raw == [] else f"{cv.show(raw)} is not a list"
         problems.append(f"clusters: {got} (expected a list of one or more clusters with names)")
         return ()
     clusters: list[ClusterSettings] = []
@@ -262,7 +254,11 @@ def _read_clusters(problems: list[str], raw: object) -> tuple[ClusterSettings, .
 
 def _read_gitops(problems: list[str], raw: object) -> GitopsSettings:
     """The `gitops` section; each shortcut is a mapping checked key by key (`gitops.kai.kind`)."""
-    keys: dict[str, Convert] = {"kai": _as_is, "keda": _as_is, "reconcile_timeout": _reconcile_wait}
+    keys: dict[str, Convert] = {
+        "kai": cv.as_is,
+        "keda": cv.as_is,
+        "reconcile_timeout": cv.reconcile_wait,
+    }
     values = _read_values(problems, raw, "gitops", keys)
     for target in ("kai", "keda"):
         if target in values:
@@ -273,7 +269,9 @@ def _read_gitops(problems: list[str], raw: object) -> GitopsSettings:
 def _read_shortcut(problems: list[str], raw: object, path: str) -> GitopsShortcut | None:
     values = _read_values(problems, raw, path, _SHORTCUT_KEYS)
     missing = [key for key in _SHORTCUT_KEYS if _is_missing(raw, key)]
-    problems.extend(f"{path}.{key}: required (expected {_SHORTCUT_HINTS[key]})" for key in missing)
+    problems.extend(
+        f"{path}.{key}: required (expected {cv.SHORTCUT_HINTS[key]})" for key in missing
+    )
     if "kind" not in values or "name" not in values:
         return None
     namespace, name = values["name"]
@@ -296,12 +294,6 @@ def _is_secret(key: object) -> bool:
     return str(key).lower().replace("-", "_").endswith(("token", "secret", "password"))
 
 
-def _show(value: object) -> str:
-    """The value as a problem line quotes it: 'text' for strings, YAML-like otherwise."""
-    shown = repr(value) if isinstance(value, str) else json.dumps(value, default=str)
-    return shown if len(shown) <= 60 else shown[:57] + "..."
-
-
 def _describe_yaml_error(e: yaml.YAMLError) -> str:
     if isinstance(e, yaml.MarkedYAMLError) and e.problem_mark is not None:
         mark = e.problem_mark
@@ -322,169 +314,50 @@ class _UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _matching(
-    pattern: re.Pattern[str], what: str, expected: str, transform: Callable[[str], str] = str
-) -> Callable[[object], str]:
-    def convert(value: object) -> str:
-        if isinstance(value, str) and pattern.fullmatch(value):
-            return transform(value)
-        raise ValueError(f"{_show(value)} is not {what} (expected {expected})")
-
-    return convert
-
-
-def _list_of(convert_item: Callable[[object], T]) -> Callable[[object], tuple[T, ...]]:
-    def convert(value: object) -> tuple[T, ...]:
-        if not isinstance(value, list):
-            raise ValueError(f"{_show(value)} is not a list (expected a list like [a, b])")
-        items, problems = [], []
-        for index, item in enumerate(value):
-            try:
-                items.append(convert_item(item))
-            except ValueError as e:
-                problems.append(f"[{index}]: {e}")
-        if problems:
-            raise ValueError("\n".join(problems))
-        return tuple(items)
-
-    return convert
-
-
-def _duration(value: object) -> timedelta:
-    try:
-        return durations.parse_duration(value if isinstance(value, str) else "")
-    except ValueError:
-        expected = "expected a duration like 30s, 5m, 2h or 1h30m"
-        raise ValueError(f"{_show(value)} is not a duration ({expected})") from None
-
-
-def _command(value: object) -> str:
-    if isinstance(value, str) and not value.startswith("/"):
-        raise ValueError(f"{value!r} must start with '/'")
-    return _matching(_COMMAND, "a slash command", f"'/' then {_NAME} or '_', like /kai")(value)
-
-
-def _viewers(value: object) -> tuple[str, ...] | None:
-    if isinstance(value, list):
-        return _principals(value)
-    if value == "everyone":
-        return None
-    raise ValueError(f"{_show(value)} is not everyone or a list (expected either, like operators)")
-
-
-def _hold(value: object) -> timedelta:
-    """A duration, or 0 / 0s: fire on the first bad check and resolve on the first clear one."""
-    if value in (0, "0", "0s"):
-        return timedelta(0)
-    return _duration(value)
-
-
-def _failure_count(value: object) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 100:
-        return value
-    raise ValueError(f"{_show(value)} is not a failure count (expected a whole number, 1 to 100)")
-
-
-def _auto_flag(value: object) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if value == "auto":
-        return None
-    raise ValueError(f"{_show(value)} is not true, false or auto (expected one of them)")
-
-
-def _retries(value: object) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10:
-        return value
-    raise ValueError(f"{_show(value)} is not a retry count (expected a whole number, 0 to 10)")
-
-
-_NAME = "lowercase letters, digits and '-'"
-_TEXT = re.compile(r".*\S.*", re.DOTALL)
-_namespace = _matching(_LABEL, "a namespace", f"{_NAME}, like annia")
-_object_name = _matching(_SUBDOMAIN, "an object name", "lowercase letters, digits, '-' and '.'")
-_channel = _matching(_CHANNEL, "a channel ID", "an ID like C0123456789")
-_backend = _matching(re.compile("sqlite|configmap"), "a backend", "sqlite or configmap")
-_path = _matching(_TEXT, "a path", "a file path", os.path.expanduser)
-_principal = _matching(_PRINCIPAL, "a user or user group", _PRINCIPAL_EXPECTED)
-_principals = _list_of(_principal)
-
 _CLUSTER_KEYS: dict[str, Convert] = {
-    "name": _matching(_LABEL, "a cluster name", f"{_NAME}, like prod"),
-    "kubeconfig": _matching(_TEXT, "a path", "a path like ~/.kube/config", os.path.expanduser),
-    "context": _matching(_TEXT, "a context name", "a context name from the kubeconfig"),
+    "name": cv.matching(cv.LABEL, "a cluster name", f"{cv.NAME}, like prod"),
+    "kubeconfig": cv.matching(cv.TEXT, "a path", "a path like ~/.kube/config", os.path.expanduser),
+    "context": cv.matching(cv.TEXT, "a context name", "a context name from the kubeconfig"),
 }
 _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
-    "slack": (SlackSettings, {"command": _command, "alert_channel": _channel}),
-    "access": (AccessSettings, {"operators": _principals, "viewers": _viewers}),
-    "kai": (KaiSettings, {"namespace": _namespace, "progressing_timeout": _duration}),
-    "keda": (KedaSettings, {"namespaces": _list_of(_namespace), "apiservice": _object_name}),
+    "slack": (SlackSettings, {"command": cv.command, "alert_channel": cv.channel}),
+    "access": (AccessSettings, {"operators": cv.principals, "viewers": cv.viewers}),
+    "kai": (KaiSettings, {"namespace": cv.namespace, "progressing_timeout": cv.duration}),
+    "keda": (
+        KedaSettings,
+        {"namespaces": cv.list_of(cv.namespace), "apiservice": cv.object_name},
+    ),
     "alerts": (
         AlertSettings,
         {
-            "interval": _duration,
-            "hold": _hold,
-            "repeat": _duration,
-            "failures_before_alert": _failure_count,
+            "interval": cv.duration,
+            "hold": cv.hold,
+            "repeat": cv.duration,
+            "failures_before_alert": cv.failure_count,
         },
     ),
     "state": (
         StateSettings,
-        {"backend": _backend, "path": _path, "configmap": _object_name, "namespace": _namespace},
+        {
+            "backend": cv.backend,
+            "path": cv.path,
+            "configmap": cv.object_name,
+            "namespace": cv.namespace,
+        },
     ),
     "lease": (
         LeaseSettings,
         {
-            "enabled": _auto_flag,
-            "namespace": _namespace,
-            "name": _object_name,
-            "duration": _duration,
+            "enabled": cv.auto_flag,
+            "namespace": cv.namespace,
+            "name": cv.object_name,
+            "duration": cv.duration,
         },
     ),
-    "kubernetes": (KubernetesSettings, {"request_timeout": _duration, "retries": _retries}),
+    "kubernetes": (
+        KubernetesSettings,
+        {"request_timeout": cv.duration, "retries": cv.retries},
+    ),
 }
 
-_MAX_RECONCILE_WAIT = timedelta(minutes=25)
-_SHORTCUT_KINDS = {
-    "helmrelease": "HelmRelease",
-    "hr": "HelmRelease",
-    "kustomization": "Kustomization",
-    "ks": "Kustomization",
-    "application": "Application",
-    "app": "Application",
-}
-_SHORTCUT_HINTS = {
-    "kind": "helmrelease, kustomization or application",
-    "name": "NAMESPACE/NAME of that object, like flux-system/kai-scheduler",
-}
-
-
-def _as_is(value: object) -> object:
-    return value
-
-
-def _shortcut_kind(value: object) -> str:
-    if isinstance(value, str) and value.lower() in _SHORTCUT_KINDS:
-        return _SHORTCUT_KINDS[value.lower()]
-    raise ValueError(f"{_show(value)} is not a shortcut kind (expected {_SHORTCUT_HINTS['kind']})")
-
-
-def _namespaced_name(value: object) -> tuple[str, str]:
-    if isinstance(value, str):
-        namespace, slash, name = value.partition("/")
-        if slash and _LABEL.fullmatch(namespace) and _SUBDOMAIN.fullmatch(name):
-            return namespace, name
-    raise ValueError(f"{_show(value)} is not NAMESPACE/NAME (expected {_SHORTCUT_HINTS['name']})")
-
-
-def _reconcile_wait(value: object) -> timedelta:
-    wait = _duration(value)
-    if wait > _MAX_RECONCILE_WAIT:
-        raise ValueError(
-            f"{_show(value)} is too long (expected at most 25m: the result is posted through a "
-            "Slack response_url, which expires after 30 minutes)"
-        )
-    return wait
-
-
-_SHORTCUT_KEYS: dict[str, Convert] = {"kind": _shortcut_kind, "name": _namespaced_name}
+_SHORTCUT_KEYS: dict[str, Convert] = {"kind": cv.shortcut_kind, "name": cv.namespaced_name}
