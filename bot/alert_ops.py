@@ -27,6 +27,7 @@ from bot.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
+STORE_WARNING_EVERY = timedelta(hours=1)
 SAVE_TRIES = 5  # a step redone after StoreConflict, at most this many times
 Step = Callable[[ClusterAlerts], Outcome]
 
@@ -50,6 +51,7 @@ class AlertDesk:
         self._messages = AlertMessages(slack, metrics, sleep=sleep, backoffs=backoffs)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._unsaved_roots: dict[AlertKey, tuple[str, str]] = {}
+        self._store_warned: dict[str, datetime] = {}
 
     @property
     def policy(self) -> alerts.Policy:
@@ -68,9 +70,26 @@ class AlertDesk:
                 outcome = await self._apply(cluster, step)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
+                await self._warn_store_unavailable(cluster, e, now)
                 return
             self._count_alerts(outcome.state)
             await self._carry_out(cluster, outcome.effects)
+
+    async def _warn_store_unavailable(self, cluster: str, error: Exception, now: datetime) -> None:
+        """Say so in the alert channel (hourly at most): alerts cannot be kept, so none is posted.
+
+        Never a silent gap: without its state the desk could not avoid duplicate posts, so it
+        posts no alert, and tells the channel why instead.
+        """
+        last = self._store_warned.get(cluster)
+        if last is not None and now - last < STORE_WARNING_EVERY:
+            return
+        self._store_warned[cluster] = now
+        text = (
+            f":warning: kai-chatops cannot keep its alert state for cluster {cluster}, so it "
+            f"posts no alerts for it until this is fixed: {error}"
+        )
+        await self._messages.post_notice(self.settings.slack.alert_channel, text)
 
     async def acknowledge(
         self, alert_id: str, user: str, now: datetime, *, cluster: str | None = None

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from bot import render_alerts
+from bot import render, render_alerts
 from bot.alert_model import AlertState
 from bot.alerts import Note
 from bot.metrics import Metrics
@@ -56,9 +56,19 @@ class AlertMessages:
         sender, message = self._sender, render_alerts.root_message(alert)
         if sender is None:
             return None
+        # A root whose post may have landed is not posted again here: the alert stays "posting"
+        # and the next check posts it once more, saying an earlier copy may exist.
         return await self._send(
-            f"post alert {alert.alert_id}", lambda: sender.post(alert.root_channel, message)
+            f"post alert {alert.alert_id}",
+            lambda: sender.post(alert.root_channel, message),
+            retry_ambiguous=False,
         )
+
+    async def post_notice(self, channel: str, text: str) -> None:
+        """A plain message in the alert channel, outside any alert's thread."""
+        sender = self._sender
+        if sender is not None:
+            await self._send("notice", lambda: sender.post(channel, render.text_message(text)))
 
     async def post_reply(self, alert: AlertState, note: Note) -> None:
         sender, message = self._sender, render_alerts.reply_message(alert, note)
@@ -78,13 +88,15 @@ class AlertMessages:
             lambda: sender.update(alert.root_channel, alert.root_ts, message),
         )
 
-    async def _send(self, what: str, call: Callable[[], Awaitable[T]]) -> T | None:
+    async def _send(
+        self, what: str, call: Callable[[], Awaitable[T]], *, retry_ambiguous: bool = True
+    ) -> T | None:
         """The call's result, after retries with backoff; None when Slack kept failing."""
         for attempt, delay in enumerate((*self._backoffs, None), start=1):
             try:
                 result = await call()
             except SlackUnavailable as e:
-                if delay is None:
+                if delay is None or (e.ambiguous and not retry_ambiguous):
                     self._metrics.slack_sends.labels("error").inc()
                     log.error("%s: giving up after %d tries: %s", what, attempt, e)
                     return None

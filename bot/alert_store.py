@@ -20,6 +20,7 @@ from typing import Protocol
 from bot import errors
 from bot.alert_model import ClusterAlerts, dump_cluster, load_cluster
 from bot.config import Settings
+from bot.models import RawObject
 from bot.state_objects import CONFIG_MAP, ObjectStore
 
 NEW = ""  # the version of a document never saved
@@ -169,9 +170,7 @@ class ConfigMapStore:
         data = {_data_key(state.cluster): dump_cluster(state)}
         try:
             if version == NEW:
-                created = await self._kube.create_object(
-                    CONFIG_MAP, self.namespace, self._new(data)
-                )
+                created = await self._create(data)
                 return str(created["metadata"]["resourceVersion"])
             patch = {"metadata": {"resourceVersion": version}, "data": data}
             patched = await self._kube.patch_object(CONFIG_MAP, self.name, self.namespace, patch)
@@ -180,6 +179,12 @@ class ConfigMapStore:
         except errors.KubeError as e:
             raise StoreUnavailable(f"alert state ConfigMap: {e}") from e
         return str(patched["metadata"]["resourceVersion"])
+
+    async def _create(self, data: dict[str, str]) -> RawObject:
+        try:
+            return await self._kube.create_object(CONFIG_MAP, self.namespace, self._new(data))
+        except errors.KubeNotFound as e:  # not a race: the namespace itself is missing
+            raise StoreUnavailable(f"alert state ConfigMap: namespace {self.namespace}: {e}") from e
 
     def close(self) -> None:
         """Nothing to release: the Kubernetes gateway belongs to the service."""

@@ -13,14 +13,16 @@ EXPECTED = "expected a duration like 30m, 2h, 1d or 1h30m"
 # Units at most once each, largest first: "1h30m" and "90m" parse, "30m1h" and "1h1h" do not.
 _DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", re.IGNORECASE | re.ASCII)
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+# Longer than anything on call plans for, and far from timedelta's overflow at `now + d`.
+LONGEST = timedelta(days=365)
 
 
 def parse_duration(text: str) -> timedelta:
     """Read a positive duration such as `30s`, `30m`, `2h`, `1d`, `1h30m` or `1d2h`.
 
     Raises:
-        ValueError: the text is not such a duration, or it is zero; the message says what is
-            expected.
+        ValueError: the text is not such a duration, or it is zero or over 365 days; the
+            message says what is expected.
     """
     match = _DURATION.fullmatch(text.strip())
     if not text.strip() or match is None:
@@ -31,6 +33,8 @@ def parse_duration(text: str) -> timedelta:
     )
     if seconds == 0:
         raise ValueError(f"{text!r} is zero ({EXPECTED}, longer than zero)")
+    if seconds > LONGEST.total_seconds():
+        raise ValueError(f"{text!r} is too long ({EXPECTED}, at most 365d)")
     return timedelta(seconds=seconds)
 
 

@@ -142,7 +142,7 @@ async def apply_plan(
             return Outcome(plan)
         version = conditions.as_text(conditions.metadata(obj).get("resourceVersion"))
         try:
-            await kube.patch_object(
+            written = await kube.patch_object(
                 target.ref, target.name, target.namespace, plan.patch_body(version)
             )
         except errors.KubeConflict:
@@ -150,15 +150,19 @@ async def apply_plan(
                 raise
             log.info("%s changed while we patched it; reading it again", target.describe())
             continue
-        return await follow(kube, plan, wait)
+        return await follow(kube, plan, wait, written=written)
     raise AssertionError("unreachable")
 
 
-async def follow(kube: KubeReader, plan: Plan, wait: AckWait) -> Outcome:
+async def follow(
+    kube: KubeReader, plan: Plan, wait: AckWait, *, written: RawObject | None = None
+) -> Outcome:
     """Read the object back, then poll until KEDA's `Paused` condition matches, or the deadline.
 
     Stops at once when the annotations read back are not what the plan wrote (someone changed
-    them), since KEDA will never acknowledge a state the object no longer asks for.
+    them), since KEDA will never acknowledge a state the object no longer asks for. When a read
+    fails after the write, the object as the patch returned it stands for the result (the
+    change was made and must still be reported and recorded).
 
     Raises:
         UserError: the object vanished right after the write.
@@ -167,7 +171,14 @@ async def follow(kube: KubeReader, plan: Plan, wait: AckWait) -> Outcome:
     loop = asyncio.get_running_loop()
     started = loop.time()
     while True:
-        obj = await kube.get_object(target.ref, target.name, target.namespace)
+        try:
+            obj = await kube.get_object(target.ref, target.name, target.namespace)
+        except errors.KubeError as e:
+            if written is None:
+                raise
+            log.warning("%s: cannot read it back after the change: %s", target.describe(), e)
+            state = keda.read_pause_state(written)
+            return Outcome(plan, state, False, loop.time() - started)
         if obj is None:
             raise errors.UserError(f"{target.describe()} was deleted right after the change.")
         state = keda.read_pause_state(obj)

@@ -176,27 +176,45 @@ class KubeGateway:
     async def _attempt(
         self, call: Call, send: Callable[[], Response], attempt: int
     ) -> dict[str, Any]:
-        """One try: the parsed body, a final KubeError, or _TryAgain with the wait to the next."""
+        """One try: the parsed body, a final KubeError, or _TryAgain with the wait to the next.
+
+        Reads are retried on any temporary failure. A write is retried only when it surely was
+        not applied (429, or no connection made): after a timeout or a 5xx it may have been, and
+        a blind retry would turn a done change into a 409 and a wrong "nothing changed".
+        """
         self.request_count += 1
         backoff = BACKOFFS[min(attempt, len(BACKOFFS)) - 1]
+        is_read = call.verb in ("get", "list")
         try:
             status, headers, data = await asyncio.get_running_loop().run_in_executor(
                 self._pool, send
             )
         except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise _TryAgain(
-                kube_errors.from_connection_error(e, call, self.cluster), backoff
-            ) from e
+            error = kube_errors.from_connection_error(e, call, self.cluster)
+            if is_read or kube_errors.surely_not_sent(e):
+                raise _TryAgain(error, backoff) from e
+            raise _final(error, "it may or may not have been applied: check before retrying") from e
         if status < 400:
             self._count(call.verb, "ok")
-            parsed: dict[str, Any] = json.loads(data or b"{}")
-            return parsed
+            return self._parse(call, data)
         error = kube_errors.from_status(status, data, call, self.cluster)
         if not kube_errors.is_retryable(status):
             self._count(call.verb, "error")
             raise error
+        if not is_read and status != 429:
+            raise _final(error, "it may or may not have been applied: check before retrying")
         retry_after = kube_errors.parse_retry_after(headers.get("Retry-After"))
         raise _TryAgain(errors.KubeUnavailable(str(error)), max(backoff, retry_after or 0.0))
+
+    def _parse(self, call: Call, data: bytes) -> dict[str, Any]:
+        try:
+            parsed: dict[str, Any] = json.loads(data or b"{}")
+        except ValueError as e:  # a proxy's HTML page, say: the API server did not answer
+            raise errors.KubeUnavailable(
+                f"cluster {self.cluster}: {call.describe()}: the answer was not JSON "
+                f"({data[:80]!r})"
+            ) from e
+        return parsed
 
     def _send(
         self,
@@ -236,6 +254,10 @@ class KubeGateway:
         return await self._request(
             call, "POST", ref.path(namespace), body=dict(body), body_type="application/json"
         )
+
+
+def _final(error: errors.KubeError, note: str) -> errors.KubeUnavailable:
+    return errors.KubeUnavailable(f"{error}; {note}")
 
 
 class _TryAgain(Exception):

@@ -41,6 +41,13 @@ def is_retryable(status: int) -> bool:
     return status == 429 or status >= 500
 
 
+def surely_not_sent(error: BaseException) -> bool:
+    """No connection was made (refused, DNS, connect timeout): nothing reached the server."""
+    reason = getattr(error, "reason", error)
+    names = {type(reason).__name__, type(error).__name__}
+    return bool(names & {"NewConnectionError", "ConnectTimeoutError", "NameResolutionError"})
+
+
 def parse_retry_after(value: str | None) -> float | None:
     """Seconds from a `Retry-After` header, capped so a chat reply never waits for minutes."""
     if not value:

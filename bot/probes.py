@@ -1,8 +1,8 @@
 """`/healthz`, `/readyz` and `/metrics`, and what they watch: the loop and the link to Slack.
 
 Liveness fails when the event loop stops turning or a Socket Mode connection has carried nothing
-(not even pongs) for a minute; readiness fails until Slack and at least one cluster answer, and
-while the service drains on its way out.
+(not even pongs) for a minute; readiness fails until Slack and at least one cluster first answer,
+and while the service drains on its way out.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ class Probes:
         self.link = SlackLink()
         self.slack_silent_after = liveness.SLACK_SILENT_AFTER
         self._slack_ok_at: float | None = None
+        self._was_ready = False
         self._client = client
         self._socket_client = socket_client
 
@@ -98,9 +99,18 @@ class Probes:
         )
 
     async def readyz(self, _: web.Request) -> web.Response:
-        problems = ["shutting down"] if self.deps.inflight.draining else await self._unready()
+        """Not ready until Slack and a cluster first answer, and while draining.
+
+        Once ready it stays ready through a cluster or Slack outage: the replica must keep
+        taking commands then (help, ack, silence, and saying the cluster is unreachable).
+        """
+        if self.deps.inflight.draining:
+            problems = ["shutting down"]
+        else:
+            problems = [] if self._was_ready else await self._unready()
         if problems:
             return web.Response(status=503, text="\n".join(problems) + "\n")
+        self._was_ready = True
         return web.Response(text="ready\n")
 
     async def _unready(self) -> list[str]:

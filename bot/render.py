@@ -151,11 +151,20 @@ def _fit_block(block: Block) -> Block:
         inner = dict(block["text"])
         inner["text"] = truncate_mrkdwn(inner["text"], slack_limits.MAX_SECTION_TEXT)
         return {**block, "text": inner}
+    if block.get("type") == "context":
+        elements = [_fit_text_element(e) for e in block.get("elements", [])]
+        return {**block, "elements": elements[: slack_limits.MAX_CONTEXT_ELEMENTS]}
     if block.get("type") == "header":
         inner = dict(block["text"])
         inner["text"] = truncate(inner["text"], slack_limits.MAX_HEADER_TEXT)
         return {**block, "text": inner}
     return block
+
+
+def _fit_text_element(element: Block) -> Block:
+    if "text" in element and isinstance(element["text"], str):
+        return {**element, "text": truncate(element["text"], slack_limits.MAX_TEXT_OBJECT)}
+    return element
 
 
 def truncate(text: str, limit: int) -> str:

@@ -19,10 +19,19 @@ from bot import errors, policy
 log = logging.getLogger(__name__)
 
 GROUP_CACHE_SECONDS = 60.0
+GROUP_CACHE_STALE_MAX = 600.0  # while Slack cannot be read, members known this recently still count
 
 
 class SlackUnavailable(errors.BotError):
-    """Slack refused or could not be reached, after the client's own retries."""
+    """Slack refused or could not be reached, after the client's own retries.
+
+    `ambiguous`: the request may have reached Slack (a timeout, a dropped connection), so a
+    post may exist although no answer came back; retrying it could post it twice.
+    """
+
+    def __init__(self, message: str, *, ambiguous: bool = False) -> None:
+        super().__init__(message)
+        self.ambiguous = ambiguous
 
 
 class SlackGateway:
@@ -80,9 +89,11 @@ class SlackGateway:
             )
             members = frozenset(answer.get("users") or [])
         except SlackUnavailable as e:
-            # Fail closed: nobody gains rights from a group we cannot read.
+            # Fail closed: nobody gains rights from a group we cannot read, and a recent answer
+            # is kept only for a while (a removed operator must not keep rights forever).
             log.warning("cannot read members of user group %s: %s", entry, e)
-            return cached[1] if cached is not None else frozenset()
+            recent = cached is not None and self._monotonic() - cached[0] < GROUP_CACHE_STALE_MAX
+            return cached[1] if cached is not None and recent else frozenset()
         self._members[entry] = (self._monotonic(), members)
         return members
 
@@ -101,6 +112,9 @@ class SlackGateway:
         except SlackApiError as e:
             raise SlackUnavailable(f"Slack {method} failed: {e.response.get('error')}") from e
         except (SlackClientError, OSError, TimeoutError) as e:
-            raise SlackUnavailable(f"Slack {method} failed: {type(e).__name__}: {e}") from e
+            never_sent = type(e).__name__ in ("ClientConnectorError", "ConnectionRefusedError")
+            raise SlackUnavailable(
+                f"Slack {method} failed: {type(e).__name__}: {e}", ambiguous=not never_sent
+            ) from e
         data: Mapping[str, Any] = response.data if isinstance(response.data, dict) else {}
         return data

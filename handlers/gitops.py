@@ -171,7 +171,11 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
         await ops.start_sync(
             kube, target, user_id=clicker, channel_id=pending.channel_id, clock=deps.clock
         )
-        await _log_change(deps, clicker, "sync", target, "requested", {})
+        # Recorded in the channel now, not only at the end: the wait can be long, and the sync
+        # runs even if this replica stops before Argo CD finishes.
+        started = _change(deps, clicker, "sync", target, "requested", {})
+        note = f"<@{clicker}> started an Argo CD sync of {target.describe()} on {target.cluster}."
+        await audit.record(started, slack=deps.slack, channel=pending.channel_id, text=note)
         report = await ops.wait_sync(kube, target, polling=_polling(deps))
     change = _change(deps, clicker, "sync", target, report.state, _sync_details(report))
     text = render_gitops.sync_audit_text(report, clicker)

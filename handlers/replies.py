@@ -77,6 +77,9 @@ def button_listener(name: str, run: ButtonWork) -> Listener:
     ) -> None:
         await ack()
         deps: Deps = context["deps"]
+        if deps.inflight.draining:  # a click now could start a change the shutdown cuts off
+            await respond(**render.text_message(render.RESTARTING), response_type="ephemeral")
+            return
         user_id = str(body.get("user", {}).get("id", ""))
         work = run(deps, user_id, str(action.get("value", "")), body)
         await deliver(respond, work, subcommand=name, deps=deps, user_id=user_id)

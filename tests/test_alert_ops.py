@@ -14,7 +14,7 @@ import sim_gateway
 from bot import config
 from bot.alert_model import ClusterAlerts, RootStatus
 from bot.alert_ops import AlertDesk
-from bot.alert_store import SqliteStore, StoreConflict
+from bot.alert_store import SqliteStore, StoreConflict, StoreUnavailable
 from bot.kube import KubeGateway
 from bot.metrics import Metrics
 from bot.sim import Simulator, breakage
@@ -35,6 +35,7 @@ class FakeSlack:
     """Records posts and edits; fails the next `failures` calls."""
 
     failures: int = 0
+    ambiguous: bool = False  # fail as a timeout would: the post may have landed
     posts: list[tuple[str, str, str | None]] = field(default_factory=list)
     edits: list[tuple[str, str]] = field(default_factory=list)
 
@@ -52,7 +53,7 @@ class FakeSlack:
     def _maybe_fail(self) -> None:
         if self.failures:
             self.failures -= 1
-            raise SlackUnavailable("Slack chat_postMessage failed: channel_not_found")
+            raise SlackUnavailable("Slack chat_postMessage failed", ambiguous=self.ambiguous)
 
 
 class Waits:
@@ -113,6 +114,16 @@ async def test_a_failing_slack_is_retried_with_backoff_then_counted_and_tried_ne
     assert len(slack.posts) == 1
     [alert] = (await store.load("sim")).state.alerts.values()
     assert alert.root_status is RootStatus.POSTED
+
+
+async def test_a_root_post_that_may_have_landed_is_not_retried_blindly(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    slack, waits = FakeSlack(failures=1, ambiguous=True), Waits()
+    desk = make_desk(store, slack, waits)
+    await fire(desk, gateway, sim)
+    assert slack.posts == []
+    assert waits.seconds == []
 
 
 async def test_the_intent_is_saved_before_the_root_is_posted(
@@ -202,3 +213,32 @@ async def test_a_command_on_an_unknown_cluster_is_the_users_mistake(store: Sqlit
     desk = make_desk(store, FakeSlack())
     with pytest.raises(Exception, match="unknown cluster 'nowhere'"):
         await desk.acknowledge("abcdef", "U1", T0, cluster="nowhere")
+
+
+class UnwritableStore:
+    """A store that reads but cannot write (e.g. RBAC for the state ConfigMap is missing)."""
+
+    def __init__(self, inner: SqliteStore) -> None:
+        self.inner = inner
+
+    async def load(self, cluster: str) -> Any:
+        return await self.inner.load(cluster)
+
+    async def save(self, state: ClusterAlerts, version: str) -> str:
+        raise StoreUnavailable("alert state ConfigMap: forbidden")
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+async def test_a_store_that_cannot_be_written_is_said_in_the_channel_once_an_hour(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    slack = FakeSlack()
+    desk = make_desk(UnwritableStore(store), slack)
+    await fire(desk, gateway, sim)
+    await desk.run_check(gateway, T0 + timedelta(minutes=30))
+    await desk.run_check(gateway, T0 + timedelta(minutes=70))
+    notices = [text for _, text, _ in slack.posts if "cannot keep its alert state" in text]
+    assert len(notices) == 2
+    assert all("forbidden" in text for text in notices)

@@ -181,3 +181,28 @@ async def test_the_slack_app_asks_exactly_for_the_scopes_the_code_uses(observed:
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == needed
     assert manifest["features"]["slash_commands"][0]["command"] == "/kai"
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
+
+
+def named_grants() -> dict[Call, set[str]]:
+    """Grants limited by `resourceNames`: which objects each one covers."""
+    named: dict[Call, set[str]] = {}
+    for role in by_kind(render(DEPLOY / "base"), "Role"):
+        namespace = role["metadata"]["namespace"]
+        for rule in role["rules"]:
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    for verb in rule["verbs"]:
+                        key = (group, resource, verb, namespace)
+                        named.setdefault(key, set()).update(rule.get("resourceNames") or ["*"])
+    return {key: names for key, names in named.items() if "*" not in names}
+
+
+async def test_grants_limited_by_name_cover_the_objects_the_code_touches(observed: Stack) -> None:
+    named = named_grants()
+    assert named, "the Lease and the state ConfigMap are granted by name"
+    outside = [
+        (r.resource, r.verb, r.name)
+        for r in observed.sim.requests
+        if (key := (r.group, r.resource, r.verb, r.namespace)) in named and r.name not in named[key]
+    ]
+    assert outside == []

@@ -61,3 +61,9 @@ def test_a_duration_is_shown_in_the_compact_form(td: timedelta, expected: str) -
 @pytest.mark.parametrize("text", ["30s", "2h", "1d2h", "1h30m", "1d2h3m4s"])
 def test_the_compact_form_reads_back_to_the_same_duration(text: str) -> None:
     assert durations.format_duration(durations.parse_duration(text)) == text
+
+
+def test_a_duration_over_a_year_is_refused_not_overflowed() -> None:
+    with pytest.raises(ValueError, match="too long"):
+        durations.parse_duration("999999999999d")
+    assert durations.parse_duration("365d").days == 365

@@ -272,7 +272,8 @@ async def test_a_confirmed_sync_writes_the_operation_as_the_slack_user_and_repor
     assert patch.body["metadata"]["resourceVersion"]
     app = stack.sim.get(APP_API, "Application", "kai-scheduler", "argocd")
     assert app is not None and "operation" not in app
-    [record] = await stack.slack.wait_for_messages(DEMO_CHANNEL)
+    started, record = await stack.slack.wait_for_messages(DEMO_CHANNEL, count=2)
+    assert started.text.startswith(f"<@{OPERATOR}> started an Argo CD sync of Application")
     assert record.text == (
         f"<@{OPERATOR}> synced Argo CD Application argocd/kai-scheduler on sim: "
         "Succeeded, revision v0.17.0"

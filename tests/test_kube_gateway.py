@@ -171,3 +171,34 @@ async def test_a_stale_resource_version_is_a_conflict(gateway: KubeGateway) -> N
     body = {"metadata": {"resourceVersion": "1", "annotations": {"a": "1"}}}
     with pytest.raises(errors.KubeConflict):
         await gateway.patch_object(kinds.SCALED_JOB, "annia-worker", "annia", body)
+
+
+async def test_a_write_that_may_have_been_applied_is_not_retried(
+    gateway: KubeGateway, sim: Simulator, waits: SleepRecorder
+) -> None:
+    sim.faults.add(503, resource="scaledjobs", verb="patch", times=None)
+    sim.clear_requests()
+    body = {"metadata": {"annotations": {"a": "1"}}}
+    with pytest.raises(errors.KubeUnavailable, match="may or may not have been applied"):
+        await gateway.patch_object(kinds.SCALED_JOB, "annia-worker", "annia", body)
+    assert [r.verb for r in sim.requests] == ["patch"]
+    assert waits.waits == []
+
+
+async def test_a_throttled_write_is_retried_after_retry_after(
+    gateway: KubeGateway, sim: Simulator, waits: SleepRecorder
+) -> None:
+    sim.faults.add(429, resource="scaledjobs", verb="patch", retry_after=2)
+    body = {"metadata": {"annotations": {"a": "1"}}}
+    patched = await gateway.patch_object(kinds.SCALED_JOB, "annia-worker", "annia", body)
+    assert patched["metadata"]["annotations"]["a"] == "1"
+    assert waits.waits == [2.0]
+
+
+async def test_a_write_to_an_api_server_that_refuses_connections_is_retried(
+    gateway: KubeGateway, sim: Simulator, waits: SleepRecorder
+) -> None:
+    await sim.stop()
+    with pytest.raises(errors.KubeUnavailable, match="cannot reach the API server"):
+        await gateway.patch_object(kinds.SCALED_JOB, "annia-worker", "annia", {"metadata": {}})
+    assert len(waits.waits) == 3

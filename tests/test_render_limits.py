@@ -56,3 +56,9 @@ def test_operator_text_cannot_inject_slack_markup() -> None:
     text = render.health_message(report_with([finding]))["blocks"][2]["text"]["text"]
     assert "<!channel>" not in text
     assert "&lt;!channel&gt; &amp;" in text
+
+
+def test_a_long_context_line_is_truncated_too() -> None:
+    message = render.fit_message({"text": "x", "blocks": [render.context("reason " * 1000)]})
+    assert len(message["blocks"][0]["elements"][0]["text"]) == slack_limits.MAX_TEXT_OBJECT
+    assert slack_limits.check_message(message) == []

@@ -124,3 +124,11 @@ async def poll(check: Callable[[], Awaitable[bool]], deadline: float) -> None:
     while not await check():
         assert asyncio.get_running_loop().time() < end, "condition not reached in time"
         await asyncio.sleep(0.05)
+
+
+async def test_once_ready_a_cluster_outage_keeps_the_replica_taking_commands(stack: Stack) -> None:
+    assert await get(stack, "/readyz") == (200, "ready\n")
+    await stack.sim.stop()
+    assert await get(stack, "/readyz") == (200, "ready\n")
+    reply = await stack.command("health")
+    assert "cannot reach the API server" in reply.text
