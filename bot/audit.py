@@ -36,8 +36,16 @@ class Change:
         return json.dumps(record, sort_keys=True)
 
 
-async def record(change: Change, *, slack: SlackGateway | None, channel: str, text: str) -> None:
-    """Log the change, and post `text` in the channel (a failed post is logged, never raised).
+async def record(
+    change: Change,
+    *,
+    slack: SlackGateway | None,
+    channel: str,
+    text: str,
+    fallback_channel: str = "",
+) -> None:
+    """Log the change, and post `text` in the channel, else in `fallback_channel` (the alert
+    channel, where the bot is a member); a failed post is logged, never raised.
 
     The log line's message is the whole record as JSON; its fields (user, command, object,
     outcome) are also set on the record, so the JSON log format shows them at the top level.
@@ -51,7 +59,9 @@ async def record(change: Change, *, slack: SlackGateway | None, channel: str, te
     log.info(change.log_line(), extra=context)
     if slack is None or not channel:
         return
-    try:
-        await slack.post(channel, render.text_message(text))
-    except SlackUnavailable as e:
-        log.error("could not post the audit message for %s: %s", change.target, e)
+    for where in dict.fromkeys(c for c in (channel, fallback_channel) if c):
+        try:
+            await slack.post(where, render.text_message(text))
+            return
+        except SlackUnavailable as e:  # e.g. the bot is not in that channel: try the next
+            log.error("could not post the audit message for %s in %s: %s", change.target, where, e)

@@ -356,7 +356,7 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
     ),
     "kubernetes": (
         KubernetesSettings,
-        {"request_timeout": cv.duration, "retries": cv.retries},
+        {"request_timeout": cv.request_timeout, "retries": cv.retries},
     ),
 }
 

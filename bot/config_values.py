@@ -30,6 +30,7 @@ PRINCIPAL_EXPECTED = "a user ID like U0123ABCD, a user-group ID like S0123ABCD o
 NAME = "lowercase letters, digits and '-'"
 TEXT = re.compile(r".*\S.*", re.DOTALL)
 MAX_RECONCILE_WAIT = timedelta(minutes=25)
+MAX_REQUEST_TIMEOUT = timedelta(seconds=60)
 SHORTCUT_KINDS = {
     "helmrelease": "HelmRelease",
     "hr": "HelmRelease",
@@ -143,6 +144,14 @@ def namespaced_name(value: object) -> tuple[str, str]:
         if slash and LABEL.fullmatch(namespace) and SUBDOMAIN.fullmatch(name):
             return namespace, name
     raise ValueError(f"{show(value)} is not NAMESPACE/NAME (expected {SHORTCUT_HINTS['name']})")
+
+
+def request_timeout(value: object) -> timedelta:
+    """A Kubernetes call's time limit: a hung API server must not hold a reply for minutes."""
+    limit = duration(value)
+    if limit > MAX_REQUEST_TIMEOUT:
+        raise ValueError(f"{show(value)} is too long (expected at most 60s per API call)")
+    return limit
 
 
 def reconcile_wait(value: object) -> timedelta:

@@ -9,6 +9,7 @@ time. The change is logged (`bot.audit`); the public reply is the channel's reco
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
@@ -31,6 +32,10 @@ from handlers.invocation import Executor, Invocation, Runner
 log = logging.getLogger(__name__)
 
 Respond = Callable[..., Awaitable[Any]]
+INTERRUPTED = (
+    "kai-chatops restarted while waiting for the controller; the request itself was made. "
+    "Check the object, or run the command again to follow it."
+)
 
 
 class _Flights:
@@ -175,11 +180,23 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
         # runs even if this replica stops before Argo CD finishes.
         started = _change(deps, clicker, "sync", target, "requested", {})
         note = f"<@{clicker}> started an Argo CD sync of {target.describe()} on {target.cluster}."
-        await audit.record(started, slack=deps.slack, channel=pending.channel_id, text=note)
+        await audit.record(
+            started,
+            slack=deps.slack,
+            channel=pending.channel_id,
+            text=note,
+            fallback_channel=deps.settings.slack.alert_channel,
+        )
         report = await ops.wait_sync(kube, target, polling=_polling(deps))
     change = _change(deps, clicker, "sync", target, report.state, _sync_details(report))
     text = render_gitops.sync_audit_text(report, clicker)
-    await audit.record(change, slack=deps.slack, channel=pending.channel_id, text=text)
+    await audit.record(
+        change,
+        slack=deps.slack,
+        channel=pending.channel_id,
+        text=text,
+        fallback_channel=deps.settings.slack.alert_channel,
+    )
     return {**render_gitops.argo_result(report, clicker), "response_type": "ephemeral"}
 
 
@@ -197,6 +214,10 @@ async def _in_place(
         result = await work
     except errors.BotError as e:
         result = render.error_message(e)
+    except asyncio.CancelledError:
+        # The service is stopping: say so in place of "reconciling…", then stop as asked.
+        await _post(respond, {**render.text_message(INTERRUPTED), "replace_original": True})
+        raise
     except Exception:
         log.exception("a gitops request failed after its progress reply")
         result = render.text_message(render.GENERIC_FAILURE)

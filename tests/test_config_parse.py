@@ -416,3 +416,16 @@ def test_the_example_configuration_writes_out_every_key_the_service_knows() -> N
     assert set(raw["clusters"][0]) == {f.name for f in dataclasses.fields(config.ClusterSettings)}
     for name, cls in sections.items():
         assert set(raw[name]) == {f.name for f in dataclasses.fields(cls)}, name
+
+
+def test_a_kubernetes_request_timeout_over_a_minute_is_refused() -> None:
+    raw = {
+        "clusters": [{"name": "prod"}],
+        "slack": {"alert_channel": "C0123"},
+        "kubernetes": {"request_timeout": "10m"},
+    }
+    with pytest.raises(errors.ConfigError) as raised:
+        config.parse_settings(raw)
+    assert raised.value.problems == [
+        "kubernetes.request_timeout: '10m' is too long (expected at most 60s per API call)"
+    ]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.stack import OPERATOR, VIEWER, running_stack
+from bot.stack import ALERT_CHANNEL, OPERATOR, VIEWER, running_stack
 
 GROUPIE = "U0GROUPIE"
 GUEST = "U0GUEST"
@@ -73,3 +73,16 @@ async def test_every_command_and_change_leaves_a_log_line_with_its_context(
     assert change.__dict__["command"] == "pause"
     assert "annia/annia-worker" in change.__dict__["object"]
     assert OPERATOR in change.__dict__["user"]
+
+
+async def test_a_change_is_announced_in_the_alert_channel_when_the_bot_is_not_in_the_users(
+    tmp_path: Path,
+) -> None:
+    async with running_stack(tmp_path, keda_controller=True) as stack:
+        ask = await stack.command("pause annia/annia-worker drain")
+        assert ask.message is not None
+        stack.slack.fail_next("chat.postMessage", status=200, error="not_in_channel")
+        await stack.click("Confirm", ask.message)
+        [announced] = await stack.slack.wait_for_messages(ALERT_CHANNEL)
+    assert "annia/annia-worker" in announced.text
+    assert is_paused(stack.sim.get(*SCALED_JOB))
