@@ -136,7 +136,10 @@ class KubeGateway:
     async def server_version(self) -> str:
         """The API server's `gitVersion`; a cheap reachability probe for `/readyz`."""
         call = Call("get", ResourceRef("", "", "version", "Version", False))
-        answer = await self._request(call, "GET", "/version")
+        try:
+            answer = await self._request(call, "GET", "/version")
+        except errors.KubeNotFound:
+            return "unknown"  # it answered: reachable, though it does not serve /version
         return str(answer.get("gitVersion", "unknown"))
 
     def close(self) -> None:

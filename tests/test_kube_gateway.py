@@ -202,3 +202,10 @@ async def test_a_write_to_an_api_server_that_refuses_connections_is_retried(
     with pytest.raises(errors.KubeUnavailable, match="cannot reach the API server"):
         await gateway.patch_object(kinds.SCALED_JOB, "annia-worker", "annia", {"metadata": {}})
     assert len(waits.waits) == 3
+
+
+async def test_an_api_server_without_a_version_endpoint_still_counts_as_reachable(
+    gateway: KubeGateway, sim: Simulator
+) -> None:
+    sim.faults.add(404, path_contains="/version", times=None)
+    assert await gateway.server_version() == "unknown"
