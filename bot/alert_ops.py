@@ -60,11 +60,20 @@ class AlertDesk:
             a.hold, a.repeat, a.failures_before_alert, self.settings.slack.alert_channel
         )
 
-    async def run_check(self, kube: KubeReader, now: datetime) -> None:
+    async def run_check(
+        self, kube: KubeReader, now: datetime, *, still_leader: Callable[[], bool] = lambda: True
+    ) -> None:
         """One check of `kube.cluster`: read, decide, save, post. Never raises for Kubernetes,
-        Slack or store trouble (each is logged and counted)."""
+        Slack or store trouble (each is logged and counted).
+
+        `still_leader` is asked again once the (possibly slow) read is done: a replica that lost
+        the Lease meanwhile must leave the posting to the new holder.
+        """
         cluster = kube.cluster
         step = await self._check_step(kube, now)  # reading needs no lock: commands go on
+        if not still_leader():
+            log.info("alerts of cluster %s: no longer the Lease holder; not posting", cluster)
+            return
         async with self._locks[cluster]:
             try:
                 outcome = await self._apply(cluster, step)

@@ -51,7 +51,9 @@ async def check_cluster(deps: Deps, cluster: str) -> None:
     """The alert check of one cluster; does nothing unless this replica holds the Lease."""
     if deps.alerts is None or not is_leader(deps):
         return
-    await deps.alerts.run_check(deps.kube[cluster], deps.clock())
+    await deps.alerts.run_check(
+        deps.kube[cluster], deps.clock(), still_leader=lambda: is_leader(deps)
+    )
 
 
 async def keep_lease(deps: Deps) -> None:

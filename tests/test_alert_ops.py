@@ -242,3 +242,15 @@ async def test_a_store_that_cannot_be_written_is_said_in_the_channel_once_an_hou
     notices = [text for _, text, _ in slack.posts if "cannot keep its alert state" in text]
     assert len(notices) == 2
     assert all("forbidden" in text for text in notices)
+
+
+async def test_a_replica_that_lost_the_lease_during_the_read_posts_nothing(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    slack = FakeSlack()
+    desk = make_desk(store, slack)
+    breakage.dependencies_missing(sim)
+    await desk.run_check(gateway, T0, still_leader=lambda: False)
+    await desk.run_check(gateway, T0 + timedelta(seconds=60), still_leader=lambda: False)
+    assert slack.posts == []
+    assert not (await store.load("sim")).state.alerts

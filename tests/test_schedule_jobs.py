@@ -43,7 +43,7 @@ class Desk:
     def __init__(self) -> None:
         self.checked: list[str] = []
 
-    async def run_check(self, kube: Any, now: datetime) -> None:
+    async def run_check(self, kube: Any, now: datetime, **_: Any) -> None:
         self.checked.append(kube)
 
 
