@@ -85,19 +85,20 @@ class AlertDesk:
             await self._carry_out(cluster, outcome.effects)
 
     async def _warn_store_unavailable(self, cluster: str, error: Exception, now: datetime) -> None:
-        """Say so in the alert channel (hourly at most): alerts cannot be kept, so none is posted.
-
-        Never a silent gap: without its state the desk could not avoid duplicate posts, so it
-        posts no alert, and tells the channel why instead.
-        """
-        last = self._store_warned.get(cluster)
-        if last is not None and now - last < STORE_WARNING_EVERY:
-            return
-        self._store_warned[cluster] = now
+        """Without its state the desk cannot avoid duplicate posts, so it posts no alert: it
+        says so in the alert channel instead (never a silent gap)."""
         text = (
             f":warning: kai-chatops cannot keep its alert state for cluster {cluster}, so it "
             f"posts no alerts for it until this is fixed: {error}"
         )
+        await self.warn_hourly(f"store:{cluster}", text, now)
+
+    async def warn_hourly(self, key: str, text: str, now: datetime) -> None:
+        """Post `text` in the alert channel, at most once an hour per `key`."""
+        last = self._store_warned.get(key)
+        if last is not None and now - last < STORE_WARNING_EVERY:
+            return
+        self._store_warned[key] = now
         await self._messages.post_notice(self.settings.slack.alert_channel, text)
 
     async def acknowledge(

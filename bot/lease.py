@@ -54,6 +54,9 @@ class LeaderLease:
         self._renewed_at: datetime | None = None
         self._seen: _Seen | None = None
         self._busy = asyncio.Lock()  # one renewal at a time, or this replica races itself
+        # The last renewal's Kubernetes error (None after a renewal that got an answer): while
+        # it stands nobody may be running the checks, which must not go unnoticed.
+        self.last_error: errors.KubeError | None = None
 
     @property
     def renew_every(self) -> timedelta:
@@ -72,8 +75,10 @@ class LeaderLease:
         async with self._busy:
             try:
                 self._renewed_at = now if await self._try(now) else None
+                self.last_error = None
             except errors.KubeError as e:
                 log.warning("lease %s/%s: cannot renew: %s", self.namespace, self.name, e)
+                self.last_error = e
         return self.is_leader(now)
 
     async def release(self, now: datetime) -> None:

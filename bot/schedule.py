@@ -57,9 +57,18 @@ async def check_cluster(deps: Deps, cluster: str) -> None:
 
 
 async def keep_lease(deps: Deps) -> None:
-    """Take or renew the Lease (a no-op without one)."""
-    if deps.lease is not None:
-        await deps.lease.renew(deps.clock())
+    """Take or renew the Lease (a no-op without one); say so in the alert channel (hourly)
+    when the Lease cannot be used at all, since then no replica may be running the checks."""
+    if deps.lease is None:
+        return
+    await deps.lease.renew(deps.clock())
+    error = deps.lease.last_error
+    if error is not None and deps.alerts is not None:
+        text = (
+            f":warning: kai-chatops cannot use its Lease {deps.lease.namespace}/"
+            f"{deps.lease.name}, so this replica runs no alert checks: {error}"
+        )
+        await deps.alerts.warn_hourly("lease", text, deps.clock())
 
 
 async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
