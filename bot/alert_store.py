@@ -20,8 +20,9 @@ from typing import Protocol
 from bot import errors
 from bot.alert_model import ClusterAlerts, dump_cluster, load_cluster
 from bot.config import Settings
+from bot.kube_ports import KubeWriter
 from bot.models import RawObject
-from bot.state_objects import CONFIG_MAP, ObjectStore
+from bot.state_objects import CONFIG_MAP
 
 NEW = ""  # the version of a document never saved
 
@@ -147,7 +148,7 @@ class ConfigMapStore:
     (409 → StoreConflict) when another replica wrote in between.
     """
 
-    def __init__(self, kube: ObjectStore, *, namespace: str, name: str) -> None:
+    def __init__(self, kube: KubeWriter, *, namespace: str, name: str) -> None:
         self._kube = kube
         self.namespace = namespace
         self.name = name
@@ -202,7 +203,7 @@ class ConfigMapStore:
         }
 
 
-def open_store(settings: Settings, kube: ObjectStore) -> AlertStore:
+def open_store(settings: Settings, kube: KubeWriter) -> AlertStore:
     """The store `state.backend` names; `kube` is the first cluster's gateway (for configmap).
 
     Raises:

@@ -28,9 +28,6 @@ Clock = Callable[[], datetime]
 OnRequested = Callable[[Target, str], Awaitable[None]]  # (what was patched, the token / value)
 
 
-GitopsKube = KubeWriter  # the reads and writes a reconcile needs
-
-
 @dataclass(frozen=True)
 class Polling:
     """How a wait polls: soon after the request, then less often (up to Flux's 2 s), until
@@ -61,7 +58,7 @@ class FluxStep:
         return plan.is_static(self.obj)
 
 
-async def read_target(kube: GitopsKube, target: Target, role: str = "") -> RawObject:
+async def read_target(kube: KubeWriter, target: Target, role: str = "") -> RawObject:
     """The object, read once.
 
     Raises:
@@ -74,7 +71,7 @@ async def read_target(kube: GitopsKube, target: Target, role: str = "") -> RawOb
     return obj
 
 
-async def prepare_flux(kube: GitopsKube, request: Request) -> tuple[FluxStep, ...]:
+async def prepare_flux(kube: KubeWriter, request: Request) -> tuple[FluxStep, ...]:
     """Read the object (and with `--with-source` its sources) and refuse what Flux would ignore.
 
     Returns the steps in order: sources first, the object last. Nothing is changed.
@@ -97,7 +94,7 @@ async def prepare_flux(kube: GitopsKube, request: Request) -> tuple[FluxStep, ..
 
 
 async def run_flux(
-    kube: GitopsKube,
+    kube: KubeWriter,
     steps: tuple[FluxStep, ...],
     *,
     user_id: str,
@@ -128,7 +125,7 @@ async def run_flux(
 
 
 async def _reconcile_one(
-    kube: GitopsKube,
+    kube: KubeWriter,
     step: FluxStep,
     user_id: str,
     clock: Clock,
@@ -152,7 +149,7 @@ async def _reconcile_one(
 
 
 async def _request_flux(
-    kube: GitopsKube, step: FluxStep, user_id: str, clock: Clock, sleep: Sleep
+    kube: KubeWriter, step: FluxStep, user_id: str, clock: Clock, sleep: Sleep
 ) -> str:
     """Merge-patch a fresh requestedAt; on a conflict, read again and retry with a new token."""
     target, obj = step.target, step.obj
@@ -171,7 +168,7 @@ async def _request_flux(
 
 
 async def run_refresh(
-    kube: GitopsKube,
+    kube: KubeWriter,
     target: Target,
     *,
     hard: bool,
@@ -203,7 +200,7 @@ async def run_refresh(
 
 
 async def start_sync(
-    kube: GitopsKube, target: Target, *, user_id: str, channel_id: str, clock: Clock
+    kube: KubeWriter, target: Target, *, user_id: str, channel_id: str, clock: Clock
 ) -> RawObject:
     """Write the `operation` field (guarded by the resourceVersion read), re-checking on 409.
 
@@ -222,7 +219,7 @@ async def start_sync(
     raise AssertionError("unreachable")
 
 
-async def wait_sync(kube: GitopsKube, target: Target, *, polling: Polling) -> argo.ArgoReport:
+async def wait_sync(kube: KubeWriter, target: Target, *, polling: Polling) -> argo.ArgoReport:
     """Wait until the controller clears `operation`; report `status.operationState`.
 
     Raises:
@@ -256,7 +253,7 @@ def _argo_report(
     return argo.ArgoReport(target, action, state, argo.read_app(app), elapsed, waited)
 
 
-async def _patch_retrying(kube: GitopsKube, target: Target, body: Any, sleep: Sleep) -> None:
+async def _patch_retrying(kube: KubeWriter, target: Target, body: Any, sleep: Sleep) -> None:
     for attempt in range(1, CONFLICT_RETRIES + 1):
         try:
             await kube.patch_object(target.ref, target.name, target.namespace, body)

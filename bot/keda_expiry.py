@@ -14,7 +14,7 @@ from datetime import datetime
 from bot import audit, errors, kinds, render_keda_changes
 from bot.audit import Change
 from bot.config import Settings
-from bot.keda_ops import REFS, AckWait, KedaKube, apply_plan
+from bot.keda_ops import REFS, AckWait, apply_plan
 from bot.keda_pause import ExpiredPause, Outcome, Plan, find_expired_pause, plan_resume
 from bot.kube_ports import KubeReader, KubeWriter
 from bot.models import RawObject
@@ -55,7 +55,7 @@ async def resume_expired_pauses(
 
 
 async def _resume_expired(
-    kube: KedaKube,
+    kube: KubeWriter,
     expired: ExpiredPause,
     slack: SlackGateway | None,
     channel: str,

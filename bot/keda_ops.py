@@ -34,9 +34,6 @@ CONFLICT_RETRIES = 2  # re-read and re-decide this many times after a 409
 PlanMaker = Callable[[RawObject], Plan]
 
 
-KedaKube = KubeWriter  # the reads and the merge patch pause and resume need
-
-
 @dataclass(frozen=True)
 class AckWait:
     """How long to wait for KEDA's `Paused` condition to follow the annotation, and how often."""
@@ -101,7 +98,7 @@ async def prepare_resume(kube: KubeReader, target: Target) -> Plan:
 
 
 async def pause(
-    kube: KedaKube,
+    kube: KubeWriter,
     target: Target,
     *,
     user: str,
@@ -118,13 +115,13 @@ async def pause(
     return await apply_plan(kube, target, make_plan, wait)
 
 
-async def resume(kube: KedaKube, target: Target, *, wait: AckWait) -> Outcome:
+async def resume(kube: KubeWriter, target: Target, *, wait: AckWait) -> Outcome:
     """Resume the object as it now stands, then report what KEDA did (see `apply_plan`)."""
     return await apply_plan(kube, target, lambda obj: plan_resume(target, obj), wait)
 
 
 async def apply_plan(
-    kube: KedaKube, target: Target, make_plan: PlanMaker, wait: AckWait
+    kube: KubeWriter, target: Target, make_plan: PlanMaker, wait: AckWait
 ) -> Outcome:
     """Read, decide, merge-patch with the resourceVersion read, read back, wait for KEDA.
 

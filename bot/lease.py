@@ -20,7 +20,8 @@ from typing import Any
 
 from bot import errors
 from bot.config import LeaseSettings
-from bot.state_objects import LEASE, ObjectStore
+from bot.kube_ports import KubeWriter
+from bot.state_objects import LEASE
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +42,7 @@ class LeaderLease:
 
     def __init__(
         self,
-        kube: ObjectStore,
+        kube: KubeWriter,
         settings: LeaseSettings,
         *,
         identity: str | None = None,

@@ -25,6 +25,7 @@ from bot.command_types import Reconcile, ReconcileShortcut, Sync
 from bot.confirmations import Pending
 from bot.deps import Deps
 from bot.gitops_target import Request, Target, resolve_request
+from bot.kube_ports import KubeWriter
 from bot.render import Message
 from handlers import access, confirm
 from handlers.invocation import Executor, Invocation, Runner
@@ -89,7 +90,7 @@ async def run_reconcile(
 
 
 async def _reconcile_flux(
-    kube: ops.GitopsKube,
+    kube: KubeWriter,
     request: Request,
     deps: Deps,
     invocation: Invocation,
@@ -120,7 +121,7 @@ async def _reconcile_flux(
 
 
 async def _refresh(
-    kube: ops.GitopsKube,
+    kube: KubeWriter,
     request: Request,
     deps: Deps,
     invocation: Invocation,
