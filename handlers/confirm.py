@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bot import confirmations, errors, render
+from bot import audit, confirmations, errors, render
+from bot.confirmations import Pending
 from bot.deps import Deps
 from bot.render import Message
 from handlers import access, replies
@@ -62,3 +63,15 @@ async def cancel(deps: Deps, user_id: str, value: str, _: dict[str, Any]) -> Mes
 
 
 handle_cancel = replies.button_listener("cancel", cancel)
+
+
+async def announce(deps: Deps, pending: Pending, change: audit.Change, text: str) -> None:
+    """Record a confirmed change: the log line, and `text` in the channel the command came
+    from (or the alert channel, when the bot is not a member there)."""
+    await audit.record(
+        change,
+        slack=deps.slack,
+        channel=pending.channel_id,
+        text=text,
+        fallback_channel=deps.settings.slack.alert_channel,
+    )

@@ -181,23 +181,11 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
         # runs even if this replica stops before Argo CD finishes.
         started = _change(deps, clicker, "sync", target, "requested", {})
         note = f"<@{clicker}> started an Argo CD sync of {target.describe()} on {target.cluster}."
-        await audit.record(
-            started,
-            slack=deps.slack,
-            channel=pending.channel_id,
-            text=note,
-            fallback_channel=deps.settings.slack.alert_channel,
-        )
+        await confirm.announce(deps, pending, started, note)
         report = await ops.wait_sync(kube, target, polling=_polling(deps))
     change = _change(deps, clicker, "sync", target, report.state, _sync_details(report))
     text = render_gitops.sync_audit_text(report, clicker)
-    await audit.record(
-        change,
-        slack=deps.slack,
-        channel=pending.channel_id,
-        text=text,
-        fallback_channel=deps.settings.slack.alert_channel,
-    )
+    await confirm.announce(deps, pending, change, text)
     return {**render_gitops.argo_result(report, clicker), "response_type": "ephemeral"}
 
 

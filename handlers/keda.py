@@ -189,13 +189,7 @@ async def _report(
         text = words.announcement_text(
             outcome, user=clicker, requested_by=pending.requested_by, now=now
         )
-        await audit.record(
-            change,
-            slack=deps.slack,
-            channel=pending.channel_id,
-            text=text,
-            fallback_channel=deps.settings.slack.alert_channel,
-        )
+        await confirm.announce(deps, pending, change, text)
     return words.result_message(outcome, wait_timeout=wait.timeout, now=now)
 
 

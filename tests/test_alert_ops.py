@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import sim_gateway
 
 from bot import config
 from bot.alert_model import ClusterAlerts, RootStatus
@@ -68,13 +67,6 @@ class Waits:
 async def sim() -> AsyncIterator[Simulator]:
     async with Simulator(scenarios=["kai-healthy", "keda"]) as running:
         yield running
-
-
-@pytest.fixture
-def gateway(sim: Simulator, tmp_path: Path) -> Iterator[KubeGateway]:
-    connected = sim_gateway.connect(sim, tmp_path)
-    yield connected
-    connected.close()
 
 
 @pytest.fixture

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
-import sim_gateway
 
 from bot import alert_rules, health, usecases
 from bot.alert_model import Observation, Severity
@@ -22,13 +20,6 @@ TIMEOUT = timedelta(minutes=10)
 async def sim() -> AsyncIterator[Simulator]:
     async with Simulator(scenarios=["default"]) as running:
         yield running
-
-
-@pytest.fixture
-def gateway(sim: Simulator, tmp_path: Path) -> AsyncIterator[KubeGateway]:
-    connected = sim_gateway.connect(sim, tmp_path)
-    yield connected
-    connected.close()
 
 
 async def observe(gateway: KubeGateway, now: datetime) -> list[Observation]:

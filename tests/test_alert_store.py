@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import sim_gateway
 
 from bot import alerts, config
 from bot.alert_model import (
@@ -71,13 +70,6 @@ def sqlite_store(tmp_path: Path) -> Iterator[SqliteStore]:
 async def sim() -> AsyncIterator[Simulator]:
     async with Simulator(scenarios=["kai-healthy"]) as running:
         yield running
-
-
-@pytest.fixture
-def gateway(sim: Simulator, tmp_path: Path) -> Iterator[KubeGateway]:
-    connected = sim_gateway.connect(sim, tmp_path)
-    yield connected
-    connected.close()
 
 
 def configmap_store(gateway: KubeGateway) -> ConfigMapStore:

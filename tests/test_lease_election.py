@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-import sim_gateway
 
 from bot import config
 from bot.config import LeaseSettings
@@ -31,13 +30,6 @@ def at(seconds: float) -> datetime:
 async def sim() -> AsyncIterator[Simulator]:
     async with Simulator() as running:
         yield running
-
-
-@pytest.fixture
-def gateway(sim: Simulator, tmp_path: Path) -> Iterator[KubeGateway]:
-    connected = sim_gateway.connect(sim, tmp_path)
-    yield connected
-    connected.close()
 
 
 def replicas(gateway: KubeGateway) -> tuple[LeaderLease, LeaderLease]:
