@@ -1,6 +1,6 @@
 """The Kubernetes resource types the bot reads or writes, by group, version and plural.
 
-Pure data: the gateway builds API paths from these, and the RBAC check (issue 6) reads them.
+Pure data: the gateway and the use-cases build API paths from these.
 """
 
 from __future__ import annotations
