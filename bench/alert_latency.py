@@ -22,7 +22,7 @@ from typing import Any
 
 from common import grow_cluster, ms, percentile
 
-from bot import schedule
+from bot.service import schedule
 from bot.sim import breakage
 from bot.stack import ALERT_CHANNEL, CLUSTER, Stack, running_stack
 

@@ -1,4 +1,4 @@
-"""Bench: the official client's sync API on a thread pool (what bot/kube.py does) vs kubernetes.aio.
+"""Bench: the sync client on a thread pool (as in bot/kube/gateway.py) vs kubernetes.aio.
 
 Both read `kai-config` from the simulator (in its own process) N times with C at once, and the
 bench prints wall time, requests per second and the CPU the client process spent.
@@ -18,8 +18,9 @@ from pathlib import Path
 
 from kubernetes.aio import client as aio_client
 
-from bot import kinds, kube
-from bot.config import ClusterSettings, KubernetesSettings
+from bot.config.settings import ClusterSettings, KubernetesSettings
+from bot.kube import gateway as kube
+from bot.kube import kinds
 
 
 async def start_simulator(kubeconfig: str) -> tuple[asyncio.subprocess.Process, str]:

@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bot import render
+from bot.slack import blocks as render
 from bot.stack import DEMO_CHANNEL, OPERATOR, Stack, running_stack
 
 API = "keda.sh/v1alpha1"

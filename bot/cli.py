@@ -13,10 +13,17 @@ import os
 import sys
 from collections.abc import Sequence
 
-from bot import config, errors, kube, logs, manifests, render, rules, usecases
-from bot.deps import Deps, utc_now
-from bot.metrics import Metrics
-from bot.models import HealthReport, Verdict
+from bot import rules
+from bot.config import settings as config
+from bot.core import errors
+from bot.core.metrics import Metrics
+from bot.core.models import HealthReport, Verdict
+from bot.health import render as health_render
+from bot.health import usecase as usecases
+from bot.kube import gateway as kube
+from bot.kube import manifests
+from bot.service import logs
+from bot.service.deps import Deps, utc_now
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
 SECRET_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
@@ -74,7 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 async def serve(config_path: str, host: str, port: int) -> int:
-    from bot.service import Service, SlackEnv  # Slack libraries are not needed by check/evaluate
+    from bot.service.server import (  # Slack libraries are not needed by check/evaluate
+        Service,
+        SlackEnv,
+    )
 
     settings = config.load_settings(config_path)
     env = SlackEnv.from_environ(os.environ)
@@ -92,7 +102,9 @@ async def check(config_path: str, cluster: str | None, output: str) -> int:
         report = await usecases.check_health(gateway, settings, utc_now())
     finally:
         gateway.close()
-    print(json.dumps(report_json(report)) if output == "json" else render.report_text(report))
+    print(
+        json.dumps(report_json(report)) if output == "json" else health_render.report_text(report)
+    )
     return EXIT_OK if report.verdict.is_healthy else EXIT_UNHEALTHY
 
 

@@ -15,11 +15,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bot import config, kube
-from bot.config import Settings
-from bot.deps import Deps, utc_now
-from bot.metrics import Metrics
-from bot.service import Service, SlackEnv
+from bot.config import settings as config
+from bot.config.settings import Settings
+from bot.core.metrics import Metrics
+from bot.kube import gateway as kube
+from bot.service.deps import Deps, utc_now
+from bot.service.server import Service, SlackEnv
 from bot.sim import Simulator
 from bot.slackemu import Delivery, SlackDriver, SlackEmulator
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot import render
-from bot.deps import Deps
+from bot.service.deps import Deps
+from bot.slack import blocks as render
 from handlers import alerts, commands, confirm, gitops, keda
 from handlers.invocation import Executor
 

@@ -1,12 +1,13 @@
 """Authorising the Slack user behind a command or a click (`access` in the config).
 
-Group members come from Slack (cached by the gateway); the decision itself is `bot.policy`.
+Group members come from Slack (cached by the gateway); the decision itself is `bot.access.policy`.
 """
 
 from __future__ import annotations
 
-from bot import errors, policy
-from bot.deps import Deps
+from bot.access import policy
+from bot.core import errors
+from bot.service.deps import Deps
 
 
 async def require_operator(deps: Deps, user_id: str, action: str) -> None:
@@ -15,7 +16,8 @@ async def require_operator(deps: Deps, user_id: str, action: str) -> None:
     Guests and deactivated accounts never change anything, whatever the lists say.
     """
     access = deps.settings.access
-    members = await deps.slack.members_of(access.operators) if deps.slack else {}
+    groups = policy.group_entries(access.operators)
+    members = await deps.slack.members_of(groups) if deps.slack else {}
     policy.require_operator(user_id, action, access, members)
     if deps.slack is not None and await deps.slack.is_guest_or_deactivated(user_id):
         raise errors.NotAllowed(
@@ -29,5 +31,6 @@ async def require_viewer(deps: Deps, user_id: str, action: str) -> None:
     if access.viewers is None:
         return
     entries = access.operators + access.viewers
-    members = await deps.slack.members_of(entries) if deps.slack else {}
+    groups = policy.group_entries(entries)
+    members = await deps.slack.members_of(groups) if deps.slack else {}
     policy.require_viewer(user_id, action, access, members)

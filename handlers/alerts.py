@@ -1,7 +1,7 @@
 """Listeners for alerts: `/kai alerts`, `ack`, `silence`, `unsilence`, and the alert buttons.
 
 Looking needs a viewer; acknowledging and silencing need an operator, checked again on the
-server at every click. The work is `bot.alert_ops.AlertDesk`'s; the record of who did what
+server at every click. The work is `bot.alerts.desk.AlertDesk`'s; the record of who did what
 goes into the alert's thread, and the person who asked gets a short private answer.
 """
 
@@ -13,12 +13,17 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from bot import commands, errors, render, render_alerts, usecases
-from bot.alert_model import AlertState
-from bot.alert_ops import AlertDesk
-from bot.deps import Deps
-from bot.durations import format_duration
-from bot.render import Message
+from bot.alerts import render as render_alerts
+from bot.alerts.desk import AlertDesk
+from bot.alerts.model import AlertState
+from bot.commands import grammar as commands
+from bot.core import errors
+from bot.core.durations import format_duration
+from bot.health import render as health_render
+from bot.health import usecase as usecases
+from bot.service.deps import Deps
+from bot.slack import blocks as render
+from bot.slack.blocks import Message
 from handlers import access, replies
 from handlers.invocation import Executor, Invocation, Runner
 
@@ -138,7 +143,7 @@ async def click_health(
     report = await deps.health_checks.run(
         kube.cluster, lambda: usecases.check_health(kube, deps.settings, deps.clock())
     )
-    message = render.health_message(report)
+    message = health_render.health_message(report)
     container = body.get("container") or {}
     channel = str(container.get("channel_id") or body.get("channel", {}).get("id", ""))
     thread_ts = str(container.get("message_ts") or "")

@@ -9,9 +9,14 @@ from typing import Any
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
-from bot import commands, errors, render, render_gitops, usecases
-from bot.deps import Deps
-from bot.render import Message
+from bot.commands import grammar as commands
+from bot.core import errors
+from bot.gitops import render as render_gitops
+from bot.health import render as health_render
+from bot.health import usecase as usecases
+from bot.service.deps import Deps
+from bot.slack import blocks as render
+from bot.slack.blocks import Message
 from handlers import access, replies
 from handlers.invocation import Invocation, Runner
 
@@ -81,7 +86,7 @@ async def reply_health(parsed: commands.Health, deps: Deps, invocation: Invocati
     report = await deps.health_checks.run(
         kube.cluster, lambda: usecases.check_health(kube, deps.settings, deps.clock())
     )
-    return {**render.health_message(report), "response_type": "in_channel"}
+    return {**health_render.health_message(report), "response_type": "in_channel"}
 
 
 HEALTH_RUNNERS: dict[type, Runner] = {commands.Health: reply_health}

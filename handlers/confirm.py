@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bot import audit, confirmations, errors, render
-from bot.confirmations import Pending
-from bot.deps import Deps
-from bot.render import Message
+from bot.access import audit, confirmations
+from bot.access.confirmations import Pending
+from bot.core import errors
+from bot.service.deps import Deps
+from bot.slack import blocks as render
+from bot.slack.blocks import Message
 from handlers import access, replies
 from handlers.invocation import Executor, Invocation
 

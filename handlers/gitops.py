@@ -4,7 +4,7 @@ A reconcile is answered in place: "reconciling…" on the response_url at once, 
 replaced by the result. The dispatcher's runners return one message, so `register` adds a listener
 ahead of it for `reconcile` alone that hands the runner `respond`; `sync` asks Confirm through
 the dispatcher. Only operators act, checked before any cluster call; one request per object at a
-time. The change is logged (`bot.audit`); the public reply is the channel's record of it.
+time. The change is logged (`bot.access.audit`); the public reply is the channel's record of it.
 """
 
 from __future__ import annotations
@@ -18,15 +18,17 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from bot import audit, errors, render, render_gitops
-from bot import gitops_argo as argo
-from bot import gitops_ops as ops
-from bot.command_types import Reconcile, ReconcileShortcut, Sync
-from bot.confirmations import Pending
-from bot.deps import Deps
-from bot.gitops_target import Request, Target, resolve_request
-from bot.kube_ports import KubeWriter
-from bot.render import Message
+from bot.access import audit
+from bot.access.confirmations import Pending
+from bot.commands.parsed import Reconcile, ReconcileShortcut, Sync
+from bot.core import errors
+from bot.gitops import argo, ops
+from bot.gitops import render as render_gitops
+from bot.gitops.target import Request, Target, resolve_request
+from bot.kube.ports import KubeWriter
+from bot.service.deps import Deps
+from bot.slack import blocks as render
+from bot.slack.blocks import Message
 from handlers import access, confirm
 from handlers.invocation import Executor, Invocation, Runner
 

@@ -6,9 +6,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.confirmations import Pending
-from bot.deps import Deps
-from bot.render import Message
+from bot.access.confirmations import Pending
+from bot.service.deps import Deps
+from bot.slack.blocks import Message
 
 Respond = Callable[..., Awaitable[Any]]
 

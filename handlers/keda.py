@@ -12,20 +12,25 @@ from datetime import datetime, timedelta
 
 from slack_bolt.async_app import AsyncApp
 
-from bot import audit, commands, errors, keda_ops, keda_pause, render_keda
-from bot import render_keda_changes as words
-from bot.audit import Change
-from bot.config import Settings
-from bot.confirmations import Pending
-from bot.deps import Deps
-from bot.keda_pause import Outcome, Target
-from bot.render import Message
+from bot.access import audit
+from bot.access.audit import Change
+from bot.access.confirmations import Pending
+from bot.commands import grammar as commands
+from bot.config.settings import Settings
+from bot.core import errors
+from bot.keda import ops
+from bot.keda import pause as keda_pause
+from bot.keda import render as render_keda
+from bot.keda import render_changes as words
+from bot.keda.pause import Outcome, Target
+from bot.service.deps import Deps
+from bot.slack.blocks import Message
 from handlers import access, confirm
 from handlers.invocation import Executor, Invocation, Runner
 
 # How long a confirmed change waits for KEDA's Paused condition; tests shorten it, since the
 # simulated cluster runs no KEDA controller.
-ACK_WAIT = keda_ops.AckWait()
+ACK_WAIT = ops.AckWait()
 
 
 async def run_scaledjobs(
@@ -36,7 +41,7 @@ async def run_scaledjobs(
     kube = deps.kube_for(parsed.cluster)
     namespaces, scope = listing_scope(parsed, deps.settings)
     try:
-        rows = await keda_ops.list_rows(kube, namespaces)
+        rows = await ops.list_rows(kube, namespaces)
     except errors.KubeForbidden as e:
         if namespaces is not None:
             raise
@@ -86,7 +91,7 @@ async def run_pause(parsed: commands.Pause, deps: Deps, invocation: Invocation) 
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
     now = deps.clock()
     try:
-        plan = await keda_ops.prepare_pause(
+        plan = await ops.prepare_pause(
             deps.kube_for(target.cluster),
             target,
             user=invocation.user_id,
@@ -115,7 +120,7 @@ async def run_resume(parsed: commands.Resume, deps: Deps, invocation: Invocation
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
     now = deps.clock()
     try:
-        plan = await keda_ops.prepare_resume(deps.kube_for(target.cluster), target)
+        plan = await ops.prepare_resume(deps.kube_for(target.cluster), target)
     except errors.KubeForbidden as e:
         return words.refused_message("resume", target, e)
     if plan.nothing_to_do:
@@ -136,7 +141,7 @@ async def execute_pause(pending: Pending, deps: Deps, clicker: str) -> Message:
     reason = pending.params.get("reason", "")
     now, wait = deps.clock(), ACK_WAIT
     try:
-        outcome = await keda_ops.pause(
+        outcome = await ops.pause(
             deps.kube_for(target.cluster),
             target,
             user=clicker,
@@ -158,7 +163,7 @@ async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
     now, wait = deps.clock(), ACK_WAIT
     kube = deps.kube_for(target.cluster)
     try:
-        outcome = await keda_ops.resume(kube, target, wait=wait)
+        outcome = await ops.resume(kube, target, wait=wait)
     except errors.KubeForbidden as e:
         await _record_refusal("resume", target, clicker, now, e)
         return words.refused_message("resume", target, e)
@@ -171,7 +176,7 @@ async def _report(
     deps: Deps,
     clicker: str,
     now: datetime,
-    wait: keda_ops.AckWait,
+    wait: ops.AckWait,
 ) -> Message:
     """Record a written change made at `now` (log line, channel post); the clicker's result."""
     plan = outcome.plan

@@ -14,10 +14,11 @@ from typing import Any
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
-from bot import errors, render
-from bot.deps import Deps
-from bot.metrics import Metrics
-from bot.render import Message
+from bot.core import errors
+from bot.core.metrics import Metrics
+from bot.service.deps import Deps
+from bot.slack import blocks as render
+from bot.slack.blocks import Message
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import sim_gateway
 
-from bot.kube import KubeGateway
+from bot.kube.gateway import KubeGateway
 from bot.sim import Simulator
 
 

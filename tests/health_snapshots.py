@@ -7,8 +7,8 @@ from typing import Any
 
 from objects import apiservice, deployment, kai_conditions, kai_config, shard
 
-from bot.health import KAI_CRDS
-from bot.models import ClusterSnapshot, Finding, HealthReport, RawObject
+from bot.core.models import ClusterSnapshot, Finding, HealthReport, RawObject
+from bot.health.report import KAI_CRDS
 
 KAI_OPERANDS = ("admission", "binder", "pod-grouper", "podgroup-controller", "queue-controller")
 

@@ -6,9 +6,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from bot import kube
-from bot.config import ClusterSettings, KubernetesSettings
-from bot.kube import KubeGateway
+from bot.config.settings import ClusterSettings, KubernetesSettings
+from bot.kube import gateway as kube
+from bot.kube.gateway import KubeGateway
 from bot.sim import Simulator
 
 

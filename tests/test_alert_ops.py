@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from bot import config
-from bot.alert_model import ClusterAlerts, RootStatus
-from bot.alert_ops import AlertDesk
-from bot.alert_store import SqliteStore, StoreConflict, StoreUnavailable
-from bot.kube import KubeGateway
-from bot.metrics import Metrics
+from bot.alerts.desk import AlertDesk
+from bot.alerts.model import ClusterAlerts, RootStatus
+from bot.alerts.store import SqliteStore, StoreConflict, StoreUnavailable
+from bot.config import settings as config
+from bot.core.metrics import Metrics
+from bot.kube.gateway import KubeGateway
 from bot.sim import Simulator, breakage
-from bot.slack import SlackUnavailable
+from bot.slack.gateway import SlackUnavailable
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 SETTINGS = config.parse_settings(

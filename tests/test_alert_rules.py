@@ -7,9 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot import alert_rules, health, usecases
-from bot.alert_model import Observation, Severity
-from bot.kube import KubeGateway
+from bot.alerts import rules
+from bot.alerts.model import Observation, Severity
+from bot.health import report as health
+from bot.health import usecase as usecases
+from bot.kube.gateway import KubeGateway
 from bot.sim import Simulator, breakage
 
 APISERVICE = "v1beta1.external.metrics.k8s.io"
@@ -27,7 +29,7 @@ async def observe(gateway: KubeGateway, now: datetime) -> list[Observation]:
     report = health.build_report(
         snapshot, cluster="sim", now=now, progressing_timeout=TIMEOUT, apiservice_name=APISERVICE
     )
-    return alert_rules.detect(
+    return rules.detect(
         snapshot, report, now=now, progressing_timeout=TIMEOUT, apiservice_name=APISERVICE
     )
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import alerts, config
-from bot.alert_model import (
+from bot.alerts import machine as alerts
+from bot.alerts.model import (
     AlertKey,
     AlertState,
     ClusterAlerts,
@@ -20,7 +20,7 @@ from bot.alert_model import (
     dump_cluster,
     load_cluster,
 )
-from bot.alert_store import (
+from bot.alerts.store import (
     NEW,
     AlertStore,
     ConfigMapStore,
@@ -29,7 +29,8 @@ from bot.alert_store import (
     StoreUnavailable,
     open_store,
 )
-from bot.kube import KubeGateway
+from bot.config import settings as config
+from bot.kube.gateway import KubeGateway
 from bot.sim import Simulator
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)

@@ -11,9 +11,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot import alerts, errors
-from bot.alert_model import AlertKey, ClusterAlerts, Observation, Phase, RootStatus, Severity
-from bot.alerts import EditRoot, Outcome, Policy, PostReply, PostRoot
+from bot.alerts import machine as alerts
+from bot.alerts.machine import EditRoot, Outcome, Policy, PostReply, PostRoot
+from bot.alerts.model import AlertKey, ClusterAlerts, Observation, Phase, RootStatus, Severity
+from bot.core import errors
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 HOLD, REPEAT = 60, 4 * 3600

@@ -6,9 +6,9 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot import render_alerts
-from bot.alert_model import AlertKey, AlertState, ClusterAlerts, Observation, Severity
-from bot.alerts import Note, NoteKind
+from bot.alerts import render as render_alerts
+from bot.alerts.machine import Note, NoteKind
+from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Observation, Severity
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 KEY = AlertKey("prod", "Config", "kai-config", "DependenciesFulfilled")

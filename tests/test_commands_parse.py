@@ -6,8 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from bot import commands, errors, usage
-from bot.commands import (
+from bot.commands import grammar as commands
+from bot.commands import usage
+from bot.commands.grammar import (
     Ack,
     Alerts,
     Health,
@@ -21,6 +22,7 @@ from bot.commands import (
     Sync,
     Unsilence,
 )
+from bot.core import errors
 
 H = timedelta(hours=1)
 KIND_WORDS: list[tuple[str, commands.ReconcileKind]] = [

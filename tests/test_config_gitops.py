@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from bot import config, errors
+from bot.config import settings as config
+from bot.core import errors
 
 BASE = {"clusters": [{"name": "prod"}], "slack": {"alert_channel": "C0123"}}
 

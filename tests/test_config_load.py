@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import config, errors
+from bot.config import settings as config
+from bot.core import errors
 
 VALID = """\
 clusters:

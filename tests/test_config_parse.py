@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from bot import config, errors
+from bot.config import settings as config
+from bot.core import errors
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "config.example.yaml"
 DELETE = object()

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from deploy_render import DEPLOY, KUSTOMIZATIONS, ROOT, by_kind, render
 
-from bot import config
+from bot.config import settings as config
 
 K8S_VERSION = "1.33.0"
 

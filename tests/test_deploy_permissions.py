@@ -17,7 +17,7 @@ import pytest
 import yaml
 from deploy_render import DEPLOY, by_kind, render
 
-from bot import schedule
+from bot.service import schedule
 from bot.sim import breakage
 from bot.stack import Stack, running_stack
 from handlers import keda as keda_handlers

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from bot import durations
+from bot.core import durations
 
 GOOD = [
     ("30s", timedelta(seconds=30)),

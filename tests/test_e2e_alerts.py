@@ -15,8 +15,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot import render_alerts, schedule
-from bot.service import Service
+from bot.alerts import render as render_alerts
+from bot.service import schedule
+from bot.service.server import Service
 from bot.sim import breakage
 from bot.slackemu import PostedMessage
 from bot.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack

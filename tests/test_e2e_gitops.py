@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from bot import render
 from bot.sim.faults import RecordedRequest
+from bot.slack import blocks as render
 from bot.stack import DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
 HR_API = "helm.toolkit.fluxcd.io/v2"

@@ -18,14 +18,15 @@ from typing import Any
 import pytest
 
 import handlers.keda
-from bot import keda_expiry, keda_ops, render
+from bot.keda import expiry, ops
+from bot.slack import blocks as render
 from bot.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
 API = "keda.sh/v1alpha1"
 PAUSED = "autoscaling.keda.sh/paused"
 REPLICAS = "autoscaling.keda.sh/paused-replicas"
 START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
-SHORT_WAIT = keda_ops.AckWait(timeout=0.3, interval=0.05)
+SHORT_WAIT = ops.AckWait(timeout=0.3, interval=0.05)
 
 
 class Clock:
@@ -243,14 +244,14 @@ async def test_a_timed_pause_resumes_on_schedule_even_after_a_restart(
     deps = stack.service.deps
 
     clock.advance(timedelta(hours=1))
-    early = await keda_expiry.resume_expired_pauses(
+    early = await expiry.resume_expired_pauses(
         deps.kube_for(None), deps.slack, deps.settings, deps.clock(), wait=SHORT_WAIT
     )
     assert early == []
     assert annotations(stack)[PAUSED] == "true"
 
     clock.advance(timedelta(hours=1, minutes=1))
-    done = await keda_expiry.resume_expired_pauses(
+    done = await expiry.resume_expired_pauses(
         deps.kube_for(None), deps.slack, deps.settings, deps.clock(), wait=SHORT_WAIT
     )
 
@@ -280,7 +281,7 @@ async def test_the_timed_pause_job_leaves_a_pause_changed_by_hand_alone(
     deps = stack.service.deps
     stack.sim.clear_requests()
 
-    done = await keda_expiry.resume_expired_pauses(
+    done = await expiry.resume_expired_pauses(
         deps.kube_for(None), deps.slack, deps.settings, deps.clock(), wait=SHORT_WAIT
     )
 
@@ -406,7 +407,7 @@ async def fake_keda(stack: Stack, name: str, paused: str) -> None:
 async def test_keda_acknowledging_the_pause_is_reported(
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", keda_ops.AckWait(timeout=10, interval=0.05))
+    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=10, interval=0.05))
     reply = await stack.command("pause annia/annia-worker")
 
     keda = asyncio.create_task(fake_keda(stack, "annia-worker", "true"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot import schedule
+from bot.service import schedule
 from bot.stack import ALERT_CHANNEL, running_stack
 
 

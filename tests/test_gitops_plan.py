@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
-from bot import config, errors, gitops_target, render_gitops
-from bot import gitops_argo as argo
-from bot import gitops_plan as plan
-from bot.command_types import Reconcile, ReconcileShortcut, Sync
-from bot.gitops_plan import FluxPhase, FluxReport, StepResult
-from bot.gitops_target import Target
+from bot.commands.parsed import Reconcile, ReconcileShortcut, Sync
+from bot.config import settings as config
+from bot.core import errors
+from bot.gitops import argo, plan
+from bot.gitops import render as render_gitops
+from bot.gitops import target as gitops_target
+from bot.gitops.plan import FluxPhase, FluxReport, StepResult
+from bot.gitops.target import Target
 
 NOW = datetime(2026, 8, 24, 8, 15, 30, 482913, tzinfo=UTC)
 HR = Target("HelmRelease", "flux-system", "kai-scheduler", "prod")

@@ -15,8 +15,8 @@ from health_snapshots import (
 )
 from objects import deployment, kai_conditions, kai_config, shard
 
-from bot import health
-from bot.models import ClusterSnapshot, Health, HealthReport
+from bot.core.models import ClusterSnapshot, Health, HealthReport
+from bot.health import report as health
 
 NOW = datetime(2026, 8, 10, 12, 0, tzinfo=UTC)
 TIMEOUT = timedelta(minutes=15)

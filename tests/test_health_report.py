@@ -9,8 +9,8 @@ import pytest
 from health_snapshots import KAI_OPERANDS, find_finding, kai_snapshot
 from objects import DEPS_MISSING_MESSAGE, apiservice, kai_conditions, kai_config, shard
 
-from bot import health
-from bot.models import ClusterSnapshot, Health, HealthReport
+from bot.core.models import ClusterSnapshot, Health, HealthReport
+from bot.health import report as health
 
 NOW = datetime(2026, 8, 10, 12, 0, tzinfo=UTC)
 TIMEOUT = timedelta(minutes=15)

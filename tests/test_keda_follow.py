@@ -10,11 +10,11 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
-from bot import errors
-from bot.keda_ops import AckWait, pause
-from bot.keda_pause import Target
-from bot.kinds import ResourceRef
-from bot.models import RawObject
+from bot.core import errors
+from bot.core.models import RawObject
+from bot.keda.ops import AckWait, pause
+from bot.keda.pause import Target
+from bot.kube.kinds import ResourceRef
 
 SCALED_JOB = {
     "apiVersion": "keda.sh/v1alpha1",

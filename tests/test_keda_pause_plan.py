@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from objects import keda_conditions, keda_object
 
-from bot import errors, render_keda, render_keda_changes, slack_limits
-from bot.keda_pause import (
+from bot.core import errors
+from bot.keda import render as render_keda
+from bot.keda import render_changes
+from bot.keda.pause import (
     Outcome,
     Plan,
     Row,
@@ -23,6 +25,7 @@ from bot.keda_pause import (
     summarise,
 )
 from bot.rules import keda
+from bot.slack import limits
 
 NOW = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 PAUSED, REPLICAS = keda.PAUSED, keda.PAUSED_REPLICAS
@@ -297,7 +300,7 @@ def test_a_long_listing_stays_within_slack_limits_and_says_what_it_leaves_out(
 
     message = render_keda.listing_message(rows, cluster="prod", scope="all namespaces", now=NOW)
 
-    assert slack_limits.check_message(message) == []
+    assert limits.check_message(message) == []
     assert "Too many to list in one Slack message. Not shown one by one:" in message["text"]
     shown = sum(line.count("\n:") for line in _section_texts(message))
     paused = sum(1 for r in rows if r.state.paused)
@@ -345,7 +348,7 @@ def test_an_empty_listing_says_so() -> None:
 def test_the_confirmation_lists_the_exact_annotations_to_set() -> None:
     plan = pause(JOB, None, reason="node drain", duration=timedelta(hours=2))
 
-    lines = render_keda_changes.confirm_lines(plan, duration=timedelta(hours=2), now=NOW)
+    lines = render_changes.confirm_lines(plan, duration=timedelta(hours=2), now=NOW)
 
     assert lines == [
         "Now: not paused (KEDA's Paused condition: False).",
@@ -363,7 +366,7 @@ def test_the_confirmation_lists_the_exact_annotations_to_set() -> None:
 def test_the_resume_confirmation_lists_what_is_removed_with_its_value() -> None:
     plan = plan_resume(SO, obj(SO, {REPLICAS: "0", keda.PAUSED_BY: "U0123ABCD"}, paused="True"))
 
-    lines = render_keda_changes.confirm_lines(plan, duration=None, now=NOW)
+    lines = render_changes.confirm_lines(plan, duration=None, now=NOW)
 
     assert lines[-3:] == [
         "Annotations to remove:",
@@ -379,14 +382,14 @@ def written(acknowledged: bool, annotations: dict[str, str] | None = None) -> Ou
 
 
 def test_a_result_without_keda_acknowledging_does_not_claim_success() -> None:
-    text = render_keda_changes.result_message(written(False), wait_timeout=10, now=NOW)["text"]
+    text = render_changes.result_message(written(False), wait_timeout=10, now=NOW)["text"]
 
     assert text.startswith("The pause is written on ScaledJob annia/annia-worker on prod")
     assert "KEDA has not acknowledged it yet: after 10s its Paused condition is False" in text
 
 
 def test_an_acknowledged_result_says_paused_and_until_when() -> None:
-    text = render_keda_changes.result_message(written(True), wait_timeout=10, now=NOW)["text"]
+    text = render_changes.result_message(written(True), wait_timeout=10, now=NOW)["text"]
 
     assert text == (
         "ScaledJob annia/annia-worker on prod is paused: it now carries "
@@ -398,7 +401,7 @@ def test_an_acknowledged_result_says_paused_and_until_when() -> None:
 def test_a_result_overtaken_by_a_concurrent_change_says_so() -> None:
     outcome = written(False, {PAUSED: "false"})
 
-    text = render_keda_changes.result_message(outcome, wait_timeout=10, now=NOW)["text"]
+    text = render_changes.result_message(outcome, wait_timeout=10, now=NOW)["text"]
 
     assert f'now reads {PAUSED}: "false"' in text
     assert "someone changed it at the same time" in text
@@ -409,7 +412,7 @@ def test_the_automatic_resume_names_its_length_who_paused_it_and_why() -> None:
     assert expired is not None
     outcome = Outcome(plan_resume(JOB, obj(JOB, {PAUSED: "true"}, "True")), expired.state, True)
 
-    text = render_keda_changes.auto_resume_text(expired, outcome)
+    text = render_changes.auto_resume_text(expired, outcome)
 
     assert text == (
         ":arrow_forward: ScaledJob annia/annia-worker on prod resumed automatically after 2h "

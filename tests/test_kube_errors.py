@@ -6,8 +6,10 @@ import json
 
 import pytest
 
-from bot import errors, kinds, kube_errors
-from bot.kube_errors import Call
+from bot.core import errors
+from bot.kube import errors as kube_errors
+from bot.kube import kinds
+from bot.kube.errors import Call
 
 
 def status_body(code: int, reason: str, message: str) -> bytes:

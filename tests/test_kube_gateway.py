@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 import sim_gateway
 
-from bot import errors, kinds, kube
-from bot.config import ClusterSettings, KubernetesSettings
-from bot.kube import KubeGateway
-from bot.metrics import Metrics
+from bot.config.settings import ClusterSettings, KubernetesSettings
+from bot.core import errors
+from bot.core.metrics import Metrics
+from bot.kube import gateway as kube
+from bot.kube import kinds
+from bot.kube.gateway import KubeGateway
 from bot.sim import Simulator
 
 APISERVICE = "v1beta1.external.metrics.k8s.io"

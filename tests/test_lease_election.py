@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from bot import config
-from bot.config import LeaseSettings
-from bot.deps import Deps
-from bot.kube import KubeGateway
-from bot.lease import LeaderLease
-from bot.metrics import Metrics
-from bot.service import Service, SlackEnv
+from bot.alerts.lease import LeaderLease
+from bot.config import settings as config
+from bot.config.settings import LeaseSettings
+from bot.core.metrics import Metrics
+from bot.kube.gateway import KubeGateway
+from bot.service.deps import Deps
+from bot.service.server import Service, SlackEnv
 from bot.sim import Simulator
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot import liveness
-from bot.liveness import Signs
+from bot.service import liveness
+from bot.service.liveness import Signs
 
 
 @pytest.mark.parametrize(

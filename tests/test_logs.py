@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot import logs
+from bot.service import logs
 
 SECRET = "signing-secret-abcdef123456"
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from bot.errors import UserError
-from bot.manifests import parse_documents
+from bot.core.errors import UserError
+from bot.kube.manifests import parse_documents
 
 CONFIG_YAML = """\
 apiVersion: kai.scheduler/v1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from objects import apiservice
 
-from bot.models import Health
+from bot.core.models import Health
 from bot.rules import apiservice as rule
 
 MISSING_ENDPOINTS = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from objects import application
 
-from bot.models import Health
+from bot.core.models import Health
 from bot.rules import argocd
 
 

@@ -18,7 +18,7 @@ from objects import (
 )
 
 from bot import rules
-from bot.models import Health
+from bot.core.models import Health
 
 
 @pytest.mark.parametrize(

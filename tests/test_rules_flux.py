@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from objects import condition, flux_object
 
-from bot.models import Health
+from bot.core.models import Health
 from bot.rules import flux
 
 UPGRADED = "Helm upgrade succeeded for release apps/podinfo.v5 with chart podinfo@6.7.1"

@@ -15,7 +15,7 @@ from objects import (
     shard,
 )
 
-from bot.models import Health
+from bot.core.models import Health
 from bot.rules import kai
 
 KINDS: list[Callable[..., dict[str, Any]]] = [kai_config, shard]

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from objects import keda_conditions, keda_object
 
-from bot.models import Health
+from bot.core.models import Health
 from bot.rules import keda
 
 PAUSED = "autoscaling.keda.sh/paused"

@@ -8,10 +8,11 @@ from typing import Any
 
 from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobEvent
 
-from bot import config, schedule
-from bot.deps import Deps
-from bot.metrics import Metrics
-from bot.schedule import Job
+from bot.config import settings as config
+from bot.core.metrics import Metrics
+from bot.service import schedule
+from bot.service.deps import Deps
+from bot.service.schedule import Job
 
 SETTINGS = config.parse_settings(
     {

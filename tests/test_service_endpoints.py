@@ -10,8 +10,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot import errors
-from bot.service import SlackEnv
+from bot.core import errors
+from bot.service.server import SlackEnv
 from bot.stack import Stack, running_stack
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot.slack_limits import (
+from bot.slack.limits import (
     MAX_ACTIONS_ELEMENTS,
     MAX_BLOCKS,
     MAX_BUTTON_TEXT,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from bot import conditions as c
-from bot.models import Health, RawObject, Verdict
+from bot.core import conditions as c
+from bot.core.models import Health, RawObject, Verdict
 from bot.rules import apiservice, argocd, flux, kai, keda
 
 Rule = Callable[[RawObject], Verdict]

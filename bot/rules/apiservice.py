@@ -3,13 +3,13 @@
 Unlike Argo CD (which never says Degraded here), `Available` False is Degraded: the API it
 serves is down. The backing Service is read from `spec.service`, never assumed, because the
 KEDA Helm chart and raw manifests name it differently. Pure: no I/O. An absent APIService is
-the live check's business (`bot.health`).
+the live check's business (`bot.health.report`).
 """
 
 from __future__ import annotations
 
-from bot import conditions as c
-from bot.models import Health, RawObject, Verdict
+from bot.core import conditions as c
+from bot.core.models import Health, RawObject, Verdict
 
 GROUP = "apiregistration.k8s.io"
 KINDS = ("APIService",)

@@ -6,8 +6,8 @@ Argo CD has already aggregated its resources' health; this module only maps the 
 
 from __future__ import annotations
 
-from bot import conditions as c
-from bot.models import Health, RawObject, Verdict
+from bot.core import conditions as c
+from bot.core.models import Health, RawObject, Verdict
 
 GROUP = "argoproj.io"
 KINDS = ("Application",)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot import conditions as c
-from bot.models import Health, RawObject, Verdict
+from bot.core import conditions as c
+from bot.core.models import Health, RawObject, Verdict
 
 GROUP = "kai.scheduler"
 KINDS = ("Config", "SchedulingShard")

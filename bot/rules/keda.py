@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot import conditions as c
-from bot.models import Health, RawObject, Verdict
+from bot.core import conditions as c
+from bot.core.models import Health, RawObject, Verdict
 
 GROUP = "keda.sh"
 KINDS = ("ScaledJob", "ScaledObject")

@@ -6,7 +6,7 @@
         reply = await slack.wait_for_response(delivery.hook_id)
         await user.aclose()
 
-Imports nothing from the bot except `bot.slack_limits`; serves on 127.0.0.1 only.
+Imports nothing from the bot except `bot.slack.limits`; serves on 127.0.0.1 only.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.slack_limits import check_message
+from bot.slack.limits import check_message
 from bot.slackemu.methods import is_true
 from bot.slackemu.records import HookPost
 from bot.slackemu.workspace import MessageNotFoundError, Workspace

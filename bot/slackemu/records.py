@@ -54,7 +54,7 @@ class HookPost:
 
 @dataclass(frozen=True)
 class Violation:
-    """A message the bot sent that breaks Slack's limits (`bot.slack_limits.check_message`).
+    """A message the bot sent that breaks Slack's limits (`bot.slack.limits.check_message`).
 
     `source` is the API method (`chat.postMessage`, ...) or `response_url`.
     """

@@ -1,7 +1,7 @@
 """`SlackEmulator`: a local Slack (Web API, response_urls, Socket Mode) on 127.0.0.1, port 0.
 
-It records every request, validates every message the bot sends against `bot.slack_limits`,
-and can inject failures. It imports nothing from the bot but `bot.slack_limits`, and never
+It records every request, validates every message the bot sends against `bot.slack.limits`,
+and can inject failures. It imports nothing from the bot but `bot.slack.limits`, and never
 listens beyond the loopback interface.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.slack_limits import check_message
+from bot.slack.limits import check_message
 from bot.slackemu.hooks import HookRegistry
 from bot.slackemu.methods import MESSAGE_METHODS, METHODS, error
 from bot.slackemu.records import ApiCall, Fault, HookPost, User, UserGroup, Violation

@@ -1,0 +1,237 @@
+"""How alerts look in Slack: the root message, its thread replies, and the `/kai alerts` list.
+
+Pure Block Kit dicts, always fitted to Slack's limits; no Slack library, no clock (every time
+shown comes from the alert or the note). Operators' messages are shown verbatim, escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+
+from bot.alerts.machine import Note, NoteKind
+from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Phase, Severity
+from bot.core import errors
+from bot.core.durations import format_duration
+from bot.slack.blocks import Block, Message, button, context, escape, fit_message, section, truncate
+
+ACK_ACTION = "kai_alert_ack"
+SILENCE_1H_ACTION = "kai_alert_silence_1h"
+SILENCE_4H_ACTION = "kai_alert_silence_4h"
+HEALTH_ACTION = "kai_alert_health"
+SILENCE_ACTIONS = {SILENCE_1H_ACTION: timedelta(hours=1), SILENCE_4H_ACTION: timedelta(hours=4)}
+
+SEVERITY_ICONS = {Severity.CRITICAL: ":rotating_light:", Severity.WARNING: ":warning:"}
+RESOLVED_ICON = ":white_check_mark:"
+_FALLBACK_MESSAGE = 300  # characters of the operator's message in the notification text
+
+
+def button_value(key: AlertKey) -> str:
+    """What an alert's buttons carry: `cluster:alert_id`."""
+    return f"{key.cluster}:{key.alert_id}"
+
+
+def parse_button_value(value: str) -> tuple[str, str]:
+    """The (cluster, alert_id) an alert button carries.
+
+    Raises:
+        UserError: the value is not one of ours.
+    """
+    cluster, _, alert_id = value.partition(":")
+    if not cluster or not alert_id:
+        raise errors.UserError("This button does not belong to a kai-chatops alert.")
+    return cluster, alert_id
+
+
+def format_time(at: datetime) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def root_message(alert: AlertState) -> Message:
+    """The alert's root: severity, cluster, object, condition, reason, the operator's message,
+    since when, what to check first, its state, and the buttons (none once resolved)."""
+    seen = alert.observation
+    key = seen.key
+    resolved = alert.phase is Phase.RESOLVED
+    icon = RESOLVED_ICON if resolved else SEVERITY_ICONS[seen.severity]
+    label = f"RESOLVED ({seen.severity.value})" if resolved else seen.severity.value.upper()
+    facts = [
+        f"{icon} *{label}* · *{escape(seen.title)}*",
+        f"*Cluster:* {escape(key.cluster)}   *Object:* {escape(key.subject)}   "
+        f"*Condition:* {escape(key.condition)}",
+    ]
+    if seen.reason:
+        facts.append(f"*Reason:* {escape(seen.reason)}")
+    facts.append(f"*Since:* {format_time(seen.since or alert.first_seen)}")
+    blocks = [section("\n".join(facts))]
+    if seen.message.strip():
+        blocks.append(section(f"*Message:*\n```{escape(seen.message.strip(chr(10)))}```"))
+    if seen.check_first and not resolved:
+        blocks.append(section(f"*Check first:* {escape(seen.check_first)}"))
+    blocks.append(context(_status_line(alert)))
+    if not resolved:
+        blocks.append(_buttons(key))
+    return fit_message({"text": _root_text(alert, label), "blocks": blocks})
+
+
+def _root_text(alert: AlertState, label: str) -> str:
+    seen = alert.observation
+    text = f"[{label}] {seen.key.cluster}: {seen.key.subject} {seen.key.condition}: {seen.title}"
+    message = " ".join(seen.message.split())
+    return f"{text}: {truncate(message, _FALLBACK_MESSAGE)}" if message else text
+
+
+def _status_line(alert: AlertState) -> str:
+    alert_id = alert.alert_id
+    state = _describe_phase(alert)
+    if alert.phase is Phase.RESOLVED:
+        return f"Alert `{alert_id}` · {state}"
+    commands = f"`/kai ack {alert_id}` · `/kai silence {alert_id} 2h REASON`"
+    line = f"Alert `{alert_id}` · {state} · {commands}"
+    if alert.reposted:
+        line += " · posted again after a restart: an earlier copy of this alert may exist"
+    return line
+
+
+def _describe_phase(alert: AlertState) -> str:
+    phase = alert.phase
+    if phase is Phase.RESOLVED and alert.resolved_at is not None:
+        fired = _fired_for(alert, alert.resolved_at)
+        return f"resolved at {format_time(alert.resolved_at)} after firing for {fired}"
+    parts = [f"firing since {format_time(alert.firing_since or alert.first_seen)}"]
+    if alert.acked_by and alert.acked_at is not None:
+        parts.append(f"acknowledged by <@{alert.acked_by}> at {format_time(alert.acked_at)}")
+    if alert.silenced_until is not None:
+        parts.append(_silence_text(alert.silenced_by, alert.silenced_until, alert.silence_reason))
+    return " · ".join(parts)
+
+
+def _silence_text(user: str, until: datetime, reason: str) -> str:
+    why = f": {escape(reason)}" if reason else ""
+    return f"silenced by <@{user}> until {format_time(until)}{why}"
+
+
+def _buttons(key: AlertKey) -> Block:
+    value = button_value(key)
+    return {
+        "type": "actions",
+        "block_id": f"kai_alert_{key.alert_id}",
+        "elements": [
+            button("Acknowledge", ACK_ACTION, value, style="primary"),
+            button("Silence 1h", SILENCE_1H_ACTION, value),
+            button("Silence 4h", SILENCE_4H_ACTION, value),
+            button("Run health check", HEALTH_ACTION, value),
+        ],
+    }
+
+
+def _fired_for(alert: AlertState, until: datetime) -> str:
+    return format_duration(until - (alert.firing_since or alert.first_seen))
+
+
+def reply_message(alert: AlertState, note: Note) -> Message:
+    """One reply in the alert's thread: a reminder, who acknowledged or silenced it and why,
+    the end of a silence, or the resolution."""
+    text = _REPLIES[note.kind](alert, note)
+    return fit_message({"text": text, "blocks": [section(text)]})
+
+
+def _reminder(alert: AlertState, note: Note) -> str:
+    since = alert.firing_since or alert.first_seen
+    return (
+        f":bell: Still firing: {escape(alert.observation.title)}, since {format_time(since)} "
+        f"({format_duration(note.at - since)}). Acknowledge or silence it to stop these reminders."
+    )
+
+
+def _acknowledged(alert: AlertState, note: Note) -> str:
+    return (
+        f":eyes: Acknowledged by <@{note.user}> at {format_time(note.at)}. "
+        "No more reminders for this incident."
+    )
+
+
+def _silenced(alert: AlertState, note: Note) -> str:
+    until = note.until or note.at
+    why = f" Reason: {escape(note.reason)}" if note.reason else " No reason given."
+    return (
+        f":no_bell: Silenced by <@{note.user}> at {format_time(note.at)} for "
+        f"{format_duration(until - note.at)}, until {format_time(until)}.{why}"
+    )
+
+
+def _silence_over(alert: AlertState, note: Note, what: str) -> str:
+    if not note.still_bad:
+        return f"{what} The condition is clear; the alert resolves once it stays clear."
+    owner = f" (acknowledged by <@{alert.acked_by}>)" if alert.acked_by else ""
+    return f"{what} The condition still holds: firing again{owner}."
+
+
+def _unsilenced(alert: AlertState, note: Note) -> str:
+    what = f":bell: Silence lifted by <@{note.user}> at {format_time(note.at)}."
+    return _silence_over(alert, note, what)
+
+
+def _silence_expired(alert: AlertState, note: Note) -> str:
+    by = f" by <@{note.user}>" if note.user else ""
+    return _silence_over(
+        alert, note, f":alarm_clock: The silence{by} expired at {format_time(note.at)}."
+    )
+
+
+def _resolved(alert: AlertState, note: Note) -> str:
+    cleared = alert.clear_since or note.at
+    return (
+        f"{RESOLVED_ICON} Resolved at {format_time(note.at)}: clear since {format_time(cleared)}. "
+        f"It fired for {_fired_for(alert, note.at)}."
+    )
+
+
+_REPLIES = {
+    NoteKind.REMINDER: _reminder,
+    NoteKind.ACKNOWLEDGED: _acknowledged,
+    NoteKind.SILENCED: _silenced,
+    NoteKind.UNSILENCED: _unsilenced,
+    NoteKind.SILENCE_EXPIRED: _silence_expired,
+    NoteKind.RESOLVED: _resolved,
+}
+
+
+def alerts_listing(states: Sequence[ClusterAlerts], *, hold: timedelta) -> Message:
+    """`/kai alerts`: every active or pending alert and silence with its ID, per cluster."""
+    blocks: list[Block] = []
+    lines_text: list[str] = []
+    for state in states:
+        lines = [_listing_line(a, hold) for a in _ordered(state.alerts.values())]
+        if state.failures:
+            error = truncate(" ".join(state.last_error.split()), 300)
+            lines.append(
+                f":warning: the last {state.failures} check(s) of {state.cluster} failed: "
+                f"{escape(error)}"
+            )
+        if not lines:
+            lines = [f"No active alerts or silences on {escape(state.cluster)}."]
+        blocks.append(section("\n".join(lines)))
+        lines_text += lines
+    count = sum(1 for s in states for a in s.alerts.values() if a.is_active)
+    title = f"Alerts: {count} active"
+    return fit_message(
+        {"text": "\n".join([title, *lines_text]), "blocks": [section(f"*{title}*"), *blocks]}
+    )
+
+
+def _ordered(alerts: Iterable[AlertState]) -> list[AlertState]:
+    order = {Severity.CRITICAL: 0, Severity.WARNING: 1}
+    return sorted(alerts, key=lambda a: (order[a.observation.severity], a.first_seen))
+
+
+def _listing_line(alert: AlertState, hold: timedelta) -> str:
+    seen = alert.observation
+    head = (
+        f"{SEVERITY_ICONS[seen.severity]} `{alert.alert_id}` {escape(seen.key.cluster)} · "
+        f"{escape(seen.key.subject)} {escape(seen.key.condition)}: {escape(seen.title)}"
+    )
+    if alert.phase is Phase.PENDING:
+        fires_at = alert.first_seen + (timedelta(0) if seen.immediate else hold)
+        return f"{head} — pending: fires at {format_time(fires_at)} if it still holds"
+    return f"{head} — {_describe_phase(alert)}"

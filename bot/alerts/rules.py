@@ -1,0 +1,211 @@
+"""What is worth an alert in one cluster snapshot, and the "cannot check" alert.
+
+Critical: `DependenciesFulfilled` False at the current generation on kai-config; kai-config
+missing; the external-metrics APIService not Available or missing. Warnings: KAI conditions
+Progressing longer than `kai.progressing_timeout`; kai-operator unavailable. Reuses the health
+report's findings and the per-object rules; pure: no I/O, `now` comes from the caller.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from bot.alerts.model import AlertKey, Observation, Severity
+from bot.core import conditions as c
+from bot.core import errors
+from bot.core.models import ClusterSnapshot, Finding, Health, HealthReport, RawObject
+from bot.health import deployments
+from bot.health import report as health
+from bot.rules import apiservice, kai
+
+DEPENDENCIES = "DependenciesFulfilled"
+_CHECK_DEPENDENCIES = (
+    "The message above names what is missing (with prometheus enabled in kai-config: the "
+    "Prometheus operator and its CRDs). Install it, or turn that feature off in kai-config's "
+    "spec; `/kai health` shows when the operator agrees."
+)
+_CHECK_OPERATOR = (
+    "`kubectl -n {ns} describe deployment kai-operator`, then its pods' events and logs. While "
+    "it is down the KAI conditions are frozen, so other KAI alerts may be stale."
+)
+_CHECK_PROGRESSING = (
+    "The kai-operator logs (`kubectl -n {ns} logs deploy/kai-operator`): it has not updated "
+    "these conditions for longer than {timeout}."
+)
+_CHECK_APISERVICE = {
+    "MissingEndpoints": "No ready pod backs Service {svc}: are KEDA's metrics-apiserver pods "
+    "running and Ready? (`kubectl -n {ns} get pods,endpointslices`)",
+    "ServiceNotFound": "Service {svc} does not exist: is KEDA installed in namespace {ns} "
+    "under that name? `spec.service` of the APIService says where it should be.",
+    "FailedDiscoveryCheck": "kube-apiserver cannot reach Service {svc} or trust its TLS: check "
+    "network policies and the metrics server's certificate, and that no other adapter claims "
+    "external.metrics.k8s.io.",
+}
+_CHECK_APISERVICE_OTHER = "`kubectl describe apiservice {name}`, then the pods behind {svc}."
+_CHECK_APISERVICE_MISSING = (
+    "KEDA registers it: upgrade or reinstall KEDA (or sync its GitOps application), and find "
+    "out what deleted it."
+)
+_CHECK_FORBIDDEN = (
+    "Grant the bot's service account (or kubeconfig user) the verb and resource the error "
+    "names. Until checks succeed no other alert of this cluster fires or resolves."
+)
+_CHECK_UNREACHABLE = (
+    "Is the API server up and reachable from the bot (network, kubeconfig, credentials)? "
+    "Until checks succeed no other alert of this cluster fires or resolves."
+)
+
+
+def detect(
+    snapshot: ClusterSnapshot,
+    report: HealthReport,
+    *,
+    now: datetime,
+    progressing_timeout: timedelta,
+    apiservice_name: str,
+) -> list[Observation]:
+    """Every alert-worthy condition in one snapshot of `report.cluster` (empty when all is well)."""
+    cluster = report.cluster
+    found = _config_alerts(cluster, snapshot, report, now, progressing_timeout)
+    for shard in snapshot.shards:
+        found += _progressing_alerts(
+            cluster, "SchedulingShard", shard, now, progressing_timeout, snapshot.kai_namespace
+        )
+    found += _operator_alerts(cluster, report, snapshot.kai_namespace)
+    found += _apiservice_alerts(cluster, snapshot.apiservice, report, apiservice_name)
+    return found
+
+
+def cannot_check(cluster: str, error: Exception, failures: int) -> Observation:
+    """The alert for a cluster whose checks keep failing (fires and resolves without hold)."""
+    forbidden = isinstance(error, errors.KubeForbidden)
+    return Observation(
+        key=AlertKey(cluster, "Cluster", cluster, "Reachable"),
+        severity=Severity.CRITICAL,
+        title=f"Cannot check cluster {cluster}: {failures} checks in a row failed",
+        reason=type(error).__name__,
+        message=str(error),
+        check_first=_CHECK_FORBIDDEN if forbidden else _CHECK_UNREACHABLE,
+        immediate=True,
+    )
+
+
+def _config_alerts(
+    cluster: str,
+    snapshot: ClusterSnapshot,
+    report: HealthReport,
+    now: datetime,
+    timeout: timedelta,
+) -> list[Observation]:
+    config = snapshot.kai_config
+    name = health.KAI_CONFIG_NAME
+    if config is None:
+        finding = _finding(report, f"Config {name}")
+        return [
+            Observation(
+                key=AlertKey(cluster, "Config", name, "Missing"),
+                severity=Severity.CRITICAL,
+                title=f"{name} is missing",
+                reason="NotFound",
+                message=finding.summary if finding else f"{name} is missing",
+                check_first=finding.detail if finding else "",
+            )
+        ]
+    deps = c.find_condition(c.list_conditions(config), DEPENDENCIES)
+    if c.condition_status(deps) == "False" and c.observed_generation(deps) == c.object_generation(
+        config
+    ):
+        return [
+            Observation(
+                key=AlertKey(cluster, "Config", name, DEPENDENCIES),
+                severity=Severity.CRITICAL,
+                title=kai.assess_kai_object(config).headline,
+                reason=c.condition_reason(deps),
+                message=c.condition_message(deps),
+                check_first=_CHECK_DEPENDENCIES,
+                since=c.last_transition(deps),
+            )
+        ]
+    return _progressing_alerts(cluster, "Config", config, now, timeout, snapshot.kai_namespace)
+
+
+def _progressing_alerts(
+    cluster: str, kind: str, obj: RawObject, now: datetime, timeout: timedelta, namespace: str
+) -> list[Observation]:
+    """A warning when the KAI conditions stayed Progressing longer than the timeout."""
+    reading = kai.assess_kai_object(obj)
+    since = c.last_write_time(obj)
+    if reading.health is not Health.PROGRESSING or since is None or now - since <= timeout:
+        return []
+    return [
+        Observation(
+            key=AlertKey(cluster, kind, c.object_name(obj), "Progressing"),
+            severity=Severity.WARNING,
+            title=f"operator not reconciling: Progressing for {health.format_age(now - since)}",
+            reason="Progressing",
+            message=reading.message,
+            check_first=_CHECK_PROGRESSING.format(ns=namespace, timeout=health.format_age(timeout)),
+            since=since,
+        )
+    ]
+
+
+def _operator_alerts(cluster: str, report: HealthReport, namespace: str) -> list[Observation]:
+    subject = deployments.deployment_subject(namespace, health.OPERATOR_DEPLOYMENT)
+    finding = _finding(report, subject)
+    if finding is None or finding.health is not Health.DEGRADED:
+        return []
+    return [
+        Observation(
+            key=AlertKey(cluster, "Deployment", f"{namespace}/kai-operator", "Available"),
+            severity=Severity.WARNING,
+            title=f"kai-operator unavailable: {finding.summary}",
+            reason="Unavailable",
+            message=finding.detail,
+            check_first=_CHECK_OPERATOR.format(ns=namespace),
+        )
+    ]
+
+
+def _apiservice_alerts(
+    cluster: str, service: RawObject | None, report: HealthReport, name: str
+) -> list[Observation]:
+    if service is None:
+        finding = _finding(report, f"APIService {name}")
+        return [
+            Observation(
+                key=AlertKey(cluster, "APIService", name, "Missing"),
+                severity=Severity.CRITICAL,
+                title=f"APIService {name} is missing",
+                reason="NotFound",
+                message=finding.summary if finding else "",
+                check_first=_CHECK_APISERVICE_MISSING,
+            )
+        ]
+    available = c.find_condition(c.list_conditions(service), "Available")
+    if c.condition_status(available) != "False":
+        return []
+    reason = c.condition_reason(available)
+    return [
+        Observation(
+            key=AlertKey(cluster, "APIService", name, "Available"),
+            severity=Severity.CRITICAL,
+            title=apiservice.assess_apiservice(service).headline,
+            reason=reason,
+            message=c.condition_message(available),
+            check_first=_apiservice_hint(service, reason, name),
+            since=c.last_transition(available),
+        )
+    ]
+
+
+def _apiservice_hint(service: RawObject, reason: str, name: str) -> str:
+    spec = c.as_mapping(c.spec(service).get("service"))
+    namespace = c.as_text(spec.get("namespace")) or "?"
+    backing = f"{namespace}/{c.as_text(spec.get('name')) or '?'}"
+    template = _CHECK_APISERVICE.get(reason, _CHECK_APISERVICE_OTHER)
+    return template.format(svc=backing, ns=namespace, name=name)
+
+
+def _finding(report: HealthReport, subject: str) -> Finding | None:
+    return next((f for f in report.findings if f.subject == subject), None)

@@ -1,0 +1,115 @@
+"""The parsed slash commands (DESIGN 1.3): one frozen dataclass per subcommand.
+
+Pure data; `bot.commands.grammar.parse_command` builds them. Every command carries `cluster` from
+`--cluster NAME` (None: the first configured cluster).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Literal, TypeAlias
+
+PauseKind = Literal["ScaledJob", "ScaledObject"]
+ReconcileKind = Literal[
+    "HelmRelease",
+    "Kustomization",
+    "GitRepository",
+    "HelmRepository",
+    "OCIRepository",
+    "Application",
+]
+
+
+@dataclass(frozen=True)
+class Help:
+    topic: str | None = None
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Health:
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class ScaledJobs:
+    namespace: str | None = None  # None and not all_namespaces: the configured keda.namespaces
+    all_namespaces: bool = False
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Pause:
+    kind: PauseKind
+    namespace: str
+    name: str
+    duration: timedelta | None  # None: until resumed
+    reason: str
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Resume:
+    kind: PauseKind
+    namespace: str
+    name: str
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Reconcile:
+    kind: ReconcileKind
+    namespace: str
+    name: str
+    with_source: bool = False
+    hard: bool = False
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class ReconcileShortcut:
+    """`reconcile kai|keda`: whatever GitOps object deploys that component."""
+
+    target: Literal["kai", "keda"]
+    with_source: bool = False
+    hard: bool = False
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Sync:
+    namespace: str
+    name: str
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Alerts:
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Ack:
+    alert_id: str
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Silence:
+    alert_id: str
+    duration: timedelta
+    reason: str = ""
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Unsilence:
+    alert_id: str
+    cluster: str | None = None
+
+
+Query: TypeAlias = Help | Health | ScaledJobs | Alerts  # read only: viewers may run these
+Change: TypeAlias = Pause | Resume | Reconcile | ReconcileShortcut | Sync  # operators only
+AlertAction: TypeAlias = Ack | Silence | Unsilence  # operators only
+Command: TypeAlias = Query | Change | AlertAction

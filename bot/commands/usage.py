@@ -1,0 +1,91 @@
+"""The words users read about the slash command: usage per subcommand and the help listing.
+
+Pure strings; `{command}` in the templates stands for the configured command name (`/kai`).
+The grammar is DESIGN 1.3's; `bot.commands.grammar` parses exactly what these texts promise.
+"""
+
+from __future__ import annotations
+
+USAGE: dict[str, str] = {
+    "help": "{command} help [COMMAND]",
+    "health": "{command} health [--cluster NAME]",
+    "scaledjobs": "{command} scaledjobs [NAMESPACE | --all-namespaces] [--cluster NAME]",
+    "pause": (
+        "{command} pause NAMESPACE/NAME [for DURATION] [REASON...]\n"
+        "{command} pause scaledobject NAMESPACE/NAME [for DURATION] [REASON...]\n"
+        "  e.g. {command} pause annia/annia-worker for 2h node drain\n"
+        "  DURATION: 30m, 2h, 1d, 1h30m; without it the pause lasts until resumed\n"
+        "  REASON: free text, posted in the channel and recorded on the object"
+    ),
+    "resume": "{command} resume [scaledobject] NAMESPACE/NAME",
+    "reconcile": (
+        "{command} reconcile KIND NAMESPACE/NAME [--with-source] [--hard]\n"
+        "{command} reconcile kai|keda [--with-source] [--hard]\n"
+        "  KIND: helmrelease|hr, kustomization|ks, gitrepository|gitrepo, "
+        "helmrepository|helmrepo,\n"
+        "        ocirepository|ocirepo, application|app (Argo CD refresh)\n"
+        "  kai|keda: the GitOps object that deploys KAI Scheduler or KEDA\n"
+        "  --with-source: helmrelease and kustomization only, reconciles the source first\n"
+        "  --hard: application only, an Argo CD hard refresh"
+    ),
+    "sync": "{command} sync NAMESPACE/NAME   (Argo CD Application sync)",
+    "alerts": "{command} alerts",
+    "ack": "{command} ack ALERT_ID",
+    "silence": (
+        "{command} silence ALERT_ID DURATION [REASON...]\n"
+        "  ALERT_ID: as {command} alerts and the alert messages show it; DURATION: 30m, 2h, 1d"
+    ),
+    "unsilence": "{command} unsilence ALERT_ID",
+}
+
+# What each subcommand does, and whether it needs an operator (access.operators).
+_DESCRIPTIONS: dict[str, tuple[str, bool]] = {
+    "help": ("show this help, or how to use one command", False),
+    "health": ("KAI Scheduler and external-metrics (KEDA) health of a cluster", False),
+    "scaledjobs": ("list KEDA ScaledJobs with their health and whether they are paused", False),
+    "alerts": ("list the alerts that are firing, acknowledged or silenced", False),
+    "pause": (
+        "pause a KEDA ScaledJob (or ScaledObject), optionally for a time; asks to confirm",
+        True,
+    ),
+    "resume": ("resume a paused ScaledJob or ScaledObject; asks to confirm", True),
+    "reconcile": ("make Flux reconcile an object now, or Argo CD refresh an Application", True),
+    "sync": ("sync an Argo CD Application; asks to confirm", True),
+    "ack": ("acknowledge an alert: you are on it, reminders stop", True),
+    "silence": ("silence an alert for a while", True),
+    "unsilence": ("end an alert's silence", True),
+}
+_VIEWERS = "For everyone allowed to view (access.viewers)"
+_OPERATORS = "For operators only (access.operators)"
+_CLUSTER_NOTE = (
+    "Every command takes --cluster NAME; without it the first configured cluster is used."
+)
+
+
+def usage_for(sub: str | None, command_name: str = "/kai") -> str:
+    """The usage lines of subcommand `sub`, or of every subcommand for None or an unknown one."""
+    if sub in USAGE:
+        return USAGE[sub].format(command=command_name)
+    lines = [USAGE[name].format(command=command_name) for name in USAGE]
+    return "\n".join([*lines, _CLUSTER_NOTE])
+
+
+def help_text(command_name: str = "/kai", topic: str | None = None) -> str:
+    """What `help` shows: every command with a one-line description, grouped by who may run it.
+
+    With a known `topic`, that subcommand's description and usage instead.
+    """
+    if topic in _DESCRIPTIONS:
+        description, needs_operator = _DESCRIPTIONS[topic]
+        who = _OPERATORS if needs_operator else _VIEWERS
+        return f"{command_name} {topic}: {description}. {who}.\n{usage_for(topic, command_name)}"
+    sections = []
+    for needs_operator, title in ((False, _VIEWERS), (True, _OPERATORS)):
+        lines = [
+            f"  {command_name} {name}: {description}"
+            for name, (description, operator_only) in _DESCRIPTIONS.items()
+            if operator_only is needs_operator
+        ]
+        sections.append(f"{title}:\n" + "\n".join(lines))
+    footer = f"{_CLUSTER_NOTE}\nDetails: {command_name} help COMMAND"
+    return "\n".join([*sections, footer])

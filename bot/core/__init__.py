@@ -1,0 +1,4 @@
+"""The shared core: condition reading, durations, the verdict models, our errors, metrics.
+
+Imports nothing of the bot; every other package may import it.
+"""

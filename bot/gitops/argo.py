@@ -1,0 +1,147 @@
+"""Planning Argo CD refreshes and syncs over the plain Kubernetes API, and reading the result.
+
+Pure (DESIGN 2 "Argo CD"): refresh is the `argocd.argoproj.io/refresh` annotation, which the
+application controller removes when done; sync is the top-level `operation` field, which it
+clears when the operation ends, leaving `status.operationState`. No I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.core import conditions as c
+from bot.core import errors
+from bot.core.models import RawObject
+from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target
+
+REFRESH = "argocd.argoproj.io/refresh"
+_BUSY_PHASES = ("Running", "Terminating")
+
+
+@dataclass(frozen=True)
+class AppState:
+    """What an Application says about itself, in Argo CD's words."""
+
+    sync: str
+    health: str
+    revision: str
+    reconciled_at: str
+    phase: str  # status.operationState.phase: Running, Succeeded, Failed, Error, Terminating
+    message: str
+    synced_revision: str  # status.operationState.syncResult.revision
+    errors: tuple[str, ...]  # status.conditions of an *Error type, as "Type: message"
+
+    @property
+    def is_synced_and_healthy(self) -> bool:
+        return self.sync == "Synced" and self.health == "Healthy"
+
+
+def read_app(app: RawObject) -> AppState:
+    """The Application's sync, health, last operation and error conditions."""
+    status = c.status(app)
+    sync = c.as_mapping(status.get("sync"))
+    operation = c.as_mapping(status.get("operationState"))
+    errors_ = tuple(
+        f"{c.as_text(cond.get('type'))}: {c.condition_message(cond)}"
+        for cond in c.list_conditions(app)
+        if c.as_text(cond.get("type")).endswith("Error")
+    )
+    return AppState(
+        sync=c.as_text(sync.get("status")) or "Unknown",
+        health=c.as_text(c.as_mapping(status.get("health")).get("status")) or "Unknown",
+        revision=c.as_text(sync.get("revision")),
+        reconciled_at=c.as_text(status.get("reconciledAt")),
+        phase=c.as_text(operation.get("phase")),
+        message=c.as_text(operation.get("message")),
+        synced_revision=c.as_text(c.as_mapping(operation.get("syncResult")).get("revision")),
+        errors=errors_,
+    )
+
+
+def refresh_patch(hard: bool, user_id: str, now: datetime) -> dict[str, Any]:
+    """The merge patch requesting a normal or hard refresh, with who asked and when."""
+    annotations = {
+        REFRESH: "hard" if hard else "normal",
+        REQUESTED_BY: f"slack:{user_id}",
+        REQUESTED_WHEN: _rfc3339(now),
+    }
+    return {"metadata": {"annotations": annotations}}
+
+
+def is_refresh_pending(app: RawObject) -> bool:
+    """Whether the controller has yet to pick up a refresh (it removes the annotation)."""
+    return REFRESH in c.annotations_of(app)
+
+
+def check_syncable(app: RawObject, target: Target) -> None:
+    """Refuse a sync while another operation is set or running (Argo CD would not start it).
+
+    Raises:
+        UserError: saying which operation is in the way.
+    """
+    if app.get("operation"):
+        who = c.as_text(
+            c.as_mapping(c.as_mapping(app["operation"]).get("initiatedBy")).get("username")
+        )
+        by = f" (started by {who})" if who else ""
+        raise errors.UserError(
+            f"{target.describe()} on {target.cluster} already has an operation in progress{by}; "
+            "nothing was changed. Wait for it to finish, then sync again."
+        )
+    state = read_app(app)
+    if state.phase in _BUSY_PHASES:
+        raise errors.UserError(
+            f"{target.describe()} on {target.cluster} has an operation {state.phase}"
+            + (f" ({state.message})" if state.message else "")
+            + "; nothing was changed. Wait for it to finish, then sync again."
+        )
+
+
+def sync_patch(app: RawObject, user_id: str, channel_id: str, now: datetime) -> dict[str, Any]:
+    """The merge patch starting a sync, guarded by the resourceVersion that was read.
+
+    As `argocd app sync` without flags: the app's target revision, hook strategy, no prune.
+    """
+    version = c.as_text(c.metadata(app).get("resourceVersion"))
+    annotations = {REQUESTED_BY: f"slack:{user_id}", REQUESTED_WHEN: _rfc3339(now)}
+    reason = f"requested from Slack by {user_id}" + (f" in {channel_id}" if channel_id else "")
+    operation = {
+        "initiatedBy": {"username": f"slack:{user_id}"},
+        "info": [{"name": "Reason", "value": reason}],
+        "sync": {"syncStrategy": {"hook": {}}, "prune": False},
+    }
+    metadata: dict[str, Any] = {"annotations": annotations}
+    if version:
+        metadata["resourceVersion"] = version
+    return {"metadata": metadata, "operation": operation}
+
+
+def is_sync_pending(app: RawObject) -> bool:
+    """Whether the controller has yet to finish the operation (it clears `operation` then)."""
+    return bool(app.get("operation"))
+
+
+@dataclass(frozen=True)
+class ArgoReport:
+    """How a refresh or sync ended, with the Application as it stands afterwards."""
+
+    target: Target
+    action: str  # "refresh", "hard refresh" or "sync"
+    state: StepState
+    app: AppState | None  # None: the Application was deleted while waiting
+    elapsed: float
+    waited: str = ""  # the timeout, named in a timed-out report
+
+
+def judge_sync(app: RawObject) -> StepState:
+    """A finished operation's outcome from `status.operationState.phase`."""
+    phase = read_app(app).phase
+    if phase == "Succeeded":
+        return "succeeded"
+    return "failed" if phase in ("Failed", "Error") else "unknown"
+
+
+def _rfc3339(now: datetime) -> str:
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,50 @@
+"""The GitOps resource types the bot reconciles: Flux (toolkit.fluxcd.io) and Argo CD Applications.
+
+Pure data beside `bot.kube.kinds`, at the API versions DESIGN 2 names (Flux v2.8 removed the betas).
+"""
+
+from __future__ import annotations
+
+from bot.kube.kinds import ResourceRef
+
+HELM_RELEASE = ResourceRef("helm.toolkit.fluxcd.io", "v2", "helmreleases", "HelmRelease", True)
+KUSTOMIZATION = ResourceRef(
+    "kustomize.toolkit.fluxcd.io", "v1", "kustomizations", "Kustomization", True
+)
+GIT_REPOSITORY = ResourceRef(
+    "source.toolkit.fluxcd.io", "v1", "gitrepositories", "GitRepository", True
+)
+HELM_REPOSITORY = ResourceRef(
+    "source.toolkit.fluxcd.io", "v1", "helmrepositories", "HelmRepository", True
+)
+OCI_REPOSITORY = ResourceRef(
+    "source.toolkit.fluxcd.io", "v1", "ocirepositories", "OCIRepository", True
+)
+HELM_CHART = ResourceRef("source.toolkit.fluxcd.io", "v1", "helmcharts", "HelmChart", True)
+BUCKET = ResourceRef("source.toolkit.fluxcd.io", "v1", "buckets", "Bucket", True)
+APPLICATION = ResourceRef("argoproj.io", "v1alpha1", "applications", "Application", True)
+
+FLUX: dict[str, ResourceRef] = {
+    ref.kind: ref
+    for ref in (
+        HELM_RELEASE,
+        KUSTOMIZATION,
+        GIT_REPOSITORY,
+        HELM_REPOSITORY,
+        OCI_REPOSITORY,
+        HELM_CHART,
+        BUCKET,
+    )
+}
+BY_KIND: dict[str, ResourceRef] = {**FLUX, APPLICATION.kind: APPLICATION}
+
+# What `flux resume` calls each kind (the words its suspended message tells people to type).
+FLUX_CLI_KIND = {
+    "HelmRelease": "helmrelease",
+    "Kustomization": "kustomization",
+    "GitRepository": "source git",
+    "HelmRepository": "source helm",
+    "OCIRepository": "source oci",
+    "HelmChart": "source chart",
+    "Bucket": "source bucket",
+}

@@ -1,0 +1,281 @@
+"""Flux reconciles and Argo CD refreshes and syncs on one cluster, followed until they end.
+
+The use-case layer: reads and patches through the gateway and polls with a deadline (no watch,
+so the bot needs only `get` and `patch`); every decision is `bot.gitops.plan`'s or
+`bot.gitops.argo`'s. No Slack here. Waits use the event loop's monotonic time, never `deps.clock`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.core import errors
+from bot.core.models import RawObject
+from bot.gitops import argo, plan
+from bot.gitops.plan import FluxPhase, FluxReport, StepResult
+from bot.gitops.target import Request, StepState, Target
+from bot.kube.ports import KubeWriter
+
+CONFLICT_RETRIES = 5  # as `flux` and `argocd` retry a conflicting write
+
+Sleep = Callable[[float], Awaitable[None]]
+Clock = Callable[[], datetime]
+OnRequested = Callable[[Target, str], Awaitable[None]]  # (what was patched, the token / value)
+
+
+@dataclass(frozen=True)
+class Polling:
+    """How a wait polls: soon after the request, then less often (up to Flux's 2 s), until
+    `timeout` seconds have passed. Tests pass short values; nothing here sleeps on its own."""
+
+    timeout: float
+    first: float = 0.05
+    factor: float = 1.5
+    longest: float = 2.0
+    sleep: Sleep = asyncio.sleep
+
+    def intervals(self) -> Iterator[float]:
+        interval = self.first
+        while True:
+            yield interval
+            interval = min(interval * self.factor, self.longest)
+
+
+@dataclass(frozen=True)
+class FluxStep:
+    """One object to reconcile, as read before the request."""
+
+    target: Target
+    obj: RawObject
+
+    @property
+    def is_static(self) -> bool:
+        return plan.is_static(self.obj)
+
+
+async def read_target(kube: KubeWriter, target: Target, role: str = "") -> RawObject:
+    """The object, read once.
+
+    Raises:
+        UserError: it does not exist; KubeError: the cluster refused or is unreachable.
+    """
+    obj = await kube.get_object(target.ref, target.name, target.namespace)
+    if obj is None:
+        what = f"{role} {target.describe()}" if role else target.describe()
+        raise errors.UserError(f"{what.strip()} was not found on {target.cluster}.")
+    return obj
+
+
+async def prepare_flux(kube: KubeWriter, request: Request) -> tuple[FluxStep, ...]:
+    """Read the object (and with `--with-source` its sources) and refuse what Flux would ignore.
+
+    Returns the steps in order: sources first, the object last. Nothing is changed.
+
+    Raises:
+        UserError: missing, suspended, or an OCI HelmRepository as the object itself.
+    """
+    target = request.target
+    steps = [FluxStep(target, await read_target(kube, target))]
+    plan.check_reconcilable(steps[0].obj, target)
+    while request.with_source:
+        source = plan.direct_source(steps[0].obj, steps[0].target)
+        if source is None or plan.is_chain_complete(len(steps)):
+            break
+        obj = await read_target(kube, source, f"the source of {steps[0].target.describe()},")
+        if not plan.is_static(obj):
+            plan.check_reconcilable(obj, source)
+        steps.insert(0, FluxStep(source, obj))
+    return tuple(steps)
+
+
+async def run_flux(
+    kube: KubeWriter,
+    steps: tuple[FluxStep, ...],
+    *,
+    user_id: str,
+    clock: Clock,
+    polling: Polling,
+    on_requested: OnRequested | None = None,
+) -> FluxReport:
+    """Reconcile each step in turn and wait for it; a step that does not succeed stops the rest.
+
+    Raises:
+        KubeError: a patch or read failed beyond the gateway's retries.
+    """
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    deadline = started + polling.timeout
+    results: list[StepResult] = []
+    for index, step in enumerate(steps):
+        if step.is_static:
+            results.append(StepResult(step.target, "skipped", note=plan.STATIC_NOTE))
+            continue
+        result = await _reconcile_one(kube, step, user_id, clock, polling, deadline, on_requested)
+        results.append(result)
+        if result.state != "succeeded":
+            note = f"not requested: {step.target.describe()} did not reconcile"
+            results += [StepResult(s.target, "not started", note=note) for s in steps[index + 1 :]]
+            break
+    return FluxReport(tuple(results), loop.time() - started)
+
+
+async def _reconcile_one(
+    kube: KubeWriter,
+    step: FluxStep,
+    user_id: str,
+    clock: Clock,
+    polling: Polling,
+    deadline: float,
+    on_requested: OnRequested | None,
+) -> StepResult:
+    target = step.target
+    token = await _request_flux(kube, step, user_id, clock, polling.sleep)
+    if on_requested is not None:
+        await on_requested(target, token)
+    obj, done = await _poll(
+        lambda: kube.get_object(target.ref, target.name, target.namespace),
+        lambda o: o is None or plan.flux_phase(o, token) is FluxPhase.DONE,
+        deadline,
+        polling,
+    )
+    if not done or obj is None:
+        return plan.judge_flux_timeout(obj, target, token, plan.format_wait(polling.timeout))
+    return plan.judge_flux(obj, target, token)
+
+
+async def _request_flux(
+    kube: KubeWriter, step: FluxStep, user_id: str, clock: Clock, sleep: Sleep
+) -> str:
+    """Merge-patch a fresh requestedAt; on a conflict, read again and retry with a new token."""
+    target, obj = step.target, step.obj
+    for attempt in range(1, CONFLICT_RETRIES + 1):
+        token = plan.new_token(clock(), plan.taken_tokens(obj))
+        body = plan.flux_request_patch(token, user_id)
+        try:
+            await kube.patch_object(target.ref, target.name, target.namespace, body)
+            return token
+        except errors.KubeConflict:
+            if attempt == CONFLICT_RETRIES:
+                raise
+            await sleep(0.05 * attempt)
+            obj = await read_target(kube, target)
+    raise AssertionError("unreachable")
+
+
+async def run_refresh(
+    kube: KubeWriter,
+    target: Target,
+    *,
+    hard: bool,
+    user_id: str,
+    clock: Clock,
+    polling: Polling,
+    on_requested: OnRequested | None = None,
+) -> argo.ArgoReport:
+    """Ask Argo CD to refresh the Application (read first by the caller) and wait until it has.
+
+    Raises:
+        KubeError: a patch or read failed beyond the gateway's retries.
+    """
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    body = argo.refresh_patch(hard, user_id, clock())
+    await _patch_retrying(kube, target, body, polling.sleep)
+    if on_requested is not None:
+        await on_requested(target, body["metadata"]["annotations"][argo.REFRESH])
+    app, done = await _poll(
+        lambda: kube.get_object(target.ref, target.name, target.namespace),
+        lambda a: a is None or not argo.is_refresh_pending(a),
+        started + polling.timeout,
+        polling,
+    )
+    state: StepState = "succeeded" if done and app is not None else "timed out"
+    action = "hard refresh" if hard else "refresh"
+    return _argo_report(target, action, state, app, loop.time() - started, polling)
+
+
+async def start_sync(
+    kube: KubeWriter, target: Target, *, user_id: str, channel_id: str, clock: Clock
+) -> RawObject:
+    """Write the `operation` field (guarded by the resourceVersion read), re-checking on 409.
+
+    Raises:
+        UserError: missing, or an operation is already set or running; KubeError: the write failed.
+    """
+    for attempt in range(1, CONFLICT_RETRIES + 1):
+        app = await read_target(kube, target)
+        argo.check_syncable(app, target)
+        body = argo.sync_patch(app, user_id, channel_id, clock())
+        try:
+            return await kube.patch_object(target.ref, target.name, target.namespace, body)
+        except errors.KubeConflict:
+            if attempt == CONFLICT_RETRIES:
+                raise
+    raise AssertionError("unreachable")
+
+
+async def wait_sync(kube: KubeWriter, target: Target, *, polling: Polling) -> argo.ArgoReport:
+    """Wait until the controller clears `operation`; report `status.operationState`.
+
+    Raises:
+        KubeError: a read failed beyond the gateway's retries.
+    """
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    app, done = await _poll(
+        lambda: kube.get_object(target.ref, target.name, target.namespace),
+        lambda a: a is None or not argo.is_sync_pending(a),
+        started + polling.timeout,
+        polling,
+    )
+    state: StepState = "timed out"
+    if done and app is not None:
+        state = argo.judge_sync(app)
+    return _argo_report(target, "sync", state, app, loop.time() - started, polling)
+
+
+def _argo_report(
+    target: Target,
+    action: str,
+    state: StepState,
+    app: RawObject | None,
+    elapsed: float,
+    polling: Polling,
+) -> argo.ArgoReport:
+    if app is None:
+        return argo.ArgoReport(target, action, "failed", None, elapsed)
+    waited = plan.format_wait(polling.timeout)
+    return argo.ArgoReport(target, action, state, argo.read_app(app), elapsed, waited)
+
+
+async def _patch_retrying(kube: KubeWriter, target: Target, body: Any, sleep: Sleep) -> None:
+    for attempt in range(1, CONFLICT_RETRIES + 1):
+        try:
+            await kube.patch_object(target.ref, target.name, target.namespace, body)
+            return
+        except errors.KubeConflict:
+            if attempt == CONFLICT_RETRIES:
+                raise
+            await sleep(0.05 * attempt)
+
+
+async def _poll(
+    read: Callable[[], Awaitable[RawObject | None]],
+    is_done: Callable[[RawObject | None], bool],
+    deadline: float,
+    polling: Polling,
+) -> tuple[RawObject | None, bool]:
+    """Read until `is_done` or the deadline; the last object read, and whether it was done."""
+    loop = asyncio.get_running_loop()
+    for interval in polling.intervals():
+        await polling.sleep(max(0.0, min(interval, deadline - loop.time())))
+        obj = await read()
+        if is_done(obj):
+            return obj, True
+        if loop.time() >= deadline:
+            return obj, False
+    raise AssertionError("intervals never end")

@@ -1,0 +1,252 @@
+"""Planning Flux reconciles and Argo CD refreshes and syncs, and reading how far they got.
+
+Pure (DESIGN 2 "Flux reconcile", "Argo CD"): takes objects as read and `now`, returns the
+patches to send, the refusals to give, and what a controller's status says. No I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from bot.core import conditions as c
+from bot.core import durations, errors
+from bot.core.models import RawObject
+from bot.gitops import kinds as gitops_kinds
+from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target
+from bot.rules import flux
+
+REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
+_MAX_SOURCE_DEPTH = 3  # HelmRepository -> HelmChart -> HelmRelease is the longest chain
+
+
+# --- Flux -----------------------------------------------------------------------------------
+
+
+def new_token(now: datetime, taken: Collection[str] = ()) -> str:
+    """A fresh `requestedAt` token: `now` as Go's RFC3339Nano in UTC, unlike any in `taken`.
+
+    Nanoseconds below the clock's microseconds keep it unique when the clock stands still.
+    """
+    moment = now.astimezone(UTC)
+    for extra in range(1000):
+        token = _rfc3339_nano(moment, moment.microsecond * 1000 + extra)
+        if token not in taken:
+            return token
+    raise AssertionError("a thousand tokens taken in one microsecond")
+
+
+def _rfc3339_nano(moment: datetime, nanos: int) -> str:
+    fraction = f"{nanos:09d}".rstrip("0")
+    return f"{moment:%Y-%m-%dT%H:%M:%S}" + (f".{fraction}" if fraction else "") + "Z"
+
+
+def taken_tokens(obj: RawObject) -> set[str]:
+    """Tokens a new request must differ from: the current request and the last handled one."""
+    handled = c.as_text(c.status(obj).get("lastHandledReconcileAt"))
+    return {c.as_text(c.annotations_of(obj).get(REQUESTED_AT)), handled} - {""}
+
+
+def check_reconcilable(obj: RawObject, target: Target) -> None:
+    """Refuse what Flux would not act on: a suspended object, an OCI HelmRepository.
+
+    Raises:
+        UserError: saying why, and for a suspended object who can resume it and how.
+    """
+    if is_static(obj):
+        raise errors.UserError(f"{target.describe()} {STATIC_NOTE}; nothing was changed.")
+    if c.spec(obj).get("suspend") is True:
+        resume = f"flux resume {gitops_kinds.FLUX_CLI_KIND[target.kind]} {target.name}"
+        raise errors.UserError(
+            f"{target.describe()} on {target.cluster} is suspended (spec.suspend: true), so Flux "
+            "would ignore a reconcile; nothing was changed. Whoever suspended it, or anyone with "
+            f"write access to Flux objects in {target.namespace}, can resume it with "
+            f"`{resume} -n {target.namespace}` (or by removing `suspend: true` in Git if it is "
+            "set there), then reconcile again."
+        )
+
+
+STATIC_NOTE = (
+    "is a HelmRepository of type oci: Flux does not reconcile it (charts are pulled by each "
+    "HelmChart), so it cannot be reconciled on demand"
+)
+
+
+def is_static(obj: RawObject) -> bool:
+    """An OCI HelmRepository, which source-controller never reconciles (`flux` calls it static)."""
+    return obj.get("kind") == "HelmRepository" and c.spec(obj).get("type") == "oci"
+
+
+def direct_source(obj: RawObject, target: Target) -> Target | None:
+    """The source `--with-source` reconciles before `target` (as `flux reconcile` picks it).
+
+    Kustomization: `spec.sourceRef`. HelmRelease: `spec.chartRef`, else its HelmChart
+    (`status.helmChart`, or `<ns>-<name>` in the chart source's namespace). HelmChart:
+    `spec.sourceRef`. Sources have none.
+
+    Raises:
+        UserError: the reference names a kind the bot cannot reconcile.
+    """
+    spec = c.spec(obj)
+    if target.kind in ("Kustomization", "HelmChart"):
+        return _ref_target(c.as_mapping(spec.get("sourceRef")), target)
+    if target.kind != "HelmRelease":
+        return None
+    if spec.get("chartRef"):
+        return _ref_target(c.as_mapping(spec.get("chartRef")), target)
+    chart_ns, _, chart_name = c.as_text(c.status(obj).get("helmChart")).partition("/")
+    if chart_ns and chart_name:
+        return Target("HelmChart", chart_ns, chart_name, target.cluster)
+    source = c.as_mapping(
+        c.as_mapping(c.as_mapping(spec.get("chart")).get("spec")).get("sourceRef")
+    )
+    namespace = c.as_text(source.get("namespace")) or target.namespace
+    return Target("HelmChart", namespace, f"{target.namespace}-{target.name}", target.cluster)
+
+
+def _ref_target(ref: Mapping[str, Any], owner: Target) -> Target | None:
+    kind, name = c.as_text(ref.get("kind")), c.as_text(ref.get("name"))
+    if not kind or not name:
+        return None
+    if kind not in gitops_kinds.FLUX:
+        raise errors.UserError(
+            f"{owner.describe()} takes its source from a {kind}, which kai-chatops cannot "
+            "reconcile; reconcile without --with-source."
+        )
+    return Target(kind, c.as_text(ref.get("namespace")) or owner.namespace, name, owner.cluster)
+
+
+def is_chain_complete(length: int) -> bool:
+    """Whether a source chain is as long as Flux's ever are (a loop in references ends here)."""
+    return length >= _MAX_SOURCE_DEPTH
+
+
+def flux_request_patch(token: str, user_id: str) -> dict[str, Any]:
+    """The merge patch asking Flux to reconcile now; other annotations stay as they are."""
+    annotations = {REQUESTED_AT: token, REQUESTED_BY: f"slack:{user_id}", REQUESTED_WHEN: token}
+    return {"metadata": {"annotations": annotations}}
+
+
+class FluxPhase(enum.Enum):
+    NOT_HANDLED = "the controller has not picked up the request yet"
+    RECONCILING = "the controller is reconciling"
+    DONE = "done"
+
+
+def flux_phase(obj: RawObject, token: str) -> FluxPhase:
+    """How far Flux is with request `token` (the bot's stricter form of `flux reconcile`)."""
+    if c.as_text(c.status(obj).get("lastHandledReconcileAt")) != token:
+        return FluxPhase.NOT_HANDLED
+    conds = c.list_conditions(obj)
+    if c.is_condition_true(c.find_condition(conds, "Stalled")):
+        return FluxPhase.DONE
+    if c.is_condition_true(c.find_condition(conds, "Reconciling")) or _is_generation_behind(obj):
+        return FluxPhase.RECONCILING
+    return FluxPhase.DONE
+
+
+def _is_generation_behind(obj: RawObject) -> bool:
+    observed = c.as_int(c.status(obj).get("observedGeneration"))
+    generation = c.object_generation(obj)
+    return observed is not None and generation is not None and observed < generation
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """How one reconcile ended, in Flux's words (`ready`, `reason`, `message` verbatim)."""
+
+    target: Target
+    state: StepState
+    ready: str = ""  # the Ready condition's status: True, False, Unknown, or "" when absent
+    reason: str = ""
+    message: str = ""
+    revision: str = ""
+    note: str = ""  # ours: why it timed out or was skipped, what the object says now
+    token: str = ""
+
+
+def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
+    """The result once `flux_phase` is DONE: Ready True succeeded, False or Stalled failed."""
+    conds = c.list_conditions(obj)
+    ready = c.find_condition(conds, "Ready")
+    stalled = c.find_condition(conds, "Stalled")
+    status = c.condition_status(ready) or ""
+    state: StepState = "unknown"
+    if status == "True":
+        state = "succeeded"
+    elif status == "False" or c.is_condition_true(stalled):
+        state = "failed"
+    shown = ready if ready is not None or stalled is None else stalled
+    note = "" if ready is not None else "Flux reports no Ready condition"
+    return StepResult(
+        target,
+        state,
+        status,
+        c.condition_reason(shown),
+        c.condition_message(shown),
+        applied_revision(obj),
+        note,
+        token,
+    )
+
+
+def judge_flux_timeout(
+    obj: RawObject | None, target: Target, token: str, waited: str
+) -> StepResult:
+    """The result when the wait ran out: what phase it was in and what the object says now."""
+    if obj is None:
+        return StepResult(
+            target, "failed", note="the object was deleted while waiting", token=token
+        )
+    phase = flux_phase(obj, token)
+    now = flux.assess_flux_object(obj)
+    handled = c.as_text(c.status(obj).get("lastHandledReconcileAt")) or "never"
+    if phase is FluxPhase.NOT_HANDLED:
+        why = f"Flux has not handled the request (lastHandledReconcileAt: {handled})"
+    else:
+        why = "Flux handled the request but is still reconciling"
+    note = f"no result within {waited}: {why}. It says now: {now.health.value}, {now.headline}"
+    detail = now.detail if now.detail != now.headline else ""
+    return StepResult(target, "timed out", message=detail, note=note, token=token)
+
+
+@dataclass(frozen=True)
+class FluxReport:
+    """Every step of one reconcile, sources first, and how long it took in seconds."""
+
+    steps: tuple[StepResult, ...]
+    elapsed: float
+
+    @property
+    def outcome(self) -> StepState:
+        """The first step that did not succeed decides; skipped sources do not count."""
+        for step in self.steps:
+            if step.state not in ("succeeded", "skipped"):
+                return step.state
+        return "succeeded"
+
+
+def format_wait(seconds: float) -> str:
+    """A wait as people read it: `5m`, `1m30s`, `0.5s`."""
+    if seconds < 1:
+        return f"{seconds:.1f}s"
+    return durations.format_duration(timedelta(seconds=round(seconds)))
+
+
+def applied_revision(obj: RawObject) -> str:
+    """The revision the object is at: Kustomization's applied, HelmRelease's chart, a source's."""
+    status = c.status(obj)
+    applied = c.as_text(status.get("lastAppliedRevision"))
+    if applied:
+        return applied
+    history = status.get("history")
+    if isinstance(history, list) and history:
+        latest = c.as_mapping(history[0])
+        chart, version = c.as_text(latest.get("chartName")), c.as_text(latest.get("chartVersion"))
+        if version:
+            return f"{chart}@{version}" if chart else version
+    artifact = c.as_text(c.as_mapping(status.get("artifact")).get("revision"))
+    return artifact or c.as_text(status.get("lastAttemptedRevision"))

@@ -1,0 +1,94 @@
+"""What a reconcile, refresh or sync acts on: the target object and the user's resolved request.
+
+Pure: resolves `reconcile KIND NS/NAME`, the `kai|keda` shortcuts (from `gitops` settings) and
+`sync` to one object on one cluster, without touching it. Also the words every step ends in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.commands.parsed import Reconcile, ReconcileShortcut, Sync
+from bot.config.settings import Settings
+from bot.core import errors
+from bot.gitops import kinds as gitops_kinds
+from bot.kube.kinds import ResourceRef
+
+REQUESTED_BY = "kai-chatops/requested-by"
+REQUESTED_WHEN = "kai-chatops/requested-at"
+_WITH_SOURCE_KINDS = ("HelmRelease", "Kustomization")
+
+StepState = Literal["succeeded", "failed", "unknown", "timed out", "skipped", "not started"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One Flux object or Argo CD Application on one cluster."""
+
+    kind: str
+    namespace: str
+    name: str
+    cluster: str
+
+    @property
+    def ref(self) -> ResourceRef:
+        return gitops_kinds.BY_KIND[self.kind]
+
+    @property
+    def is_application(self) -> bool:
+        return self.kind == "Application"
+
+    @property
+    def key(self) -> str:
+        """Identifies the object for the in-flight check: `sim/HelmRelease/ns/name`."""
+        return f"{self.cluster}/{self.kind}/{self.namespace}/{self.name}"
+
+    def describe(self) -> str:
+        """`HelmRelease flux-system/kai-scheduler`."""
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    def params(self) -> dict[str, str]:
+        """The target as confirmation parameters (strings only)."""
+        return {"kind": self.kind, "ns": self.namespace, "name": self.name, "cluster": self.cluster}
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str]) -> Target:
+        return cls(params["kind"], params["ns"], params["name"], params["cluster"])
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the user asked for, resolved against the configuration."""
+
+    target: Target
+    with_source: bool = False
+    hard: bool = False
+
+
+def resolve_request(parsed: Reconcile | ReconcileShortcut | Sync, settings: Settings) -> Request:
+    """The object a reconcile, shortcut or sync acts on; touches no cluster.
+
+    Raises:
+        UserError: an unknown cluster, a shortcut that is not configured, or a flag that does not
+            fit the configured kind.
+    """
+    cluster = settings.cluster(parsed.cluster).name
+    if isinstance(parsed, Sync):
+        return Request(Target("Application", parsed.namespace, parsed.name, cluster))
+    if isinstance(parsed, Reconcile):
+        target = Target(parsed.kind, parsed.namespace, parsed.name, cluster)
+        return Request(target, parsed.with_source, parsed.hard)
+    shortcut = settings.gitops.shortcut(parsed.target)
+    if shortcut is None:
+        raise errors.UserError(
+            f"`reconcile {parsed.target}` is not configured: set gitops.{parsed.target} in the "
+            f"configuration, e.g. {{kind: helmrelease, name: flux-system/{parsed.target}}}."
+        )
+    target = Target(shortcut.kind, shortcut.namespace, shortcut.name, cluster)
+    if parsed.with_source and target.kind not in _WITH_SOURCE_KINDS:
+        raise errors.UserError(f"--with-source is not for {target.describe()} (an Application).")
+    if parsed.hard and not target.is_application:
+        raise errors.UserError(f"--hard is only for Argo CD Applications, not {target.describe()}.")
+    return Request(target, parsed.with_source, parsed.hard)

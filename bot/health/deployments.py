@@ -1,0 +1,97 @@
+"""Availability of the Deployments a KAI health report looks at: operator, operands, schedulers.
+
+Uses KAI's own test (`isControllerAvailable`): `status.updatedReplicas == spec.replicas` and the
+`Available` condition True. One refinement: Available True while not every replica is updated
+yet is a rollout in flight, so Progressing rather than Degraded. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bot.core import conditions as c
+from bot.core.models import Finding, Health, RawObject
+
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY_OPERATOR = "kai-operator"
+
+
+def deployment_subject(namespace: str, name: str) -> str:
+    """How a report names a Deployment: `Deployment kai-scheduler/binder`."""
+    return f"Deployment {namespace}/{name}"
+
+
+def find_deployment(
+    deployments: Iterable[RawObject], namespace: str, name: str
+) -> RawObject | None:
+    """The Deployment `namespace/name` among `deployments`, or None."""
+    return next(
+        (d for d in deployments if c.object_name(d) == name and c.object_namespace(d) == namespace),
+        None,
+    )
+
+
+def list_operands(deployments: Iterable[RawObject], namespace: str) -> list[RawObject]:
+    """The Deployments the KAI operator built in `namespace` (label managed-by=kai-operator)."""
+    return [
+        d
+        for d in deployments
+        if c.object_namespace(d) == namespace
+        and c.labels_of(d).get(MANAGED_BY_LABEL) == MANAGED_BY_OPERATOR
+    ]
+
+
+def desired_replicas(deployment: RawObject) -> int:
+    """`spec.replicas`, which the API defaults to 1."""
+    replicas = c.as_int(c.spec(deployment).get("replicas"))
+    return 1 if replicas is None else replicas
+
+
+def assess_deployment(deployment: RawObject) -> c.Assessment:
+    """Healthy when available as KAI counts it; Progressing mid-rollout; else Degraded."""
+    status = c.status(deployment)
+    replicas = desired_replicas(deployment)
+    updated = c.as_int(status.get("updatedReplicas")) or 0
+    ready = c.as_int(status.get("availableReplicas")) or 0
+    counts = f"{updated}/{replicas} updated, {ready} available"
+    available = c.find_condition(c.list_conditions(deployment), "Available")
+    if not c.is_condition_true(available):
+        if available is None:
+            return c.Assessment(
+                Health.DEGRADED, f"not available ({counts}): no Available condition"
+            )
+        reading = c.assess_condition(Health.DEGRADED, available)
+        return c.Assessment(
+            Health.DEGRADED, f"not available ({counts}): {reading.headline}", reading.detail
+        )
+    if updated != replicas or _is_rollout_unobserved(deployment):
+        return c.Assessment(Health.PROGRESSING, f"rolling out ({counts})")
+    return c.Assessment(Health.HEALTHY, f"available ({counts})")
+
+
+def assess_operands(operands: Iterable[RawObject], namespace: str) -> list[Finding]:
+    """One Healthy finding naming the available operands, plus one finding per other operand."""
+    healthy: list[str] = []
+    findings: list[Finding] = []
+    for deployment in sorted(operands, key=c.object_name):
+        reading = assess_deployment(deployment)
+        if reading.health is Health.HEALTHY:
+            healthy.append(c.object_name(deployment))
+            continue
+        subject = deployment_subject(namespace, c.object_name(deployment))
+        findings.append(Finding(subject, reading.health, reading.headline, reading.detail))
+    if not healthy and not findings:
+        summary = f"none found: no Deployment labelled {MANAGED_BY_LABEL}={MANAGED_BY_OPERATOR}"
+        return [Finding(f"KAI operands in {namespace}", Health.DEGRADED, summary)]
+    if healthy:
+        noun = "Deployment" if len(healthy) == 1 else "Deployments"
+        summary = f"{len(healthy)} {noun} available: {', '.join(healthy)}"
+        findings.insert(0, Finding(f"KAI operands in {namespace}", Health.HEALTHY, summary))
+    return findings
+
+
+def _is_rollout_unobserved(deployment: RawObject) -> bool:
+    """The Deployment controller has not yet seen the latest spec (its status is older)."""
+    generation = c.object_generation(deployment)
+    observed = c.as_int(c.status(deployment).get("observedGeneration"))
+    return generation is not None and observed is not None and observed < generation

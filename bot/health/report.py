@@ -1,0 +1,212 @@
+"""The live KAI / external-metrics health report, built from one `ClusterSnapshot`.
+
+Adds to the per-object rules what conditions cannot show: `kai-config` missing, the operator
+down (conditions frozen), operand and per-shard scheduler Deployments, the KAI CRDs, and
+conditions stuck Progressing past a timeout. Pure: no I/O, `now` comes from the caller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from bot.core import conditions as c
+from bot.core.models import ClusterSnapshot, Finding, Health, HealthReport, RawObject
+from bot.health import deployments
+from bot.rules import apiservice, kai
+
+KAI_CONFIG_NAME = "kai-config"
+OPERATOR_DEPLOYMENT = "kai-operator"
+DEFAULT_NAMESPACE = "kai-scheduler"
+DEFAULT_SCHEDULER_NAME = "kai-scheduler"
+EXTERNAL_METRICS_APISERVICE = "v1beta1.external.metrics.k8s.io"
+KAI_CRDS = (
+    "configs.kai.scheduler",
+    "schedulingshards.kai.scheduler",
+    "topologies.kai.scheduler",
+    "queues.scheduling.run.ai",
+    "podgroups.scheduling.run.ai",
+    "bindrequests.scheduling.run.ai",
+)
+_FROZEN = "the KAI conditions are frozen at their last values while the operator is down"
+
+
+@dataclass(frozen=True)
+class _Context:
+    operand_namespace: str
+    scheduler_name: str
+    config_missing: bool
+    now: datetime
+    progressing_timeout: timedelta
+
+
+def build_report(
+    snapshot: ClusterSnapshot,
+    *,
+    cluster: str,
+    now: datetime,
+    progressing_timeout: timedelta,
+    apiservice_name: str = EXTERNAL_METRICS_APISERVICE,
+) -> HealthReport:
+    """Checks KAI and the external-metrics APIService in one snapshot of a cluster.
+
+    Args:
+        snapshot: what the gateway read (None objects answered 404).
+        cluster: the cluster's configured name, carried into the report.
+        now: the time of the check; conditions Progressing for longer than
+            `progressing_timeout` since their last write read "operator not reconciling".
+        apiservice_name: the APIService to check.
+
+    Returns:
+        One finding per subject checked, healthy ones included.
+    """
+    ctx = _context(snapshot, now, progressing_timeout)
+    findings = [_config_finding(snapshot.kai_config, ctx), _operator_finding(snapshot)]
+    for shard in sorted(snapshot.shards, key=c.object_name):
+        findings += _shard_findings(shard, snapshot.deployments, ctx)
+    schedulers = {_scheduler_deployment(shard, ctx) for shard in snapshot.shards}
+    operands = [
+        d
+        for d in deployments.list_operands(snapshot.deployments, ctx.operand_namespace)
+        if c.object_name(d) not in schedulers | {OPERATOR_DEPLOYMENT}
+    ]
+    findings += deployments.assess_operands(operands, ctx.operand_namespace)
+    findings.append(_crd_finding(snapshot.crd_names))
+    findings.append(_apiservice_finding(snapshot.apiservice, apiservice_name))
+    return HealthReport(cluster=cluster, findings=tuple(findings), checked_at=now)
+
+
+def _context(snapshot: ClusterSnapshot, now: datetime, timeout: timedelta) -> _Context:
+    config = snapshot.kai_config or {}
+    spec = c.spec(config)
+    scheduler_name = c.as_text(c.as_mapping(spec.get("global")).get("schedulerName"))
+    return _Context(
+        operand_namespace=c.as_text(spec.get("namespace")) or snapshot.kai_namespace,
+        scheduler_name=scheduler_name or DEFAULT_SCHEDULER_NAME,
+        config_missing=snapshot.kai_config is None,
+        now=now,
+        progressing_timeout=timeout,
+    )
+
+
+def _config_finding(config: RawObject | None, ctx: _Context) -> Finding:
+    subject = f"Config {KAI_CONFIG_NAME}"
+    if config is None:
+        return Finding(
+            subject,
+            Health.MISSING,
+            f"{KAI_CONFIG_NAME} is missing: the KAI operator garbage-collects every operand "
+            "(schedulers' service account, binder, admission, pod-grouper, ...) while it is "
+            "missing, so nothing new gets scheduled (KAI issue #1751)",
+            "Recreate it (helm upgrade runs the kai-config-deployer Job; in GitOps mode sync "
+            "the Application). An Argo CD prune of the untracked object is the usual cause.",
+        )
+    return _finding(subject, _with_timeout(kai.assess_kai_object(config), config, ctx))
+
+
+def _operator_finding(snapshot: ClusterSnapshot) -> Finding:
+    namespace = snapshot.kai_namespace
+    subject = deployments.deployment_subject(namespace, OPERATOR_DEPLOYMENT)
+    operator = deployments.find_deployment(snapshot.deployments, namespace, OPERATOR_DEPLOYMENT)
+    if operator is None:
+        return Finding(subject, Health.DEGRADED, f"missing: {_FROZEN}")
+    if deployments.desired_replicas(operator) == 0:
+        return Finding(subject, Health.DEGRADED, f"scaled to 0 replicas: {_FROZEN}")
+    reading = deployments.assess_deployment(operator)
+    if reading.health is Health.DEGRADED:
+        return Finding(subject, reading.health, f"{reading.headline}; {_FROZEN}", reading.detail)
+    return _finding(subject, reading)
+
+
+def _shard_findings(
+    shard: RawObject, all_deployments: tuple[RawObject, ...], ctx: _Context
+) -> list[Finding]:
+    reading = _with_timeout(kai.assess_kai_object(shard), shard, ctx)
+    if ctx.config_missing and reading.health is Health.HEALTHY:
+        # With kai-config gone the operator reconciles shards against an empty desired state,
+        # which can leave every condition True.
+        reading = c.Assessment(
+            Health.UNKNOWN,
+            f"conditions read healthy but cannot be trusted while {KAI_CONFIG_NAME} is missing",
+        )
+    name = _scheduler_deployment(shard, ctx)
+    scheduler = deployments.find_deployment(all_deployments, ctx.operand_namespace, name)
+    return [
+        _finding(f"SchedulingShard {c.object_name(shard)}", reading),
+        _finding(
+            deployments.deployment_subject(ctx.operand_namespace, name),
+            _assess_scheduler(scheduler, c.object_name(shard), reading),
+        ),
+    ]
+
+
+def _assess_scheduler(
+    scheduler: RawObject | None, shard_name: str, shard_reading: c.Assessment
+) -> c.Assessment:
+    """A shard's scheduler Deployment; not there yet is expected only while the shard progresses."""
+    if scheduler is not None:
+        return deployments.assess_deployment(scheduler)
+    if shard_reading.health is Health.PROGRESSING:
+        return c.Assessment(
+            Health.PROGRESSING, f"not created yet: SchedulingShard {shard_name} is Progressing"
+        )
+    return c.Assessment(
+        Health.DEGRADED,
+        f"missing: no scheduler runs for SchedulingShard {shard_name}, "
+        "so its pods are not scheduled",
+    )
+
+
+def _scheduler_deployment(shard: RawObject, ctx: _Context) -> str:
+    """KAI names a shard's scheduler `<global.schedulerName>-<shard name>`."""
+    return f"{ctx.scheduler_name}-{c.object_name(shard)}"
+
+
+def _crd_finding(crd_names: frozenset[str]) -> Finding:
+    missing = [name for name in KAI_CRDS if name not in crd_names]
+    if not missing:
+        return Finding("KAI CRDs", Health.HEALTHY, f"all {len(KAI_CRDS)} present")
+    return Finding(
+        "KAI CRDs",
+        Health.DEGRADED,
+        f"{len(missing)} of {len(KAI_CRDS)} missing: {', '.join(missing)}",
+    )
+
+
+def _apiservice_finding(service: RawObject | None, name: str) -> Finding:
+    subject = f"APIService {name}"
+    if service is None:
+        return Finding(
+            subject,
+            Health.DEGRADED,
+            f"APIService {name} is missing: KEDA's external metrics are not served",
+        )
+    return _finding(subject, apiservice.assess_apiservice(service))
+
+
+def _with_timeout(reading: c.Assessment, obj: RawObject, ctx: _Context) -> c.Assessment:
+    """Progressing for longer than the timeout since the last write reads as a stuck operator."""
+    if reading.health is not Health.PROGRESSING:
+        return reading
+    since = c.last_write_time(obj)
+    if since is None or ctx.now - since <= ctx.progressing_timeout:
+        return reading
+    headline = f"operator not reconciling: Progressing for {format_age(ctx.now - since)}"
+    return c.Assessment(Health.DEGRADED, headline, reading.message)
+
+
+def _finding(subject: str, reading: c.Assessment) -> Finding:
+    return Finding(subject, reading.health, reading.headline, reading.detail)
+
+
+def format_age(age: timedelta) -> str:
+    """A compact duration: `45s`, `25m`, `1h30m`, `2d4h`."""
+    seconds = max(int(age.total_seconds()), 0)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, seconds = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours}h" if hours else f"{days}d"
+    if hours:
+        return f"{hours}h{minutes}m" if minutes else f"{hours}h"
+    return f"{minutes}m" if minutes else f"{seconds}s"

@@ -1,0 +1,70 @@
+"""One operation end to end, shared by Slack listeners, the CLI and scheduled jobs.
+
+Gateways come in as parameters; decisions are delegated to the pure modules. No Slack here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+
+from bot.config.settings import Settings
+from bot.core.models import ClusterSnapshot, HealthReport, RawObject
+from bot.health import report as health
+from bot.kube import kinds
+from bot.kube.ports import KubeReader
+
+OPERATOR_LABEL = "app.kubernetes.io/managed-by=kai-operator"
+KAI_CONFIG_NAME = "kai-config"
+
+
+async def read_snapshot(kube: KubeReader, kai_namespace: str, apiservice: str) -> ClusterSnapshot:
+    """Everything the KAI/APIService check looks at, in a constant number of API requests.
+
+    Five reads run at once (Config, shards, Deployments in the KAI namespace, CRD names, the
+    APIService); a sixth lists Deployments only when the Config puts operands elsewhere.
+
+    Raises:
+        KubeError: the cluster is unreachable or forbids one of the reads.
+    """
+    # Unpaged: these lists are bounded by what one KAI install creates, and one request each keeps
+    # the check's cost constant however many shards and operands there are.
+    config, shards, deployments, crds, service = await asyncio.gather(
+        kube.get_object(kinds.KAI_CONFIG, KAI_CONFIG_NAME),
+        kube.list_objects(kinds.SCHEDULING_SHARD, page_size=None),
+        kube.list_objects(kinds.DEPLOYMENT, kai_namespace, page_size=None),
+        kube.list_objects(kinds.CRD, metadata_only=True, page_size=None),
+        kube.get_object(kinds.APISERVICE, apiservice),
+    )
+    operand_namespace = _operand_namespace(config, kai_namespace)
+    if operand_namespace != kai_namespace:
+        deployments += await kube.list_objects(kinds.DEPLOYMENT, operand_namespace, page_size=None)
+    return ClusterSnapshot(
+        kai_config=config,
+        shards=tuple(shards),
+        deployments=tuple(deployments),
+        crd_names=frozenset(str(c.get("metadata", {}).get("name", "")) for c in crds),
+        apiservice=service,
+        kai_namespace=kai_namespace,
+    )
+
+
+def _operand_namespace(config: RawObject | None, default: str) -> str:
+    spec = (config or {}).get("spec") or {}
+    return str(spec.get("namespace") or default)
+
+
+async def check_health(kube: KubeReader, settings: Settings, now: datetime) -> HealthReport:
+    """The KAI Scheduler and external-metrics APIService report for the gateway's cluster.
+
+    Raises:
+        KubeError: the cluster is unreachable or forbids one of the reads.
+    """
+    snapshot = await read_snapshot(kube, settings.kai.namespace, settings.keda.apiservice)
+    return health.build_report(
+        snapshot,
+        cluster=kube.cluster,
+        now=now,
+        progressing_timeout=settings.kai.progressing_timeout,
+        apiservice_name=settings.keda.apiservice,
+    )

@@ -1,0 +1,113 @@
+"""The timed-pause job: resume our KEDA pauses whose `kai-chatops/pause-until` has passed.
+
+The expiry lives on the object, so any replica, or the service after a restart, finds it; the
+annotations as they stand decide, so a pause resumed or changed by hand is left alone. Runs
+from the scheduler (`bot/schedule.py`) with the gateways passed in; posts through `bot.audit`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime
+
+from bot.access import audit
+from bot.access.audit import Change
+from bot.config.settings import Settings
+from bot.core import errors
+from bot.core.models import RawObject
+from bot.keda import render_changes
+from bot.keda.ops import REFS, AckWait, apply_plan
+from bot.keda.pause import ExpiredPause, Outcome, Plan, find_expired_pause, plan_resume
+from bot.kube import kinds
+from bot.kube.ports import KubeReader, KubeWriter
+from bot.rules import keda
+from bot.slack.gateway import SlackGateway
+
+log = logging.getLogger(__name__)
+
+
+async def resume_expired_pauses(
+    kube: KubeWriter,
+    slack: SlackGateway | None,
+    settings: Settings,
+    now: datetime,
+    *,
+    wait: AckWait | None = None,
+) -> list[Outcome]:
+    """Resume our pauses in `keda.namespaces` whose `pause-until` has passed, on one cluster.
+
+    Each resume is posted in `slack.alert_channel` ("resumed automatically after 2h", who paused
+    it and why) and logged. An object resumed or re-paused by hand is left alone, as is one that
+    changes between this read and the patch (409, re-read, re-decided). A failure is logged and
+    the others go on.
+
+    Returns:
+        The resumes that wrote something.
+    """
+    pages = await asyncio.gather(
+        *(_list_quietly(kube, ref, ns) for ns in settings.keda.namespaces for ref in REFS)
+    )
+    found = [find_expired_pause(obj, kube.cluster, now) for page in pages for obj in page]
+    expired = [e for e in found if e is not None]
+    channel = settings.slack.alert_channel
+    results = await asyncio.gather(
+        *(_resume_expired(kube, e, slack, channel, now, wait or AckWait()) for e in expired)
+    )
+    return [outcome for outcome in results if outcome is not None]
+
+
+async def _resume_expired(
+    kube: KubeWriter,
+    expired: ExpiredPause,
+    slack: SlackGateway | None,
+    channel: str,
+    now: datetime,
+    wait: AckWait,
+) -> Outcome | None:
+    target = expired.target
+
+    def make_plan(obj: RawObject) -> Plan:
+        current = find_expired_pause(obj, target.cluster, now)
+        if current is None or not _same_pause(current.state, expired.state):
+            why = "its pause was changed by hand since"
+            return Plan("resume", target, keda.read_pause_state(obj), nothing_to_do=why)
+        return plan_resume(target, obj)
+
+    try:
+        outcome = await apply_plan(kube, target, make_plan, wait)
+    except errors.BotError as e:
+        log.error("could not resume %s after its timed pause: %s", target.describe(), e)
+        return None
+    if not outcome.written:
+        log.info("timed pause of %s left alone: %s", target.describe(), outcome.plan.nothing_to_do)
+        return None
+    change = Change(
+        user="kai-chatops",
+        action="resume",
+        target=target.describe(),
+        outcome="done" if outcome.acknowledged else "not acknowledged by KEDA",
+        at=now,
+        reason="timed pause expired",
+        details=render_changes.pause_details(expired.state),
+    )
+    text = render_changes.auto_resume_text(expired, outcome)
+    await audit.record(change, slack=slack, channel=channel, text=text)
+    return outcome
+
+
+def _same_pause(a: keda.PauseState, b: keda.PauseState) -> bool:
+    """Whether two reads show the same pause record (KEDA's condition may move meanwhile)."""
+    fields = ("paused_value", "paused_replicas", "paused_by", "paused_at", "reason", "until")
+    return all(getattr(a, f) == getattr(b, f) for f in fields)
+
+
+async def _list_quietly(
+    kube: KubeReader, ref: kinds.ResourceRef, namespace: str
+) -> list[RawObject]:
+    """One namespace's objects; a failure is logged so the other namespaces are still checked."""
+    try:
+        return await kube.list_objects(ref, namespace)
+    except errors.KubeError as e:
+        log.error("timed pauses: cannot list %s in %s: %s", ref.qualified, namespace, e)
+        return []

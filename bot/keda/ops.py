@@ -1,0 +1,188 @@
+"""KEDA pause and resume against a cluster: list, read, patch, read back, wait for KEDA.
+
+Use-cases: the gateway comes in as a parameter (a `Protocol`), decisions come from the pure
+`bot.keda.pause` and wording from `bot.keda.render`. Writes are merge patches carrying the
+resourceVersion read, so a concurrent change is re-read and re-decided, never overwritten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from bot.core import conditions, errors
+from bot.core.models import RawObject
+from bot.keda import render as render_keda
+from bot.keda.pause import (
+    Outcome,
+    Plan,
+    Row,
+    Target,
+    plan_pause,
+    plan_resume,
+    summarise,
+)
+from bot.kube import kinds
+from bot.kube.ports import KubeReader, KubeWriter
+from bot.rules import keda
+
+log = logging.getLogger(__name__)
+
+REFS = (kinds.SCALED_JOB, kinds.SCALED_OBJECT)
+CONFLICT_RETRIES = 2  # re-read and re-decide this many times after a 409
+PlanMaker = Callable[[RawObject], Plan]
+
+
+@dataclass(frozen=True)
+class AckWait:
+    """How long to wait for KEDA's `Paused` condition to follow the annotation, and how often."""
+
+    timeout: float = 10.0
+    interval: float = 0.5
+
+
+async def list_rows(kube: KubeReader, namespaces: Sequence[str] | None) -> list[Row]:
+    """Every ScaledJob and ScaledObject with its verdict, by namespace, kind and name.
+
+    `namespaces=None` lists cluster-wide: one paginated list per kind, whatever the number of
+    namespaces. Otherwise one list per kind and namespace (what a namespaced Role allows).
+
+    Raises:
+        KubeError: the cluster is unreachable or forbids a list.
+    """
+    if namespaces is None:
+        calls = [kube.list_objects(ref) for ref in REFS]
+    else:
+        calls = [kube.list_objects(ref, ns) for ns in namespaces for ref in REFS]
+    pages = await asyncio.gather(*calls)
+    rows = [summarise(obj) for page in pages for obj in page]
+    return sorted(rows, key=lambda row: (row.namespace, row.kind, row.name))
+
+
+async def read_target(kube: KubeReader, target: Target) -> RawObject:
+    """The object.
+
+    Raises:
+        UserError: it does not exist (naming the other kind when one of that name does).
+        KubeError: the cluster is unreachable or forbids the read.
+    """
+    obj = await kube.get_object(target.ref, target.name, target.namespace)
+    if obj is not None:
+        return obj
+    other = Target(target.other_kind, target.namespace, target.name, target.cluster)
+    try:
+        other_exists = await kube.get_object(other.ref, other.name, other.namespace) is not None
+    except errors.KubeError:
+        other_exists = False
+    raise errors.UserError(render_keda.missing_text(target, other_exists))
+
+
+async def prepare_pause(
+    kube: KubeReader,
+    target: Target,
+    *,
+    user: str,
+    reason: str,
+    duration: timedelta | None,
+    now: datetime,
+) -> Plan:
+    """Read the object and decide the pause (for the confirmation); writes nothing."""
+    obj = await read_target(kube, target)
+    return plan_pause(target, obj, user=user, reason=reason, duration=duration, now=now)
+
+
+async def prepare_resume(kube: KubeReader, target: Target) -> Plan:
+    """Read the object and decide the resume (for the confirmation); writes nothing."""
+    return plan_resume(target, await read_target(kube, target))
+
+
+async def pause(
+    kube: KubeWriter,
+    target: Target,
+    *,
+    user: str,
+    reason: str,
+    duration: timedelta | None,
+    now: datetime,
+    wait: AckWait,
+) -> Outcome:
+    """Pause the object as it now stands, then report what KEDA did (see `apply_plan`)."""
+
+    def make_plan(obj: RawObject) -> Plan:
+        return plan_pause(target, obj, user=user, reason=reason, duration=duration, now=now)
+
+    return await apply_plan(kube, target, make_plan, wait)
+
+
+async def resume(kube: KubeWriter, target: Target, *, wait: AckWait) -> Outcome:
+    """Resume the object as it now stands, then report what KEDA did (see `apply_plan`)."""
+    return await apply_plan(kube, target, lambda obj: plan_resume(target, obj), wait)
+
+
+async def apply_plan(
+    kube: KubeWriter, target: Target, make_plan: PlanMaker, wait: AckWait
+) -> Outcome:
+    """Read, decide, merge-patch with the resourceVersion read, read back, wait for KEDA.
+
+    A 409 (changed meanwhile) re-reads and decides again, up to `CONFLICT_RETRIES` times; a plan
+    with nothing to do writes nothing.
+
+    Raises:
+        UserError: the object does not exist, or vanished right after the write.
+        KubeError: forbidden, unreachable, or still conflicting after the retries.
+    """
+    for attempt in range(CONFLICT_RETRIES + 1):
+        obj = await read_target(kube, target)
+        plan = make_plan(obj)
+        if plan.nothing_to_do:
+            return Outcome(plan)
+        version = conditions.as_text(conditions.metadata(obj).get("resourceVersion"))
+        try:
+            written = await kube.patch_object(
+                target.ref, target.name, target.namespace, plan.patch_body(version)
+            )
+        except errors.KubeConflict:
+            if attempt == CONFLICT_RETRIES:
+                raise
+            log.info("%s changed while we patched it; reading it again", target.describe())
+            continue
+        return await follow(kube, plan, wait, written=written)
+    raise AssertionError("unreachable")
+
+
+async def follow(
+    kube: KubeReader, plan: Plan, wait: AckWait, *, written: RawObject | None = None
+) -> Outcome:
+    """Read the object back, then poll until KEDA's `Paused` condition matches, or the deadline.
+
+    Stops at once when the annotations read back are not what the plan wrote (someone changed
+    them), since KEDA will never acknowledge a state the object no longer asks for. When a read
+    fails after the write, the object as the patch returned it stands for the result (the
+    change was made and must still be reported and recorded).
+
+    Raises:
+        UserError: the object vanished right after the write.
+    """
+    target, expected = plan.target, plan.action == "pause"
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while True:
+        try:
+            obj = await kube.get_object(target.ref, target.name, target.namespace)
+        except errors.KubeError as e:
+            if written is None:
+                raise
+            log.warning("%s: cannot read it back after the change: %s", target.describe(), e)
+            state = keda.read_pause_state(written)
+            return Outcome(plan, state, False, loop.time() - started)
+        if obj is None:
+            raise errors.UserError(f"{target.describe()} was deleted right after the change.")
+        state = keda.read_pause_state(obj)
+        acknowledged = state.paused is expected and state.condition_paused is expected
+        waited = loop.time() - started
+        if acknowledged or state.paused is not expected or waited >= wait.timeout:
+            return Outcome(plan, state, acknowledged, waited)
+        await asyncio.sleep(min(wait.interval, wait.timeout - waited))

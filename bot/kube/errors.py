@@ -1,0 +1,117 @@
+"""Turn what the Kubernetes API answered into the project's own errors, with actionable words.
+
+Pure: takes the status, the `kind: Status` body and what was asked, never the client's types.
+Bodies that are not a Status are cut short so nothing large (or secret) reaches a message or a log.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from bot.core import errors
+from bot.kube.kinds import ResourceRef
+
+MAX_BODY_IN_MESSAGE = 256
+MAX_RETRY_AFTER_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Call:
+    """What the gateway asked of the API, for messages: `get configs.kai.scheduler "kai-config"`."""
+
+    verb: str
+    ref: ResourceRef
+    name: str | None = None
+    namespace: str | None = None
+
+    def describe(self) -> str:
+        target = self.ref.qualified + (f' "{self.name}"' if self.name else "")
+        return f"{self.verb} {target}{self.scope()}"
+
+    def scope(self) -> str:
+        if self.ref.namespaced and self.namespace:
+            return f' in namespace "{self.namespace}"'
+        return " across all namespaces" if self.ref.namespaced else " (cluster-scoped)"
+
+
+def is_retryable(status: int) -> bool:
+    """429 and 5xx are worth another try: the server did not act, or may act next time."""
+    return status == 429 or status >= 500
+
+
+def surely_not_sent(error: BaseException) -> bool:
+    """No connection was made (refused, DNS, connect timeout): nothing reached the server."""
+    reason = getattr(error, "reason", error)
+    names = {type(reason).__name__, type(error).__name__}
+    return bool(names & {"NewConnectionError", "ConnectTimeoutError", "NameResolutionError"})
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a `Retry-After` header, capped so a chat reply never waits for minutes."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return max(0.0, min(seconds, MAX_RETRY_AFTER_SECONDS))
+
+
+def status_message(body: bytes | str | None) -> str:
+    """The `message` of a `kind: Status` body, or the body itself cut to a safe length."""
+    if body is None:
+        return ""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        parsed: Any = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and parsed.get("kind") == "Status":
+        return str(parsed.get("message", ""))
+    return text[:MAX_BODY_IN_MESSAGE]
+
+
+def from_status(
+    status: int, body: bytes | str | None, call: Call, cluster: str
+) -> errors.KubeError:
+    """The project error for an HTTP error status from the API server."""
+    said = status_message(body)
+    where = f"cluster {cluster}: {call.describe()}"
+    if status == 404:
+        return errors.KubeNotFound(
+            f"{where}: not found ({said})" if said else f"{where}: not found"
+        )
+    if status == 403:
+        return errors.KubeForbidden(_forbidden_text(call, cluster, said))
+    if status == 401:
+        return errors.KubeForbidden(
+            f"{where}: the API server did not accept our credentials (401 Unauthorized); "
+            "check the kubeconfig user or the service account token"
+        )
+    if status == 409:
+        return errors.KubeConflict(f"{where}: the object changed meanwhile; try again ({said})")
+    if status in (400, 422):
+        return errors.KubeInvalid(f"{where}: the API server rejected the request: {said}")
+    return errors.KubeUnavailable(f"{where}: the API server answered {status}: {said}".rstrip(": "))
+
+
+def _forbidden_text(call: Call, cluster: str, said: str) -> str:
+    group = call.ref.group or '""  (core)'
+    where = "in namespace " + call.namespace if call.ref.namespaced and call.namespace else ""
+    grant = f"grant verb '{call.verb}' on resource '{call.ref.plural}' in API group {group}"
+    return (
+        f"cluster {cluster}: kai-chatops is not allowed to {call.describe()}; "
+        f"{grant}{' ' + where if where else ''} to its service account or kubeconfig user "
+        f"(see deploy/ RBAC). API server said: {said}"
+    )
+
+
+def from_connection_error(error: BaseException, call: Call, cluster: str) -> errors.KubeError:
+    """The project error for a connection failure or timeout (no HTTP answer at all)."""
+    reason = type(error).__name__
+    return errors.KubeUnavailable(
+        f"cluster {cluster}: cannot reach the API server to {call.describe()} ({reason}: "
+        f"{str(error)[:MAX_BODY_IN_MESSAGE]})"
+    )

@@ -1,0 +1,311 @@
+"""The Kubernetes gateway: the only module that imports `kubernetes`.
+
+The official client is synchronous, so every call runs on a small thread pool of its own (never on
+the event loop, and never starving the loop's default executor), with a connect and read timeout
+on every request because a thread cannot be cancelled. Objects come back as raw JSON bodies
+(`RawObject`), the same shape `kubectl get -o yaml` prints, so live checks and offline `evaluate`
+share their rules. 429, 5xx and connection errors are retried with bounded backoff honouring
+`Retry-After`; everything else becomes a `bot.core.errors.KubeError` at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import urllib3
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+from kubernetes.config.config_exception import ConfigException
+
+from bot.config.settings import ClusterSettings, KubernetesSettings
+from bot.core import errors
+from bot.core.metrics import Metrics
+from bot.core.models import RawObject
+from bot.kube import errors as kube_errors
+from bot.kube.errors import Call
+from bot.kube.kinds import ResourceRef
+
+log = logging.getLogger(__name__)
+
+BACKOFFS = (0.2, 0.5, 1.0, 2.0, 4.0)
+LIST_PAGE_SIZE = 500
+CONNECT_TIMEOUT = 3.0
+METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+Response = tuple[int, Mapping[str, str], bytes]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class KubeGateway:
+    """One cluster's API, as raw objects, with timeouts, retries and actionable errors."""
+
+    def __init__(
+        self,
+        api_client: Any,
+        *,
+        cluster: str,
+        timeout: float,
+        retries: int,
+        metrics: Metrics | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        self.cluster = cluster
+        self.request_count = 0
+        self._api = api_client
+        self._timeout = (min(CONNECT_TIMEOUT, timeout), timeout)
+        self._retries = retries
+        self._metrics = metrics
+        self._sleep = sleep
+        self._pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"kube-{cluster}")
+
+    async def get_object(
+        self, ref: ResourceRef, name: str, namespace: str | None = None
+    ) -> RawObject | None:
+        """The object, or None when the API answers 404 for it.
+
+        Raises:
+            KubeError: forbidden, unreachable, or any other failure.
+        """
+        call = Call("get", ref, name, namespace)
+        try:
+            return await self._request(call, "GET", ref.path(namespace, name))
+        except errors.KubeNotFound:
+            return None
+
+    async def list_objects(
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+        page_size: int | None = LIST_PAGE_SIZE,
+    ) -> list[RawObject]:
+        """Every matching object, following `continue` pages; an absent resource type is empty.
+
+        `page_size=None` reads the whole list in one request (for lists known to stay small).
+
+        Raises:
+            KubeError: forbidden, unreachable, or any other failure.
+        """
+        query = [("limit", str(page_size))] if page_size else []
+        query += [("labelSelector", label_selector)] if label_selector else []
+        query += [("fieldSelector", field_selector)] if field_selector else []
+        accept = METADATA_ONLY if metadata_only else "application/json"
+        call = Call("list", ref, None, namespace)
+        items: list[RawObject] = []
+        token = ""
+        while True:
+            page_query = query + ([("continue", token)] if token else [])
+            try:
+                page = await self._request(
+                    call, "GET", ref.path(namespace), page_query, accept=accept
+                )
+            except errors.KubeNotFound:
+                return []
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue") or ""
+            if not token:
+                return items
+
+    async def patch_object(
+        self,
+        ref: ResourceRef,
+        name: str,
+        namespace: str | None,
+        body: Any,
+        *,
+        json_patch: bool = False,
+    ) -> RawObject:
+        """Apply a JSON merge patch (RFC 7386), or a JSON patch (RFC 6902) with `json_patch`.
+
+        Raises:
+            KubeNotFound, KubeConflict, KubeForbidden, KubeInvalid, KubeUnavailable.
+        """
+        kind = "application/json-patch+json" if json_patch else "application/merge-patch+json"
+        call = Call("patch", ref, name, namespace)
+        return await self._request(
+            call, "PATCH", ref.path(namespace, name), body=body, body_type=kind
+        )
+
+    async def server_version(self) -> str:
+        """The API server's `gitVersion`; a cheap reachability probe for `/readyz`."""
+        call = Call("get", ResourceRef("", "", "version", "Version", False))
+        try:
+            answer = await self._request(call, "GET", "/version")
+        except errors.KubeNotFound:
+            return "unknown"  # it answered: reachable, though it does not serve /version
+        return str(answer.get("gitVersion", "unknown"))
+
+    def close(self) -> None:
+        """Stop the thread pool and close the client's connections."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._api.close()
+
+    async def _request(
+        self,
+        call: Call,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None = None,
+        *,
+        body: Any = None,
+        body_type: str | None = None,
+        accept: str = "application/json",
+    ) -> dict[str, Any]:
+        headers = {"Accept": accept} | ({"Content-Type": body_type} if body_type else {})
+        send = functools.partial(self._send, method, path, query or [], headers, body)
+        attempts = self._retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return await self._attempt(call, send, attempt)
+            except _TryAgain as again:
+                if attempt == attempts:
+                    self._count(call.verb, "error")
+                    raise again.error from again.__cause__
+                self._count(call.verb, "retried")
+                log.warning(
+                    "cluster %s: %s: attempt %d/%d failed (%s); retrying in %.1fs",
+                    *(self.cluster, call.describe(), attempt, attempts, again.error, again.delay),
+                )
+                await self._sleep(again.delay)
+        raise AssertionError("unreachable")
+
+    async def _attempt(
+        self, call: Call, send: Callable[[], Response], attempt: int
+    ) -> dict[str, Any]:
+        """One try: the parsed body, a final KubeError, or _TryAgain with the wait to the next.
+
+        Reads are retried on any temporary failure. A write is retried only when it surely was
+        not applied (429, or no connection made): after a timeout or a 5xx it may have been, and
+        a blind retry would turn a done change into a 409 and a wrong "nothing changed".
+        """
+        self.request_count += 1
+        backoff = BACKOFFS[min(attempt, len(BACKOFFS)) - 1]
+        is_read = call.verb in ("get", "list")
+        try:
+            status, headers, data = await asyncio.get_running_loop().run_in_executor(
+                self._pool, send
+            )
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            error = kube_errors.from_connection_error(e, call, self.cluster)
+            if is_read or kube_errors.surely_not_sent(e):
+                raise _TryAgain(error, backoff) from e
+            raise _final(error, "it may or may not have been applied: check before retrying") from e
+        if status < 400:
+            self._count(call.verb, "ok")
+            return self._parse(call, data)
+        error = kube_errors.from_status(status, data, call, self.cluster)
+        if not kube_errors.is_retryable(status):
+            self._count(call.verb, "error")
+            raise error
+        if not is_read and status != 429:
+            raise _final(error, "it may or may not have been applied: check before retrying")
+        retry_after = kube_errors.parse_retry_after(headers.get("Retry-After"))
+        raise _TryAgain(errors.KubeUnavailable(str(error)), max(backoff, retry_after or 0.0))
+
+    def _parse(self, call: Call, data: bytes) -> dict[str, Any]:
+        try:
+            parsed: dict[str, Any] = json.loads(data or b"{}")
+        except ValueError as e:  # a proxy's HTML page, say: the API server did not answer
+            raise errors.KubeUnavailable(
+                f"cluster {self.cluster}: {call.describe()}: the answer was not JSON "
+                f"({data[:80]!r})"
+            ) from e
+        return parsed
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]],
+        headers: dict[str, str],
+        body: Any,
+    ) -> Response:
+        """Runs in the pool: one HTTP exchange through the official client, no retries."""
+        request = self._api.param_serialize(
+            method=method,
+            resource_path=path,
+            query_params=query,
+            header_params=dict(headers),
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        response = self._api.call_api(*request, _request_timeout=self._timeout)
+        data = response.read()
+        return response.status, response.headers, data
+
+    def _count(self, verb: str, outcome: str) -> None:
+        if self._metrics is not None:
+            self._metrics.kube_requests.labels(self.cluster, verb, outcome).inc()
+
+    async def create_object(
+        self, ref: ResourceRef, namespace: str | None, body: RawObject
+    ) -> RawObject:
+        """Create an object (POST); the bot's own Lease and state ConfigMap are made this way.
+
+        Raises:
+            KubeConflict (it already exists), KubeForbidden, KubeInvalid, KubeUnavailable.
+        """
+        name = str((body.get("metadata") or {}).get("name") or "") or None
+        call = Call("create", ref, name, namespace)
+        return await self._request(
+            call, "POST", ref.path(namespace), body=dict(body), body_type="application/json"
+        )
+
+
+def _final(error: errors.KubeError, note: str) -> errors.KubeUnavailable:
+    return errors.KubeUnavailable(f"{error}; {note}")
+
+
+class _TryAgain(Exception):
+    """A temporary failure: the error to raise if it was the last try, and how long to wait."""
+
+    def __init__(self, error: errors.KubeError, delay: float) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.delay = delay
+
+
+def connect(
+    cluster: ClusterSettings,
+    settings: KubernetesSettings,
+    metrics: Metrics | None = None,
+    *,
+    sleep: Sleep = asyncio.sleep,
+) -> KubeGateway:
+    """A gateway for one configured cluster: kubeconfig path and context, or in-cluster.
+
+    Raises:
+        ConfigError: the kubeconfig or the in-cluster service account cannot be loaded.
+    """
+    configuration = k8s_client.Configuration()
+    try:
+        if cluster.in_cluster:
+            k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        else:
+            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=cluster.kubeconfig,
+                context=cluster.context,
+                client_configuration=configuration,
+                persist_config=False,
+            )
+    except (ConfigException, OSError, TypeError, ValueError) as e:
+        where = "in-cluster config" if cluster.in_cluster else f"kubeconfig {cluster.kubeconfig}"
+        raise errors.ConfigError([f"clusters[{cluster.name}]: cannot load {where}: {e}"]) from e
+    # Our own loop retries with backoff and Retry-After; urllib3's retries would hide the attempts.
+    configuration.retries = 0
+    return KubeGateway(
+        k8s_client.ApiClient(configuration),
+        cluster=cluster.name,
+        timeout=settings.request_timeout.total_seconds(),
+        retries=settings.retries,
+        metrics=metrics,
+        sleep=sleep,
+    )

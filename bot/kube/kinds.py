@@ -1,0 +1,50 @@
+"""The Kubernetes resource types the bot reads or writes, by group, version and plural.
+
+Pure data: the gateway and the use-cases build API paths from these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    """One served resource type: where it lives in the API and what its objects are called."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def qualified(self) -> str:
+        """`plural.group` as kubectl and RBAC messages name it (`configs.kai.scheduler`)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def path(self, namespace: str | None = None, name: str | None = None) -> str:
+        """The REST path of the collection, or of one object when `name` is given."""
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace is not None:
+            root += f"/namespaces/{namespace}"
+        root += f"/{self.plural}"
+        return f"{root}/{name}" if name is not None else root
+
+
+KAI_CONFIG = ResourceRef("kai.scheduler", "v1", "configs", "Config", namespaced=False)
+SCHEDULING_SHARD = ResourceRef("kai.scheduler", "v1", "schedulingshards", "SchedulingShard", False)
+DEPLOYMENT = ResourceRef("apps", "v1", "deployments", "Deployment", namespaced=True)
+CRD = ResourceRef(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
+)
+APISERVICE = ResourceRef("apiregistration.k8s.io", "v1", "apiservices", "APIService", False)
+SCALED_JOB = ResourceRef("keda.sh", "v1alpha1", "scaledjobs", "ScaledJob", namespaced=True)
+SCALED_OBJECT = ResourceRef("keda.sh", "v1alpha1", "scaledobjects", "ScaledObject", True)
+# The objects the bot keeps its own state in (alert state, leader election).
+LEASE = ResourceRef("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
+CONFIG_MAP = ResourceRef("", "v1", "configmaps", "ConfigMap", namespaced=True)

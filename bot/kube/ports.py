@@ -1,0 +1,54 @@
+"""What the use-cases need of a cluster, as Protocols (`bot.kube.gateway` satisfies both).
+
+One definition for every feature, so a fake or another client only has to match these.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from bot.core.models import RawObject
+from bot.kube.kinds import ResourceRef
+
+
+@runtime_checkable
+class KubeReader(Protocol):
+    """Reads: one object (None on 404), a list (following pages), and a reachability probe."""
+
+    cluster: str
+
+    async def get_object(
+        self, ref: ResourceRef, name: str, namespace: str | None = None
+    ) -> RawObject | None: ...
+
+    async def list_objects(
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+        page_size: int | None = ...,
+    ) -> list[RawObject]: ...
+
+    async def server_version(self) -> str: ...
+
+
+@runtime_checkable
+class KubeWriter(KubeReader, Protocol):
+    """Reads plus the two writes the bot makes: merge (or JSON) patch, and create."""
+
+    async def patch_object(
+        self,
+        ref: ResourceRef,
+        name: str,
+        namespace: str | None,
+        body: Any,
+        *,
+        json_patch: bool = False,
+    ) -> RawObject: ...
+
+    async def create_object(
+        self, ref: ResourceRef, namespace: str | None, body: RawObject
+    ) -> RawObject: ...

@@ -1,0 +1,53 @@
+"""Builds the Bolt AsyncApp: the Slack client, the deps middleware, the one error handler.
+
+Wiring only: no business rules. Listeners live in `handlers/`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+import handlers
+from bot.service.deps import Deps
+from bot.slack import blocks as render
+
+log = logging.getLogger(__name__)
+
+SLACK_API_URL = "https://slack.com/api/"
+
+
+def build_client(bot_token: str, api_url: str | None) -> AsyncWebClient:
+    """The Slack Web API client; 429s are retried after `Retry-After`, never dropped."""
+    base_url = api_url or SLACK_API_URL
+    client = AsyncWebClient(token=bot_token, base_url=base_url.rstrip("/") + "/")
+    client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=5))
+    return client
+
+
+def build_app(deps: Deps, *, client: AsyncWebClient, signing_secret: str) -> AsyncApp:
+    """The Bolt app with our listeners; the same app serves HTTP mode and Socket Mode."""
+    app = AsyncApp(client=client, signing_secret=signing_secret)
+
+    async def inject_deps(context: dict[str, Any], next: Any) -> None:
+        context["deps"] = deps
+        await next()
+
+    app.middleware(inject_deps)
+    app.error(report_unexpected_error)
+    handlers.register(app, deps)
+    return app
+
+
+async def report_unexpected_error(
+    error: Exception, body: dict[str, Any], respond: AsyncRespond | None
+) -> None:
+    """The one global error path: log with the traceback, tell the user briefly, change nothing."""
+    log.error("unhandled error for %s", body.get("command") or body.get("type"), exc_info=error)
+    if respond is not None and body.get("response_url"):
+        await respond(**render.text_message(render.GENERIC_FAILURE), response_type="ephemeral")

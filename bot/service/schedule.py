@@ -1,0 +1,157 @@
+"""The service's timed jobs, on APScheduler's `AsyncIOScheduler` in the running event loop.
+
+One alert check per cluster every `alerts.interval` (on the Lease holder only), the Lease
+renewal, and any `Job` the composition root adds. A job never overlaps itself
+(`max_instances=1`) and missed runs collapse into one (`coalesce`): a slow cluster delays its
+next check, never stacks them. Job functions are plain `async def f(deps)`, so tests call them
+directly and move `deps.clock`; a failing run is logged and the schedule goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from bot.keda import expiry as keda_expiry
+from bot.service.deps import Deps
+
+log = logging.getLogger(__name__)
+
+JobFunction = Callable[[Deps], Awaitable[None]]
+PAUSE_EXPIRY_EVERY = timedelta(seconds=30)
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job: `run(deps)` every `every`; the first run after `every`, or at once (`at_start`).
+
+    A job that posts or changes things should begin with `if not is_leader(deps): return`, so
+    only one replica does it.
+    """
+
+    name: str
+    run: JobFunction
+    every: timedelta
+    at_start: bool = False
+
+
+def is_leader(deps: Deps) -> bool:
+    """Whether this replica should do the leader's work (always, without a Lease)."""
+    return deps.lease is None or deps.lease.is_leader(deps.clock())
+
+
+async def check_cluster(deps: Deps, cluster: str) -> None:
+    """The alert check of one cluster; does nothing unless this replica holds the Lease."""
+    if deps.alerts is None or not is_leader(deps):
+        return
+    await deps.alerts.run_check(
+        deps.kube[cluster], deps.clock(), still_leader=lambda: is_leader(deps)
+    )
+
+
+async def keep_lease(deps: Deps) -> None:
+    """Take or renew the Lease (a no-op without one); say so in the alert channel (hourly)
+    when the Lease cannot be used at all, since then no replica may be running the checks."""
+    if deps.lease is None:
+        return
+    await deps.lease.renew(deps.clock())
+    error = deps.lease.last_error
+    if error is not None and deps.alerts is not None:
+        text = (
+            f":warning: kai-chatops cannot use its Lease {deps.lease.namespace}/"
+            f"{deps.lease.name}, so this replica runs no alert checks: {error}"
+        )
+        await deps.alerts.warn_hourly("lease", text, deps.clock())
+
+
+async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
+    """Timed pauses (`/kai pause ... for 2h`) whose time is up, on the Lease holder only."""
+    if not is_leader(deps):
+        return
+    kube = deps.kube[cluster]
+    await keda_expiry.resume_expired_pauses(kube, deps.slack, deps.settings, deps.clock())
+
+
+def alert_jobs(deps: Deps) -> list[Job]:
+    """The Lease renewal (first, at once), and per configured cluster the alert check and the
+    timed-pause expiry (whoever holds the Lease runs them; the expiry is stored on the object)."""
+    jobs = []
+    if deps.lease is not None:
+        jobs.append(Job("lease", keep_lease, deps.lease.renew_every, at_start=True))
+    for cluster in deps.settings.clusters:
+        check = functools.partial(check_cluster, cluster=cluster.name)
+        jobs.append(Job(f"alerts-{cluster.name}", check, deps.settings.alerts.interval))
+        expiry = functools.partial(resume_expired_pauses, cluster=cluster.name)
+        jobs.append(Job(f"pause-expiry-{cluster.name}", expiry, PAUSE_EXPIRY_EVERY))
+    return jobs
+
+
+class Schedule:
+    """The scheduler and its jobs; `start()` inside the running loop, `await stop()` to end."""
+
+    def __init__(self, deps: Deps, jobs: Sequence[Job]) -> None:
+        self.deps = deps
+        self.jobs = tuple(jobs)
+        self.scheduler = AsyncIOScheduler(timezone=UTC)
+        self._running: set[asyncio.Task[Any]] = set()
+
+    def start(self) -> None:
+        """Add the jobs and start.
+
+        Raises:
+            RuntimeError: outside a running event loop.
+        """
+        for job in self.jobs:
+            first: dict[str, Any] = {"next_run_time": datetime.now(UTC)} if job.at_start else {}
+            self.scheduler.add_job(
+                self._runner(job),
+                "interval",
+                seconds=job.every.total_seconds(),
+                id=job.name,
+                name=job.name,
+                max_instances=1,
+                coalesce=True,
+                misfire_grace_time=None,  # late is better than never: run, however late
+                replace_existing=True,
+                **first,
+            )
+        self.scheduler.start()
+
+    async def stop(self) -> None:
+        """Stop scheduling and cancel the runs under way (they are idempotent: the next start
+        redoes them)."""
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+            await asyncio.sleep(0)  # the shutdown is queued on the loop: let it happen now
+        for task in list(self._running):
+            task.cancel()
+        await asyncio.gather(*self._running, return_exceptions=True)
+
+    def _runner(self, job: Job) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            task = asyncio.current_task()
+            if task is not None:
+                self._running.add(task)
+            try:
+                await job.run(self.deps)
+            except asyncio.CancelledError:
+                log.info("job %s stopped with the service", job.name)
+            except Exception:
+                log.exception("job %s failed; it runs again in %s", job.name, job.every)
+            finally:
+                if task is not None:
+                    self._running.discard(task)
+
+        return run
+
+
+def build_scheduler(deps: Deps, extra_jobs: Sequence[Job] = ()) -> Schedule:
+    """The alert jobs (see `alert_jobs`) plus `extra_jobs`, not started yet."""
+    return Schedule(deps, [*alert_jobs(deps), *extra_jobs])
