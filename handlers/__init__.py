@@ -6,10 +6,10 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.service.deps import Deps
 from bot.slack import blocks as render
-from handlers import alerts, commands, confirm, gitops, keda
+from handlers import alerts, commands, confirm, diagnostics, gitops, keda
 from handlers.invocation import Executor
 
-FEATURES = (keda, gitops, alerts)
+FEATURES = (keda, gitops, alerts, diagnostics)
 
 
 def register(app: AsyncApp, deps: Deps) -> None:
