@@ -6,10 +6,10 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.service.deps import Deps
 from bot.slack import blocks as render
-from handlers import alerts, commands, confirm, diagnostics, gitops, keda
+from handlers import alerts, commands, confirm, diagnostics, gitops, keda, workloads
 from handlers.invocation import Executor
 
-FEATURES = (keda, gitops, alerts, diagnostics)
+FEATURES = (keda, gitops, alerts, diagnostics, workloads)
 
 
 def register(app: AsyncApp, deps: Deps) -> None:

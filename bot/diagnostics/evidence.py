@@ -27,7 +27,7 @@ _SECRETS = (
     re.compile(r"\bx(?:ox[abposr]|app)-[A-Za-z0-9-]{10,}"),
     re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[\w-]{20,})"),
     re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}"),
+    re.compile(r"\beyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]{4,}"),
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*"),
 )
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{8,}")

@@ -46,7 +46,7 @@ _CURRENT_LOG = (
     'I0101 00:00:03.000000 1 cache.go:201] "Caching external metrics" scaledObjects=4812',
 )
 _PENDING_JOBS = (
-    # (job, queue, GPUs per pod, pods, reason, message)
+    # (job, queue, GPUs per pod, pods, reason, message); PodGroups are `pg-<job>-<job's uid>`.
     (
         "annia-worker-9k4mz",
         "annia",
@@ -63,7 +63,7 @@ _PENDING_JOBS = (
         1,
         "NonPreemptibleOverQuota",
         "Non-preemptible workload is over quota. Workload requested 8 GPUs, but annia quota is 4 "
-        "GPUs, while 8 GPUs are already allocated for non-preemptible pods.",
+        "GPUs, while 8 GPUs are already allocated for non-preemptible pods",
     ),
 )
 
@@ -119,7 +119,7 @@ def gpu_quota_exhausted(sim: Simulator) -> None:
     """New GPU jobs in annia stay pending: OverLimit and NonPreemptibleOverQuota on queue annia."""
     now = sim.store.clock()
     for job, queue, gpus, count, reason, message in _PENDING_JOBS:
-        group = f"pg-{job}-{job[-5:]}0000-0000-4000-8000-000000000000"
+        group = _group_name(job)
         details = _queue_details(queue, gpus * count)
         sim.apply(_pending_group(group, queue, gpus * count, count, reason, message, details, now))
         for index in range(count):
@@ -171,6 +171,11 @@ def heal_workloads(sim: Simulator) -> None:
                 sim.delete("v1", "Event", event["metadata"]["name"], namespace)
     sim.logs.write(KEDA_NS, METRICS_POD, "keda-operator-metrics-apiserver", "", previous=True)
     sim.logs.write(KEDA_NS, METRICS_POD, "keda-operator-metrics-apiserver", "")
+
+
+def _group_name(job: str) -> str:
+    uid = {"annia-worker-9k4mz": "5c2e8a41", "llm-finetune-q2w8e": "b7d19f03"}[job]
+    return f"pg-{job}-{uid}-6f1d-4a9b-8e27-0c3b5d7a9e11"
 
 
 def _pending_group(
