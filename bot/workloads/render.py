@@ -62,7 +62,7 @@ def pending_message(
     if not groups:
         note = f"Nothing waits for the KAI scheduler in {scope}."
         empty = [render.header(title), render.context(counts), render.section(note)]
-        return render.fit_message({"text": f"{title}\n{note}", "blocks": empty})
+        return render.fit_message({"text": f"{title}\n{counts}\n{note}", "blocks": empty})
     entries = [render.escape(group_entry(g, now)) for g in groups]
     sections, placed = packing.pack_lines([_bold_first(e) for e in entries], MAX_SECTIONS)
     notes = _left_out(len(groups) - placed, "PodGroup")
