@@ -32,7 +32,7 @@ from handlers.invocation import Executor, Invocation, Runner
 FLUX_NAMESPACE = "flux-system"
 ARGOCD_NAMESPACE = "argocd"
 REFS: dict[str, ResourceRef] = {
-    **{kind: gitops_kinds.BY_KIND[kind] for kind in set(grammar.KINDS.values())},
+    **{kind: gitops_kinds.BY_KIND[kind] for kind in dict.fromkeys(grammar.KINDS.values())},
     "ScaledJob": kinds.SCALED_JOB,
     "ScaledObject": kinds.SCALED_OBJECT,
 }
@@ -70,14 +70,12 @@ def home_namespaces(parsed: ListObjects, settings: Settings) -> list[str]:
     """
     if parsed.namespace:
         return [parsed.namespace]
-    if parsed.kind in ("ScaledJob", "ScaledObject"):
-        if not settings.keda.namespaces:
-            raise errors.UserError(
-                "keda.namespaces is empty in the configuration: give a NAMESPACE or "
-                "--all-namespaces."
-            )
-        return list(settings.keda.namespaces)
-    return [ARGOCD_NAMESPACE if parsed.kind == "Application" else FLUX_NAMESPACE]
+    homes = _homes(parsed.kind, settings)
+    if not homes:
+        raise errors.UserError(
+            "keda.namespaces is empty in the configuration: give a NAMESPACE or --all-namespaces."
+        )
+    return homes
 
 
 def with_elsewhere_hint(run: Runner) -> Runner:
@@ -102,19 +100,29 @@ def with_elsewhere_hint(run: Runner) -> Runner:
 async def find_elsewhere(
     deps: Deps, cluster: str | None, missing: errors.ObjectMissing
 ) -> list[Found]:
-    """Objects named like the missing one, in each kind's home namespace and the one typed."""
-    keda_homes = list(deps.settings.keda.namespaces)
+    """Objects named like the missing one: every kind in its home namespaces, and the kinds of
+    the same family (Flux, Argo CD, KEDA) in the namespace typed as well."""
     places: list[tuple[ResourceRef, str]] = []
     for kind, ref in REFS.items():
-        homes = (
-            keda_homes
-            if ref in (kinds.SCALED_JOB, kinds.SCALED_OBJECT)
-            else [ARGOCD_NAMESPACE if kind == "Application" else FLUX_NAMESPACE]
-        )
-        places += [(ref, ns) for ns in dict.fromkeys([*homes, missing.namespace])]
+        namespaces = _homes(kind, deps.settings)
+        if _family(kind) == _family(missing.kind):
+            namespaces.append(missing.namespace)
+        places += [(ref, ns) for ns in dict.fromkeys(namespaces)]
     found = await usecase.find_named(deps.kube_for(cluster), missing.name, places)
     asked = (missing.kind, missing.namespace, missing.name)
     return [f for f in found if (f.kind, f.namespace, f.name) != asked]
+
+
+def _homes(kind: str, settings: Settings) -> list[str]:
+    if _family(kind) == "keda":
+        return list(settings.keda.namespaces)
+    return [ARGOCD_NAMESPACE if kind == "Application" else FLUX_NAMESPACE]
+
+
+def _family(kind: str) -> str:
+    if kind in ("ScaledJob", "ScaledObject"):
+        return "keda"
+    return "argo" if kind == "Application" else "flux"
 
 
 def command_for(found: Found, verb: str, command: str) -> str:
