@@ -102,9 +102,9 @@ async def test_the_log_of_an_unknown_pod_is_not_found_and_other_verbs_are_refuse
 ) -> None:
     path = f"/api/v1/namespaces/{NS}/pods/nope/log"
     assert (await _get(sim, path))["code"] == 404
-    async with aiohttp.ClientSession() as session:
-        async with session.post(f"{sim.url}/api/v1/namespaces/{NS}/pods/{POD}/log") as response:
-            assert response.status == 405
+    url = f"{sim.url}/api/v1/namespaces/{NS}/pods/{POD}/log"
+    async with aiohttp.ClientSession() as session, session.post(url) as response:
+        assert response.status == 405
 
 
 async def test_discovery_lists_pods_log_as_a_get_only_subresource(sim: Simulator) -> None:
