@@ -13,46 +13,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import copy
 import statistics
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bot.sim.workload_breakage import crashing_deployment
 from bot.slack import limits
 from bot.stack import Stack, running_stack
 
-POD_TEMPLATE = ("v1", "Pod", "keda-operator-metrics-apiserver-7b9f6c5d48-p4x9z", "keda")
 PODGROUP_API = "scheduling.run.ai/v2alpha2"
-
-
-def deploy_trainer(stack: Stack, pods: int) -> None:
-    """Deployment annia/trainer with `pods` pods (the first crashing), replacing any before."""
-    labels = {"app": "trainer"}
-    stack.sim.apply(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "trainer", "namespace": "annia"},
-            "spec": {"replicas": pods, "selector": {"matchLabels": labels}},
-            "status": {"replicas": pods, "updatedReplicas": pods, "availableReplicas": pods - 1},
-        }
-    )
-    template = stack.sim.get(*POD_TEMPLATE)
-    assert template is not None
-    for i in range(pods):
-        pod = copy.deepcopy(template)
-        pod["metadata"] = {"name": f"trainer-{i:04}", "namespace": "annia", "labels": labels}
-        if i == 0:
-            pod["status"]["containerStatuses"][0].update(
-                restartCount=4,
-                state={"waiting": {"reason": "CrashLoopBackOff"}},
-                lastState={"terminated": {"reason": "OOMKilled", "exitCode": 137}},
-            )
-        stack.sim.apply(pod)
-    stack.sim.write_log("annia", "trainer-0000", "keda-operator-metrics-apiserver",
-                        [f"step {i}" for i in range(100)], previous=True)  # fmt: skip
 
 
 def podgroup(namespace: str, name: str, *, stale: bool) -> dict[str, Any]:
@@ -86,7 +57,7 @@ def podgroup(namespace: str, name: str, *, stale: bool) -> dict[str, Any]:
 async def bench_diagnose(stack: Stack, sizes: list[int]) -> None:
     print("diagnose annia/trainer: API requests by pods in the namespace")
     for pods in sizes:
-        deploy_trainer(stack, pods)
+        crashing_deployment(stack.sim, "annia", "trainer", pods)
         stack.sim.clear_requests()
         started = time.perf_counter()
         reply = await stack.command("diagnose annia/trainer")

@@ -4,14 +4,13 @@ events, `pods/log`, EndpointSlices), the diagnosis posted in the channel.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.sim import breakage
+from bot.sim import breakage, workload_breakage
 from bot.stack import VIEWER, Stack, running_stack
 
 KEDA_POD = "keda-operator-metrics-apiserver-7b9f6c5d48-p4x9z"
@@ -89,7 +88,7 @@ async def test_diagnose_one_deployment_counts_the_same_requests_for_5_or_50_pods
 ) -> None:
     counts = []
     for replicas in (5, 50):
-        add_crashing_pods(stack, replicas)
+        workload_breakage.crashing_deployment(stack.sim, "annia", "trainer", replicas)
         stack.sim.clear_requests()
         reply = await stack.command("diagnose annia/trainer")
         assert "Deployment annia/trainer: Degraded" in reply.text
@@ -97,32 +96,6 @@ async def test_diagnose_one_deployment_counts_the_same_requests_for_5_or_50_pods
         counts.append(len(stack.sim.requests))
 
     assert counts[0] == counts[1] == 5  # deployment, replicasets, pods, events, one log
-
-
-def add_crashing_pods(stack: Stack, count: int) -> None:
-    """Deployment annia/trainer with `count` pods, one of them crashing."""
-    labels = {"app": "trainer"}
-    stack.sim.apply(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": "trainer", "namespace": "annia"},
-            "spec": {"replicas": count, "selector": {"matchLabels": labels}},
-            "status": {"replicas": count, "updatedReplicas": count, "availableReplicas": 0},
-        }
-    )
-    template = stack.sim.get("v1", "Pod", KEDA_POD, "keda")
-    assert template is not None
-    for i in range(count):
-        pod = copy.deepcopy(template)
-        pod["metadata"] = {"name": f"trainer-{i}", "namespace": "annia", "labels": labels}
-        if i == 0:
-            pod["status"]["containerStatuses"][0].update(
-                restartCount=3,
-                state={"waiting": {"reason": "CrashLoopBackOff"}},
-                lastState={"terminated": {"reason": "Error", "exitCode": 2}},
-            )
-        stack.sim.apply(pod)
 
 
 async def test_a_deployment_that_does_not_exist_is_missing(stack: Stack) -> None:

@@ -109,16 +109,7 @@ class Unsilence:
     cluster: str | None = None
 
 
-ListKind = Literal[
-    "HelmRelease",
-    "Kustomization",
-    "GitRepository",
-    "HelmRepository",
-    "OCIRepository",
-    "Application",
-    "ScaledJob",
-    "ScaledObject",
-]
+ListKind: TypeAlias = ReconcileKind | PauseKind
 
 
 @dataclass(frozen=True)

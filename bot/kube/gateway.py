@@ -174,15 +174,10 @@ class KubeGateway:
         method: str,
         path: str,
         query: list[tuple[str, str]] | None = None,
-        *,
-        body: Any = None,
-        body_type: str | None = None,
-        accept: str = "application/json",
+        **options: Any,
     ) -> dict[str, Any]:
-        data = await self._exchange(
-            call, method, path, query, body=body, body_type=body_type, accept=accept
-        )
-        return self._parse(call, data)
+        """`_exchange` (body, body_type, accept as there), its answer parsed as JSON."""
+        return self._parse(call, await self._exchange(call, method, path, query, **options))
 
     async def _exchange(
         self,

@@ -153,6 +153,36 @@ def gpu_quota_exhausted(sim: Simulator) -> None:
     )
 
 
+def crashing_deployment(sim: Simulator, namespace: str, name: str, pods: int) -> None:
+    """A Deployment with `pods` running pods, the first one in CrashLoopBackOff after OOMKilled
+    with a log before its restart (for tests and benches of `/kai diagnose` at any scale)."""
+    labels = {"app": name}
+    status = {"replicas": pods, "updatedReplicas": pods, "availableReplicas": max(pods - 1, 0)}
+    sim.apply(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": pods, "selector": {"matchLabels": labels}},
+            "status": status,
+        }
+    )
+    template = _require(sim.get("v1", "Pod", METRICS_POD, KEDA_NS), METRICS_POD)
+    container = template["spec"]["containers"][0]["name"]
+    for i in range(pods):
+        pod = copy.deepcopy(template)
+        pod["metadata"] = {"name": f"{name}-{i:04}", "namespace": namespace, "labels": labels}
+        if i == 0:
+            pod["status"]["containerStatuses"][0].update(
+                restartCount=4,
+                state={"waiting": {"reason": "CrashLoopBackOff"}},
+                lastState={"terminated": {"reason": "OOMKilled", "exitCode": 137}},
+            )
+        sim.apply(pod)
+    steps = [f"step {i}" for i in range(100)]
+    sim.write_log(namespace, f"{name}-0000", container, steps, previous=True)
+
+
 def heal_workloads(sim: Simulator) -> None:
     """Undo both: the scenario's objects back, the pending jobs and the events gone."""
     for api_version, kind, name, namespace in _HEALABLE:
