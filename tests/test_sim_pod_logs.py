@@ -20,6 +20,7 @@ from bot.sim import Simulator, breakage
 NS = "keda"
 POD = "keda-operator-metrics-apiserver-7b9f6c5d48-p4x9z"
 CONTAINER = "keda-operator-metrics-apiserver"
+PODGROUP_API = "scheduling.run.ai/v2alpha2"
 
 
 @pytest.fixture
@@ -118,3 +119,21 @@ async def _get(sim: Simulator, path: str) -> dict[str, Any]:
     async with aiohttp.ClientSession() as session, session.get(f"{sim.url}{path}") as response:
         body: dict[str, Any] = await response.json()
         return body
+
+
+async def test_heal_undoes_the_crashloop_and_the_quota_breakage(sim: Simulator) -> None:
+    def state() -> tuple[list[str], Any, str]:
+        groups = sim.store.list_objects(sim.store.resolve(PODGROUP_API, "podgroups"), "annia")
+        pod = sim.get("v1", "Pod", POD, NS)
+        assert pod is not None
+        names = sorted(g["metadata"]["name"] for g in groups["items"])
+        return names, pod["status"], sim.logs.text(NS, POD, CONTAINER, True)
+
+    before = state()
+    breakage.metrics_apiserver_crashloop(sim)
+    breakage.gpu_quota_exhausted(sim)
+    assert state() != before
+
+    breakage.heal(sim)
+
+    assert state() == before

@@ -190,9 +190,7 @@ def heal_workloads(sim: Simulator) -> None:
         if original is not None:
             sim.apply(original)
     for job, _queue, _gpus, count, _reason, _message in _PENDING_JOBS:
-        sim.delete(
-            PODGROUP, "PodGroup", f"pg-{job}-{job[-5:]}0000-0000-4000-8000-000000000000", WORK_NS
-        )
+        sim.delete(PODGROUP, "PodGroup", _group_name(job), WORK_NS)
         for index in range(count):
             sim.delete("v1", "Pod", f"{job}-{index}", WORK_NS)
     for namespace in (KEDA_NS, WORK_NS):
