@@ -12,6 +12,7 @@ BENCHES = [
     "keda_listing.py",
     "reconcile_concurrency.py",
     "alert_latency.py",
+    "workloads_scale.py",
 ]
 
 if __name__ == "__main__":

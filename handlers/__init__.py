@@ -6,10 +6,10 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.service.deps import Deps
 from bot.slack import blocks as render
-from handlers import alerts, commands, confirm, gitops, keda
+from handlers import alerts, commands, confirm, diagnostics, gitops, keda, listing, workloads
 from handlers.invocation import Executor
 
-FEATURES = (keda, gitops, alerts)
+FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing)
 
 
 def register(app: AsyncApp, deps: Deps) -> None:
@@ -20,6 +20,7 @@ def register(app: AsyncApp, deps: Deps) -> None:
         runners |= feature.RUNNERS
         executors |= feature.EXECUTORS
         feature.register(app)
+    runners = {kind: listing.with_elsewhere_hint(run) for kind, run in runners.items()}
     app.command(deps.settings.slack.command)(commands.make_command_listener(runners))
     app.action(render.CONFIRM_ACTION)(confirm.make_confirm_listener(executors))
     app.action(render.CANCEL_ACTION)(confirm.handle_cancel)

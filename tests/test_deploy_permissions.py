@@ -27,7 +27,8 @@ Call = tuple[str, str, str, str | None]  # group, resource, verb, namespace (Non
 NAMESPACED = {
     "deployments", "scaledjobs", "scaledobjects", "helmreleases", "kustomizations",
     "gitrepositories", "helmrepositories", "ocirepositories", "helmcharts", "applications",
-    "leases", "configmaps",
+    "leases", "configmaps", "pods", "pods/log", "events", "replicasets", "endpointslices",
+    "services",
 }  # fmt: skip
 # Slack method -> the bot scope it needs (auth.test and apps.connections.open need none).
 SCOPES = {
@@ -88,7 +89,46 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     ):
         await stack.command(text, to_the_end=True)
     await confirm(stack, "sync argocd/kai-scheduler")
+    await inspect_workloads(stack)
     await alert_cycle(stack, clock)
+
+
+async def inspect_workloads(stack: Stack) -> None:
+    """What viewers read: diagnoses with logs, KAI queues and jobs, lists, not-found hints."""
+    breakage.metrics_apiserver_crashloop(stack.sim)
+    breakage.gpu_quota_exhausted(stack.sim)
+    crash_binder(stack)
+    for text in (
+        "diagnose kai",
+        "diagnose keda",
+        "diagnose kai-scheduler/binder",
+        "queues",
+        "pending",
+        "pending annia",
+        "why annia/annia-worker-9k4mz-0",
+        *(f"list {kind}" for kind in ("hr", "ks", "gitrepo", "helmrepo", "ocirepo", "app", "sj")),
+        "list so --all-namespaces",
+        "reconcile ks flux-system/kai-scheduler",
+    ):
+        reply = await stack.command(text)
+        assert reply.message is not None, (text, reply.text)
+    breakage.heal(stack.sim)
+
+
+def crash_binder(stack: Stack) -> None:
+    """The binder's pod in CrashLoopBackOff, so `diagnose kai` reads a log in kai.namespace."""
+    pods = stack.sim.store.list_objects(stack.sim.store.resolve("v1", "pods"), "kai-scheduler")
+    pod = next(p for p in pods["items"] if p["metadata"]["name"].startswith("binder-"))
+    pod["status"]["containerStatuses"][0].update(
+        ready=False,
+        state={"waiting": {"reason": "CrashLoopBackOff"}},
+        lastState={"terminated": {"reason": "Error", "exitCode": 1}},
+        restartCount=2,
+    )
+    stack.sim.apply(pod)
+    stack.sim.set_condition(
+        "apps/v1", "Deployment", "binder", "kai-scheduler", "Available", "False", "Min", "down"
+    )
 
 
 async def alert_cycle(stack: Stack, clock: Clock) -> None:
@@ -122,8 +162,9 @@ def calls_made(stack: Stack) -> set[Call]:
     for r in stack.sim.requests:
         if r.verb == "discovery" or not r.resource:
             continue
-        namespace = r.namespace if r.resource in NAMESPACED else None
-        made.add((r.group, r.resource, r.verb, namespace))
+        resource = f"{r.resource}/{r.subresource}" if r.subresource else r.resource
+        namespace = r.namespace if resource in NAMESPACED else None
+        made.add((r.group, resource, r.verb, namespace))
     return made
 
 

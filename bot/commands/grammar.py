@@ -20,11 +20,16 @@ from bot.commands.parsed import (
     Alerts,
     Change,
     Command,
+    Diagnose,
     Health,
     Help,
+    ListKind,
+    ListObjects,
     Pause,
     PauseKind,
+    Pending,
     Query,
+    Queues,
     Reconcile,
     ReconcileKind,
     ReconcileShortcut,
@@ -33,6 +38,7 @@ from bot.commands.parsed import (
     Silence,
     Sync,
     Unsilence,
+    Why,
 )
 from bot.core import durations, errors
 
@@ -44,11 +50,15 @@ __all__ = [
     "Alerts",
     "Change",
     "Command",
+    "Diagnose",
     "Health",
     "Help",
+    "ListObjects",
     "Pause",
     "PauseKind",
+    "Pending",
     "Query",
+    "Queues",
     "Reconcile",
     "ReconcileKind",
     "ReconcileShortcut",
@@ -57,6 +67,7 @@ __all__ = [
     "Silence",
     "Sync",
     "Unsilence",
+    "Why",
     "help_text",
     "needs_operator",
     "parse_command",
@@ -80,6 +91,7 @@ _KIND_WORDS: tuple[tuple[ReconcileKind, str, str], ...] = (
 KINDS: dict[str, ReconcileKind] = {word: kind for kind, *words in _KIND_WORDS for word in words}
 _WITH_SOURCE_KINDS = ("HelmRelease", "Kustomization")
 _PAUSE_KINDS: dict[str, PauseKind] = {"scaledjob": "ScaledJob", "scaledobject": "ScaledObject"}
+LIST_KINDS: dict[str, ListKind] = {**KINDS, **_PAUSE_KINDS, "sj": "ScaledJob", "so": "ScaledObject"}
 _NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _NAME = re.compile(r"(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _NAMESPACE_EXPECTED = "expected lowercase letters, digits and '-'"
@@ -226,6 +238,12 @@ def _parse_help(args: _Args) -> Command:
 
 
 def _parse_scaledjobs(args: _Args) -> Command:
+    namespace, all_namespaces = _take_scope(args)
+    return ScaledJobs(namespace, all_namespaces, args.finish())
+
+
+def _take_scope(args: _Args) -> tuple[str | None, bool]:
+    """`[NAMESPACE | --all-namespaces]`: the namespace (or None) and whether -A was given."""
     flags = args.take_flags("--all-namespaces", "-A")
     all_namespaces = bool(flags & {"--all-namespaces", "-A"})
     namespace = args.words.pop(0) if args.words else None
@@ -233,7 +251,40 @@ def _parse_scaledjobs(args: _Args) -> Command:
         raise args.bad("give a NAMESPACE or --all-namespaces, not both")
     if namespace is not None and not _NAMESPACE.fullmatch(namespace):
         raise args.bad(f"{namespace!r} is not a namespace ({_NAMESPACE_EXPECTED})")
-    return ScaledJobs(namespace, all_namespaces, args.finish())
+    return namespace, all_namespaces
+
+
+def _parse_diagnose(args: _Args) -> Command:
+    args.take_flags()
+    word = args.take_word("kai, keda or NAMESPACE/DEPLOYMENT")
+    if word.lower() in ("kai", "keda"):
+        target: Literal["kai", "keda"] = "kai" if word.lower() == "kai" else "keda"
+        return Diagnose(target, cluster=args.finish())
+    args.words.insert(0, word)
+    namespace, name = args.take_object()
+    return Diagnose("", namespace, name, args.finish())
+
+
+def _parse_pending(args: _Args) -> Command:
+    namespace, all_namespaces = _take_scope(args)
+    return Pending(namespace, all_namespaces, args.finish())
+
+
+def _parse_why(args: _Args) -> Command:
+    args.take_flags()
+    namespace, name = args.take_object()
+    return Why(namespace, name, args.finish())
+
+
+def _parse_list(args: _Args) -> Command:
+    word = args.take_word("a KIND, like hr, ks, app, sj or so").lower()
+    kind = LIST_KINDS.get(word)
+    if kind is None:
+        hint = difflib.get_close_matches(word, LIST_KINDS, n=1)
+        maybe = f" (did you mean {hint[0]}?)" if hint else ""
+        raise args.bad(f"unknown kind {word!r}{maybe}")
+    namespace, all_namespaces = _take_scope(args)
+    return ListObjects(kind, namespace, all_namespaces, args.finish())
 
 
 def _parse_pause(args: _Args) -> Command:
@@ -327,4 +378,9 @@ _PARSERS: dict[str, Callable[[_Args], Command]] = {
     "ack": _parse_alert(Ack),
     "silence": _parse_silence,
     "unsilence": _parse_alert(Unsilence),
+    "diagnose": _parse_diagnose,
+    "queues": _parse_simple(Queues),
+    "pending": _parse_pending,
+    "why": _parse_why,
+    "list": _parse_list,
 }

@@ -109,7 +109,48 @@ class Unsilence:
     cluster: str | None = None
 
 
-Query: TypeAlias = Help | Health | ScaledJobs | Alerts  # read only: viewers may run these
+ListKind: TypeAlias = ReconcileKind | PauseKind
+
+
+@dataclass(frozen=True)
+class Diagnose:
+    """`diagnose kai|keda|NAMESPACE/DEPLOYMENT`: `target` is kai, keda, or "" for a Deployment."""
+
+    target: Literal["kai", "keda", ""]
+    namespace: str = ""
+    name: str = ""
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Queues:
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Pending:
+    namespace: str | None = None  # None: every namespace
+    all_namespaces: bool = False
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class Why:
+    namespace: str
+    name: str  # a pod
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class ListObjects:
+    kind: ListKind
+    namespace: str | None = None  # None and not all_namespaces: the kind's usual namespaces
+    all_namespaces: bool = False
+    cluster: str | None = None
+
+
+Inspect: TypeAlias = Diagnose | Queues | Pending | Why | ListObjects  # read only
+Query: TypeAlias = Help | Health | ScaledJobs | Alerts | Inspect  # read only: viewers may run these
 Change: TypeAlias = Pause | Resume | Reconcile | ReconcileShortcut | Sync  # operators only
 AlertAction: TypeAlias = Ack | Silence | Unsilence  # operators only
 Command: TypeAlias = Query | Change | AlertAction

@@ -29,6 +29,23 @@ USAGE: dict[str, str] = {
         "  --hard: application only, an Argo CD hard refresh"
     ),
     "sync": "{command} sync NAMESPACE/NAME   (Argo CD Application sync)",
+    "list": (
+        "{command} list KIND [NAMESPACE | --all-namespaces]\n"
+        "  KIND: helmrelease|hr, kustomization|ks, gitrepository|gitrepo, "
+        "helmrepository|helmrepo,\n"
+        "        ocirepository|ocirepo, application|app, scaledjob|sj, scaledobject|so\n"
+        "  without NAMESPACE: flux-system (Flux), argocd (app), keda.namespaces (sj, so)"
+    ),
+    "diagnose": (
+        "{command} diagnose kai|keda|NAMESPACE/DEPLOYMENT\n"
+        "  kai: the KAI operator and every KAI Deployment that is not available\n"
+        "  keda: the pods and endpoints behind the external-metrics APIService"
+    ),
+    "queues": "{command} queues",
+    "pending": (
+        "{command} pending [NAMESPACE | --all-namespaces]   (without NAMESPACE: every namespace)"
+    ),
+    "why": "{command} why NAMESPACE/POD",
     "alerts": "{command} alerts",
     "ack": "{command} ack ALERT_ID",
     "silence": (
@@ -44,6 +61,11 @@ _DESCRIPTIONS: dict[str, tuple[str, bool]] = {
     "health": ("KAI Scheduler and external-metrics (KEDA) health of a cluster", False),
     "scaledjobs": ("list KEDA ScaledJobs with their health and whether they are paused", False),
     "alerts": ("list the alerts that are firing, acknowledged or silenced", False),
+    "list": ("list Flux objects, Argo CD Applications or KEDA objects with verdicts", False),
+    "diagnose": ("pods, restarts, last termination, Warning events and log tail", False),
+    "queues": ("KAI queues: tree, GPU quota and limit, allocated and requested", False),
+    "pending": ("KAI PodGroups that cannot be scheduled, with the scheduler's reasons", False),
+    "why": ("why one pod is not running: its PodGroup, queue, reasons and binds", False),
     "pause": (
         "pause a KEDA ScaledJob (or ScaledObject), optionally for a time; asks to confirm",
         True,

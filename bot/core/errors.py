@@ -3,7 +3,8 @@
 BotError
 ├── UserError          expected; shown to the user as a short message, no traceback
 │   ├── BadCommand     malformed command (carries the usage text)
-│   └── NotAllowed     the user may not do this
+│   ├── NotAllowed     the user may not do this
+│   └── ObjectMissing  the object a command names does not exist (carries which, for a hint)
 ├── ConfigError        invalid configuration (one problem per line)
 └── KubeError          the cluster said no or could not be reached
     ├── KubeNotFound
@@ -34,6 +35,17 @@ class BadCommand(UserError):
 
 class NotAllowed(UserError):
     """The user is not allowed to do what was asked."""
+
+
+class ObjectMissing(UserError):
+    """The object a command names does not exist; `kind`, `namespace`, `name` say which, so the
+    reply can point at objects of that name in other kinds or namespaces."""
+
+    def __init__(self, message: str, kind: str, namespace: str, name: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
 
 
 class ConfigError(BotError):

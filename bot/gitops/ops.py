@@ -66,7 +66,8 @@ async def read_target(kube: KubeWriter, target: Target, role: str = "") -> RawOb
     obj = await kube.get_object(target.ref, target.name, target.namespace)
     if obj is None:
         what = f"{role} {target.describe()}" if role else target.describe()
-        raise errors.UserError(f"{what.strip()} was not found on {target.cluster}.")
+        message = f"{what.strip()} was not found on {target.cluster}."
+        raise errors.ObjectMissing(message, target.kind, target.namespace, target.name)
     return obj
 
 

@@ -77,7 +77,10 @@ async def read_target(kube: KubeReader, target: Target) -> RawObject:
         other_exists = await kube.get_object(other.ref, other.name, other.namespace) is not None
     except errors.KubeError:
         other_exists = False
-    raise errors.UserError(render_keda.missing_text(target, other_exists))
+    if other_exists:
+        raise errors.UserError(render_keda.missing_text(target, other_exists))
+    message = render_keda.missing_text(target, other_exists)
+    raise errors.ObjectMissing(message, target.kind, target.namespace, target.name)
 
 
 async def prepare_pause(

@@ -28,6 +28,7 @@ from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.core.models import RawObject
 from bot.kube import errors as kube_errors
+from bot.kube import kinds
 from bot.kube.errors import Call
 from bot.kube.kinds import ResourceRef
 
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 BACKOFFS = (0.2, 0.5, 1.0, 2.0, 4.0)
 LIST_PAGE_SIZE = 500
 CONNECT_TIMEOUT = 3.0
+# The pods/log subresource as errors name it: RBAC grants it as resource `pods/log`.
+POD_LOG = ResourceRef("", "v1", "pods/log", "Pod", namespaced=True)
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 Response = tuple[int, Mapping[str, str], bytes]
 Sleep = Callable[[float], Awaitable[None]]
@@ -134,6 +137,23 @@ class KubeGateway:
             call, "PATCH", ref.path(namespace, name), body=body, body_type=kind
         )
 
+    async def read_pod_log(
+        self, namespace: str, pod: str, *, container: str, previous: bool, tail_lines: int
+    ) -> str:
+        """The last `tail_lines` lines a container printed (its previous instance with
+        `previous`), as the API server's `pods/log` answers them (text, not JSON).
+
+        Raises:
+            KubeNotFound: the pod is gone; KubeInvalid: that instance has no log (e.g. it never
+                restarted, or never started); other KubeErrors as for any read.
+        """
+        call = Call("get", POD_LOG, pod, namespace)
+        query = [("container", container), ("tailLines", str(tail_lines))]
+        query += [("previous", "true")] if previous else []
+        path = kinds.POD.path(namespace, pod) + "/log"
+        data = await self._exchange(call, "GET", path, query, accept="text/plain")
+        return data.decode("utf-8", "replace")
+
     async def server_version(self) -> str:
         """The API server's `gitVersion`; a cheap reachability probe for `/readyz`."""
         call = Call("get", ResourceRef("", "", "version", "Version", False))
@@ -154,11 +174,23 @@ class KubeGateway:
         method: str,
         path: str,
         query: list[tuple[str, str]] | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """`_exchange` (body, body_type, accept as there), its answer parsed as JSON."""
+        return self._parse(call, await self._exchange(call, method, path, query, **options))
+
+    async def _exchange(
+        self,
+        call: Call,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None = None,
         *,
         body: Any = None,
         body_type: str | None = None,
         accept: str = "application/json",
-    ) -> dict[str, Any]:
+    ) -> bytes:
+        """One request with its retries: the answer's body, or the final KubeError."""
         headers = {"Accept": accept} | ({"Content-Type": body_type} if body_type else {})
         send = functools.partial(self._send, method, path, query or [], headers, body)
         attempts = self._retries + 1
@@ -177,10 +209,8 @@ class KubeGateway:
                 await self._sleep(again.delay)
         raise AssertionError("unreachable")
 
-    async def _attempt(
-        self, call: Call, send: Callable[[], Response], attempt: int
-    ) -> dict[str, Any]:
-        """One try: the parsed body, a final KubeError, or _TryAgain with the wait to the next.
+    async def _attempt(self, call: Call, send: Callable[[], Response], attempt: int) -> bytes:
+        """One try: the body, a final KubeError, or _TryAgain with the wait to the next.
 
         Reads are retried on any temporary failure. A write is retried only when it surely was
         not applied (429, or no connection made): after a timeout or a 5xx it may have been, and
@@ -200,7 +230,7 @@ class KubeGateway:
             raise _final(error, "it may or may not have been applied: check before retrying") from e
         if status < 400:
             self._count(call.verb, "ok")
-            return self._parse(call, data)
+            return data
         error = kube_errors.from_status(status, data, call, self.cluster)
         if not kube_errors.is_retryable(status):
             self._count(call.verb, "error")

@@ -48,3 +48,13 @@ SCALED_OBJECT = ResourceRef("keda.sh", "v1alpha1", "scaledobjects", "ScaledObjec
 # The objects the bot keeps its own state in (alert state, leader election).
 LEASE = ResourceRef("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 CONFIG_MAP = ResourceRef("", "v1", "configmaps", "ConfigMap", namespaced=True)
+# What `/kai diagnose` reads about a Deployment and the Service behind the APIService.
+POD = ResourceRef("", "v1", "pods", "Pod", namespaced=True)
+REPLICA_SET = ResourceRef("apps", "v1", "replicasets", "ReplicaSet", namespaced=True)
+EVENT = ResourceRef("", "v1", "events", "Event", namespaced=True)
+SERVICE = ResourceRef("", "v1", "services", "Service", namespaced=True)
+ENDPOINT_SLICE = ResourceRef("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True)
+# KAI's workload objects (reference/kai-workloads.md): what `/kai queues|pending|why` read.
+QUEUE = ResourceRef("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False)
+POD_GROUP = ResourceRef("scheduling.run.ai", "v2alpha2", "podgroups", "PodGroup", namespaced=True)
+BIND_REQUEST = ResourceRef("scheduling.run.ai", "v1alpha2", "bindrequests", "BindRequest", True)

@@ -36,8 +36,17 @@ class KubeReader(Protocol):
 
 
 @runtime_checkable
-class KubeWriter(KubeReader, Protocol):
-    """Reads plus the two writes the bot makes: merge (or JSON) patch, and create."""
+class PodLogReader(KubeReader, Protocol):
+    """Reads plus a container's log tail (`pods/log`), which answers text, not an object."""
+
+    async def read_pod_log(
+        self, namespace: str, pod: str, *, container: str, previous: bool, tail_lines: int
+    ) -> str: ...
+
+
+@runtime_checkable
+class KubeWriter(PodLogReader, Protocol):
+    """Reads (logs too) plus the two writes the bot makes: merge (or JSON) patch, and create."""
 
     async def patch_object(
         self,

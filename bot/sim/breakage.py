@@ -10,6 +10,11 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.sim.simulator import Simulator
+from bot.sim.workload_breakage import (
+    gpu_quota_exhausted,
+    heal_workloads,
+    metrics_apiserver_crashloop,
+)
 
 KAI = "kai.scheduler/v1"
 KAI_NS = "kai-scheduler"
@@ -101,6 +106,7 @@ def heal(sim: Simulator) -> None:
             sim.apply(original)
             continue
         sim.apply(_caught_up(original, current))
+    heal_workloads(sim)
 
 
 ACTIONS: dict[str, Callable[[Simulator], None]] = {
@@ -111,6 +117,8 @@ ACTIONS: dict[str, Callable[[Simulator], None]] = {
     "apiservice_down": apiservice_down,
     "apiservice_missing": apiservice_missing,
     "stale_generation": stale_generation,
+    "metrics_apiserver_crashloop": metrics_apiserver_crashloop,
+    "gpu_quota_exhausted": gpu_quota_exhausted,
     "heal": heal,
 }
 

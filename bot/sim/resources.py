@@ -93,8 +93,13 @@ BUILTINS: tuple[ResourceType, ...] = (
         "apiregistration.k8s.io/v1", "apiservices", "APIService", namespaced=False, status=True
     ),
     _builtin("coordination.k8s.io/v1", "leases", "Lease", namespaced=True),
+    # What `/kai diagnose` reads: pods (and their logs), ReplicaSets, EndpointSlices.
+    _builtin("v1", "pods", "Pod", namespaced=True, short=("po",), status=True),
+    _builtin("apps/v1", "replicasets", "ReplicaSet", namespaced=True, short=("rs",), status=True),
+    _builtin("discovery.k8s.io/v1", "endpointslices", "EndpointSlice", namespaced=True),
 )
 CRD_TYPE = BUILTINS[5]
+POD_LOG = "log"  # the pods/log subresource (GET only), answered by `bot.sim.podlogs`
 
 
 def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
@@ -138,6 +143,11 @@ def crd_status(crd: Mapping[str, Any]) -> dict[str, Any]:
         "storedVersions": stored,
         "conditions": conditions,
     }
+
+
+def is_pod(rtype: ResourceType) -> bool:
+    """Whether `rtype` is the core Pod (the one type with a `log` subresource here)."""
+    return (rtype.group, rtype.plural) == ("", "pods")
 
 
 class TypeRegistry:
@@ -248,6 +258,9 @@ def api_resource_list(group: str, version: str, types: Iterable[ResourceType]) -
                 "verbs": list(STATUS_VERBS),
             }
             resources.append({**status, "namespaced": rtype.namespaced, "kind": rtype.kind})
+        if is_pod(rtype):
+            log = {"name": f"pods/{POD_LOG}", "singularName": "", "verbs": ["get"]}
+            resources.append({**log, "namespaced": True, "kind": "Pod"})
     group_version = f"{group}/{version}" if group else version
     return {
         "kind": "APIResourceList",

@@ -1,8 +1,9 @@
 """Scenario files: the objects a simulated cluster starts with, as multi-document YAML.
 
 Names resolve to the packaged `bot/sim/scenarios/<name>.yaml` files (`default` is all of
-`kai-healthy`, `keda`, `flux` and `argocd`); anything else is read as a path. Documents come
-back CRDs first, then Namespaces, then the rest in file order, so they can be created in turn.
+`kai-healthy`, `keda`, `flux`, `argocd` and `kai-workloads`); anything else is read as a path.
+Documents come back CRDs first, then Namespaces, then the rest in file order, so they can be
+created in turn.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import yaml
 
-COMPOSITES = {"default": ("kai-healthy", "keda", "flux", "argocd")}
+COMPOSITES = {"default": ("kai-healthy", "keda", "flux", "argocd", "kai-workloads")}
 ALIASES = {"healthy": "kai-healthy"}
 _FIRST = {"CustomResourceDefinition": 0, "Namespace": 1}
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -18,6 +18,7 @@ from bot.sim import resources
 from bot.sim import status as st
 from bot.sim.faults import Faults, RecordedRequest
 from bot.sim.objects import PatchType, WriteMode
+from bot.sim.podlogs import PodLogs, read_log
 from bot.sim.routing import Route, parse_route
 from bot.sim.selectors import parse_selector
 from bot.sim.shapes import negotiate, to_partial
@@ -40,10 +41,17 @@ _NO_APPLY = (
 class ApiServer:
     """An HTTP front for a `Store`, recording requests and applying faults."""
 
-    def __init__(self, store: Store, requests: list[RecordedRequest], faults: Faults) -> None:
+    def __init__(
+        self,
+        store: Store,
+        requests: list[RecordedRequest],
+        faults: Faults,
+        logs: PodLogs | None = None,
+    ) -> None:
         self.store = store
         self.requests = requests
         self.faults = faults
+        self.logs = logs or PodLogs()
         self.address = ""
         self._hub = WatchHub(store)
         self._runner: web.AppRunner | None = None
@@ -108,6 +116,10 @@ class ApiServer:
         rtype = self._resource_type(route)
         if route.verb in ("list", "watch"):
             return await self._collection(request, route, rtype)
+        if route.subresource == resources.POD_LOG:
+            pod = self.store.get(rtype, route.namespace, route.name or "")
+            text = read_log(pod, request.query, self.logs)
+            return web.Response(text=text, content_type="text/plain")
         if route.verb == "get":
             return _negotiated(request, self.store.get(rtype, route.namespace, route.name or ""))
         return self._write(request, route, rtype)
@@ -164,9 +176,11 @@ class ApiServer:
         if not rtype.namespaced and route.namespace is not None:
             raise st.resource_not_found()
         if route.subresource is not None and not (
-            route.subresource == "status" and rtype.has_status
+            (route.subresource == "status" and rtype.has_status) or _is_log(route, rtype)
         ):
             raise st.resource_not_found()
+        if route.subresource == resources.POD_LOG and route.verb != "get":
+            raise _not_allowed()
         if route.subresource is not None and route.verb not in ("get", "update", "patch"):
             raise st.ApiError(
                 405, "the server does not allow this method on the requested resource"
@@ -198,6 +212,10 @@ def _negotiated(request: web.Request, body: dict[str, Any]) -> web.StreamRespons
     if negotiate(request.headers.get("Accept", "")) == "partial":
         return _json(to_partial(body))
     return _json(body)
+
+
+def _is_log(route: Route, rtype: resources.ResourceType) -> bool:
+    return route.subresource == resources.POD_LOG and resources.is_pod(rtype)
 
 
 def _not_allowed() -> st.ApiError:

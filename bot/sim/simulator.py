@@ -21,6 +21,7 @@ from bot.sim.controller_answers import Behaviour
 from bot.sim.controllers import Controllers
 from bot.sim.faults import Faults, RecordedRequest
 from bot.sim.objects import timestamp
+from bot.sim.podlogs import PodLogs
 from bot.sim.resources import ResourceType
 from bot.sim.scenarios import load_documents
 from bot.sim.server import ApiServer
@@ -45,6 +46,7 @@ class Simulator:
         self._with_controllers = controllers
         self.requests: list[RecordedRequest] = []
         self.faults = Faults()
+        self.logs = PodLogs()  # what `pods/log` answers; `write_log` fills it
         self._server: ApiServer | None = None
         self._host, self._port = "127.0.0.1", 0
         self._originals: dict[_OriginalKey, dict[str, Any]] = {}
@@ -72,7 +74,7 @@ class Simulator:
         """Serve the API; port 0 picks a free port, or the previous one after a `stop()`."""
         if self._server is not None:
             return
-        server = ApiServer(self.store, self.requests, self.faults)
+        server = ApiServer(self.store, self.requests, self.faults, self.logs)
         self._port = await server.start(host, port or self._port)
         self._host, self._server = host, server
         if self._with_controllers:
@@ -278,6 +280,20 @@ class Simulator:
         else:
             conditions[index] = wanted
         return self.patch_status(api_version, kind, name, namespace, {"conditions": conditions})
+
+    def write_log(
+        self,
+        namespace: str,
+        pod: str,
+        container: str,
+        lines: Sequence[str],
+        *,
+        previous: bool = False,
+    ) -> None:
+        """Set what a container printed (its previous instance with `previous`), one line each."""
+        self.logs.write(
+            namespace, pod, container, "".join(f"{line}\n" for line in lines), previous=previous
+        )
 
     def _type_of(self, obj: Mapping[str, Any]) -> ResourceType:
         return self.store.resolve(str(obj.get("apiVersion", "")), str(obj.get("kind", "")))

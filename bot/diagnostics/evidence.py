@@ -1,0 +1,129 @@
+"""The evidence around pods: recent Warning events, a redacted log tail, EndpointSlice readiness.
+
+Pure: raw Events and EndpointSlices, log text and `now` in; `EventLine`s, lines and `Endpoints`
+out. Log lines are redacted before anything else sees them: a token printed by a crashing
+container must not end up in a Slack channel.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable
+from datetime import datetime, timedelta
+
+from bot.core import conditions as c
+from bot.core.models import RawObject
+from bot.diagnostics.model import Endpoints, EventLine
+
+EVENT_WINDOW = timedelta(hours=1)
+MAX_EVENTS = 10
+LOG_LINES = 20
+MAX_LOG_LINE = 240
+REDACTED = "[redacted]"
+
+# Token-shaped strings: credentials that look like what they are (Slack, GitHub, GitLab, AWS,
+# JWTs, bearer tokens, PEM keys), secrets after a telling key, and long opaque mixed strings.
+_SECRETS = (
+    re.compile(r"\bx(?:ox[abposr]|app)-[A-Za-z0-9-]{10,}"),
+    re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[\w-]{20,})"),
+    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    re.compile(r"\beyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]{4,}"),
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*"),
+)
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{8,}")
+_KEYED = re.compile(
+    r"(?i)\b([\w.-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|credential)s?)"
+    r"(\"?\s*[:=]\s*\"?)([^\s\"',;}&]+)"
+)
+_URL_PASSWORD = re.compile(r"(://[^/\s:@]+:)[^@\s/]+@")
+_OPAQUE = re.compile(r"\b(?=[\w+/=-]*[A-Z])(?=[\w+/=-]*[a-z])(?=[\w+/=-]*\d)[\w+/=-]{40,}")
+
+
+def redact(line: str) -> str:
+    """`line` with every token-shaped string replaced by `[redacted]`."""
+    for pattern in _SECRETS:
+        line = pattern.sub(REDACTED, line)
+    line = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", line)
+    line = _KEYED.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", line)
+    line = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}@", line)
+    return _OPAQUE.sub(REDACTED, line)
+
+
+def log_tail(text: str, limit: int = LOG_LINES) -> tuple[str, ...]:
+    """The last `limit` non-empty lines, redacted, each cut to a readable length."""
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()][-limit:]
+    return tuple(_cut(redact(line)) for line in lines)
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= MAX_LOG_LINE else line[: MAX_LOG_LINE - 1] + "…"
+
+
+def event_time(event: RawObject) -> datetime | None:
+    """When an event last happened: lastTimestamp, the series' last, eventTime, or creation."""
+    series = c.as_mapping(event.get("series"))
+    for value in (
+        event.get("lastTimestamp"),
+        series.get("lastObservedTime"),
+        event.get("eventTime"),
+        event.get("firstTimestamp"),
+    ):
+        moment = c.parse_timestamp(value)
+        if moment is not None:
+            return moment
+    return c.creation_time(event)
+
+
+def recent_warnings(
+    events: Iterable[RawObject],
+    involved: Collection[tuple[str, str]],
+    now: datetime,
+    *,
+    window: timedelta = EVENT_WINDOW,
+    limit: int = MAX_EVENTS,
+) -> tuple[EventLine, ...]:
+    """Warning events about `involved` (kind, name) pairs from the last `window`, newest first."""
+    lines = []
+    for event in events:
+        target = c.as_mapping(event.get("involvedObject") or event.get("regarding"))
+        key = (c.as_text(target.get("kind")), c.as_text(target.get("name")))
+        when = event_time(event)
+        if c.as_text(event.get("type")) != "Warning" or key not in involved:
+            continue
+        if when is not None and now - when > window:
+            continue
+        count = c.as_int(event.get("count")) or c.as_int(
+            c.as_mapping(event.get("series")).get("count")
+        )
+        lines.append(
+            EventLine(
+                kind=key[0],
+                name=key[1],
+                reason=c.as_text(event.get("reason")),
+                message=c.as_text(event.get("message") or event.get("note")).strip(),
+                count=count or 1,
+                last_seen=when,
+            )
+        )
+    lines.sort(key=lambda e: e.last_seen or now, reverse=True)
+    return tuple(lines[:limit])
+
+
+def read_endpoints(service: str, slices: Iterable[RawObject]) -> Endpoints:
+    """Ready and not-ready addresses over a Service's EndpointSlices.
+
+    An endpoint whose `conditions.ready` is absent counts as ready, as the EndpointSlice API
+    tells consumers to read an unknown state (discovery/v1 `EndpointConditions.ready`).
+    """
+    ready: list[str] = []
+    not_ready: list[str] = []
+    count = 0
+    for endpoint_slice in slices:
+        count += 1
+        for endpoint in endpoint_slice.get("endpoints") or []:
+            addresses = [str(a) for a in endpoint.get("addresses") or []]
+            target = c.as_text(c.as_mapping(endpoint.get("targetRef")).get("name"))
+            shown = [f"{a} ({target})" if target else a for a in addresses]
+            is_ready = c.as_mapping(endpoint.get("conditions")).get("ready") is not False
+            (ready if is_ready else not_ready).extend(shown)
+    return Endpoints(service, tuple(ready), tuple(not_ready), count)

@@ -1,0 +1,77 @@
+"""What to diagnose: `kai`, `keda` or one Deployment, and which of them an alert points at.
+
+Pure. `subject_for_alert` is how an alert's first thread reply picks its evidence (DESIGN 2
+"Alerts"): kai-config or a shard → the KAI operator and the Deployments its message names; the
+APIService → the Service behind it; a Deployment (a shard's scheduler, the operator) → that one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TypeAlias
+
+# KAI's operator names failing operands as `Deployment [binder] is not available`
+# (kai-scheduler.md: the DependenciesFulfilled and Available messages).
+_NAMED_DEPLOYMENT = re.compile(r"Deployment \[([a-z0-9]([-a-z0-9.]*[a-z0-9])?)\]")
+
+
+@dataclass(frozen=True)
+class KaiSubject:
+    """The KAI operator, and every operand or shard scheduler that is not available."""
+
+    namespace: str  # kai.namespace, where kai-operator runs
+    named: tuple[str, ...] = ()  # Deployments a message names, diagnosed even if available
+
+    def describe(self) -> str:
+        return "kai"
+
+
+@dataclass(frozen=True)
+class KedaSubject:
+    """The pods and endpoints behind the external-metrics APIService's `spec.service`."""
+
+    apiservice: str
+
+    def describe(self) -> str:
+        return "keda"
+
+
+@dataclass(frozen=True)
+class DeploymentSubject:
+    """One Deployment, by namespace and name."""
+
+    namespace: str
+    name: str
+
+    def describe(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+Subject: TypeAlias = KaiSubject | KedaSubject | DeploymentSubject
+
+
+def deployments_named(message: str) -> tuple[str, ...]:
+    """The Deployments a KAI condition message names (`Deployment [x] is not available`)."""
+    return tuple(dict.fromkeys(m.group(1) for m in _NAMED_DEPLOYMENT.finditer(message)))
+
+
+def subject_for_alert(
+    kind: str, obj: str, message: str, *, kai_namespace: str, apiservice: str
+) -> Subject | None:
+    """The subject whose diagnosis goes first in an alert's thread, or None (nothing to look at,
+    e.g. a cluster that cannot be reached).
+
+    Args:
+        kind, obj: the alert's kind and object (`AlertKey.kind`, `AlertKey.object`; a
+            Deployment's object is `namespace/name`).
+        message: the condition's message, which may name failing Deployments.
+    """
+    if kind in ("Config", "SchedulingShard"):
+        return KaiSubject(kai_namespace, deployments_named(message))
+    if kind == "APIService":
+        return KedaSubject(obj or apiservice)
+    if kind == "Deployment" and "/" in obj:
+        namespace, _, name = obj.partition("/")
+        return DeploymentSubject(namespace, name)
+    return None

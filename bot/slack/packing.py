@@ -1,0 +1,49 @@
+"""Many lines in one Slack message: packed into sections within Slack's limits, never cut silently.
+
+Pure. `pack_lines` fills sections of at most `SECTION_BUDGET` characters, up to a number of
+blocks, and says how many lines it placed; the caller names what was left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.slack import blocks as render
+from bot.slack import limits
+from bot.slack.blocks import Block
+
+SECTION_BUDGET = limits.MAX_SECTION_TEXT - 100
+MAX_LINE = 900  # one line never fills a section alone
+TEXT_BUDGET = limits.MAX_MESSAGE_TEXT - 2000
+
+
+def pack_lines(lines: Sequence[str], max_sections: int) -> tuple[list[Block], int]:
+    """Sections holding the first lines in order (mrkdwn, already escaped), and how many."""
+    sections: list[Block] = []
+    body, placed = "", 0
+    for line in lines:
+        line = render.truncate(line, MAX_LINE)
+        if body and len(body) + 1 + len(line) > SECTION_BUDGET:
+            if len(sections) + 1 == max_sections:
+                sections.append(render.section(body))
+                return sections, placed
+            sections.append(render.section(body))
+            body = ""
+        body = f"{body}\n{line}" if body else line
+        placed += 1
+    if body:
+        sections.append(render.section(body))
+    return sections, placed
+
+
+def fit_text(head: Sequence[str], lines: Sequence[str], tail: Sequence[str]) -> str:
+    """Plain text of `head`, as many `lines` as fit in a message, and `tail`, saying if cut."""
+    budget = TEXT_BUDGET - sum(len(x) + 1 for x in (*head, *tail))
+    shown: list[str] = []
+    for line in lines:
+        budget -= len(line) + 1
+        if budget < 0:
+            shown.append(f"… {len(lines) - len(shown)} more lines not shown here")
+            break
+        shown.append(line)
+    return "\n".join([*head, *shown, *tail])

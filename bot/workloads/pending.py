@@ -1,0 +1,81 @@
+"""Which PodGroups wait to be scheduled, and why, as `/kai pending` lists them.
+
+Pure. A group is pending when the scheduler wrote a `status.schedulingConditions` entry
+(kai-workloads.md §1), unless its pods all run: KAI before v0.17 never cleared those conditions,
+so a group whose `status.resourcesStatus.allocated` already covers what it `requested` (the
+pod-group-controller's sums over its pods) is stale and left out. Oldest first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.core import conditions as c
+from bot.core.models import RawObject
+from bot.workloads.quantities import parse_quantity
+from bot.workloads.reasons import Reason, read_reason
+
+
+@dataclass(frozen=True)
+class PendingGroup:
+    """One PodGroup the scheduler could not place, with every reason it gave."""
+
+    namespace: str
+    name: str
+    queue: str
+    node_pool: str
+    since: datetime | None
+    reasons: tuple[Reason, ...]
+    message: str  # the condition's summary, when it gives no reasons[]
+
+
+def read_pending(groups: Sequence[RawObject]) -> tuple[list[PendingGroup], int]:
+    """The pending groups, oldest first, and how many were left out as stale."""
+    pending: list[PendingGroup] = []
+    stale = 0
+    for group in groups:
+        conditions = c.status(group).get("schedulingConditions") or []
+        if not conditions:
+            continue
+        if is_stale(group):
+            stale += 1
+            continue
+        pending += [_pending(group, condition) for condition in conditions]
+    pending.sort(key=lambda g: (g.since is None, g.since or datetime.min, g.namespace, g.name))
+    return pending, stale
+
+
+def is_stale(group: RawObject) -> bool:
+    """Whether everything the group requested is allocated: its pods run, whatever the condition."""
+    resources = c.as_mapping(c.status(group).get("resourcesStatus"))
+    requested = c.as_mapping(resources.get("requested"))
+    allocated = c.as_mapping(resources.get("allocated"))
+    if not requested:
+        return False
+    for key, value in requested.items():
+        want, have = parse_quantity(value), parse_quantity(allocated.get(key))
+        if want is None or (want > 0 and (have is None or have < want)):
+            return False
+    return True
+
+
+def _pending(group: RawObject, condition: RawObject) -> PendingGroup:
+    return PendingGroup(
+        namespace=c.object_namespace(group) or "",
+        name=c.object_name(group),
+        queue=c.as_text(c.spec(group).get("queue")),
+        node_pool=c.as_text(condition.get("nodePool")) or "default",
+        since=_earliest(
+            c.creation_time(group), c.parse_timestamp(condition.get("lastTransitionTime"))
+        ),
+        reasons=tuple(read_reason(r) for r in condition.get("reasons") or []),
+        message=c.as_text(condition.get("message")),
+    )
+
+
+def _earliest(*moments: datetime | None) -> datetime | None:
+    """When the group started waiting: its creation, or an older condition (a restored backup)."""
+    known = [m for m in moments if m is not None]
+    return min(known) if known else None

@@ -1,0 +1,47 @@
+"""Kubernetes resource quantities (`"8"`, `"500m"`, `"1.5"`, `"64Gi"`) as numbers, and GPUs.
+
+Pure. KAI writes GPU amounts in resource lists under `nvidia.com/gpu` (devices, fractions
+allowed) and Queue specs as plain floats where `-1` means unlimited (kai-workloads.md §3).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+GPU = "nvidia.com/gpu"
+UNLIMITED = -1.0
+_SUFFIXES = {
+    "m": 1e-3, "": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+}  # fmt: skip
+_QUANTITY = re.compile(r"^([+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)([a-zA-Z]*)$")
+
+
+def parse_quantity(value: Any) -> float | None:
+    """The number a quantity stands for, or None when it is absent or not a quantity."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    match = _QUANTITY.match(str(value).strip())
+    if match is None or match.group(2) not in _SUFFIXES:
+        return None
+    return float(match.group(1)) * _SUFFIXES[match.group(2)]
+
+
+def gpus(resources: Any) -> float | None:
+    """The `nvidia.com/gpu` amount of a resource list, or None when it names none."""
+    if not isinstance(resources, Mapping):
+        return None
+    return parse_quantity(resources.get(GPU))
+
+
+def show(value: float | None) -> str:
+    """`8`, `0.5`, `unlimited` for -1, `?` for unknown."""
+    if value is None:
+        return "?"
+    if value == UNLIMITED:
+        return "unlimited"
+    return f"{value:g}"

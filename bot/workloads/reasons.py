@@ -1,0 +1,128 @@
+"""The KAI scheduler's reasons for not scheduling a PodGroup, each with a line of what to do.
+
+Pure. Reads one `status.schedulingConditions[].reasons[]` entry (kai-workloads.md §1: the API
+constants `NonPreemptibleOverQuota`, `OverLimit`, `QueueDoesNotExist`, `PreemptionDelayNotElapsed`,
+and free text such as `PodSchedulingErrors`), with `details.queueDetails` read as numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bot.core import conditions as c
+from bot.workloads.quantities import gpus, show
+
+
+@dataclass(frozen=True)
+class QueueNumbers:
+    """GPUs from `details.queueDetails` (None where the scheduler did not say)."""
+
+    queue: str
+    limit: float | None = None
+    deserved: float | None = None
+    allocated: float | None = None
+    allocated_non_preemptible: float | None = None
+    requested_by_queue: float | None = None
+    requested_by_job: float | None = None
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One reason the scheduler gave, as written, with its queue numbers when present."""
+
+    reason: str
+    message: str
+    numbers: QueueNumbers | None = None
+
+
+def read_reason(entry: Mapping[str, Any]) -> Reason:
+    """One `reasons[]` entry."""
+    details = c.as_mapping(c.as_mapping(entry.get("details")).get("queueDetails"))
+    numbers = None
+    if details:
+        numbers = QueueNumbers(
+            queue=c.as_text(details.get("name")),
+            limit=gpus(details.get("queueResourceLimits")),
+            deserved=gpus(details.get("queueDeservedResources")),
+            allocated=gpus(details.get("queueAllocatedResources")),
+            allocated_non_preemptible=gpus(details.get("queueAllocatedNonPreemptibleResources")),
+            requested_by_queue=gpus(details.get("queueRequestedResources")),
+            requested_by_job=gpus(details.get("podGroupRequestedResources")),
+        )
+    return Reason(c.as_text(entry.get("reason")), c.as_text(entry.get("message")), numbers)
+
+
+def advice(reason: Reason, queue: str = "") -> str:
+    """What to do about one reason, in plain words, with the queue's numbers where known."""
+    numbers = reason.numbers or QueueNumbers(queue)
+    name = numbers.queue or queue or "its queue"
+    write = _ADVICE.get(reason.reason)
+    if write is not None:
+        return write(reason, numbers, name)
+    said = reason.message or reason.reason
+    return f"the scheduler says: {said}" if said else UNSCHEDULABLE_WITHOUT_REASON
+
+
+def _over_limit(reason: Reason, numbers: QueueNumbers, name: str) -> str:
+    used = ""
+    if numbers.limit is not None:
+        asks = numbers.requested_by_job
+        more = f"; this job asks {show(asks)} more" if asks else ""
+        used = f" ({show(numbers.allocated)} of {show(numbers.limit)} GPUs allocated{more})"
+    return (
+        f"queue {name} is at its GPU limit{used}: wait for its jobs to finish, "
+        f"or raise spec.resources.gpu.limit of Queue {name}"
+    )
+
+
+def _over_quota(reason: Reason, numbers: QueueNumbers, name: str) -> str:
+    used = ""
+    if numbers.deserved is not None:
+        held = show(numbers.allocated_non_preemptible)
+        used = f" ({held} of {show(numbers.deserved)} GPUs held by non-preemptible jobs)"
+    return (
+        f"queue {name} has no quota left for non-preemptible jobs{used}: make the job "
+        "preemptible (PodGroup spec.preemptibility), wait, or raise "
+        f"spec.resources.gpu.quota of Queue {name}"
+    )
+
+
+def _no_queue(reason: Reason, numbers: QueueNumbers, name: str) -> str:
+    return (
+        f"{reason.message or f'Queue {name} does not exist'}: create that Queue, or label the "
+        "workload kai.scheduler/queue=<an existing leaf queue> and resubmit it"
+    )
+
+
+def _delayed(reason: Reason, numbers: QueueNumbers, name: str) -> str:
+    return "it is within its preemption delay (spec.preemptionDelay): it is tried again after it"
+
+
+def _no_node(reason: Reason, numbers: QueueNumbers, name: str) -> str:
+    return (
+        f"no node can take its pods ({reason.message}): free GPUs on the node pool, add nodes, "
+        "or ask for fewer GPUs per pod"
+    )
+
+
+def _topology(reason: Reason, numbers: QueueNumbers, name: str) -> str:
+    return (
+        "its topology domain is too small: relax topologyConstraint (requiredTopologyLevel) or "
+        "ask for fewer pods"
+    )
+
+
+_ADVICE: dict[str, Callable[[Reason, QueueNumbers, str], str]] = {
+    "OverLimit": _over_limit,
+    "NonPreemptibleOverQuota": _over_quota,
+    "QueueDoesNotExist": _no_queue,
+    "PreemptionDelayNotElapsed": _delayed,
+    "PodSchedulingErrors": _no_node,
+    "Not enough resources for the workload": _topology,
+}
+UNSCHEDULABLE_WITHOUT_REASON = (
+    "the scheduler gave no reason: its queue is not a leaf queue or its parent queue is missing "
+    "(`/kai queues`); put the job in a leaf queue"
+)

@@ -1,0 +1,83 @@
+"""The reads behind `/kai queues`, `/kai pending` and `/kai why`; decisions are the pure modules'.
+
+`queues`: one list of Queues. `pending`: one list of PodGroups (paged), in a namespace or across
+the cluster, no pods read (staleness comes from the group's own `resourcesStatus`). `why`: the pod
+and kai-config, then its PodGroup, BindRequest and events, then its Queue: six requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.core import conditions as c
+from bot.core import errors
+from bot.health import report as kai_report
+from bot.kube import kinds
+from bot.kube.ports import KubeReader
+from bot.workloads import pending, queues, why
+from bot.workloads.pending import PendingGroup
+from bot.workloads.queues import QueueRow
+
+
+async def read_queues(kube: KubeReader) -> list[QueueRow]:
+    """Every KAI Queue in tree order.
+
+    Raises:
+        KubeError: unreachable, or the Queue list is forbidden.
+    """
+    return queues.queue_rows(await kube.list_objects(kinds.QUEUE))
+
+
+async def read_pending(
+    kube: KubeReader, namespace: str | None
+) -> tuple[list[PendingGroup], int, int]:
+    """The pending groups (oldest first), how many stale ones were left out, and how many
+    PodGroups were read in all.
+
+    Raises:
+        KubeError: unreachable, or the PodGroup list is forbidden.
+    """
+    groups = await kube.list_objects(kinds.POD_GROUP, namespace)
+    found, stale = pending.read_pending(groups)
+    return found, stale, len(groups)
+
+
+async def explain_pod(kube: KubeReader, namespace: str, name: str) -> why.Why:
+    """Why the pod is not running (or that it is, or that KAI does not schedule it).
+
+    Raises:
+        UserError: the pod does not exist. KubeError: unreachable or forbidden.
+    """
+    pod, config = await asyncio.gather(
+        kube.get_object(kinds.POD, name, namespace),
+        kube.get_object(kinds.KAI_CONFIG, kai_report.KAI_CONFIG_NAME),
+    )
+    if pod is None:
+        raise errors.UserError(f"Pod {namespace}/{name} was not found on {kube.cluster}.")
+    global_spec = c.as_mapping(c.spec(config or {}).get("global"))
+    scheduler = c.as_text(global_spec.get("schedulerName")) or kai_report.DEFAULT_SCHEDULER_NAME
+    if c.as_text(c.spec(pod).get("schedulerName")) != scheduler:
+        return why.explain(
+            pod, kai_scheduler=scheduler, group=None, queue=None, bind_request=None, events=()
+        )
+    group_name = c.as_text(c.annotations_of(pod).get(why.POD_GROUP_ANNOTATION))
+    on_pod = f"involvedObject.kind=Pod,involvedObject.name={name}"
+    group, bind_request, events = await asyncio.gather(
+        kube.get_object(kinds.POD_GROUP, group_name, namespace) if group_name else _none(),
+        kube.get_object(kinds.BIND_REQUEST, name, namespace),
+        kube.list_objects(kinds.EVENT, namespace, field_selector=on_pod, page_size=None),
+    )
+    queue_name = c.as_text(c.spec(group).get("queue")) if group else ""
+    queue = await kube.get_object(kinds.QUEUE, queue_name) if queue_name else None
+    return why.explain(
+        pod,
+        kai_scheduler=scheduler,
+        group=group,
+        queue=queue,
+        bind_request=bind_request,
+        events=events,
+    )
+
+
+async def _none() -> None:
+    return None
