@@ -265,12 +265,14 @@ def _take_pause_kind(args: _Args) -> PauseKind:
 
 
 def _parse_reconcile(args: _Args) -> Command:
-    flags = args.take_flags("--with-source", "--hard")
+    flags = args.take_flags("--with-source", "--hard", "--force", "--reset")
     with_source, hard = "--with-source" in flags, "--hard" in flags
+    force, reset = "--force" in flags, "--reset" in flags
     word = args.take_word("a KIND and NAMESPACE/NAME, or kai or keda").lower()
     if word in ("kai", "keda"):
         target: Literal["kai", "keda"] = "kai" if word == "kai" else "keda"
-        return ReconcileShortcut(target, with_source, hard, args.finish())
+        cluster = args.finish()
+        return ReconcileShortcut(target, with_source, hard, cluster, force, reset)
     kind = KINDS.get(word)
     if kind is None:
         kinds = ", ".join(f"{long}|{short}" for _, long, short in _KIND_WORDS)
@@ -279,8 +281,11 @@ def _parse_reconcile(args: _Args) -> Command:
         raise args.bad(f"--with-source is only for helmrelease and kustomization, not {word}")
     if hard and kind != "Application":
         raise args.bad(f"--hard is only for application (Argo CD hard refresh), not {word}")
+    for flag in sorted({"--force", "--reset"} & flags):
+        if kind != "HelmRelease":
+            raise args.bad(f"{flag} is only for helmrelease (as flux reconcile hr), not {word}")
     namespace, name = args.take_object()
-    return Reconcile(kind, namespace, name, with_source, hard, args.finish())
+    return Reconcile(kind, namespace, name, with_source, hard, args.finish(), force, reset)
 
 
 def _parse_sync(args: _Args) -> Command:
