@@ -481,3 +481,30 @@ async def test_all_namespaces_without_cluster_wide_rights_says_what_to_do(stack:
     assert reply.message is not None and reply.message["response_type"] == "ephemeral"
     assert "Listing across all namespaces needs cluster-wide list rights" in reply.text
     assert "`/kai scaledjobs annia`" in reply.text
+
+
+SCALE_IN = "autoscaling.keda.sh/paused-scale-in"
+
+
+async def test_e2e_keda_one_direction_pause_stays_and_is_named_after_resume(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KEDA keeps Paused True for a scale-in pause: the resume is acknowledged, not timed out."""
+    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=10, interval=0.05))
+    async with running_stack(tmp_path, clock=clock, keda_controller=True) as stack:
+        by_hand = {"metadata": {"annotations": {SCALE_IN: "true"}}}
+        stack.sim.patch(API, "ScaledObject", "annia-api", "annia", patch=by_hand)
+        await click(stack, await stack.command("pause scaledobject annia/annia-api"))
+        stack.sim.clear_requests()
+
+        reply = await stack.command("resume scaledobject annia/annia-api")
+        assert SCALE_IN in json.dumps(reply.message)
+        result = await click(stack, reply)
+
+        assert result["text"].startswith("ScaledObject annia/annia-api on sim is resumed")
+        assert f"Still paused for scale-in by {SCALE_IN}" in result["text"]
+        assert "has not acknowledged" not in result["text"]
+        assert annotations(stack, "annia-api", "ScaledObject") == {SCALE_IN: "true"}
+        (patch,) = patches(stack)
+        assert SCALE_IN not in patch.body["metadata"]["annotations"]
+        assert f"Its scale-in pause ({SCALE_IN}) stays." in channel_texts(stack)[-1]
