@@ -24,7 +24,9 @@ def wants_paused(obj: dict[str, Any]) -> bool:
     ScaledObject a one-direction pause (kedacore/keda controllers/keda/scaledobject_controller.go
     `reconcileScaledObject`: autoscaling goes on, the condition still says Paused)."""
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    object_pause = PAUSED_REPLICAS in annotations or any(_is_set(annotations, k) for k in ONE_DIRECTION)
+    object_pause = PAUSED_REPLICAS in annotations or any(
+        _is_set(annotations, k) for k in ONE_DIRECTION
+    )
     if obj.get("kind") == "ScaledObject" and object_pause:
         return True
     return _is_set(annotations, PAUSED)
