@@ -173,7 +173,9 @@ def test_static_oci_helmrepository_without_status_is_healthy() -> None:
     assert "static" in verdict.message
 
 
-ROLLED_BACK = "Helm rollback to previous release apps/podinfo.v24 with chart podinfo@6.5.4 succeeded"
+ROLLED_BACK = (
+    "Helm rollback to previous release apps/podinfo.v24 with chart podinfo@6.5.4 succeeded"
+)
 RETRYING = condition("Reconciling", "True", reason="ProgressingWithRetry", message=ROLLED_BACK)
 _ALL_FLUX_KINDS = [
     "HelmRelease",
