@@ -236,3 +236,31 @@ async def test_e2e_reconcile_ending_with_ready_unknown_is_reported_as_flux_repor
     assert lines[0] == "Flux reconcile of HelmRelease flux-system/keda on sim: failed"
     assert "Ready Unknown (DependencyNotReady)" in lines[1]
     assert "dependency 'flux-system/kai-scheduler' is not ready" in result["text"]
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        (
+            "sync flux-system/kai-scheduler",
+            "Of that name there is a HelmRelease: `reconcile hr flux-system/kai-scheduler`.",
+        ),
+        (
+            "reconcile hr argocd/kai-scheduler",
+            "Of that name there is an Application: `sync argocd/kai-scheduler`",
+        ),
+        ("reconcile ks flux-system/nowhere", None),
+    ],
+    ids=["sync-of-a-helmrelease", "reconcile-of-an-application", "nothing-of-that-name"],
+)
+async def test_not_found_hints_across_kinds(stack: Stack, text: str, hint: str | None) -> None:
+    stack.sim.clear_requests()
+
+    reply = await stack.command(text)
+
+    assert "was not found on sim." in reply.text
+    if hint is None:
+        assert "Of that name" not in reply.text
+    else:
+        assert hint in reply.text
+    assert patches(stack) == []

@@ -94,7 +94,8 @@ def parse_command(text: str, command_name: str = "/kai") -> Command:
 
     Raises:
         BadCommand: the text does not parse; the message says what is wrong and `usage` holds
-            the usage of that subcommand (of every subcommand when the subcommand is unknown).
+            the usage of that subcommand (of the closest one for a typo, of every subcommand
+            when nothing is close).
     """
     args = _Args.split(text, command_name)
     if args.sub is None or {"--help", "-h"} & args.flags:
@@ -111,11 +112,13 @@ def needs_operator(command: Command) -> bool:
 
 
 def _unknown(args: _Args, what: str, word: str) -> errors.BadCommand:
-    """An unknown subcommand or help topic: say so, suggest the closest, show every usage."""
+    """An unknown subcommand or help topic: say so and suggest the closest, with that one's
+    usage only; with no close match, every usage."""
     hint = difflib.get_close_matches(word, usage.USAGE, n=1)
-    maybe = f" (did you mean {hint[0]}?)" if hint else ""
-    general = usage.usage_for(None, args.command_name)
-    return errors.BadCommand(f"unknown {what} {word!r}{maybe}", general)
+    if hint:
+        shown = usage.usage_for(hint[0], args.command_name)
+        return errors.BadCommand(f"unknown {what} {word!r} (did you mean {hint[0]}?)", shown)
+    return errors.BadCommand(f"unknown {what} {word!r}", usage.usage_for(None, args.command_name))
 
 
 @dataclass
