@@ -19,6 +19,7 @@ import pytest
 
 import handlers.keda
 from bot.keda import expiry, ops
+from bot.service import schedule
 from bot.slack import blocks as render
 from bot.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
@@ -508,3 +509,38 @@ async def test_e2e_keda_one_direction_pause_stays_and_is_named_after_resume(
         (patch,) = patches(stack)
         assert SCALE_IN not in patch.body["metadata"]["annotations"]
         assert f"Its scale-in pause ({SCALE_IN}) stays." in channel_texts(stack)[-1]
+
+
+async def test_timed_pause_resumes_within_seconds_of_its_due_time(
+    stack: Stack, clock: Clock
+) -> None:
+    """The running scheduler resumes a `for 1m` pause at its time, long before the next sweep."""
+    await pause_confirmed(stack, "pause annia/annia-worker for 1m short test")
+    job = schedule.PauseExpiry(
+        "sim", sweep_every=timedelta(hours=1), first_sweep_after=timedelta(0)
+    )
+    ticking = schedule.Schedule(
+        stack.service.deps, [schedule.Job("pause-expiry", job, timedelta(seconds=0.05))]
+    )
+    ticking.start()
+    try:
+        await wait_until(lambda: job.next_due is not None)
+        assert job.next_due == START + timedelta(minutes=1)
+        clock.advance(timedelta(seconds=59))
+        assert annotations(stack)[PAUSED] == "true"
+
+        clock.advance(timedelta(seconds=2))
+        await wait_until(lambda: PAUSED not in annotations(stack), seconds=3)
+    finally:
+        await ticking.stop()
+
+    (post,) = channel_texts(stack, ALERT_CHANNEL)
+    assert "resumed automatically after 1m" in post
+
+
+async def wait_until(check: Any, seconds: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not check():
+        assert loop.time() < deadline, "not within the deadline"
+        await asyncio.sleep(0.02)
