@@ -93,16 +93,22 @@ async def test_conditions_progressing_past_the_timeout_are_a_warning(
     assert warning.severity is Severity.WARNING
 
 
-@pytest.mark.parametrize(
-    ("action", "title"),
-    [
-        ("delete_kai_config", "kai-config is missing"),
-        ("apiservice_missing", f"APIService {APISERVICE} is missing"),
-    ],
-    ids=["kai-config", "apiservice"],
-)
+MISSING = [
+    pytest.param(
+        "delete_kai_config", "Config kai-config", "kai-config is missing", id="kai-config"
+    ),
+    pytest.param(
+        "apiservice_missing",
+        f"APIService {APISERVICE}",
+        f"APIService {APISERVICE} is missing",
+        id="apiservice",
+    ),
+]
+
+
+@pytest.mark.parametrize(("action", "subject", "title"), MISSING)
 async def test_alert_text_does_not_repeat_itself(
-    sim: Simulator, gateway: KubeGateway, action: str, title: str
+    sim: Simulator, gateway: KubeGateway, action: str, subject: str, title: str
 ) -> None:
     breakage.ACTIONS[action](sim)
     [alert] = [o for o in await observe(gateway, datetime.now(UTC)) if o.title == title]
@@ -112,16 +118,9 @@ async def test_alert_text_does_not_repeat_itself(
     assert alert.message and not alert.message.startswith(title)
 
 
-@pytest.mark.parametrize(
-    ("action", "subject"),
-    [
-        ("delete_kai_config", "Config kai-config"),
-        ("apiservice_missing", f"APIService {APISERVICE}"),
-    ],
-    ids=["kai-config", "apiservice"],
-)
+@pytest.mark.parametrize(("action", "subject", "title"), MISSING)
 async def test_missing_everywhere_for_an_absent_expected_object(
-    sim: Simulator, gateway: KubeGateway, action: str, subject: str
+    sim: Simulator, gateway: KubeGateway, action: str, subject: str, title: str
 ) -> None:
     breakage.ACTIONS[action](sim)
     now = datetime.now(UTC)

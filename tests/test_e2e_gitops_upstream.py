@@ -61,6 +61,17 @@ async def first_patch(stack: Stack) -> RecordedRequest:
     return patches(stack)[0]
 
 
+async def reconcile_unanswered(stack: Stack) -> tuple[Reply, str]:
+    """`reconcile hr flux-system/keda` with the simulated Flux told never to answer: the reply
+    (still "reconciling…") and the token the bot wrote, once it has written it."""
+    never = {"metadata": {"annotations": {"sim.kai-chatops/reconcile": "never"}}}
+    stack.sim.patch(HR_API, "HelmRelease", "keda", "flux-system", patch=never)
+    stack.sim.clear_requests()
+    reply = await stack.command("reconcile hr flux-system/keda")
+    token = (await first_patch(stack)).body["metadata"]["annotations"][REQUESTED_AT]
+    return reply, token
+
+
 def kai_app(stack: Stack) -> dict[str, Any]:
     app = stack.sim.get(APP_API, "Application", "kai-scheduler", "argocd")
     assert app is not None
@@ -146,16 +157,7 @@ async def test_e2e_flux_failure_being_retried_reads_degraded_retrying(tmp_path: 
 
 async def test_e2e_reconcile_wait_done_when_last_handled_changes(stack: Stack) -> None:
     """Someone else's newer request, handled by Flux, answers ours too (as `flux reconcile`)."""
-    stack.sim.patch(
-        HR_API,
-        "HelmRelease",
-        "keda",
-        "flux-system",
-        patch={"metadata": {"annotations": {"sim.kai-chatops/reconcile": "never"}}},
-    )
-    stack.sim.clear_requests()
-    reply = await stack.command("reconcile hr flux-system/keda")
-    ours = (await first_patch(stack)).body["metadata"]["annotations"][REQUESTED_AT]
+    reply, ours = await reconcile_unanswered(stack)
 
     newer = "2099-01-01T00:00:00.1Z"
     stack.sim.patch(
@@ -206,16 +208,7 @@ async def test_e2e_reconcile_force_on_a_kustomization_is_refused_with_usage(stac
 async def test_e2e_reconcile_ending_with_ready_unknown_is_reported_as_flux_reports_it(
     stack: Stack,
 ) -> None:
-    stack.sim.patch(
-        HR_API,
-        "HelmRelease",
-        "keda",
-        "flux-system",
-        patch={"metadata": {"annotations": {"sim.kai-chatops/reconcile": "never"}}},
-    )
-    stack.sim.clear_requests()
-    reply = await stack.command("reconcile hr flux-system/keda")
-    token = (await first_patch(stack)).body["metadata"]["annotations"][REQUESTED_AT]
+    reply, token = await reconcile_unanswered(stack)
 
     stack.sim.set_condition(
         HR_API,
@@ -236,31 +229,3 @@ async def test_e2e_reconcile_ending_with_ready_unknown_is_reported_as_flux_repor
     assert lines[0] == "Flux reconcile of HelmRelease flux-system/keda on sim: failed"
     assert "Ready Unknown (DependencyNotReady)" in lines[1]
     assert "dependency 'flux-system/kai-scheduler' is not ready" in result["text"]
-
-
-@pytest.mark.parametrize(
-    ("text", "hint"),
-    [
-        (
-            "sync flux-system/kai-scheduler",
-            "Of that name there is a HelmRelease: `reconcile hr flux-system/kai-scheduler`.",
-        ),
-        (
-            "reconcile hr argocd/kai-scheduler",
-            "Of that name there is an Application: `sync argocd/kai-scheduler`",
-        ),
-        ("reconcile ks flux-system/nowhere", None),
-    ],
-    ids=["sync-of-a-helmrelease", "reconcile-of-an-application", "nothing-of-that-name"],
-)
-async def test_not_found_hints_across_kinds(stack: Stack, text: str, hint: str | None) -> None:
-    stack.sim.clear_requests()
-
-    reply = await stack.command(text)
-
-    assert "was not found on sim." in reply.text
-    if hint is None:
-        assert "Of that name" not in reply.text
-    else:
-        assert hint in reply.text
-    assert patches(stack) == []

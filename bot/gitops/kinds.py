@@ -48,13 +48,3 @@ FLUX_CLI_KIND = {
     "HelmChart": "source chart",
     "Bucket": "source bucket",
 }
-
-# The kinds a slash command acts on, and the short word it takes for each (DESIGN 1.3).
-COMMAND_WORDS = {
-    "HelmRelease": "hr",
-    "Kustomization": "ks",
-    "GitRepository": "gitrepo",
-    "HelmRepository": "helmrepo",
-    "OCIRepository": "ocirepo",
-    "Application": "app",
-}

@@ -16,9 +16,8 @@ from typing import Any
 from bot.core import errors
 from bot.core.models import RawObject
 from bot.gitops import argo, plan
-from bot.gitops import kinds as gitops_kinds
 from bot.gitops.plan import FluxPhase, FluxReport, StepResult
-from bot.gitops.target import Request, StepState, Target, missing_text
+from bot.gitops.target import Request, StepState, Target
 from bot.kube.ports import KubeWriter
 
 CONFLICT_RETRIES = 5  # as `flux` and `argocd` retry a conflicting write
@@ -67,27 +66,10 @@ async def read_target(kube: KubeWriter, target: Target, role: str = "") -> RawOb
         UserError: it does not exist; KubeError: the cluster refused or is unreachable.
     """
     obj = await kube.get_object(target.ref, target.name, target.namespace)
-    if obj is None and role:
-        raise errors.UserError(f"{role} {target.describe()} was not found on {target.cluster}.")
     if obj is None:
-        raise errors.UserError(missing_text(target, await _same_name(kube, target)))
+        what = f"{role} {target.describe()}" if role else target.describe()
+        raise errors.UserError(f"{what.strip()} was not found on {target.cluster}.")
     return obj
-
-
-async def _same_name(kube: KubeWriter, target: Target) -> list[Target]:
-    """Objects of the other kinds the commands act on, of the same namespace and name (a read
-    that fails is passed over: the hint is a courtesy)."""
-    found = []
-    for kind in gitops_kinds.COMMAND_WORDS:
-        other = Target(kind, target.namespace, target.name, target.cluster)
-        if kind == target.kind:
-            continue
-        try:
-            if await kube.get_object(other.ref, other.name, other.namespace) is not None:
-                found.append(other)
-        except errors.KubeError:
-            continue
-    return found
 
 
 async def prepare_flux(kube: KubeWriter, request: Request) -> tuple[FluxStep, ...]:

@@ -99,21 +99,3 @@ def resolve_request(parsed: Reconcile | ReconcileShortcut | Sync, settings: Sett
         if given and target.kind != "HelmRelease":
             raise errors.UserError(f"{flag} is only for HelmReleases, not {target.describe()}.")
     return Request(target, parsed.with_source, parsed.hard, parsed.force, parsed.reset)
-
-
-def missing_text(target: Target, found: list[Target]) -> str:
-    """The object does not exist; name the objects of that name found as other kinds, with the
-    command that acts on each (a HelmRelease for `sync`, an Application for `reconcile hr`)."""
-    text = f"{target.describe()} was not found on {target.cluster}."
-    hints = [_command_for(other) for other in found]
-    if hints:
-        text += " Of that name there is " + "; ".join(hints) + "."
-    return text
-
-
-def _command_for(other: Target) -> str:
-    where = f"{other.namespace}/{other.name}"
-    if other.is_application:
-        return f"an Application: `sync {where}` (or `reconcile app {where}` to refresh it)"
-    article = "an" if other.kind[0] in "AEIOU" else "a"
-    return f"{article} {other.kind}: `reconcile {gitops_kinds.COMMAND_WORDS[other.kind]} {where}`"
