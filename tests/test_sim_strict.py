@@ -403,10 +403,10 @@ async def test_e2e_watch_send_initial_events_ends_with_bookmark_over_http(
 
 async def test_allow_watch_bookmarks_honoured_on_an_idle_watch() -> None:
     async with Simulator(scenarios=["argocd"], bookmark_every=0.2) as sim:
-        with_marks = await read_events(
-            sim, f"{APPS}?watch=1&timeoutSeconds=1&allowWatchBookmarks=true"
+        with_marks, without = await asyncio.gather(
+            read_events(sim, f"{APPS}?watch=1&timeoutSeconds=1&allowWatchBookmarks=true"),
+            read_events(sim, f"{APPS}?watch=1&timeoutSeconds=1"),
         )
-        without = await read_events(sim, f"{APPS}?watch=1&timeoutSeconds=1")
     assert "BOOKMARK" in [e["type"] for e in with_marks]
     assert "BOOKMARK" not in [e["type"] for e in without]
     rv = with_marks[0]["object"]["metadata"]["resourceVersion"]
