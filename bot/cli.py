@@ -9,15 +9,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
 
 from bot import rules
 from bot.config import settings as config
-from bot.core import errors
+from bot.core import conditions, errors
 from bot.core.metrics import Metrics
-from bot.core.models import HealthReport, Verdict
+from bot.core.models import HealthReport, RawObject, Verdict
+from bot.health import deployments
 from bot.health import render as health_render
 from bot.health import usecase as usecases
 from bot.kube import gateway as kube
@@ -48,9 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--config", required=True, metavar="PATH", help="the YAML configuration")
     check.add_argument("--cluster", metavar="NAME", help="cluster name (default: the first)")
     check.add_argument("--output", choices=["text", "json"], default="text")
+    check.add_argument(
+        "--verbose", action="store_true", help="also log each retry of an API request"
+    )
     evaluate = sub.add_parser("evaluate", help="offline verdicts for objects in YAML/JSON dumps")
     evaluate.add_argument("files", nargs="+", metavar="FILE", help="a file, or - for stdin")
     evaluate.add_argument("--output", choices=["text", "json"], default="text")
+    evaluate.add_argument(
+        "--strict", action="store_true", help="exit 1 when any object is not Healthy (CI gates)"
+    )
     demo = sub.add_parser("demo", help="the whole service against a simulated cluster and Slack")
     demo.add_argument("--run", action="append", metavar="COMMAND", help="run a command and exit")
     return parser
@@ -60,24 +68,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `kai-chatops` console script."""
     args = build_parser().parse_args(argv)
     secrets = [os.environ.get(name, "") for name in SECRET_VARIABLES]
-    logs.configure(getattr(args, "log_format", "text"), secrets)
+    logs.configure(getattr(args, "log_format", "text"), secrets, _log_level(args))
+    as_json = getattr(args, "output", "text") == "json" and args.command == "check"
     try:
         if args.command == "serve":
             return asyncio.run(serve(args.config, args.host, args.port))
         if args.command == "check":
             return asyncio.run(check(args.config, args.cluster, args.output))
         if args.command == "evaluate":
-            return evaluate(args.files, args.output)
+            return evaluate(args.files, args.output, strict=args.strict)
         # The demo pulls in the simulator and the emulator: load them only when asked for.
         from bot.demo import run as run_demo
 
         return asyncio.run(run_demo(args.run or []))
     except errors.ConfigError as e:
         print("invalid configuration:", *e.problems, sep="\n  ", file=sys.stderr)
+        if as_json:
+            print(json.dumps({"error": "invalid configuration", "problems": e.problems}))
         return EXIT_ERROR
     except errors.BotError as e:
         print(f"kai-chatops: {e}", file=sys.stderr)
+        if as_json:
+            print(json.dumps({"error": str(e)}))
         return EXIT_ERROR
+
+
+def _log_level(args: argparse.Namespace) -> int:
+    """`check` keeps the gateway's retry warnings out of the terminal unless `--verbose`: the
+    one line that matters is the result or the final error."""
+    if args.command != "check":
+        return logging.INFO
+    return logging.INFO if args.verbose else logging.ERROR
 
 
 async def serve(config_path: str, host: str, port: int) -> int:
@@ -125,13 +146,29 @@ def report_json(report: HealthReport) -> dict[str, object]:
     }
 
 
-def evaluate(files: Sequence[str], output: str) -> int:
+def evaluate(files: Sequence[str], output: str, *, strict: bool = False) -> int:
+    """Print a verdict per object; with `strict`, exit 1 when any is not Healthy."""
     objects = []
     for path in files:
         objects += manifests.parse_documents(read_input(path), path)
-    for verdict in (rules.evaluate_object(obj) for obj in objects):
+    if not objects:
+        print(f"no objects in {', '.join(files)}", file=sys.stderr if output == "json" else None)
+        return EXIT_OK
+    verdicts = [evaluate_any(obj) for obj in objects]
+    for verdict in verdicts:
         print(json.dumps(verdict.as_json()) if output == "json" else verdict_text(verdict))
+    if strict and not all(v.health.is_healthy for v in verdicts):
+        return EXIT_UNHEALTHY
     return EXIT_OK
+
+
+def evaluate_any(obj: RawObject) -> Verdict:
+    """`bot.rules` for what they know; a Deployment judged as `check` judges KAI's (KAI's
+    `isControllerAvailable`, `bot.health.deployments`)."""
+    is_deployment = isinstance(obj, dict) and obj.get("kind") == "Deployment"
+    if is_deployment and obj.get("apiVersion") == "apps/v1" and conditions.object_name(obj):
+        return conditions.make_verdict(obj, deployments.assess_deployment(obj))
+    return rules.evaluate_object(obj)
 
 
 def read_input(path: str) -> str:
@@ -145,7 +182,9 @@ def read_input(path: str) -> str:
 
 
 def verdict_text(verdict: Verdict) -> str:
+    """`Kind ns/name: Health: message`, leaving out what the object does not say."""
     where = f"{verdict.namespace}/{verdict.name}" if verdict.namespace else verdict.name
     lines = verdict.message.strip("\n").splitlines() or [""]
-    head = f"{verdict.kind} {where}: {verdict.health.value}: {lines[0]}".rstrip(": ")
+    subject = " ".join(part for part in (verdict.kind, where) if part)
+    head = ": ".join(part for part in (subject, verdict.health.value, lines[0]) if part)
     return "\n".join([head, *(f"    {line}" for line in lines[1:])])

@@ -1,7 +1,8 @@
 """`kai-chatops demo`: the service against a simulated cluster and local Slack, with a console.
 
 Type what you would type in Slack (`/kai health`); `sim ACTION` breaks or heals the simulated
-cluster. `--run` executes commands without a prompt, for scripts.
+cluster; `click LABEL` presses a button of the last reply or of the newest alert; `wait 10s`
+lets time pass (an alert needs `alerts.hold`). `--run` executes commands without a prompt.
 """
 
 from __future__ import annotations
@@ -15,16 +16,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from bot.core import durations
 from bot.sim import breakage
 from bot.slackemu import ApiCall
-from bot.stack import ALERT_CHANNEL, Reply, Stack, running_stack
+from bot.stack import ALERT_CHANNEL, Reply, Stack, find_button, running_stack
 
 BANNER = """kai-chatops demo: the service is running against a simulated cluster and a local Slack.
   /kai help            what the bot understands (type any /kai command as in Slack)
-  click Confirm        press a button of the last reply (Confirm, Cancel, Acknowledge, ...)
+  click Confirm        press a button of the last reply, or of the newest alert (Acknowledge)
   sim                  ways to break or heal the simulated cluster (sim dependencies_missing)
+  wait 10s             let time pass (a broken cluster alerts after alerts.hold, 6s here)
   quit                 stop
-Alerts the bot posts in its alert channel are printed as [#alerts] lines as they happen.
+What the bot posts in its channels is printed as it happens: [#alerts] lines for the alert
+channel, [#demo] lines for the records of changes (pause, resume, sync) in this channel.
 The simulated cluster, for kubectl while the demo runs:
   kubectl --kubeconfig {kubeconfig} get configs.kai.scheduler,schedulingshards
 """
@@ -41,7 +45,7 @@ async def run(commands: Sequence[str]) -> int:
         stack_ctx = running_stack(Path(workdir), keda_controller=True, config_overrides=DEMO_ALERTS)
         async with stack_ctx as stack:
             print(BANNER.format(kubeconfig=stack.kubeconfig))
-            watcher = asyncio.get_running_loop().create_task(show_alert_channel(stack))
+            watcher = asyncio.get_running_loop().create_task(show_channels(stack))
             try:
                 if commands:
                     session = Console(stack)
@@ -55,13 +59,14 @@ async def run(commands: Sequence[str]) -> int:
     return 0
 
 
-async def show_alert_channel(stack: Stack) -> None:
-    """Print what the bot posts or edits in the alert channel, as it happens."""
+async def show_channels(stack: Stack) -> None:
+    """Print what the bot posts or edits in its channels, as it happens: alerts, and the
+    channel records of pauses, resumes and syncs (command replies are shown by the console)."""
     seen = 0
 
     def unseen(already: int) -> list[ApiCall]:
         calls = stack.slack.calls_to("chat.postMessage") + stack.slack.calls_to("chat.update")
-        mine = [c for c in calls if c.ok and c.params.get("channel") == ALERT_CHANNEL]
+        mine = [c for c in calls if c.ok and c.params.get("channel")]
         return sorted(mine, key=lambda c: c.at)[already:]
 
     while True:
@@ -72,11 +77,12 @@ async def show_alert_channel(stack: Stack) -> None:
 
 
 def alert_line(method: str, params: Mapping[str, Any]) -> str:
-    first = str(params.get("text", "")).split("\n")[0]
+    first = html.unescape(str(params.get("text", "")).split("\n")[0])
+    channel = "#alerts" if params.get("channel") == ALERT_CHANNEL else "#demo"
     if method == "chat.update":
-        return f"\n[#alerts, root edited] {first}"
+        return f"\n[{channel}, edited] {first}"
     where = "  ↳ in thread: " if params.get("thread_ts") else ""
-    return f"\n[#alerts] {where}{first}"
+    return f"\n[{channel}] {where}{first}"
 
 
 class Console:
@@ -99,8 +105,10 @@ class Console:
             await self.click(" ".join(words[1:]))
         elif words[0] == "sim":
             print(run_sim_action(self.stack, words[1:]))
+        elif words[0] == "wait":
+            await wait(words[1:])
         else:
-            print("Type a slash command (/kai help), click LABEL, sim, or quit.")
+            print("Type a slash command (/kai help), click LABEL, sim, wait 10s, or quit.")
 
     async def follow(self, reply: Reply) -> None:
         """Show the in-place update that replaces a "reconciling…" progress reply."""
@@ -108,17 +116,34 @@ class Console:
             return
         hook = reply.delivery.hook_id
         update = await self.stack.slack.wait_for_response(hook, count=2, timeout=330.0)
+        # Replacing keeps the original's visibility: an in-channel reply stays in the channel.
+        shown = {"response_type": reply.message.get("response_type"), **update.body}
         print("(updated in place)")
-        await self.show(Reply(reply.delivery, update.body))
+        await self.show(Reply(reply.delivery, shown))
 
     async def click(self, label: str) -> None:
-        if self.last is None:
-            print("Nothing to click yet.")
-            return
+        """Press `label` in the last reply, else in the newest alert that has such a button."""
         try:
-            await self.show(await self.stack.click(label, self.last))
+            if self.last is not None and _has_button(self.last, label):
+                await self.show(await self.stack.click(label, self.last))
+                return
+            alert = self.newest_alert_with(label)
+            if alert is None:
+                print(f"No button labelled {label!r} in the last reply or in an alert.")
+                return
+            message, ts = alert
+            reply = await self.stack.click(label, message, channel_id=ALERT_CHANNEL, message_ts=ts)
+            await self.show(reply)
         except LookupError as e:
             print(e)
+
+    def newest_alert_with(self, label: str) -> tuple[Mapping[str, Any], str] | None:
+        """The newest alert root carrying a button labelled `label`, with its ts."""
+        for posted in reversed(self.stack.slack.root_messages(ALERT_CHANNEL)):
+            message = {"text": posted.text, "blocks": list(posted.blocks)}
+            if _has_button(message, label):
+                return message, posted.ts
+        return None
 
     async def show(self, reply: Reply) -> None:
         if reply.message is not None:
@@ -137,6 +162,25 @@ async def console(stack: Stack) -> None:
         if line.strip() in ("quit", "exit"):
             return
         await session.execute(line)
+
+
+def _has_button(message: Mapping[str, Any], label: str) -> bool:
+    try:
+        find_button(message, label)
+    except LookupError:
+        return False
+    return True
+
+
+async def wait(args: Sequence[str]) -> None:
+    """`wait 10s`: let the service run (alerts fire after `alerts.hold`)."""
+    try:
+        span = durations.parse_duration(args[0] if args else "")
+    except ValueError as e:
+        print(f"wait DURATION, like wait 10s: {e}")
+        return
+    print(f"(waiting {durations.format_duration(span)})")
+    await asyncio.sleep(span.total_seconds())
 
 
 def run_sim_action(stack: Stack, args: Sequence[str]) -> str:

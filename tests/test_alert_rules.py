@@ -7,8 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from bot.alerts import render as render_alerts
 from bot.alerts import rules
-from bot.alerts.model import Observation, Severity
+from bot.alerts.model import AlertState, Observation, Severity
+from bot.core.models import Health
 from bot.health import report as health
 from bot.health import usecase as usecases
 from bot.kube.gateway import KubeGateway
@@ -89,3 +91,45 @@ async def test_conditions_progressing_past_the_timeout_are_a_warning(
     assert not [o for o in soon if o.key.kind == "Config"]
     [warning] = [o for o in later if o.key.kind == "Config"]
     assert warning.severity is Severity.WARNING
+
+
+MISSING = [
+    pytest.param(
+        "delete_kai_config", "Config kai-config", "kai-config is missing", id="kai-config"
+    ),
+    pytest.param(
+        "apiservice_missing",
+        f"APIService {APISERVICE}",
+        f"APIService {APISERVICE} is missing",
+        id="apiservice",
+    ),
+]
+
+
+@pytest.mark.parametrize(("action", "subject", "title"), MISSING)
+async def test_alert_text_does_not_repeat_itself(
+    sim: Simulator, gateway: KubeGateway, action: str, subject: str, title: str
+) -> None:
+    breakage.ACTIONS[action](sim)
+    [alert] = [o for o in await observe(gateway, datetime.now(UTC)) if o.title == title]
+    root = render_alerts.root_message(AlertState(alert, first_seen=datetime.now(UTC)))
+
+    assert root["text"].count(title) == 1, root["text"]
+    assert alert.message and not alert.message.startswith(title)
+
+
+@pytest.mark.parametrize(("action", "subject", "title"), MISSING)
+async def test_missing_everywhere_for_an_absent_expected_object(
+    sim: Simulator, gateway: KubeGateway, action: str, subject: str, title: str
+) -> None:
+    breakage.ACTIONS[action](sim)
+    now = datetime.now(UTC)
+    snapshot = await usecases.read_snapshot(gateway, "kai-scheduler", APISERVICE)
+    report = health.build_report(
+        snapshot, cluster="sim", now=now, progressing_timeout=TIMEOUT, apiservice_name=APISERVICE
+    )
+    [finding] = [f for f in report.findings if f.subject == subject]
+    [alert] = [o for o in await observe(gateway, now) if o.key.subject == subject]
+
+    assert finding.health is Health.MISSING
+    assert alert.key.condition == "Missing"

@@ -80,6 +80,46 @@ async def test_check_of_an_unreachable_cluster_exits_two(sim: Simulator, config_
     assert "cannot reach the API server" in err
 
 
+@pytest.mark.parametrize(("verbose", "retries_shown"), [(False, False), (True, True)])
+async def test_check_unreachable_keeps_retry_warnings_out_of_the_terminal_unless_verbose(
+    sim: Simulator, config_file: str, verbose: bool, retries_shown: bool
+) -> None:
+    await sim.stop()
+    flags = ["--verbose"] if verbose else []
+    code, out, err = await run_cli("check", "--config", config_file, *flags)
+    assert code == 2 and out == ""
+    assert ("retrying in" in err) is retries_shown
+    if not verbose:
+        [line] = err.strip().splitlines()
+        assert line.startswith("kai-chatops: cluster sim: cannot reach the API server")
+
+
+@pytest.mark.parametrize(
+    ("config", "error"),
+    [
+        ("clusters: []\nalerts: {interval: soon}\n", "invalid configuration"),
+        (None, "unknown cluster 'nowhere'"),
+    ],
+    ids=["bad-config", "unknown-cluster"],
+)
+async def test_check_output_json_with_a_bad_config_prints_a_json_error_object(
+    tmp_path: Path, config_file: str, config: str | None, error: str
+) -> None:
+    path = config_file
+    if config is not None:
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(config)
+        path = str(bad)
+    code, out, _ = await run_cli(
+        "check", "--config", path, "--output", "json", "--cluster", "nowhere"
+    )
+    answer = json.loads(out)
+    assert code == 2
+    assert error in answer["error"]
+    if config is not None:
+        assert any(p.startswith("alerts.interval: 'soon'") for p in answer["problems"])
+
+
 async def test_check_forbidden_by_rbac_exits_two_naming_the_permission(
     sim: Simulator, config_file: str
 ) -> None:

@@ -131,3 +131,83 @@ def test_stdin_is_read_with_a_dash() -> None:
     )
     assert done.returncode == 0
     assert json.loads(done.stdout)["health"] == "Suspended"
+
+
+DEPLOYMENTS = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: binder, namespace: kai-scheduler}
+spec: {replicas: 1}
+status:
+  updatedReplicas: 1
+  availableReplicas: 1
+  conditions: [{type: Available, status: "True", reason: MinimumReplicasAvailable}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: admission, namespace: kai-scheduler}
+spec: {replicas: 2}
+status:
+  updatedReplicas: 2
+  availableReplicas: 0
+  conditions: [{type: Available, status: "False", reason: MinimumReplicasUnavailable}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "strict", "code"),
+    [
+        (PAUSED_SCALEDJOB, False, 0),
+        (PAUSED_SCALEDJOB, True, 1),
+        (DEPLOYMENTS.split("---")[0], True, 0),
+        (DEGRADED_CONFIG, True, 1),
+    ],
+    ids=["not-strict", "suspended-fails-strict", "healthy-passes-strict", "degraded-fails"],
+)
+def test_evaluate_strict_exits_one_when_any_object_is_not_healthy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, strict: bool, code: int
+) -> None:
+    path = tmp_path / "dump.yaml"
+    path.write_text(text)
+    assert cli.main(["evaluate", *(["--strict"] if strict else []), str(path)]) == code
+
+
+def test_evaluate_judges_deployments_as_check_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    verdicts = evaluate_json(tmp_path, DEPLOYMENTS, capsys)
+    assert [(v["name"], v["health"]) for v in verdicts] == [
+        ("binder", "Healthy"),
+        ("admission", "Degraded"),
+    ]
+    assert verdicts[1]["message"].startswith("not available (2/2 updated, 0 available)")
+
+
+@pytest.mark.parametrize(
+    ("text", "output"),
+    [("apiVersion: v1\nkind: List\nitems: []\n", "text"), ("", "text"), ("", "json")],
+    ids=["empty-list", "empty-file", "empty-json"],
+)
+def test_evaluate_an_empty_list_says_no_objects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, output: str
+) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text(text)
+    assert cli.main(["evaluate", "--output", output, "--strict", str(path)]) == 0
+    captured = capsys.readouterr()
+    said = captured.err if output == "json" else captured.out
+    assert said.strip() == f"no objects in {path}"
+    if output == "json":
+        assert captured.out == ""
+
+
+def test_evaluate_input_without_kind_has_no_stray_separator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "odd.yaml"
+    path.write_text("metadata: {name: x}\n---\napiVersion: v1\nkind: Pod\nmetadata: {}\n")
+    cli.main(["evaluate", str(path)])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "x: Unknown: not a Kubernetes object: it has no kind"
+    assert lines[1] == "Pod: Unknown: not a Kubernetes object: this Pod has no metadata.name"
+    assert not any(" : " in line or line.startswith(" ") for line in lines)

@@ -90,6 +90,13 @@ GOOD = [
         Reconcile("Kustomization", "flux-system", "apps", with_source=True),
     ),
     ("reconcile app argocd/kai --hard", Reconcile("Application", "argocd", "kai", hard=True)),
+    ("reconcile hr a/b --force", Reconcile("HelmRelease", "a", "b", force=True)),
+    ("reconcile helmrelease a/b --reset", Reconcile("HelmRelease", "a", "b", reset=True)),
+    (
+        "reconcile hr a/b --force --reset",
+        Reconcile("HelmRelease", "a", "b", force=True, reset=True),
+    ),
+    ("reconcile kai --force", ReconcileShortcut("kai", force=True)),
     ("reconcile kai", ReconcileShortcut("kai")),
     ("reconcile KEDA --with-source", ReconcileShortcut("keda", with_source=True)),
     ("reconcile keda --hard", ReconcileShortcut("keda", hard=True)),
@@ -161,7 +168,9 @@ BAD = [
     ("reconcile gitrepo a/b --with-source", "reconcile", "--with-source is only for helmrelease"),
     ("reconcile ocirepo a/b --with-source", "reconcile", "--with-source is only for helmrelease"),
     ("reconcile kai now", "reconcile", "unexpected 'now'"),
-    ("reconcile hr a/b --force", "reconcile", "reconcile does not take --force"),
+    ("reconcile ks a/b --force", "reconcile", "--force is only for helmrelease"),
+    ("reconcile app a/b --reset", "reconcile", "--reset is only for helmrelease"),
+    ("reconcile hr a/b --wipe", "reconcile", "reconcile does not take --wipe"),
     ("sync", "sync", "sync needs NAMESPACE/NAME"),
     ("sync a/b/c", "sync", "'b/c' is not an object name"),
     ("health now", "health", "unexpected 'now'"),
@@ -195,11 +204,10 @@ def test_a_bad_command_says_what_is_wrong_with_that_subcommands_usage(
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("pasue annia/w", "unknown command 'pasue' (did you mean pause?)"),
         ("deploy everything", "unknown command 'deploy'"),
         ("help bogus", "unknown help topic 'bogus'"),
     ],
-    ids=["typo", "unknown", "help-topic"],
+    ids=["unknown", "help-topic"],
 )
 def test_an_unknown_subcommand_gets_the_general_usage(text: str, message: str) -> None:
     with pytest.raises(errors.BadCommand) as caught:
@@ -209,6 +217,26 @@ def test_an_unknown_subcommand_gets_the_general_usage(text: str, message: str) -
     assert caught.value.usage == usage.usage_for(None)
     assert "/kai pause NAMESPACE/NAME" in caught.value.usage
     assert "/kai unsilence ALERT_ID" in caught.value.usage
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "sub"),
+    [
+        ("helth", "unknown command 'helth' (did you mean health?)", "health"),
+        ("pasue annia/w", "unknown command 'pasue' (did you mean pause?)", "pause"),
+        ("help reconcil", "unknown help topic 'reconcil' (did you mean reconcile?)", "reconcile"),
+    ],
+    ids=["helth", "pasue", "help-topic-typo"],
+)
+def test_typo_suggests_the_subcommand_and_shows_only_its_usage(
+    text: str, message: str, sub: str
+) -> None:
+    with pytest.raises(errors.BadCommand) as caught:
+        commands.parse_command(text)
+
+    assert str(caught.value) == message
+    assert caught.value.usage == usage.usage_for(sub)
+    assert "unsilence" not in caught.value.usage or sub == "unsilence"
 
 
 def test_usage_uses_the_configured_command_name() -> None:

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+from bot import demo
+from bot.sim import breakage
+from bot.stack import ALERT_CHANNEL, running_stack
 
 
 def test_the_demo_shows_health_break_and_heal_and_a_confirmed_pause() -> None:
@@ -15,13 +22,7 @@ def test_the_demo_shows_health_break_and_heal_and_a_confirmed_pause() -> None:
         "/kai pause annia/annia-worker for 1h demo",
         "click Confirm",
     ]
-    args = [arg for line in script for arg in ("--run", line)]
-    done = subprocess.run(
-        [sys.executable, "-m", "bot", "demo", *args],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+    out = run_demo(*script)
     assert "kubectl --kubeconfig" in out
     healthy = out.index("== KAI health on sim: Healthy ==")
     degraded = out.index("== KAI health on sim: Degraded ==")
@@ -29,3 +30,41 @@ def test_the_demo_shows_health_break_and_heal_and_a_confirmed_pause() -> None:
     assert "KAI-prometheus is missing prometheus operator" in out[degraded:]
     assert "[Confirm] [Cancel]" in out
     assert "KEDA acknowledged" in out
+
+
+def run_demo(*script: str) -> str:
+    args = [arg for line in script for arg in ("--run", line)]
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "demo", *args],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_demo_in_place_updates_are_not_ephemeral_and_channel_records_are_shown() -> None:
+    out = run_demo(
+        "/kai reconcile hr flux-system/kai-scheduler",
+        "/kai pause annia/annia-worker for 1h demo",
+        "click Confirm",
+        "wait 1s",
+    )
+    updated = out.index("(updated in place)")
+    assert out[updated:].splitlines()[1] == "(in_channel)"
+    assert "[#demo]" in out and "paused ScaledJob annia/annia-worker" in out
+    assert "(waiting 1s)" in out
+
+
+async def test_demo_alert_buttons_can_be_clicked_after_a_wait(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fast = {"alerts": {"interval": "1s", "hold": "1s", "repeat": "10m"}}
+    async with running_stack(tmp_path, config_overrides=fast) as stack:
+        console = demo.Console(stack)
+        breakage.ACTIONS["apiservice_missing"](stack.sim)
+        await stack.slack.wait_for_messages(ALERT_CHANNEL, count=1, timeout=15)
+        await console.execute("wait 1s")
+        await console.execute("click Acknowledge")
+    out = capsys.readouterr().out
+    assert "Acknowledged" in out
+    assert "No button labelled" not in out

@@ -81,6 +81,15 @@ async def test_a_malformed_command_gets_its_usage_in_the_ack_and_reads_nothing(
     assert stack.sim.requests == []
 
 
+async def test_e2e_typo_suggests_health_and_shows_only_its_usage(stack: Stack) -> None:
+    stack.sim.clear_requests()
+    reply = await stack.command("helth")
+    assert "did you mean health?" in reply.text
+    assert "/kai health [--cluster NAME]" in reply.text
+    assert "/kai pause" not in reply.text and "/kai unsilence" not in reply.text
+    assert stack.sim.requests == []
+
+
 async def test_help_lists_every_command(stack: Stack) -> None:
     reply = await stack.command("help")
     for sub in ("health", "scaledjobs", "pause", "resume", "reconcile", "sync", "alerts", "ack"):

@@ -19,6 +19,7 @@ import pytest
 
 import handlers.keda
 from bot.keda import expiry, ops
+from bot.service import schedule
 from bot.slack import blocks as render
 from bot.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
@@ -481,3 +482,65 @@ async def test_all_namespaces_without_cluster_wide_rights_says_what_to_do(stack:
     assert reply.message is not None and reply.message["response_type"] == "ephemeral"
     assert "Listing across all namespaces needs cluster-wide list rights" in reply.text
     assert "`/kai scaledjobs annia`" in reply.text
+
+
+SCALE_IN = "autoscaling.keda.sh/paused-scale-in"
+
+
+async def test_e2e_keda_one_direction_pause_stays_and_is_named_after_resume(
+    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """KEDA keeps Paused True for a scale-in pause: the resume is acknowledged, not timed out."""
+    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=10, interval=0.05))
+    async with running_stack(tmp_path, clock=clock, keda_controller=True) as stack:
+        by_hand = {"metadata": {"annotations": {SCALE_IN: "true"}}}
+        stack.sim.patch(API, "ScaledObject", "annia-api", "annia", patch=by_hand)
+        await click(stack, await stack.command("pause scaledobject annia/annia-api"))
+        stack.sim.clear_requests()
+
+        reply = await stack.command("resume scaledobject annia/annia-api")
+        assert SCALE_IN in json.dumps(reply.message)
+        result = await click(stack, reply)
+
+        assert result["text"].startswith("ScaledObject annia/annia-api on sim is resumed")
+        assert f"Still paused for scale-in by {SCALE_IN}" in result["text"]
+        assert "has not acknowledged" not in result["text"]
+        assert annotations(stack, "annia-api", "ScaledObject") == {SCALE_IN: "true"}
+        (patch,) = patches(stack)
+        assert SCALE_IN not in patch.body["metadata"]["annotations"]
+        assert f"Its scale-in pause ({SCALE_IN}) stays." in channel_texts(stack)[-1]
+
+
+async def test_timed_pause_resumes_within_seconds_of_its_due_time(
+    stack: Stack, clock: Clock
+) -> None:
+    """The running scheduler resumes a `for 1m` pause at its time, long before the next sweep."""
+    await pause_confirmed(stack, "pause annia/annia-worker for 1m short test")
+    job = schedule.PauseExpiry(
+        "sim", sweep_every=timedelta(hours=1), first_sweep_after=timedelta(0)
+    )
+    ticking = schedule.Schedule(
+        stack.service.deps, [schedule.Job("pause-expiry", job, timedelta(seconds=0.05))]
+    )
+    ticking.start()
+    try:
+        await wait_until(lambda: job.next_due is not None)
+        assert job.next_due == START + timedelta(minutes=1)
+        clock.advance(timedelta(seconds=59))
+        assert annotations(stack)[PAUSED] == "true"
+
+        clock.advance(timedelta(seconds=2))
+        await wait_until(lambda: PAUSED not in annotations(stack), seconds=3)
+    finally:
+        await ticking.stop()
+
+    (post,) = channel_texts(stack, ALERT_CHANNEL)
+    assert "resumed automatically after 1m" in post
+
+
+async def wait_until(check: Any, seconds: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not check():
+        assert loop.time() < deadline, "not within the deadline"
+        await asyncio.sleep(0.02)

@@ -188,11 +188,15 @@ def test_a_source_of_a_kind_the_bot_cannot_reconcile_is_refused() -> None:
 # --- progress and results ---------------------------------------------------------------------
 
 
+BEFORE = "2026-08-24T08:00:00Z"  # lastHandledReconcileAt as read before our request
+
+
 @pytest.mark.parametrize(
     ("status", "generation", "expected"),
     [
-        ({"lastHandledReconcileAt": "older"}, 1, FluxPhase.NOT_HANDLED),
-        ({}, 1, FluxPhase.NOT_HANDLED),
+        ({"lastHandledReconcileAt": BEFORE}, 1, FluxPhase.NOT_HANDLED),
+        ({"lastHandledReconcileAt": TOKEN}, 1, FluxPhase.DONE),
+        ({"lastHandledReconcileAt": "2026-08-24T08:16:00.1Z"}, 1, FluxPhase.DONE),
         (
             {"lastHandledReconcileAt": TOKEN, "conditions": [cond("Reconciling", "True")]},
             1,
@@ -217,12 +221,67 @@ def test_a_source_of_a_kind_the_bot_cannot_reconcile_is_refused() -> None:
             FluxPhase.DONE,
         ),
     ],
-    ids=["other-token", "never-handled", "reconciling", "generation-behind", "stalled", "done"],
+    ids=[
+        "unchanged",
+        "our-token",
+        "a-newer-request-by-someone-else",
+        "reconciling",
+        "generation-behind",
+        "stalled",
+        "done",
+    ],
 )
-def test_the_wait_ends_only_when_flux_handled_our_token_and_settled(
+def test_reconcile_wait_done_when_last_handled_changes(
     status: dict[str, Any], generation: int, expected: FluxPhase
 ) -> None:
-    assert plan.flux_phase(flux_object(status=status, generation=generation), TOKEN) is expected
+    obj = flux_object(status=status, generation=generation)
+    assert plan.flux_phase(obj, BEFORE) is expected
+
+
+def test_reconcile_wait_from_never_handled_ends_at_the_first_handled_request() -> None:
+    assert plan.flux_phase(flux_object(status={}), "") is FluxPhase.NOT_HANDLED
+    handled = flux_object(status={"lastHandledReconcileAt": TOKEN})
+    assert plan.flux_phase(handled, "") is FluxPhase.DONE
+
+
+@pytest.mark.parametrize(
+    ("force", "reset", "expected"),
+    [
+        (False, False, {}),
+        (True, False, {plan.FORCE_AT: TOKEN}),
+        (False, True, {plan.RESET_AT: TOKEN}),
+        (True, True, {plan.FORCE_AT: TOKEN, plan.RESET_AT: TOKEN}),
+    ],
+    ids=["plain", "force", "reset", "force-and-reset"],
+)
+def test_reconcile_force_reset_write_the_same_token_as_requested_at(
+    force: bool, reset: bool, expected: dict[str, str]
+) -> None:
+    annotations = plan.flux_request_patch(TOKEN, "U1", force=force, reset=reset)["metadata"][
+        "annotations"
+    ]
+    assert annotations[plan.REQUESTED_AT] == TOKEN
+    flux_requests = {k: v for k, v in annotations.items() if k in (plan.FORCE_AT, plan.RESET_AT)}
+    assert flux_requests == expected
+
+
+@pytest.mark.parametrize(
+    ("conditions", "state", "summary"),
+    [
+        ([cond("Ready", "True", "UpgradeSucceeded", "ok")], "succeeded", "Ready True"),
+        ([cond("Ready", "False", "UpgradeFailed", "boom")], "failed", "Ready False"),
+        ([cond("Ready", "Unknown", "Progressing", "still going")], "failed", "Ready Unknown"),
+        ([], "unknown", "status can't be determined"),
+    ],
+    ids=["ready-true", "ready-false", "ready-unknown", "no-ready"],
+)
+def test_reconcile_ending_with_ready_unknown_is_reported_as_flux_reports_it(
+    conditions: list[dict[str, str]], state: str, summary: str
+) -> None:
+    result = plan.judge_flux(flux_object(status={"conditions": conditions}), HR, TOKEN)
+    report = render_gitops.flux_result(FluxReport((result,), 1.0), "U1")
+    assert result.state == state
+    assert summary in report["text"]
 
 
 def test_ready_true_is_a_success_with_the_applied_revision() -> None:
@@ -262,13 +321,13 @@ def test_stalled_without_ready_is_a_failure_in_stalled_words() -> None:
 def test_no_ready_condition_is_reported_as_unknown() -> None:
     result = plan.judge_flux(flux_object(status={"conditions": []}), HR, TOKEN)
     assert result.state == "unknown"
-    assert "no Ready condition" in result.note
+    assert "status can't be determined" in result.note
 
 
 def test_a_timeout_says_whether_flux_picked_the_request_up_and_what_the_object_says() -> None:
     ready = cond("Ready", "True", "UpgradeSucceeded", "fine")
     obj = flux_object(status={"lastHandledReconcileAt": "older", "conditions": [ready]})
-    result = plan.judge_flux_timeout(obj, HR, TOKEN, "5m")
+    result = plan.judge_flux_timeout(obj, HR, TOKEN, "older", "5m")
     assert result.state == "timed out"
     assert "no result within 5m" in result.note
     assert "Flux has not handled the request (lastHandledReconcileAt: older)" in result.note
@@ -327,8 +386,13 @@ def test_an_unconfigured_shortcut_says_which_key_to_set() -> None:
             ReconcileShortcut("kai", with_source=True),
             "--with-source is not for Application argocd/kai-scheduler",
         ),
+        (
+            {"kind": "app", "name": "argocd/kai-scheduler"},
+            ReconcileShortcut("kai", force=True),
+            "--force is only for HelmReleases, not Application argocd/kai-scheduler",
+        ),
     ],
-    ids=["hard-on-helmrelease", "with-source-on-application"],
+    ids=["hard-on-helmrelease", "with-source-on-application", "force-on-application"],
 )
 def test_a_flag_that_does_not_fit_the_configured_kind_is_refused(
     shortcut: dict[str, str], parsed: ReconcileShortcut, message: str
@@ -394,6 +458,71 @@ def test_the_sync_operation_names_the_slack_user_and_guards_the_read_version() -
     assert patch["operation"]["info"] == [
         {"name": "Reason", "value": "requested from Slack by U123 in C9"}
     ]
+
+
+SEED_POLICY = {
+    "automated": {"prune": True, "selfHeal": True},
+    "syncOptions": ["CreateNamespace=true", "ServerSideApply=true"],
+    "retry": {"limit": 3, "backoff": {"duration": "10s"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("policy", "sync_options", "retry"),
+    [
+        (SEED_POLICY, ["CreateNamespace=true", "ServerSideApply=true"], SEED_POLICY["retry"]),
+        ({"syncOptions": ["PruneLast=true"]}, ["PruneLast=true"], None),
+        ({"retry": {"limit": -1}}, None, {"limit": -1}),
+        ({"automated": {}}, None, None),
+        (None, None, None),
+    ],
+    ids=["seed-kai-app", "options-only", "retry-only", "neither", "no-sync-policy"],
+)
+def test_argo_sync_carries_sync_options_and_retry(
+    policy: dict[str, Any] | None, sync_options: list[str] | None, retry: dict[str, Any] | None
+) -> None:
+    app = application(spec={"syncPolicy": policy} if policy is not None else {})
+    operation = argo.sync_patch(app, "U123", "C9", NOW)["operation"]
+    assert operation["sync"].get("syncOptions") == sync_options
+    assert operation.get("retry") == retry
+    assert operation["sync"]["syncStrategy"] == {"hook": {}}
+
+
+@pytest.mark.parametrize(
+    ("operation_state", "pending", "expected"),
+    [
+        ({"phase": "Running", "message": argo.BLOCKED_BY_WINDOW}, True, "blocked"),
+        (
+            {"phase": "Running", "message": f"{argo.BLOCKED_BY_WINDOW}: invalid schedule"},
+            True,
+            "blocked",
+        ),
+        ({"phase": "Running", "message": "one or more tasks are running"}, True, None),
+        ({"phase": "Succeeded", "message": "successfully synced"}, False, "succeeded"),
+    ],
+    ids=["blocked", "blocked-with-error", "running", "succeeded"],
+)
+def test_argo_sync_held_by_a_sync_window_is_blocked_not_a_timeout(
+    operation_state: dict[str, str], pending: bool, expected: str | None
+) -> None:
+    operation = {"sync": {}} if pending else None
+    app = application(operation=operation, status={"operationState": operation_state})
+    waiting = argo.is_sync_pending(app) and not argo.is_blocked_by_window(app)
+    assert waiting is (expected is None)
+    if expected is not None:
+        assert argo.judge_sync(app) == expected
+
+
+def test_a_blocked_sync_report_quotes_the_operation_message() -> None:
+    app = application(
+        operation={"sync": {}},
+        status={"operationState": {"phase": "Running", "message": argo.BLOCKED_BY_WINDOW}},
+    )
+    report = argo.ArgoReport(APP, "sync", "blocked", argo.read_app(app), 0.3, "5m")
+    text = render_gitops.argo_result(report, "U1")["text"]
+    assert "blocked by a sync window" in text
+    assert argo.BLOCKED_BY_WINDOW in text
+    assert "no result within" not in text
 
 
 @pytest.mark.parametrize(

@@ -29,12 +29,12 @@ def report_of(snap: ClusterSnapshot) -> HealthReport:
     return health.build_report(snap, cluster="prod", now=NOW, progressing_timeout=TIMEOUT)
 
 
-def test_missing_shard_scheduler_deployment_is_degraded() -> None:
+def test_missing_everywhere_a_missing_shard_scheduler_deployment_is_missing() -> None:
     deployments = without_deployment("kai-scheduler-default")
 
     found = find_finding(report_of(kai_snapshot(deployments=deployments)), SCHEDULER)
 
-    assert found.health is Health.DEGRADED
+    assert found.health is Health.MISSING
     assert "no scheduler runs for SchedulingShard default" in found.summary
 
 
@@ -67,23 +67,25 @@ def test_scheduler_name_and_namespace_come_from_kai_config() -> None:
 
 
 @pytest.mark.parametrize(
-    ("operator", "summary"),
+    ("operator", "summary", "health"),
     [
-        pytest.param(None, "missing: the KAI conditions are frozen", id="missing"),
+        pytest.param(None, "missing: the KAI conditions are frozen", Health.MISSING, id="missing"),
         pytest.param(
             deployment("kai-operator", available="False", updated=1, operand=False),
             "not available (1/1 updated, 0 available): Available is False",
+            Health.DEGRADED,
             id="not-available",
         ),
         pytest.param(
             deployment("kai-operator", replicas=0, operand=False),
             "scaled to 0 replicas: the KAI conditions are frozen",
+            Health.DEGRADED,
             id="scaled-to-zero",
         ),
     ],
 )
 def test_operator_down_is_degraded_and_says_conditions_are_frozen(
-    operator: dict[str, Any] | None, summary: str
+    operator: dict[str, Any] | None, summary: str, health: Health
 ) -> None:
     deployments = without_deployment("kai-operator")
     if operator is not None:
@@ -91,7 +93,7 @@ def test_operator_down_is_degraded_and_says_conditions_are_frozen(
 
     found = find_finding(report_of(kai_snapshot(deployments=deployments)), OPERATOR)
 
-    assert found.health is Health.DEGRADED
+    assert found.health is health
     assert summary in found.summary
     assert "frozen at their last values while the operator is down" in found.summary
 

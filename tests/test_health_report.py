@@ -167,16 +167,16 @@ def test_missing_kai_crds_are_named_in_one_finding() -> None:
 
     found = find_finding(report_of(kai_snapshot(crd_names=crds)), "KAI CRDs")
 
-    assert found.health is Health.DEGRADED
+    assert found.health is Health.MISSING
     assert (
         found.summary == "2 of 6 missing: topologies.kai.scheduler, bindrequests.scheduling.run.ai"
     )
 
 
-def test_a_missing_apiservice_is_degraded() -> None:
+def test_missing_everywhere_a_missing_apiservice_is_missing() -> None:
     found = find_finding(report_of(kai_snapshot(apiservice=None)), APISERVICE)
 
-    assert found.health is Health.DEGRADED
+    assert found.health is Health.MISSING
     assert found.summary == (
         "APIService v1beta1.external.metrics.k8s.io is missing: "
         "KEDA's external metrics are not served"
@@ -202,9 +202,7 @@ def test_the_apiservice_name_is_configurable() -> None:
         kai_snapshot(apiservice=None), apiservice_name="v1beta1.custom.metrics.k8s.io"
     )
 
-    assert (
-        find_finding(report, "APIService v1beta1.custom.metrics.k8s.io").health is Health.DEGRADED
-    )
+    assert find_finding(report, "APIService v1beta1.custom.metrics.k8s.io").health is Health.MISSING
 
 
 @pytest.mark.parametrize(
@@ -223,8 +221,8 @@ def test_the_apiservice_name_is_configurable() -> None:
                 ),
                 "apiservice": None,
             },
-            Health.DEGRADED,
-            id="progressing-and-degraded",
+            Health.MISSING,
+            id="progressing-and-missing",
         ),
         pytest.param({"kai_config": None, "apiservice": None}, Health.MISSING, id="missing-wins"),
     ],

@@ -425,3 +425,56 @@ def test_a_missing_object_points_at_the_other_kind_of_the_same_name() -> None:
         "There is a ScaledObject of that name: write `pause scaledobject annia/annia-worker` "
         "(or `resume scaledobject ...`)."
     )
+
+
+SCALE_IN, SCALE_OUT = keda.PAUSED_SCALE_IN, keda.PAUSED_SCALE_OUT
+
+
+@pytest.mark.parametrize(
+    ("target", "annotations", "removed", "remaining"),
+    [
+        pytest.param(SO, {PAUSED: "true", SCALE_IN: "true"}, [PAUSED], [SCALE_IN], id="in"),
+        pytest.param(SO, {PAUSED: "true", SCALE_OUT: "1"}, [PAUSED], [SCALE_OUT], id="out"),
+        pytest.param(
+            SO,
+            {REPLICAS: "0", SCALE_IN: "true", SCALE_OUT: "true", **RECORD},
+            [REPLICAS, *RECORD],
+            [SCALE_IN, SCALE_OUT],
+            id="both-after-paused-replicas",
+        ),
+        pytest.param(SO, {PAUSED: "true", SCALE_IN: "false"}, [PAUSED], [], id="in-false"),
+        pytest.param(JOB, {PAUSED: "true", SCALE_IN: "true"}, [PAUSED], [], id="scaledjob"),
+    ],
+)
+def test_keda_one_direction_pause_is_named_and_resume_removes_only_what_pause_writes(
+    target: Target, annotations: dict[str, str], removed: list[str], remaining: list[str]
+) -> None:
+    plan = plan_resume(target, obj(target, annotations, paused="True"))
+    assert sorted(plan.annotations) == sorted(removed)
+    assert set(plan.annotations.values()) == {None}
+
+    left = {k: v for k, v in annotations.items() if k not in removed}
+    after = keda.read_pause_state(obj(target, left, paused="True" if remaining else "False"))
+    outcome = Outcome(plan, after, acknowledged=True)
+    text = render_changes.result_message(outcome, wait_timeout=10, now=NOW)["text"]
+    announced = render_changes.announcement_text(outcome, user="U1", requested_by="", now=NOW)
+
+    assert after.paused is False
+    assert keda.expects_paused_condition(after) is bool(remaining)
+    assert "has not acknowledged" not in text
+    for key in remaining:
+        assert key in text and key in announced
+        assert key in "\n".join(render_changes.confirm_lines(plan, duration=None, now=NOW))
+    if not remaining:
+        assert "Still paused" not in text
+
+
+def test_keda_one_direction_pause_alone_is_named_and_not_resumed() -> None:
+    plan = plan_resume(SO, obj(SO, {SCALE_OUT: "true"}, paused="True"))
+
+    assert plan.nothing_to_do == (
+        "it is not paused (only scale-out is paused by its own annotation, which resume leaves)"
+    )
+    verdict = keda.evaluate_keda_object(obj(SO, {SCALE_OUT: "true"}, paused="True"))
+    assert "scale-out paused by annotation" in verdict.message
+    assert "KEDA has not caught up" not in verdict.message

@@ -171,3 +171,72 @@ def test_static_oci_helmrepository_without_status_is_healthy() -> None:
 
     assert verdict.health is Health.HEALTHY
     assert "static" in verdict.message
+
+
+ROLLED_BACK = (
+    "Helm rollback to previous release apps/podinfo.v24 with chart podinfo@6.5.4 succeeded"
+)
+RETRYING = condition("Reconciling", "True", reason="ProgressingWithRetry", message=ROLLED_BACK)
+_ALL_FLUX_KINDS = [
+    "HelmRelease",
+    "Kustomization",
+    "GitRepository",
+    "HelmRepository",
+    "OCIRepository",
+    "HelmChart",
+    "Bucket",
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "conditions", "fragment"),
+    [
+        *(
+            pytest.param(
+                kind,
+                [RETRYING, condition("Ready", "False", reason="RollbackSucceeded", message="x")],
+                "retrying: Ready is False (RollbackSucceeded): x",
+                id=f"{kind}-ready-false",
+            )
+            for kind in _ALL_FLUX_KINDS
+        ),
+        pytest.param(
+            "Kustomization",
+            [RETRYING, condition("Stalled", "True", reason="BuildFailed", message="bad")],
+            "retrying: Stalled is True (BuildFailed): bad",
+            id="stalled-true-without-ready",
+        ),
+        pytest.param(
+            "HelmRelease",
+            [
+                condition("Reconciling", "True", reason="Progressing", message="upgrading"),
+                condition("Ready", "False", reason="UpgradeFailed", message=FAILED),
+            ],
+            f"Ready is False (UpgradeFailed): {FAILED}",
+            id="ready-false-while-reconciling-is-still-degraded",
+        ),
+    ],
+)
+def test_ready_false_while_retrying_is_degraded_retrying(
+    kind: str, conditions: list[dict[str, Any]], fragment: str
+) -> None:
+    verdict = flux.evaluate_flux_object(flux_object(kind, conditions=conditions))
+
+    assert verdict.health is Health.DEGRADED
+    assert verdict.message.startswith(fragment)
+
+
+def test_upstream_degraded_helmrelease_fixture_is_degraded_retrying() -> None:
+    """argo-cd resource_customizations/helm.toolkit.fluxcd.io/HelmRelease/testdata/degraded.yaml:
+    an upgrade failed, was rolled back, and is being retried."""
+    conditions = [
+        RETRYING,
+        condition("Ready", "False", reason="RollbackSucceeded", message=ROLLED_BACK),
+        condition("Released", "False", reason="UpgradeFailed", message=FAILED),
+        condition("Remediated", "True", reason="RollbackSucceeded", message=ROLLED_BACK),
+    ]
+
+    verdict = flux.evaluate_flux_object(flux_object("HelmRelease", conditions=conditions))
+
+    assert verdict.health is Health.DEGRADED
+    assert verdict.message == f"retrying: Ready is False (RollbackSucceeded): {ROLLED_BACK}"

@@ -64,9 +64,9 @@ def test_per_cluster_checks_and_pause_expiry_and_the_lease_renewed_from_the_star
     assert [(j.name, j.every, j.at_start) for j in jobs] == [
         ("lease", timedelta(seconds=4), True),
         ("alerts-prod", timedelta(seconds=45), False),
-        ("pause-expiry-prod", timedelta(seconds=30), False),
+        ("pause-expiry-prod", timedelta(seconds=2), False),
         ("alerts-staging", timedelta(seconds=45), False),
-        ("pause-expiry-staging", timedelta(seconds=30), False),
+        ("pause-expiry-staging", timedelta(seconds=2), False),
     ]
 
 

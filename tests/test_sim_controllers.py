@@ -168,7 +168,8 @@ async def test_argo_cd_removes_the_refresh_annotation_and_stamps_the_comparison(
 async def test_argo_cd_carries_out_an_operation_then_clears_it(
     sim: Simulator, behaviour: str, phase: str, message: str
 ) -> None:
-    operation = {"initiatedBy": {"username": "slack:U1"}, "sync": {"prune": False}}
+    options = ["CreateNamespace=true"]
+    operation = {"initiatedBy": {"username": "slack:U1"}, "sync": {"syncOptions": options}}
     patch = {
         "operation": operation,
         "metadata": {"annotations": {"sim.kai-chatops/sync": behaviour}},
@@ -199,6 +200,9 @@ async def test_stopped_controllers_no_longer_answer(sim: Simulator) -> None:
         ("never", Behaviour("never", 0.5)),
         ("fail", Behaviour("fail", 0.5)),
         ("fail: no space left", Behaviour("fail", 0.5, "no space left")),
+        ("retry", Behaviour("retry", 0.5)),
+        ("retry:rolled back", Behaviour("retry", 0.5, "rolled back")),
+        ("blocked", Behaviour("blocked", 0.5)),
         ("slow:2s", Behaviour("succeed", 2.0)),
         ("slow:250ms", Behaviour("succeed", 0.25)),
         ("nonsense", Behaviour("succeed", 0.5)),
@@ -208,3 +212,115 @@ def test_the_behaviour_annotation_is_read_with_the_default_as_fallback(
     value: str, expected: Behaviour
 ) -> None:
     assert parse_behaviour(value, Behaviour("succeed", 0.5)) == expected
+
+
+def finished_operation(sim: Simulator) -> dict[str, Any] | None:
+    app = sim.get(APP_API, "Application", "kai-scheduler", "argocd")
+    return app["status"]["operationState"] if app and "operation" not in app else None
+
+
+def start_operation(sim: Simulator, operation: dict[str, Any], behaviour: str = "") -> None:
+    annotations = {"sim.kai-chatops/sync": behaviour} if behaviour else {}
+    patch = {"operation": operation, "metadata": {"annotations": annotations}}
+    sim.patch(APP_API, "Application", "kai-scheduler", "argocd", patch=patch)
+
+
+@pytest.mark.parametrize(
+    ("sync", "retry", "behaviour", "phase", "message", "namespace_created"),
+    [
+        (
+            {"syncOptions": ["CreateNamespace=true", "ServerSideApply=true"]},
+            None,
+            "",
+            "Succeeded",
+            "successfully synced (all tasks run)",
+            True,
+        ),
+        (
+            {},
+            None,
+            "",
+            "Failed",
+            'one or more objects failed to apply, reason: namespaces "kai-scheduler" not found',
+            False,
+        ),
+        (
+            {"syncOptions": ["CreateNamespace=true"]},
+            {"limit": 3},
+            "fail:hook failed",
+            "Failed",
+            "hook failed (retried 3 times).",
+            False,
+        ),
+        ({"syncOptions": []}, {"limit": 2}, "", "Failed", "(retried 2 times).", False),
+    ],
+    ids=["create-namespace", "no-create-namespace", "retried-hook-failure", "retried-missing-ns"],
+)
+async def test_argo_sync_carries_sync_options_and_retry_honoured_by_the_controller(
+    sim: Simulator,
+    sync: dict[str, Any],
+    retry: dict[str, Any] | None,
+    behaviour: str,
+    phase: str,
+    message: str,
+    namespace_created: bool,
+) -> None:
+    operation: dict[str, Any] = {"initiatedBy": {"username": "slack:U1"}, "sync": sync}
+    if retry is not None:
+        operation["retry"] = retry
+    start_operation(sim, operation, behaviour)
+
+    state = await eventually(lambda: finished_operation(sim))
+
+    assert state["phase"] == phase
+    assert state["message"].endswith(message)
+    assert state["operation"] == operation  # recorded as the controller ran it
+    assert state.get("retryCount", 0) == (retry or {}).get("limit", 0)
+    assert (sim.get("v1", "Namespace", "kai-scheduler") is not None) is namespace_created
+    created = [r["name"] for r in state["syncResult"].get("resources", [])]
+    assert created == (["kai-scheduler"] if namespace_created else [])
+
+
+async def test_argo_sync_held_by_a_sync_window_stays_running_and_says_so(sim: Simulator) -> None:
+    start_operation(sim, {"sync": {}}, "blocked")
+
+    def held() -> dict[str, Any] | None:
+        app = sim.get(APP_API, "Application", "kai-scheduler", "argocd")
+        state = (app or {}).get("status", {}).get("operationState", {})
+        return app if state.get("phase") == "Running" else None
+
+    app = await eventually(held)
+    assert app["operation"] == {"sync": {}}
+    assert app["status"]["operationState"]["message"] == "Sync operation blocked by sync window"
+
+
+async def test_reconcile_force_reset_are_recorded_as_handled_by_the_helm_controller(
+    sim: Simulator,
+) -> None:
+    token = "2026-08-24T09:00:00.5Z"
+    forced = {"reconcile.fluxcd.io/forceAt": token, "reconcile.fluxcd.io/resetAt": token}
+    request(sim, HR_API, "HelmRelease", "keda", token, **forced)
+
+    answered = await eventually(lambda: handled(sim, HR_API, "HelmRelease", "keda", token))
+
+    assert answered["lastHandledForceAt"] == token
+    assert answered["lastHandledResetAt"] == token
+
+
+async def test_a_retrying_flux_failure_leaves_ready_false_and_reconciling_with_retry(
+    sim: Simulator,
+) -> None:
+    retry = {"sim.kai-chatops/reconcile": "retry:Helm rollback succeeded"}
+    request(sim, HR_API, "HelmRelease", "keda", "t6", **retry)
+
+    answered = await eventually(lambda: handled(sim, HR_API, "HelmRelease", "keda", "t6"))
+
+    conditions = {c["type"]: c for c in answered["conditions"]}
+    assert (conditions["Ready"]["status"], conditions["Ready"]["message"]) == (
+        "False",
+        "Helm rollback succeeded",
+    )
+    assert (conditions["Reconciling"]["status"], conditions["Reconciling"]["reason"]) == (
+        "True",
+        "ProgressingWithRetry",
+    )

@@ -29,8 +29,21 @@ def scaled(kind: str, annotations: dict[str, str], paused: str | None = None) ->
         ("ScaledJob", {"autoscaling.keda.sh/paused": "false"}, False),
         ("ScaledJob", {"autoscaling.keda.sh/paused-replicas": "0"}, False),
         ("ScaledObject", {"autoscaling.keda.sh/paused-replicas": "0"}, True),
+        ("ScaledObject", {"autoscaling.keda.sh/paused-scale-in": "true"}, True),
+        ("ScaledObject", {"autoscaling.keda.sh/paused-scale-out": "false"}, False),
+        ("ScaledJob", {"autoscaling.keda.sh/paused-scale-in": "true"}, False),
     ],
-    ids=["none", "true", "unparsable", "false", "job-ignores-replicas", "object-replicas"],
+    ids=[
+        "none",
+        "true",
+        "unparsable",
+        "false",
+        "job-ignores-replicas",
+        "object-replicas",
+        "keda-one-direction-pause-sets-paused",
+        "one-direction-false",
+        "job-ignores-one-direction",
+    ],
 )
 def test_what_keda_pauses(kind: str, annotations: dict[str, str], expected: bool) -> None:
     assert wants_paused(scaled(kind, annotations)) is expected

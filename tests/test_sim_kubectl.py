@@ -98,3 +98,104 @@ async def test_failing_json_patch_test_is_refused(kubectl: Kubectl) -> None:
 async def test_delete_removes_the_object(kubectl: Kubectl, sim: Simulator) -> None:
     await kubectl.run("delete", "scaledjob", "annia-trainer", "-n", "annia")
     assert sim.get(*SJ, "annia-trainer", "annia") is None
+
+
+# --- issue 12 B: what kubectl sees when the simulator is as strict as an API server ------------
+
+DEPLOY = ("apps/v1", "Deployment")
+
+
+async def test_kubectl_strategic_merge_patch_on_a_custom_resource_is_refused(
+    kubectl: Kubectl, sim: Simulator
+) -> None:
+    patch = '{"metadata":{"annotations":{"x":"y"}}}'
+    code, _, err = await kubectl.run(
+        "patch", "sj", "annia-worker", "-n", "annia", "-p", patch, ok=False
+    )
+    assert code == 1
+    assert "application/strategic-merge-patch+json is not supported" in err
+    worker = sim.get(*SJ, "annia-worker", "annia")
+    assert worker is not None and "x" not in (worker["metadata"].get("annotations") or {})
+
+
+async def test_kubectl_strategic_merge_patch_merges_containers_by_name(
+    kubectl: Kubectl, sim: Simulator
+) -> None:
+    sidecar = '{"spec":{"template":{"spec":{"containers":[{"name":"proxy","image":"envoy:1"}]}}}}'
+    await kubectl.run("patch", "deploy", "kai-operator", "-n", "kai-scheduler", "-p", sidecar)
+    bump = '{"spec":{"template":{"spec":{"containers":[{"name":"kai-operator","image":"op:2"}]}}}}'
+    await kubectl.run("patch", "deploy", "kai-operator", "-n", "kai-scheduler", "-p", bump)
+
+    deployment = sim.get(*DEPLOY, "kai-operator", "kai-scheduler")
+    assert deployment is not None
+    shown = [(c["name"], c["image"]) for c in deployment["spec"]["template"]["spec"]["containers"]]
+    assert shown == [("kai-operator", "op:2"), ("proxy", "envoy:1")]
+    assert deployment["metadata"]["generation"] == 3
+
+
+async def test_kubectl_paged_get_lists_every_object_once(kubectl: Kubectl, sim: Simulator) -> None:
+    _, out, _ = await kubectl.run("get", "sj", "-A", "--chunk-size=1", "-o", "json")
+    names = [item["metadata"]["name"] for item in json.loads(out)["items"]]
+    assert sorted(names) == ["annia-trainer", "annia-worker"]
+    pages = [r for r in sim.requests if r.resource == "scaledjobs" and r.verb == "list"]
+    assert len(pages) >= 2 and "continue" in pages[-1].query
+
+
+async def test_kubectl_field_selector_on_a_custom_resource_only_name_and_namespace(
+    kubectl: Kubectl,
+) -> None:
+    _, out, _ = await kubectl.run(
+        "get", "sj", "-n", "annia", "--field-selector", "metadata.name=annia-worker", "-o", "name"
+    )
+    assert out.split() == ["scaledjob.keda.sh/annia-worker"]
+    code, _, err = await kubectl.run(
+        "get", "sj", "-n", "annia", "--field-selector", "spec.maxReplicaCount=5", ok=False
+    )
+    assert code == 1 and "field label not supported: spec.maxReplicaCount" in err
+
+
+async def test_kubectl_replace_of_a_custom_resource_needs_its_resource_version(
+    kubectl: Kubectl, tmp_path: Path
+) -> None:
+    _, out, _ = await kubectl.run("get", "app", "kai-scheduler", "-n", "argocd", "-o", "json")
+    app = json.loads(out)
+    del app["metadata"]["resourceVersion"]
+    manifest = tmp_path / "app.json"
+    manifest.write_text(json.dumps(app))
+
+    # `kubectl replace -f` fills a missing resourceVersion in from a GET; --raw PUTs as given.
+    url = "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/kai-scheduler"
+    code, _, err = await kubectl.run("replace", "--raw", url, "-f", str(manifest), ok=False)
+
+    assert code == 1
+    assert "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update" in err
+
+
+async def test_kubectl_sees_no_generation_on_a_configmap(kubectl: Kubectl, tmp_path: Path) -> None:
+    notes = {"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "b"}}
+    notes["metadata"] = {"name": "kai-notes", "namespace": "kai-scheduler"}
+    manifest = tmp_path / "notes.json"
+    manifest.write_text(json.dumps(notes))
+    await kubectl.run("create", "--validate=false", "-f", str(manifest))
+    await kubectl.run("patch", "cm", "kai-notes", "-n", "kai-scheduler", "-p", '{"data":{"a":"c"}}')
+
+    _, out, _ = await kubectl.run("get", "cm", "kai-notes", "-n", "kai-scheduler", "-o", "json")
+
+    read = json.loads(out)
+    assert read["data"] == {"a": "c"}
+    assert "generation" not in read["metadata"]
+
+
+async def test_kubectl_status_change_on_an_application_bumps_its_generation(
+    kubectl: Kubectl,
+) -> None:
+    """Argo CD's Application CRD has no status subresource: a status write is a new generation."""
+    _, before, _ = await kubectl.run("get", "app", "kai-scheduler", "-n", "argocd", "-o", "json")
+    patch = '{"status":{"health":{"status":"Degraded"}}}'
+    await kubectl.run(
+        "patch", "app", "kai-scheduler", "-n", "argocd", "--type", "merge", "-p", patch
+    )
+    _, after, _ = await kubectl.run("get", "app", "kai-scheduler", "-n", "argocd", "-o", "json")
+    generation = json.loads(before)["metadata"]["generation"]
+    assert json.loads(after)["metadata"]["generation"] == generation + 1
+    assert json.loads(after)["status"]["health"]["status"] == "Degraded"

@@ -123,14 +123,16 @@ def test_main_resource_ignores_status_and_status_subresource_ignores_the_rest(
     assert result["spec"] == {"size": 1} and result["metadata"]["labels"] == {}
 
 
-def test_without_status_subresource_status_goes_through_the_main_resource(store: Store) -> None:
+def test_without_status_subresource_status_goes_through_the_main_resource_and_bumps_generation(
+    store: Store,
+) -> None:
     rtype = store.resolve("example.com/v1", "gadgets")
     body = {"metadata": {"name": "g"}, "spec": {}, "status": {"health": "Healthy"}}
     created = store.create(rtype, "team", body)
     assert created["status"] == {"health": "Healthy"}
     patched = store.patch(rtype, "team", "g", "merge", {"status": {"health": "Degraded"}})
     assert patched["status"] == {"health": "Degraded"}
-    assert patched["metadata"]["generation"] == 1
+    assert patched["metadata"]["generation"] == 2
 
 
 def test_merge_patch_null_deletes_an_annotation(store: Store) -> None:

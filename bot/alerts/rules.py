@@ -107,7 +107,7 @@ def _config_alerts(
                 severity=Severity.CRITICAL,
                 title=f"{name} is missing",
                 reason="NotFound",
-                message=finding.summary if finding else f"{name} is missing",
+                message=_without_title(finding.summary if finding else "", f"{name} is missing"),
                 check_first=finding.detail if finding else "",
             )
         ]
@@ -153,7 +153,7 @@ def _progressing_alerts(
 def _operator_alerts(cluster: str, report: HealthReport, namespace: str) -> list[Observation]:
     subject = deployments.deployment_subject(namespace, health.OPERATOR_DEPLOYMENT)
     finding = _finding(report, subject)
-    if finding is None or finding.health is not Health.DEGRADED:
+    if finding is None or finding.health not in (Health.DEGRADED, Health.MISSING):
         return []
     return [
         Observation(
@@ -178,7 +178,9 @@ def _apiservice_alerts(
                 severity=Severity.CRITICAL,
                 title=f"APIService {name} is missing",
                 reason="NotFound",
-                message=finding.summary if finding else "",
+                message=_without_title(
+                    finding.summary if finding else "", f"APIService {name} is missing"
+                ),
                 check_first=_CHECK_APISERVICE_MISSING,
             )
         ]
@@ -205,6 +207,11 @@ def _apiservice_hint(service: RawObject, reason: str, name: str) -> str:
     backing = f"{namespace}/{c.as_text(spec.get('name')) or '?'}"
     template = _CHECK_APISERVICE.get(reason, _CHECK_APISERVICE_OTHER)
     return template.format(svc=backing, ns=namespace, name=name)
+
+
+def _without_title(summary: str, title: str) -> str:
+    """The finding's explanation without the words the alert's title already says."""
+    return summary.removeprefix(title).removeprefix(":").strip()
 
 
 def _finding(report: HealthReport, subject: str) -> Finding | None:

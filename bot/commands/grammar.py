@@ -106,7 +106,8 @@ def parse_command(text: str, command_name: str = "/kai") -> Command:
 
     Raises:
         BadCommand: the text does not parse; the message says what is wrong and `usage` holds
-            the usage of that subcommand (of every subcommand when the subcommand is unknown).
+            the usage of that subcommand (of the closest one for a typo, of every subcommand
+            when nothing is close).
     """
     args = _Args.split(text, command_name)
     if args.sub is None or {"--help", "-h"} & args.flags:
@@ -123,11 +124,13 @@ def needs_operator(command: Command) -> bool:
 
 
 def _unknown(args: _Args, what: str, word: str) -> errors.BadCommand:
-    """An unknown subcommand or help topic: say so, suggest the closest, show every usage."""
+    """An unknown subcommand or help topic: say so and suggest the closest, with that one's
+    usage only; with no close match, every usage."""
     hint = difflib.get_close_matches(word, usage.USAGE, n=1)
-    maybe = f" (did you mean {hint[0]}?)" if hint else ""
-    general = usage.usage_for(None, args.command_name)
-    return errors.BadCommand(f"unknown {what} {word!r}{maybe}", general)
+    if hint:
+        shown = usage.usage_for(hint[0], args.command_name)
+        return errors.BadCommand(f"unknown {what} {word!r} (did you mean {hint[0]}?)", shown)
+    return errors.BadCommand(f"unknown {what} {word!r}", usage.usage_for(None, args.command_name))
 
 
 @dataclass
@@ -316,12 +319,14 @@ def _take_pause_kind(args: _Args) -> PauseKind:
 
 
 def _parse_reconcile(args: _Args) -> Command:
-    flags = args.take_flags("--with-source", "--hard")
+    flags = args.take_flags("--with-source", "--hard", "--force", "--reset")
     with_source, hard = "--with-source" in flags, "--hard" in flags
+    force, reset = "--force" in flags, "--reset" in flags
     word = args.take_word("a KIND and NAMESPACE/NAME, or kai or keda").lower()
     if word in ("kai", "keda"):
         target: Literal["kai", "keda"] = "kai" if word == "kai" else "keda"
-        return ReconcileShortcut(target, with_source, hard, args.finish())
+        cluster = args.finish()
+        return ReconcileShortcut(target, with_source, hard, cluster, force, reset)
     kind = KINDS.get(word)
     if kind is None:
         kinds = ", ".join(f"{long}|{short}" for _, long, short in _KIND_WORDS)
@@ -330,8 +335,11 @@ def _parse_reconcile(args: _Args) -> Command:
         raise args.bad(f"--with-source is only for helmrelease and kustomization, not {word}")
     if hard and kind != "Application":
         raise args.bad(f"--hard is only for application (Argo CD hard refresh), not {word}")
+    for flag in sorted({"--force", "--reset"} & flags):
+        if kind != "HelmRelease":
+            raise args.bad(f"{flag} is only for helmrelease (as flux reconcile hr), not {word}")
     namespace, name = args.take_object()
-    return Reconcile(kind, namespace, name, with_source, hard, args.finish())
+    return Reconcile(kind, namespace, name, with_source, hard, args.finish(), force, reset)
 
 
 def _parse_sync(args: _Args) -> Command:

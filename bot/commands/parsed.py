@@ -65,6 +65,8 @@ class Reconcile:
     with_source: bool = False
     hard: bool = False
     cluster: str | None = None
+    force: bool = False  # HelmRelease: forceAt, as `flux reconcile hr --force`
+    reset: bool = False  # HelmRelease: resetAt, as `flux reconcile hr --reset`
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class ReconcileShortcut:
     with_source: bool = False
     hard: bool = False
     cluster: str | None = None
+    force: bool = False  # HelmRelease: forceAt, as `flux reconcile hr --force`
+    reset: bool = False  # HelmRelease: resetAt, as `flux reconcile hr --reset`
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,16 @@ USAGE: dict[str, str] = {
     "resume": "{command} resume [scaledobject] NAMESPACE/NAME",
     "reconcile": (
         "{command} reconcile KIND NAMESPACE/NAME [--with-source] [--hard]\n"
+        "{command} reconcile helmrelease|hr NAMESPACE/NAME --force|--reset\n"
         "{command} reconcile kai|keda [--with-source] [--hard]\n"
         "  KIND: helmrelease|hr, kustomization|ks, gitrepository|gitrepo, "
         "helmrepository|helmrepo,\n"
         "        ocirepository|ocirepo, application|app (Argo CD refresh)\n"
         "  kai|keda: the GitOps object that deploys KAI Scheduler or KEDA\n"
         "  --with-source: helmrelease and kustomization only, reconciles the source first\n"
-        "  --hard: application only, an Argo CD hard refresh"
+        "  --hard: application only, an Argo CD hard refresh\n"
+        "  --force / --reset: helmrelease only, a one-off install or upgrade / the failure\n"
+        "        counts start over (as flux reconcile hr --force / --reset)"
     ),
     "sync": "{command} sync NAMESPACE/NAME   (Argo CD Application sync)",
     "list": (

@@ -78,6 +78,10 @@ class KubeInvalid(KubeError):
     """The API server rejected the request as malformed (400, 422)."""
 
 
+class KubeExpired(KubeError):
+    """410 Expired: a list's continue token (or a watch's resourceVersion) was compacted away."""
+
+
 class KubeUnavailable(KubeError):
     """The API server could not be reached or kept failing (connection, timeout, 429, 5xx)."""
 

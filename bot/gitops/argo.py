@@ -7,6 +7,7 @@ clears when the operation ends, leaving `status.operationState`. No I/O, no cloc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +19,8 @@ from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target
 
 REFRESH = "argocd.argoproj.io/refresh"
 _BUSY_PHASES = ("Running", "Terminating")
+# argo-cd controller/sync.go `SyncAppState`: a running operation a sync window holds says so.
+BLOCKED_BY_WINDOW = "Sync operation blocked by sync window"
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class AppState:
     message: str
     synced_revision: str  # status.operationState.syncResult.revision
     errors: tuple[str, ...]  # status.conditions of an *Error type, as "Type: message"
+    sync_options: tuple[str, ...] = ()  # spec.syncPolicy.syncOptions, carried into a sync
+    retry_limit: int | None = None  # spec.syncPolicy.retry.limit, carried into a sync
 
     @property
     def is_synced_and_healthy(self) -> bool:
@@ -57,7 +62,18 @@ def read_app(app: RawObject) -> AppState:
         message=c.as_text(operation.get("message")),
         synced_revision=c.as_text(c.as_mapping(operation.get("syncResult")).get("revision")),
         errors=errors_,
+        sync_options=tuple(_sync_options(app)),
+        retry_limit=c.as_int(_retry(app).get("limit")),
     )
+
+
+def _sync_options(app: RawObject) -> list[str]:
+    options = c.as_mapping(c.spec(app).get("syncPolicy")).get("syncOptions")
+    return [str(option) for option in options] if isinstance(options, list) else []
+
+
+def _retry(app: RawObject) -> Mapping[str, Any]:
+    return c.as_mapping(c.as_mapping(c.spec(app).get("syncPolicy")).get("retry"))
 
 
 def refresh_patch(hard: bool, user_id: str, now: datetime) -> dict[str, Any]:
@@ -102,16 +118,24 @@ def check_syncable(app: RawObject, target: Target) -> None:
 def sync_patch(app: RawObject, user_id: str, channel_id: str, now: datetime) -> dict[str, Any]:
     """The merge patch starting a sync, guarded by the resourceVersion that was read.
 
-    As `argocd app sync` without flags: the app's target revision, hook strategy, no prune.
+    As `argocd app sync` without flags (argo-cd server/application/application.go `Sync`): the
+    app's target revision, hook strategy, no prune, and the Application's own
+    `spec.syncPolicy.syncOptions` and `retry` copied into the operation, since the controller
+    reads only the operation's (controller/sync.go: `ServerSideApply`, `CreateNamespace=true`).
     """
     version = c.as_text(c.metadata(app).get("resourceVersion"))
     annotations = {REQUESTED_BY: f"slack:{user_id}", REQUESTED_WHEN: _rfc3339(now)}
     reason = f"requested from Slack by {user_id}" + (f" in {channel_id}" if channel_id else "")
-    operation = {
+    sync: dict[str, Any] = {"syncStrategy": {"hook": {}}, "prune": False}
+    operation: dict[str, Any] = {
         "initiatedBy": {"username": f"slack:{user_id}"},
         "info": [{"name": "Reason", "value": reason}],
-        "sync": {"syncStrategy": {"hook": {}}, "prune": False},
+        "sync": sync,
     }
+    if _sync_options(app):
+        sync["syncOptions"] = _sync_options(app)
+    if _retry(app):
+        operation["retry"] = dict(_retry(app))
     metadata: dict[str, Any] = {"annotations": annotations}
     if version:
         metadata["resourceVersion"] = version
@@ -121,6 +145,12 @@ def sync_patch(app: RawObject, user_id: str, channel_id: str, now: datetime) -> 
 def is_sync_pending(app: RawObject) -> bool:
     """Whether the controller has yet to finish the operation (it clears `operation` then)."""
     return bool(app.get("operation"))
+
+
+def is_blocked_by_window(app: RawObject) -> bool:
+    """Whether a sync window holds the running operation (it runs once the window allows)."""
+    state = read_app(app)
+    return state.phase == "Running" and state.message.startswith(BLOCKED_BY_WINDOW)
 
 
 @dataclass(frozen=True)
@@ -136,7 +166,9 @@ class ArgoReport:
 
 
 def judge_sync(app: RawObject) -> StepState:
-    """A finished operation's outcome from `status.operationState.phase`."""
+    """A finished (or window-held) operation's outcome from `status.operationState`."""
+    if is_blocked_by_window(app):
+        return "blocked"
     phase = read_app(app).phase
     if phase == "Succeeded":
         return "succeeded"

@@ -51,6 +51,8 @@ class FluxStep:
 
     target: Target
     obj: RawObject
+    force: bool = False  # HelmRelease: also forceAt (a one-off install or upgrade)
+    reset: bool = False  # HelmRelease: also resetAt (the failure counts start over)
 
     @property
     def is_static(self) -> bool:
@@ -80,7 +82,7 @@ async def prepare_flux(kube: KubeWriter, request: Request) -> tuple[FluxStep, ..
         UserError: missing, suspended, or an OCI HelmRepository as the object itself.
     """
     target = request.target
-    steps = [FluxStep(target, await read_target(kube, target))]
+    steps = [FluxStep(target, await read_target(kube, target), request.force, request.reset)]
     plan.check_reconcilable(steps[0].obj, target)
     while request.with_source:
         source = plan.direct_source(steps[0].obj, steps[0].target)
@@ -134,31 +136,35 @@ async def _reconcile_one(
     on_requested: OnRequested | None,
 ) -> StepResult:
     target = step.target
-    token = await _request_flux(kube, step, user_id, clock, polling.sleep)
+    token, before = await _request_flux(kube, step, user_id, clock, polling.sleep)
     if on_requested is not None:
         await on_requested(target, token)
     obj, done = await _poll(
         lambda: kube.get_object(target.ref, target.name, target.namespace),
-        lambda o: o is None or plan.flux_phase(o, token) is FluxPhase.DONE,
+        lambda o: o is None or plan.flux_phase(o, before) is FluxPhase.DONE,
         deadline,
         polling,
     )
     if not done or obj is None:
-        return plan.judge_flux_timeout(obj, target, token, plan.format_wait(polling.timeout))
+        waited = plan.format_wait(polling.timeout)
+        return plan.judge_flux_timeout(obj, target, token, before, waited)
     return plan.judge_flux(obj, target, token)
 
 
 async def _request_flux(
     kube: KubeWriter, step: FluxStep, user_id: str, clock: Clock, sleep: Sleep
-) -> str:
-    """Merge-patch a fresh requestedAt; on a conflict, read again and retry with a new token."""
+) -> tuple[str, str]:
+    """Merge-patch a fresh requestedAt; on a conflict, read again and retry with a new token.
+
+    Returns the token and `lastHandledReconcileAt` as read before the request.
+    """
     target, obj = step.target, step.obj
     for attempt in range(1, CONFLICT_RETRIES + 1):
         token = plan.new_token(clock(), plan.taken_tokens(obj))
-        body = plan.flux_request_patch(token, user_id)
+        body = plan.flux_request_patch(token, user_id, force=step.force, reset=step.reset)
         try:
             await kube.patch_object(target.ref, target.name, target.namespace, body)
-            return token
+            return token, plan.last_handled(obj)
         except errors.KubeConflict:
             if attempt == CONFLICT_RETRIES:
                 raise
@@ -220,7 +226,8 @@ async def start_sync(
 
 
 async def wait_sync(kube: KubeWriter, target: Target, *, polling: Polling) -> argo.ArgoReport:
-    """Wait until the controller clears `operation`; report `status.operationState`.
+    """Wait until the controller clears `operation`, or says a sync window holds it; report
+    `status.operationState`.
 
     Raises:
         KubeError: a read failed beyond the gateway's retries.
@@ -229,7 +236,7 @@ async def wait_sync(kube: KubeWriter, target: Target, *, polling: Polling) -> ar
     started = loop.time()
     app, done = await _poll(
         lambda: kube.get_object(target.ref, target.name, target.namespace),
-        lambda a: a is None or not argo.is_sync_pending(a),
+        lambda a: a is None or not argo.is_sync_pending(a) or argo.is_blocked_by_window(a),
         started + polling.timeout,
         polling,
     )

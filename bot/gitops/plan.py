@@ -19,7 +19,10 @@ from bot.gitops import kinds as gitops_kinds
 from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target
 from bot.rules import flux
 
+# fluxcd/pkg apis/meta/annotations.go (requestedAt, forceAt); helm-controller api/v2 (resetAt).
 REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
+FORCE_AT = "reconcile.fluxcd.io/forceAt"
+RESET_AT = "reconcile.fluxcd.io/resetAt"
 _MAX_SOURCE_DEPTH = 3  # HelmRepository -> HelmChart -> HelmRelease is the longest chain
 
 
@@ -46,8 +49,7 @@ def _rfc3339_nano(moment: datetime, nanos: int) -> str:
 
 def taken_tokens(obj: RawObject) -> set[str]:
     """Tokens a new request must differ from: the current request and the last handled one."""
-    handled = c.as_text(c.status(obj).get("lastHandledReconcileAt"))
-    return {c.as_text(c.annotations_of(obj).get(REQUESTED_AT)), handled} - {""}
+    return {c.as_text(c.annotations_of(obj).get(REQUESTED_AT)), last_handled(obj)} - {""}
 
 
 def check_reconcilable(obj: RawObject, target: Target) -> None:
@@ -124,10 +126,27 @@ def is_chain_complete(length: int) -> bool:
     return length >= _MAX_SOURCE_DEPTH
 
 
-def flux_request_patch(token: str, user_id: str) -> dict[str, Any]:
-    """The merge patch asking Flux to reconcile now; other annotations stay as they are."""
+def flux_request_patch(
+    token: str, user_id: str, *, force: bool = False, reset: bool = False
+) -> dict[str, Any]:
+    """The merge patch asking Flux to reconcile now; other annotations stay as they are.
+
+    `force` / `reset` (HelmRelease) add `forceAt` / `resetAt` with the same token: helm-controller
+    acts on them only when they equal `requestedAt` (fluxcd/pkg apis/meta/annotations.go
+    `HandleAnnotationRequest`), as `flux reconcile hr --force|--reset` writes them
+    (fluxcd/flux2 cmd/flux/reconcile.go `requestReconciliation`).
+    """
     annotations = {REQUESTED_AT: token, REQUESTED_BY: f"slack:{user_id}", REQUESTED_WHEN: token}
+    if force:
+        annotations[FORCE_AT] = token
+    if reset:
+        annotations[RESET_AT] = token
     return {"metadata": {"annotations": annotations}}
+
+
+def last_handled(obj: RawObject) -> str:
+    """`status.lastHandledReconcileAt`, "" when Flux has never handled a request."""
+    return c.as_text(c.status(obj).get("lastHandledReconcileAt"))
 
 
 class FluxPhase(enum.Enum):
@@ -136,9 +155,13 @@ class FluxPhase(enum.Enum):
     DONE = "done"
 
 
-def flux_phase(obj: RawObject, token: str) -> FluxPhase:
-    """How far Flux is with request `token` (the bot's stricter form of `flux reconcile`)."""
-    if c.as_text(c.status(obj).get("lastHandledReconcileAt")) != token:
+def flux_phase(obj: RawObject, handled_before: str) -> FluxPhase:
+    """How far Flux is with a request made when `lastHandledReconcileAt` was `handled_before`.
+
+    Handled once the field changes, whatever it changes to: a newer request by someone else
+    answers ours too (fluxcd/flux2 cmd/flux/reconcile.go `reconciliationHandled`).
+    """
+    if last_handled(obj) == handled_before:
         return FluxPhase.NOT_HANDLED
     conds = c.list_conditions(obj)
     if c.is_condition_true(c.find_condition(conds, "Stalled")):
@@ -169,7 +192,9 @@ class StepResult:
 
 
 def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
-    """The result once `flux_phase` is DONE: Ready True succeeded, False or Stalled failed."""
+    """The result once `flux_phase` is DONE, as `flux reconcile` ends: Ready True succeeded;
+    Ready False or Unknown, or Stalled, failed ("reconciliation failed: '<Ready message>'");
+    no Ready condition is unknown ("status can't be determined")."""
     conds = c.list_conditions(obj)
     ready = c.find_condition(conds, "Ready")
     stalled = c.find_condition(conds, "Stalled")
@@ -177,10 +202,11 @@ def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
     state: StepState = "unknown"
     if status == "True":
         state = "succeeded"
-    elif status == "False" or c.is_condition_true(stalled):
+    elif status or c.is_condition_true(stalled):
         state = "failed"
     shown = ready if ready is not None or stalled is None else stalled
-    note = "" if ready is not None else "Flux reports no Ready condition"
+    no_ready = "status can't be determined: Flux reports no Ready condition"
+    note = "" if ready is not None else no_ready
     return StepResult(
         target,
         state,
@@ -194,16 +220,16 @@ def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
 
 
 def judge_flux_timeout(
-    obj: RawObject | None, target: Target, token: str, waited: str
+    obj: RawObject | None, target: Target, token: str, handled_before: str, waited: str
 ) -> StepResult:
     """The result when the wait ran out: what phase it was in and what the object says now."""
     if obj is None:
         return StepResult(
             target, "failed", note="the object was deleted while waiting", token=token
         )
-    phase = flux_phase(obj, token)
+    phase = flux_phase(obj, handled_before)
     now = flux.assess_flux_object(obj)
-    handled = c.as_text(c.status(obj).get("lastHandledReconcileAt")) or "never"
+    handled = last_handled(obj) or "never"
     if phase is FluxPhase.NOT_HANDLED:
         why = f"Flux has not handled the request (lastHandledReconcileAt: {handled})"
     else:

@@ -21,11 +21,12 @@ ICONS: dict[StepState, str] = {
     "timed out": ":hourglass_flowing_sand:",
     "skipped": ":fast_forward:",
     "not started": ":heavy_minus_sign:",
+    "blocked": ":no_entry:",
 }
 _FLUX_OUTCOMES: dict[StepState, str] = {
     "succeeded": "reconciled",
     "failed": "failed",
-    "unknown": "finished, but Flux reports no Ready status",
+    "unknown": "finished, but its status can't be determined (no Ready condition)",
     "timed out": "no result in time",
 }
 WORKING = ":arrows_counterclockwise:"
@@ -113,6 +114,11 @@ def argo_result(report: ArgoReport, user_id: str) -> Message:
 def _argo_outcome(report: ArgoReport) -> str:
     if report.app is None:
         return "the Application was deleted while waiting"
+    if report.state == "blocked":
+        return (
+            "blocked by a sync window; Argo CD keeps the operation and runs it when the "
+            "window allows"
+        )
     if report.state == "timed out" and report.action == "sync":
         phase = report.app.phase or "not started"
         return f"no result within {report.waited}; the operation is still {phase}"
@@ -149,6 +155,10 @@ def sync_confirmation(target: Target, app: AppState) -> tuple[str, list[str]]:
         "Argo CD will apply the manifests of the app's target revision (hook strategy, no "
         "prune), as `argocd app sync` does. The sync is recorded as yours.",
     ]
+    if app.sync_options:
+        lines.append("Sync options (from the app's syncPolicy): " + ", ".join(app.sync_options))
+    if app.retry_limit is not None:
+        lines.append(f"Retries on failure (from the app's syncPolicy): up to {app.retry_limit}")
     return title, lines
 
 

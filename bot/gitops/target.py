@@ -20,7 +20,9 @@ REQUESTED_BY = "kai-chatops/requested-by"
 REQUESTED_WHEN = "kai-chatops/requested-at"
 _WITH_SOURCE_KINDS = ("HelmRelease", "Kustomization")
 
-StepState = Literal["succeeded", "failed", "unknown", "timed out", "skipped", "not started"]
+StepState = Literal[
+    "succeeded", "failed", "unknown", "timed out", "skipped", "not started", "blocked"
+]
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,8 @@ class Request:
     target: Target
     with_source: bool = False
     hard: bool = False
+    force: bool = False
+    reset: bool = False
 
 
 def resolve_request(parsed: Reconcile | ReconcileShortcut | Sync, settings: Settings) -> Request:
@@ -79,7 +83,7 @@ def resolve_request(parsed: Reconcile | ReconcileShortcut | Sync, settings: Sett
         return Request(Target("Application", parsed.namespace, parsed.name, cluster))
     if isinstance(parsed, Reconcile):
         target = Target(parsed.kind, parsed.namespace, parsed.name, cluster)
-        return Request(target, parsed.with_source, parsed.hard)
+        return Request(target, parsed.with_source, parsed.hard, parsed.force, parsed.reset)
     shortcut = settings.gitops.shortcut(parsed.target)
     if shortcut is None:
         raise errors.UserError(
@@ -91,4 +95,7 @@ def resolve_request(parsed: Reconcile | ReconcileShortcut | Sync, settings: Sett
         raise errors.UserError(f"--with-source is not for {target.describe()} (an Application).")
     if parsed.hard and not target.is_application:
         raise errors.UserError(f"--hard is only for Argo CD Applications, not {target.describe()}.")
-    return Request(target, parsed.with_source, parsed.hard)
+    for flag, given in (("--force", parsed.force), ("--reset", parsed.reset)):
+        if given and target.kind != "HelmRelease":
+            raise errors.UserError(f"{flag} is only for HelmReleases, not {target.describe()}.")
+    return Request(target, parsed.with_source, parsed.hard, parsed.force, parsed.reset)

@@ -109,7 +109,7 @@ def _operator_finding(snapshot: ClusterSnapshot) -> Finding:
     subject = deployments.deployment_subject(namespace, OPERATOR_DEPLOYMENT)
     operator = deployments.find_deployment(snapshot.deployments, namespace, OPERATOR_DEPLOYMENT)
     if operator is None:
-        return Finding(subject, Health.DEGRADED, f"missing: {_FROZEN}")
+        return Finding(subject, Health.MISSING, f"missing: {_FROZEN}")
     if deployments.desired_replicas(operator) == 0:
         return Finding(subject, Health.DEGRADED, f"scaled to 0 replicas: {_FROZEN}")
     reading = deployments.assess_deployment(operator)
@@ -151,7 +151,7 @@ def _assess_scheduler(
             Health.PROGRESSING, f"not created yet: SchedulingShard {shard_name} is Progressing"
         )
     return c.Assessment(
-        Health.DEGRADED,
+        Health.MISSING,
         f"missing: no scheduler runs for SchedulingShard {shard_name}, "
         "so its pods are not scheduled",
     )
@@ -168,7 +168,7 @@ def _crd_finding(crd_names: frozenset[str]) -> Finding:
         return Finding("KAI CRDs", Health.HEALTHY, f"all {len(KAI_CRDS)} present")
     return Finding(
         "KAI CRDs",
-        Health.DEGRADED,
+        Health.MISSING,
         f"{len(missing)} of {len(KAI_CRDS)} missing: {', '.join(missing)}",
     )
 
@@ -178,7 +178,7 @@ def _apiservice_finding(service: RawObject | None, name: str) -> Finding:
     if service is None:
         return Finding(
             subject,
-            Health.DEGRADED,
+            Health.MISSING,
             f"APIService {name} is missing: KEDA's external metrics are not served",
         )
     return _finding(subject, apiservice.assess_apiservice(service))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 from datetime import datetime
 
 from bot.access import audit
@@ -18,13 +19,28 @@ from bot.core import errors
 from bot.core.models import RawObject
 from bot.keda import render_changes
 from bot.keda.ops import REFS, AckWait, apply_plan
-from bot.keda.pause import ExpiredPause, Outcome, Plan, find_expired_pause, plan_resume
+from bot.keda.pause import (
+    ExpiredPause,
+    Outcome,
+    Plan,
+    find_expired_pause,
+    next_due,
+    plan_resume,
+)
 from bot.kube import kinds
 from bot.kube.ports import KubeReader, KubeWriter
 from bot.rules import keda
 from bot.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What one pass found: the resumes that wrote something, and when the next pause is due."""
+
+    outcomes: list[Outcome]
+    next_due: datetime | None
 
 
 async def resume_expired_pauses(
@@ -45,16 +61,30 @@ async def resume_expired_pauses(
     Returns:
         The resumes that wrote something.
     """
+    return (await sweep(kube, slack, settings, now, wait=wait)).outcomes
+
+
+async def sweep(
+    kube: KubeWriter,
+    slack: SlackGateway | None,
+    settings: Settings,
+    now: datetime,
+    *,
+    wait: AckWait | None = None,
+) -> Sweep:
+    """`resume_expired_pauses`, also saying when the soonest pause still running is due."""
     pages = await asyncio.gather(
         *(_list_quietly(kube, ref, ns) for ns in settings.keda.namespaces for ref in REFS)
     )
-    found = [find_expired_pause(obj, kube.cluster, now) for page in pages for obj in page]
+    objs = [obj for page in pages for obj in page]
+    found = [find_expired_pause(obj, kube.cluster, now) for obj in objs]
     expired = [e for e in found if e is not None]
     channel = settings.slack.alert_channel
     results = await asyncio.gather(
         *(_resume_expired(kube, e, slack, channel, now, wait or AckWait()) for e in expired)
     )
-    return [outcome for outcome in results if outcome is not None]
+    outcomes = [outcome for outcome in results if outcome is not None]
+    return Sweep(outcomes, next_due(objs, now))
 
 
 async def _resume_expired(

@@ -184,7 +184,9 @@ async def follow(
         if obj is None:
             raise errors.UserError(f"{target.describe()} was deleted right after the change.")
         state = keda.read_pause_state(obj)
-        acknowledged = state.paused is expected and state.condition_paused is expected
+        # A one-direction pause that stays keeps Paused True after a resume: that is KEDA's ack.
+        wanted_condition = keda.expects_paused_condition(state)
+        acknowledged = state.paused is expected and state.condition_paused is wanted_condition
         waited = loop.time() - started
         if acknowledged or state.paused is not expected or waited >= wait.timeout:
             return Outcome(plan, state, acknowledged, waited)

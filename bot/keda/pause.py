@@ -223,3 +223,14 @@ def find_expired_pause(obj: RawObject, cluster: str, now: datetime) -> ExpiredPa
     namespace = conditions.object_namespace(obj) or ""
     target = Target(state.kind, namespace, conditions.object_name(obj), cluster)
     return ExpiredPause(target, state, until, conditions.parse_timestamp(state.paused_at))
+
+
+def next_due(objs: Sequence[RawObject], now: datetime) -> datetime | None:
+    """The soonest `pause-until` still ahead among our timed pauses in force (None: none)."""
+    dues = []
+    for obj in objs:
+        state = keda.read_pause_state(obj)
+        until = conditions.parse_timestamp(state.until)
+        if state.paused_value == "true" and state.paused_by and until is not None and until > now:
+            dues.append(until)
+    return min(dues, default=None)

@@ -40,7 +40,7 @@ def confirm_lines(
         lines = [f"Now: {pause_words(plan.before, now, md=False)}.", effect]
         lines.append("Annotations to remove:")
         lines += [f'  {key} (now "{_current(plan.before, key)}")' for key in plan.annotations]
-        return lines
+        return lines + ([remaining_words(plan.before)] if plan.before.paused_directions else [])
     lines = [f"Now: not paused{_condition_words(plan.before)}.", effect, "Annotations to set:"]
     for key, value in plan.annotations.items():
         if value is not None:
@@ -95,13 +95,15 @@ def result_message(outcome: Outcome, *, wait_timeout: float, now: datetime) -> M
     else:
         text = f"The {plan.action} is written on {name} ({written}), but "
         text += ack_words(outcome, wait_timeout)
+    if plan.action == "resume" and after.paused_directions:
+        text += f" {remaining_words(after)}"
     safe = render.escape(text)
     return render.text_message(safe, mrkdwn=f"{_icon(outcome)} {safe}")
 
 
 def ack_words(outcome: Outcome, wait_timeout: float) -> str:
     """Whether KEDA's `Paused` condition followed the annotation."""
-    expected = "True" if outcome.plan.action == "pause" else "False"
+    expected = str(_expected_condition(outcome))
     if outcome.acknowledged and outcome.plan.before.condition_paused is (expected == "True"):
         # Nothing to acknowledge: KEDA never showed the state this change undoes.
         return f"KEDA's Paused condition is {expected}, as it already was before this change."
@@ -129,7 +131,7 @@ def announcement_text(outcome: Outcome, *, user: str, requested_by: str, now: da
     else:
         was = pause_words(plan.before, now, md=True)
         text = f"{_icon(outcome)} {who} resumed {name} (it was {was})."
-    return f"{text} {_short_ack(outcome)}"
+    return f"{text} {_short_ack(outcome)}{_remaining_note(outcome)}"
 
 
 def auto_resume_text(expired: ExpiredPause, outcome: Outcome) -> str:
@@ -143,7 +145,7 @@ def auto_resume_text(expired: ExpiredPause, outcome: Outcome) -> str:
     if state.paused_at:
         text += f" at {render.escape(show_time(state.paused_at))}"
     text += f": {render.escape(state.reason)})." if state.reason else ", no reason given)."
-    return f"{text} {_short_ack(outcome)}"
+    return f"{text} {_short_ack(outcome)}{_remaining_note(outcome)}"
 
 
 def pause_details(state: PauseState) -> dict[str, str]:
@@ -199,10 +201,36 @@ def _condition_value(state: PauseState | None) -> str:
     return str(state.condition_paused)
 
 
+def remaining_words(state: PauseState) -> str:
+    """The one-direction pause a resume leaves in place, by name (it is not ours to remove)."""
+    keys = " and ".join(keda.direction_keys(state))
+    directions = " and ".join(state.paused_directions)
+    return (
+        f"Still paused for {directions} by {keys}, which resume leaves as it is (kai-chatops "
+        "only removes what its pause writes): KEDA keeps its Paused condition True and does "
+        f"not {directions.replace('scale-', 'scale ')} until that annotation is removed."
+    )
+
+
+def _remaining_note(outcome: Outcome) -> str:
+    after = outcome.after
+    if outcome.plan.action != "resume" or after is None or not after.paused_directions:
+        return ""
+    directions = " and ".join(after.paused_directions)
+    return f" Its {directions} pause ({', '.join(keda.direction_keys(after))}) stays."
+
+
+def _expected_condition(outcome: Outcome) -> bool:
+    """What KEDA's Paused condition reads once it has followed this change: True after a pause,
+    and after a resume while a one-direction pause stays."""
+    remaining = outcome.after is not None and bool(outcome.after.paused_directions)
+    return outcome.plan.action == "pause" or remaining
+
+
 def _short_ack(outcome: Outcome) -> str:
     if not outcome.acknowledged:
         return "KEDA has not acknowledged it yet."
-    expected = outcome.plan.action == "pause"
+    expected = _expected_condition(outcome)
     if outcome.plan.before.condition_paused is expected:
         return "KEDA's Paused condition already matched."
     return "KEDA acknowledged it."

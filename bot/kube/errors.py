@@ -92,6 +92,8 @@ def from_status(
         )
     if status == 409:
         return errors.KubeConflict(f"{where}: the object changed meanwhile; try again ({said})")
+    if status == 410:
+        return errors.KubeExpired(f"{where}: the list moved on while it was read (410 {said})")
     if status in (400, 422):
         return errors.KubeInvalid(f"{where}: the API server rejected the request: {said}")
     return errors.KubeUnavailable(f"{where}: the API server answered {status}: {said}".rstrip(": "))

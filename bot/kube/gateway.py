@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 
 BACKOFFS = (0.2, 0.5, 1.0, 2.0, 4.0)
 LIST_PAGE_SIZE = 500
+LIST_RESTARTS = 3  # a paged list whose snapshot expired is read again from the start
 CONNECT_TIMEOUT = 3.0
 # The pods/log subresource as errors name it: RBAC grants it as resource `pods/log`.
 POD_LOG = ResourceRef("", "v1", "pods/log", "Pod", namespaced=True)
@@ -92,26 +93,41 @@ class KubeGateway:
     ) -> list[RawObject]:
         """Every matching object, following `continue` pages; an absent resource type is empty.
 
+        Pages are one snapshot; when the API server has compacted it away (410 Expired on a
+        continue token) the list starts over from the first page, up to LIST_RESTARTS times.
+        client-go's pager (k8s.io/client-go tools/pager/pager.go `FullListIfExpired`) falls back
+        to one unpaginated list instead; paging again keeps each answer small.
         `page_size=None` reads the whole list in one request (for lists known to stay small).
 
         Raises:
-            KubeError: forbidden, unreachable, or any other failure.
+            KubeError: forbidden, unreachable, still expiring after the restarts, or any other
+                failure.
         """
         query = [("limit", str(page_size))] if page_size else []
         query += [("labelSelector", label_selector)] if label_selector else []
         query += [("fieldSelector", field_selector)] if field_selector else []
         accept = METADATA_ONLY if metadata_only else "application/json"
         call = Call("list", ref, None, namespace)
+        for restart in range(LIST_RESTARTS + 1):
+            try:
+                return await self._list_pages(call, ref.path(namespace), query, accept)
+            except errors.KubeNotFound:
+                return []
+            except errors.KubeExpired as e:
+                if restart == LIST_RESTARTS:
+                    raise
+                log.info("cluster %s: %s; listing again from the start", self.cluster, e)
+        raise AssertionError("unreachable")
+
+    async def _list_pages(
+        self, call: Call, path: str, query: list[tuple[str, str]], accept: str
+    ) -> list[RawObject]:
+        """One paged list, page after page of the same snapshot."""
         items: list[RawObject] = []
         token = ""
         while True:
             page_query = query + ([("continue", token)] if token else [])
-            try:
-                page = await self._request(
-                    call, "GET", ref.path(namespace), page_query, accept=accept
-                )
-            except errors.KubeNotFound:
-                return []
+            page = await self._request(call, "GET", path, page_query, accept=accept)
             items.extend(page.get("items") or [])
             token = (page.get("metadata") or {}).get("continue") or ""
             if not token:

@@ -1,8 +1,11 @@
 """Health of Flux objects: HelmRelease, Kustomization and the source kinds (`*.toolkit.fluxcd.io`).
 
-DESIGN 2 "Flux objects' health", close to kstatus: suspended first, then in-progress signals
-(`Reconciling`, a stale `status.observedGeneration`, `Ready` Unknown), then failure (`Stalled`,
-`Ready` False). Works for any API version of these groups. Pure: no I/O.
+DESIGN 2 "Flux objects' health": suspended first, then failure (`Stalled` True or `Ready` False,
+even while `Reconciling` is True: reason `ProgressingWithRetry` means a failed attempt is being
+retried), then in-progress signals (`Reconciling`, a stale `status.observedGeneration`, `Ready`
+Unknown), then Healthy. As Argo CD's Flux health checks rate it (argo-cd
+resource_customizations/helm.toolkit.fluxcd.io/HelmRelease/testdata/degraded.yaml); the reason
+is fluxcd/pkg apis/meta/conditions.go `ProgressingWithRetryReason`. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 from bot.core import conditions as c
 from bot.core.models import Health, RawObject, Verdict
 
+RETRYING = "ProgressingWithRetry"  # fluxcd/pkg apis/meta/conditions.go
 KINDS_BY_GROUP = {
     "helm.toolkit.fluxcd.io": ("HelmRelease",),
     "kustomize.toolkit.fluxcd.io": ("Kustomization",),
@@ -46,7 +50,23 @@ def assess_flux_object(obj: RawObject) -> c.Assessment:
             Health.PROGRESSING,
             "no status.conditions yet: the Flux controller has not reconciled it",
         )
-    return _assess_progress(obj, conds) or _assess_outcome(obj, conds)
+    return _assess_failure(conds) or _assess_progress(obj, conds) or _assess_outcome(obj, conds)
+
+
+def _assess_failure(conds: Sequence[c.Condition]) -> c.Assessment | None:
+    """Stalled True or Ready False: Degraded with Ready's words, "retrying" when Flux retries."""
+    ready = c.find_condition(conds, "Ready")
+    stalled = c.find_condition(conds, "Stalled")
+    if c.condition_status(ready) == "False":
+        failed = c.assess_condition(Health.DEGRADED, ready)
+    elif c.is_condition_true(stalled):
+        failed = c.assess_condition(Health.DEGRADED, stalled)
+    else:
+        return None
+    reconciling = c.find_condition(conds, "Reconciling")
+    if c.is_condition_true(reconciling) and c.condition_reason(reconciling) == RETRYING:
+        return c.Assessment(Health.DEGRADED, f"retrying: {failed.headline}", failed.detail)
+    return failed
 
 
 def _assess_progress(obj: RawObject, conds: Sequence[c.Condition]) -> c.Assessment | None:
@@ -69,12 +89,6 @@ def _assess_progress(obj: RawObject, conds: Sequence[c.Condition]) -> c.Assessme
 
 def _assess_outcome(obj: RawObject, conds: Sequence[c.Condition]) -> c.Assessment:
     ready = c.find_condition(conds, "Ready")
-    stalled = c.find_condition(conds, "Stalled")
-    if c.condition_status(ready) == "False":
-        return c.assess_condition(Health.DEGRADED, ready)
-    if c.is_condition_true(stalled):
-        # Ready False (checked above) carries the message Flux users know; otherwise Stalled's.
-        return c.assess_condition(Health.DEGRADED, stalled)
     if c.is_condition_true(ready):
         assessment = c.assess_condition(Health.HEALTHY, ready)
         revision = _describe_revision(obj)

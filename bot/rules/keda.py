@@ -77,7 +77,7 @@ def read_pause_state(obj: RawObject) -> PauseState:
     # Only a ScaledObject honours paused-replicas (and the one-direction pauses).
     is_object = kind == "ScaledObject"
     paused = is_paused_value(value) or (is_object and replicas is not None)
-    directions = _paused_directions(notes) if is_object and not paused else ()
+    directions = _paused_directions(notes) if is_object else ()
     condition = c.condition_status(c.find_condition(c.list_conditions(obj), "Paused"))
     condition_paused = {"True": True, "False": False}.get(condition or "")
     state = PauseState(
@@ -94,6 +94,19 @@ def read_pause_state(obj: RawObject) -> PauseState:
     )
     disagreement = "; ".join(_annotation_notes(state) + _condition_notes(state))
     return replace(state, disagreement=disagreement or None)
+
+
+def expects_paused_condition(state: PauseState) -> bool:
+    """What KEDA's `Paused` condition should read once it caught up: True for a full pause and
+    also while a one-direction pause stays (kedacore/keda controllers/keda/
+    scaledobject_controller.go `reconcileScaledObject`)."""
+    return state.paused or bool(state.paused_directions)
+
+
+def direction_keys(state: PauseState) -> list[str]:
+    """The one-direction pause annotations in force, by their full names."""
+    keys = {"scale-in": PAUSED_SCALE_IN, "scale-out": PAUSED_SCALE_OUT}
+    return [keys[direction] for direction in state.paused_directions]
 
 
 def evaluate_keda_object(obj: RawObject) -> Verdict:
@@ -165,7 +178,7 @@ def _condition_notes(state: PauseState) -> list[str]:
     if state.condition_paused is None:
         return []
     # A one-direction pause also sets Paused=True while autoscaling carries on.
-    expected = state.paused or bool(state.paused_directions)
+    expected = expects_paused_condition(state)
     if state.condition_paused == expected:
         return []
     if state.condition_paused:

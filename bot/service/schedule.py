@@ -25,7 +25,8 @@ from bot.service.deps import Deps
 log = logging.getLogger(__name__)
 
 JobFunction = Callable[[Deps], Awaitable[None]]
-PAUSE_EXPIRY_EVERY = timedelta(seconds=30)
+PAUSE_SWEEP_EVERY = timedelta(seconds=30)  # list every timed pause (any replica's or restart's)
+PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is looked at
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,45 @@ async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
     await keda_expiry.resume_expired_pauses(kube, deps.slack, deps.settings, deps.clock())
 
 
+class PauseExpiry:
+    """The timed-pause job of one cluster (leader only): every `sweep_every` it lists the
+    timed pauses, resumes those due and remembers when the next one is due; every tick in
+    between it only compares that time with the clock, so a pause `for 1m` resumes within a
+    tick of its time, not up to a sweep late, and the API is not listed every tick.
+
+    The sweep cadence is the event loop's monotonic time (the first sweep `first_sweep_after`
+    the start, as before); due times are the service's `deps.clock`.
+    """
+
+    def __init__(
+        self,
+        cluster: str,
+        *,
+        sweep_every: timedelta = PAUSE_SWEEP_EVERY,
+        first_sweep_after: timedelta = PAUSE_SWEEP_EVERY,
+    ) -> None:
+        self.cluster = cluster
+        self.sweep_every = sweep_every.total_seconds()
+        self.first_sweep_after = first_sweep_after.total_seconds()
+        self.next_sweep: float | None = None
+        self.next_due: datetime | None = None
+
+    async def __call__(self, deps: Deps) -> None:
+        if not is_leader(deps):
+            self.next_due = None
+            return
+        moment = asyncio.get_running_loop().time()
+        if self.next_sweep is None:
+            self.next_sweep = moment + self.first_sweep_after
+        is_due = self.next_due is not None and deps.clock() >= self.next_due
+        if moment < self.next_sweep and not is_due:
+            return
+        self.next_sweep = moment + self.sweep_every
+        kube = deps.kube[self.cluster]
+        swept = await keda_expiry.sweep(kube, deps.slack, deps.settings, deps.clock())
+        self.next_due = swept.next_due
+
+
 def alert_jobs(deps: Deps) -> list[Job]:
     """The Lease renewal (first, at once), and per configured cluster the alert check and the
     timed-pause expiry (whoever holds the Lease runs them; the expiry is stored on the object)."""
@@ -88,8 +128,8 @@ def alert_jobs(deps: Deps) -> list[Job]:
     for cluster in deps.settings.clusters:
         check = functools.partial(check_cluster, cluster=cluster.name)
         jobs.append(Job(f"alerts-{cluster.name}", check, deps.settings.alerts.interval))
-        expiry = functools.partial(resume_expired_pauses, cluster=cluster.name)
-        jobs.append(Job(f"pause-expiry-{cluster.name}", expiry, PAUSE_EXPIRY_EVERY))
+        expiry = PauseExpiry(cluster.name)
+        jobs.append(Job(f"pause-expiry-{cluster.name}", expiry, PAUSE_TICK))
     return jobs
 
 

@@ -13,8 +13,23 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 _SLOW = re.compile(r"slow:(\d+(?:\.\d+)?)(ms|s)")
-Mode = Literal["succeed", "fail", "never"]
-_MODES: dict[str, Mode] = {"succeed": "succeed", "fail": "fail", "never": "never"}
+# retry: Flux fails and retries (Ready False, Reconciling ProgressingWithRetry); blocked: an
+# Argo CD sync window holds the operation.
+Mode = Literal["succeed", "fail", "never", "retry", "blocked"]
+_MODES: dict[str, Mode] = {
+    "succeed": "succeed",
+    "fail": "fail",
+    "never": "never",
+    "retry": "retry",
+    "blocked": "blocked",
+}
+_WITH_MESSAGE: tuple[Mode, ...] = ("fail", "retry")
+FORCE_AT = "reconcile.fluxcd.io/forceAt"
+RESET_AT = "reconcile.fluxcd.io/resetAt"
+# helm-controller api/v2: each request annotation and the status field that records it.
+_HANDLED_REQUESTS = ((FORCE_AT, "lastHandledForceAt"), (RESET_AT, "lastHandledResetAt"))
+RETRYING = "ProgressingWithRetry"
+BLOCKED_BY_WINDOW = "Sync operation blocked by sync window"  # argo-cd controller/sync.go
 
 
 @dataclass(frozen=True)
@@ -27,12 +42,14 @@ class Behaviour:
 
 
 def parse_behaviour(value: str, default: Behaviour) -> Behaviour:
-    """Read an annotation value (`succeed`, `fail[:MESSAGE]`, `slow:2s`, `never`); else default."""
+    """Read an annotation value (`succeed`, `fail[:MESSAGE]`, `retry[:MESSAGE]`, `slow:2s`,
+    `never`, `blocked`); else default."""
     text = value.strip()
     if text in _MODES:
         return Behaviour(_MODES[text], default.delay)
-    if text.startswith("fail:"):
-        return Behaviour("fail", default.delay, text.removeprefix("fail:").strip())
+    mode, colon, message = text.partition(":")
+    if colon and mode in _WITH_MESSAGE:
+        return Behaviour(_MODES[mode], default.delay, message.strip())
     slow = _SLOW.fullmatch(text)
     if slow:
         amount = float(slow.group(1)) / (1000 if slow.group(2) == "ms" else 1)
@@ -53,13 +70,17 @@ _SOURCE_FAILURE = ("FetchFailed", "failed to fetch artifact: connection refused"
 def flux_outcome(
     kind: str, obj: dict[str, Any], token: str, behaviour: Behaviour
 ) -> dict[str, Any]:
-    """The status a Flux controller leaves: request handled, generation observed, Ready set."""
+    """The status a Flux controller leaves: request handled, generation observed, Ready set.
+
+    `retry` leaves a failure being retried: Ready False and Reconciling True with reason
+    `ProgressingWithRetry` (as helm-controller after a failed upgrade that it rolled back).
+    """
     status = obj.get("status") or {}
     keep = [
         c for c in status.get("conditions") or [] if c.get("type") not in ("Reconciling", "Stalled")
     ]
     generation = (obj.get("metadata") or {}).get("generation", 1)
-    if behaviour.mode == "fail":
+    if behaviour.mode in _WITH_MESSAGE:
         reason, message = _FAILURES.get(kind, _SOURCE_FAILURE)
         ready = {"status": "False", "reason": reason, "message": behaviour.message or message}
     else:
@@ -67,11 +88,22 @@ def flux_outcome(
     conditions = _set_condition(keep, "Ready", ready, generation)
     if kind == "HelmRelease":
         conditions = _set_condition(conditions, "Released", ready, generation)
+    if behaviour.mode == "retry":
+        retrying = {"status": "True", "reason": RETRYING, "message": ready["message"]}
+        conditions = _set_condition(conditions, "Reconciling", retrying, generation)
     return {
         "lastHandledReconcileAt": token,
         "observedGeneration": generation,
         "conditions": conditions,
+        **handled_requests(obj),
     }
+
+
+def handled_requests(obj: dict[str, Any]) -> dict[str, str]:
+    """`lastHandledForceAt` / `lastHandledResetAt`: set to the annotation whenever it is there,
+    acted on or not (fluxcd/pkg apis/meta/annotations.go `HandleAnnotationRequest`)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return {field: str(annotations[key]) for key, field in _HANDLED_REQUESTS if key in annotations}
 
 
 def _ready_success(
@@ -118,21 +150,65 @@ def _set_condition(
 
 
 def sync_outcome(
-    app: dict[str, Any], running: dict[str, Any], behaviour: Behaviour, finished: str
+    app: dict[str, Any], running: dict[str, Any], failure: str | None, finished: str
 ) -> list[dict[str, Any]]:
-    """Argo CD's end of an operation: `operation` removed, `operationState` replaced whole."""
+    """Argo CD's end of an operation: `operation` removed, `operationState` replaced whole.
+
+    A failure after retries says how many (argo-cd controller/appcontroller.go
+    `processRequestedAppOperation`: "... (retried N times).").
+    """
     source = (app.get("spec") or {}).get("source") or {}
     revision = str(source.get("targetRevision") or "HEAD")
-    result = {"revision": revision, "source": source}
+    result = {"revision": revision, "source": source, **running.get("syncResult", {})}
     state = {**running, "finishedAt": finished, "syncResult": result}
     fields: dict[str, Any] = {"operationState": state}
-    if behaviour.mode == "fail":
-        state.update(phase="Failed", message=behaviour.message or _SYNC_FAILURE)
+    if failure is not None:
+        retried = int(running.get("retryCount") or 0)
+        message = f"{failure} (retried {retried} times)." if retried else failure
+        state.update(phase="Failed", message=message)
     else:
         state.update(phase="Succeeded", message="successfully synced (all tasks run)")
         synced = {**((app.get("status") or {}).get("sync") or {}), "status": "Synced"}
         fields.update(sync={**synced, "revision": revision}, reconciledAt=finished)
     return [{"op": "remove", "path": "/operation"}, *replace_status(app, fields)]
+
+
+def sync_options(operation: dict[str, Any]) -> list[str]:
+    """The options the controller honours: the operation's own, never the Application's."""
+    return [str(o) for o in (operation.get("sync") or {}).get("syncOptions") or []]
+
+
+def retry_limit(operation: dict[str, Any]) -> int:
+    """How many times a failed sync is retried (`operation.retry.limit`; negative: forever,
+    which the simulator caps so that a test cannot spin)."""
+    limit = int((operation.get("retry") or {}).get("limit") or 0)
+    return _ENDLESS_RETRIES if limit < 0 else limit
+
+
+_ENDLESS_RETRIES = 10
+
+
+def sync_failure(behaviour: Behaviour) -> str | None:
+    """The failure the behaviour asks for, None when the sync is to succeed."""
+    return (behaviour.message or _SYNC_FAILURE) if behaviour.mode == "fail" else None
+
+
+def namespace_failure(namespace: str) -> str:
+    """What Argo CD says when the destination namespace is absent and not to be created."""
+    return f'one or more objects failed to apply, reason: namespaces "{namespace}" not found'
+
+
+def created_namespace(namespace: str) -> dict[str, Any]:
+    """The sync result entry of a namespace created by `CreateNamespace=true`."""
+    return {
+        "group": "",
+        "version": "v1",
+        "kind": "Namespace",
+        "name": namespace,
+        "status": "Synced",
+        "message": f"namespace/{namespace} created",
+        "syncPhase": "PreSync",
+    }
 
 
 _SYNC_FAILURE = "one or more objects failed to apply, reason: admission webhook denied the request"

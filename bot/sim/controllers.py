@@ -177,6 +177,10 @@ class Controllers:
         self._patch_app(rtype, obj, patch)
 
     async def _operate(self, rtype: ResourceType, seen: dict[str, Any]) -> None:
+        """Run the operation as argo-cd controller/sync.go does, with the operation's own sync
+        options (`CreateNamespace=true` creates the destination namespace) and retries (up to
+        `operation.retry.limit`, at once: backoff is not simulated). `blocked` leaves it Running,
+        held by a sync window."""
         obj = self._current(rtype, seen)
         if obj is None or not obj.get("operation"):
             return
@@ -185,16 +189,57 @@ class Controllers:
             return
         started = timestamp(self.store.clock())
         running = {"operation": obj["operation"], "phase": "Running", "startedAt": started}
-        running["message"] = "one or more tasks are running"
+        blocked = behaviour.mode == "blocked"
+        running["message"] = (
+            answers.BLOCKED_BY_WINDOW if blocked else "one or more tasks are running"
+        )
         self._patch_app(rtype, obj, answers.replace_status(obj, {"operationState": running}))
-        await asyncio.sleep(behaviour.delay)  # the simulated sync takes this long
-        current = self._current(rtype, obj)
-        if current is not None and current.get("operation"):
+        if blocked:
+            return
+        for attempt in range(answers.retry_limit(obj["operation"]) + 1):
+            await asyncio.sleep(behaviour.delay)  # the simulated sync takes this long
+            current = self._current(rtype, obj)
+            if current is None or not current.get("operation"):
+                return
+            failure, running = self._attempt_sync(current, behaviour, running)
+            if failure is None or attempt == answers.retry_limit(obj["operation"]):
+                now = timestamp(self.store.clock())
+                self._patch_app(
+                    rtype, current, answers.sync_outcome(current, running, failure, now)
+                )
+                return
+            running = {**running, "retryCount": attempt + 1}
+            running["message"] = f"{failure}. Retrying attempt #{attempt + 1}."
             self._patch_app(
-                rtype,
-                current,
-                answers.sync_outcome(current, running, behaviour, timestamp(self.store.clock())),
+                rtype, current, answers.replace_status(current, {"operationState": running})
             )
+
+    def _attempt_sync(
+        self, app: dict[str, Any], behaviour: Behaviour, running: dict[str, Any]
+    ) -> tuple[str | None, dict[str, Any]]:
+        """One try: the failure (None: it worked) and the running state with what it did."""
+        failure = answers.sync_failure(behaviour)
+        namespace = str(((app.get("spec") or {}).get("destination") or {}).get("namespace") or "")
+        if failure is not None or not namespace or self._namespace_exists(namespace):
+            return failure, running
+        if "CreateNamespace=true" not in answers.sync_options(app["operation"]):
+            return answers.namespace_failure(namespace), running
+        self._create_namespace(namespace)
+        resources = [answers.created_namespace(namespace)]
+        return None, {**running, "syncResult": {"resources": resources}}
+
+    def _namespace_exists(self, name: str) -> bool:
+        namespaces = self.store.find_type("", "v1", "namespaces")
+        return (
+            namespaces is None
+            or self._current(namespaces, {"metadata": {"name": name}}) is not None
+        )
+
+    def _create_namespace(self, name: str) -> None:
+        namespaces = self.store.find_type("", "v1", "namespaces")
+        if namespaces is not None:
+            body = {"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}
+            self.store.create(namespaces, None, body)
 
     def _patch_app(self, rtype: ResourceType, obj: dict[str, Any], patch: Any) -> None:
         self._write(rtype, obj, patch, "main")  # Applications have no status subresource

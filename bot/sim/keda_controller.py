@@ -15,15 +15,25 @@ GROUP = "keda.sh"
 TYPES = ((GROUP, "v1alpha1", "scaledjobs"), (GROUP, "v1alpha1", "scaledobjects"))
 PAUSED = "autoscaling.keda.sh/paused"
 PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
+ONE_DIRECTION = ("autoscaling.keda.sh/paused-scale-in", "autoscaling.keda.sh/paused-scale-out")
 _FALSE = {"0", "f", "F", "FALSE", "false", "False"}
 
 
 def wants_paused(obj: dict[str, Any]) -> bool:
-    """Whether KEDA would pause this object, from its annotations alone."""
+    """Whether KEDA would set `Paused` True, from the annotations alone: a full pause, or on a
+    ScaledObject a one-direction pause (kedacore/keda controllers/keda/scaledobject_controller.go
+    `reconcileScaledObject`: autoscaling goes on, the condition still says Paused)."""
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if obj.get("kind") == "ScaledObject" and PAUSED_REPLICAS in annotations:
+    object_pause = PAUSED_REPLICAS in annotations or any(
+        _is_set(annotations, k) for k in ONE_DIRECTION
+    )
+    if obj.get("kind") == "ScaledObject" and object_pause:
         return True
-    return PAUSED in annotations and str(annotations[PAUSED]) not in _FALSE
+    return _is_set(annotations, PAUSED)
+
+
+def _is_set(annotations: dict[str, Any], key: str) -> bool:
+    return key in annotations and str(annotations[key]) not in _FALSE
 
 
 def paused_status_patch(obj: dict[str, Any], now: Any) -> dict[str, Any] | None:

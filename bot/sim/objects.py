@@ -17,11 +17,12 @@ from typing import Any, Literal
 from bot.sim import status as st
 from bot.sim.patching import json_patch, merge_patch
 from bot.sim.resources import CRD_TYPE, ResourceType, crd_status
+from bot.sim.strategic import strategic_merge
 
 # "main": a write to the resource (status ignored when it has a status subresource);
 # "status": a write to `.../status` (only status kept); "seed": direct access, everything kept.
 WriteMode = Literal["main", "status", "seed"]
-PatchType = Literal["merge", "json"]
+PatchType = Literal["merge", "json", "strategic"]
 _NOT_SPEC = ("apiVersion", "kind", "metadata", "status")
 _SERVER_OWNED = ("uid", "creationTimestamp", "generation", "deletionTimestamp", "resourceVersion")
 
@@ -64,7 +65,8 @@ def prepare_create(
     metadata["uid"] = str(uuid.uuid4())
     metadata["creationTimestamp"] = timestamp(now)
     keep_generation = mode == "seed" and isinstance(given_generation, int)
-    metadata["generation"] = given_generation if keep_generation else 1
+    if rtype.has_generation:
+        metadata["generation"] = given_generation if keep_generation else 1
     if mode != "seed" and rtype.has_status:
         obj.pop("status", None)
     _default_status(rtype, obj)
@@ -96,20 +98,49 @@ def prepare_update(
             metadata[key] = old["metadata"][key]
         else:
             metadata.pop(key, None)
-    bump = spec_part(old) != spec_part(new)
-    metadata["generation"] = int(old["metadata"].get("generation", 1)) + (1 if bump else 0)
+    if rtype.has_generation:
+        bump = _generation_part(rtype, old) != _generation_part(rtype, new)
+        metadata["generation"] = int(old["metadata"].get("generation", 1)) + (1 if bump else 0)
     _default_status(rtype, new)
     return new
 
 
+def check_conditional_update(rtype: ResourceType, body: Any, mode: WriteMode) -> None:
+    """A PUT of a custom resource must carry the resourceVersion it replaces: the
+    custom-resource strategy refuses unconditional updates (k8s.io/apiextensions-apiserver
+    pkg/registry/customresource/strategy.go `AllowUnconditionalUpdate`: false).
+
+    Raises:
+        ApiError: 422 Invalid without `metadata.resourceVersion`.
+    """
+    metadata = body.get("metadata") if isinstance(body, dict) else None
+    given = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
+    if rtype.custom and mode != "seed" and not given:
+        name = str((metadata or {}).get("name", ""))
+        cause = "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+        raise st.invalid(rtype.kind, rtype.group, name, cause)
+
+
+def _generation_part(rtype: ResourceType, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """What a generation covers. A custom resource without a status subresource counts every
+    change but metadata, status included (k8s.io/apiextensions-apiserver
+    pkg/registry/customresource/strategy.go `PrepareForUpdate`); others count the spec."""
+    if rtype.custom and not rtype.has_status:
+        return {k: v for k, v in obj.items() if k not in ("apiVersion", "kind", "metadata")}
+    return spec_part(obj)
+
+
 def apply_patch(old: Mapping[str, Any], patch_type: PatchType, patch: Any) -> Any:
-    """The whole object after a merge patch or a JSON patch (not yet isolated or checked).
+    """The whole object after a merge, JSON or strategic merge patch (not yet isolated or
+    checked; the server refuses a strategic merge patch on a custom resource before this).
 
     Raises:
         ApiError: 400 for a malformed patch, 422 for one that does not apply.
     """
     if patch_type == "json":
         return json_patch(old, patch)
+    if patch_type == "strategic":
+        return strategic_merge(old, patch)
     if not isinstance(patch, dict):
         raise st.ApiError(400, "a merge patch must be a JSON object")
     return merge_patch(old, patch)

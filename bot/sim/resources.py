@@ -42,6 +42,9 @@ class ResourceType:
     has_status: bool = False
     categories: tuple[str, ...] = ()
     printer_columns: tuple[Mapping[str, Any], ...] = field(default=(), compare=False)
+    custom: bool = False  # served from a CRD: the custom-resource handler's rules apply
+    has_generation: bool = True  # ConfigMap, Lease, ...: the API server sets no generation
+    selectable_fields: tuple[str, ...] = ()  # a CRD version's selectableFields, as field paths
 
     @property
     def api_version(self) -> str:
@@ -68,16 +71,29 @@ def _builtin(
     namespaced: bool,
     short: tuple[str, ...] = (),
     status: bool = False,
+    generation: bool = True,
 ) -> ResourceType:
     group, _, version = api_version.rpartition("/")
-    return ResourceType(group, version, plural, kind.lower(), kind, namespaced, short, status)
+    return ResourceType(
+        group,
+        version,
+        plural,
+        kind.lower(),
+        kind,
+        namespaced,
+        short,
+        status,
+        has_generation=generation,
+    )
 
 
 BUILTINS: tuple[ResourceType, ...] = (
     _builtin("v1", "namespaces", "Namespace", namespaced=False, short=("ns",), status=True),
-    _builtin("v1", "configmaps", "ConfigMap", namespaced=True, short=("cm",)),
+    # ConfigMaps, Events and Leases carry no metadata.generation: their registry strategies
+    # never set it (k8s.io/kubernetes pkg/registry/core/configmap/strategy.go and peers).
+    _builtin("v1", "configmaps", "ConfigMap", namespaced=True, short=("cm",), generation=False),
     _builtin("v1", "services", "Service", namespaced=True, short=("svc",), status=True),
-    _builtin("v1", "events", "Event", namespaced=True, short=("ev",)),
+    _builtin("v1", "events", "Event", namespaced=True, short=("ev",), generation=False),
     _builtin(
         "apps/v1", "deployments", "Deployment", namespaced=True, short=("deploy",), status=True
     ),
@@ -92,7 +108,7 @@ BUILTINS: tuple[ResourceType, ...] = (
     _builtin(
         "apiregistration.k8s.io/v1", "apiservices", "APIService", namespaced=False, status=True
     ),
-    _builtin("coordination.k8s.io/v1", "leases", "Lease", namespaced=True),
+    _builtin("coordination.k8s.io/v1", "leases", "Lease", namespaced=True, generation=False),
     # What `/kai diagnose` reads: pods (and their logs), ReplicaSets, EndpointSlices.
     _builtin("v1", "pods", "Pod", namespaced=True, short=("po",), status=True),
     _builtin("apps/v1", "replicasets", "ReplicaSet", namespaced=True, short=("rs",), status=True),
@@ -121,10 +137,18 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
             has_status="status" in (version.get("subresources") or {}),
             categories=tuple(names.get("categories") or ()),
             printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
+            custom=True,
+            selectable_fields=_selectable_fields(version),
         )
         for version in spec.get("versions") or ()
         if version.get("served", True)
     ]
+
+
+def _selectable_fields(version: Mapping[str, Any]) -> tuple[str, ...]:
+    """`selectableFields[].jsonPath` (`.spec.color`) as field-selector paths (`spec.color`)."""
+    paths = (str(entry.get("jsonPath", "")) for entry in version.get("selectableFields") or ())
+    return tuple(path.lstrip(".") for path in paths if path)
 
 
 def crd_status(crd: Mapping[str, Any]) -> dict[str, Any]:

@@ -88,6 +88,23 @@ def parse_field_selector(text: str) -> tuple[Requirement, ...]:
     return tuple(requirements)
 
 
+CUSTOM_RESOURCE_FIELDS = ("metadata.name", "metadata.namespace")
+
+
+def check_field_labels(selector: Selector, allowed: tuple[str, ...]) -> None:
+    """Refuse a field selector on a label the type does not support, as a custom resource's
+    converter does: only `metadata.name`, `metadata.namespace` and the CRD's selectableFields
+    (k8s.io/apiextensions-apiserver pkg/apiserver/conversion `ConvertFieldLabel`, answered 400
+    by k8s.io/apiserver pkg/endpoints/handlers/get.go `ListResource`).
+
+    Raises:
+        ApiError: 400 `field label not supported: <label>`.
+    """
+    for requirement in selector.fields:
+        if requirement.key not in allowed:
+            raise ApiError(400, f"field label not supported: {requirement.key}")
+
+
 def read_field(obj: Mapping[str, Any], path: str) -> str:
     """The value at a dotted path as a string ("" when absent; booleans as true/false)."""
     value: Any = obj

@@ -20,16 +20,24 @@ from bot.sim.faults import Faults, RecordedRequest
 from bot.sim.objects import PatchType, WriteMode
 from bot.sim.podlogs import PodLogs, read_log
 from bot.sim.routing import Route, parse_route
-from bot.sim.selectors import parse_selector
+from bot.sim.selectors import CUSTOM_RESOURCE_FIELDS, check_field_labels, parse_selector
 from bot.sim.shapes import negotiate, to_partial
 from bot.sim.store import Store
-from bot.sim.watching import WatchHub
+from bot.sim.watching import WatchHub, read_watch_options
 
 _PATCH_TYPES: dict[str, PatchType] = {
     "application/merge-patch+json": "merge",
-    "application/strategic-merge-patch+json": "merge",  # close enough for the bot's patches
+    "application/strategic-merge-patch+json": "strategic",
     "application/json-patch+json": "json",
 }
+# What a custom resource accepts: no strategic merge patch, which needs Go types (k8s.io/
+# apiextensions-apiserver pkg/apiserver/customresource_handler.go `supportedTypes`; answered by
+# k8s.io/apiserver pkg/endpoints/handlers/patch.go `PatchResource`).
+_CUSTOM_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+)
 _ROUTE = web.RequestKey("route", Route)
 _BODY: web.RequestKey[Any] = web.RequestKey("body")
 _NO_APPLY = (
@@ -47,13 +55,14 @@ class ApiServer:
         requests: list[RecordedRequest],
         faults: Faults,
         logs: PodLogs | None = None,
+        bookmark_every: float = 1.0,
     ) -> None:
         self.store = store
         self.requests = requests
         self.faults = faults
         self.logs = logs or PodLogs()
         self.address = ""
-        self._hub = WatchHub(store)
+        self._hub = WatchHub(store, bookmark_every=bookmark_every)
         self._runner: web.AppRunner | None = None
 
     async def start(self, host: str, port: int) -> int:
@@ -132,10 +141,11 @@ class ApiServer:
         if route.name:  # a watch on one object's URL
             fields.append(f"metadata.name={route.name}")
         selector = parse_selector(query.get("labelSelector", ""), ",".join(filter(None, fields)))
+        if rtype.custom:
+            check_field_labels(selector, (*CUSTOM_RESOURCE_FIELDS, *rtype.selectable_fields))
         if route.verb == "watch":
-            timeout = _number(query.get("timeoutSeconds"))
-            since = query.get("resourceVersion", "")
-            return await self._hub.stream(request, rtype, route.namespace, selector, since, timeout)
+            options = read_watch_options(query, _number(query.get("timeoutSeconds")))
+            return await self._hub.stream(request, rtype, route.namespace, selector, options)
         listed = self.store.list_objects(
             rtype,
             route.namespace,
@@ -158,6 +168,8 @@ class ApiServer:
             return _json(replaced)
         if route.verb == "patch":
             kind = _patch_type(request.content_type)
+            if kind == "strategic" and rtype.custom:
+                raise _unsupported_media_type(_CUSTOM_PATCH_TYPES)
             patched = self.store.patch(
                 rtype, namespace, name, kind, body, mode=mode, dry_run=dry_run
             )
@@ -248,10 +260,17 @@ def _patch_type(content_type: str) -> PatchType:
     if content_type == "application/apply-patch+yaml":
         raise st.ApiError(415, _NO_APPLY)
     if content_type not in _PATCH_TYPES:
-        accepted = ", ".join(_PATCH_TYPES)
-        message = f"the body of the request was in an unknown format - accepted: {accepted}"
-        raise st.ApiError(415, message)
+        raise _unsupported_media_type(tuple(_PATCH_TYPES))
     return _PATCH_TYPES[content_type]
+
+
+def _unsupported_media_type(accepted: tuple[str, ...]) -> st.ApiError:
+    """415, worded as k8s.io/apiserver pkg/endpoints/handlers/negotiation/errors.go words it."""
+    listed = ", ".join(accepted)
+    message = (
+        f"the body of the request was in an unknown format - accepted media types include: {listed}"
+    )
+    return st.ApiError(415, message)
 
 
 def _dry_run(query: Any) -> bool:

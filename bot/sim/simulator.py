@@ -40,8 +40,12 @@ class Simulator:
         clock: Clock = utc_now,
         history: int = 1000,
         controllers: bool = False,
+        bookmark_every: float = 1.0,
     ) -> None:
+        """`history`: changes kept for watches and list snapshots (older ones are compacted);
+        `bookmark_every`: seconds an idle watch that allows bookmarks waits for one."""
         self.store = Store(clock=clock, history=history)
+        self.bookmark_every = bookmark_every
         self.controllers: Controllers | None = None
         self._with_controllers = controllers
         self.requests: list[RecordedRequest] = []
@@ -74,7 +78,9 @@ class Simulator:
         """Serve the API; port 0 picks a free port, or the previous one after a `stop()`."""
         if self._server is not None:
             return
-        server = ApiServer(self.store, self.requests, self.faults, self.logs)
+        server = ApiServer(
+            self.store, self.requests, self.faults, self.logs, bookmark_every=self.bookmark_every
+        )
         self._port = await server.start(host, port or self._port)
         self._host, self._server = host, server
         if self._with_controllers:

@@ -39,16 +39,20 @@ class ApiError(Exception):
         *,
         reason: str | None = None,
         details: dict[str, Any] | None = None,
+        list_meta: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.reason = reason or REASONS.get(code, "Unknown")
         self.details = details
+        self.list_meta = list_meta or {}  # a Status's ListMeta: the inconsistent `continue`
 
     def status_body(self) -> dict[str, Any]:
         """The `kind: Status` JSON a real API server sends for this error."""
-        return failure_status(self.code, self.reason, self.message, self.details)
+        body = failure_status(self.code, self.reason, self.message, self.details)
+        body["metadata"] = dict(self.list_meta)
+        return body
 
 
 def failure_status(
@@ -102,9 +106,26 @@ def conflict(plural: str, group: str, name: str) -> ApiError:
 
 
 def invalid(kind: str, group: str, name: str, cause: str) -> ApiError:
-    """422 Invalid: `Config.kai.scheduler "x" is invalid: <cause>`."""
+    """422 Invalid: `Config.kai.scheduler "x" is invalid: <cause>`, with the cause (`field:
+    message`) in `details.causes`, which kubectl prints."""
     message = f'{qualified(kind, group)} "{name}" is invalid: {cause}'
-    return ApiError(422, message, reason="Invalid", details={"name": name, "kind": kind})
+    details: dict[str, Any] = {"name": name, "kind": kind}
+    if group:
+        details["group"] = group
+    field, colon, said = cause.partition(": ")
+    if colon and not cause.startswith("["):
+        reason = next((r for p, r in _CAUSE_REASONS if said.startswith(p)), "FieldValueInvalid")
+        details["causes"] = [{"reason": reason, "message": said, "field": field}]
+    return ApiError(422, message, reason="Invalid", details=details)
+
+
+# k8s.io/apimachinery pkg/util/validation/field/errors.go: each error type's message prefix.
+_CAUSE_REASONS = (
+    ("Required value", "FieldValueRequired"),
+    ("Forbidden", "FieldValueForbidden"),
+    ("Unsupported value", "FieldValueNotSupported"),
+    ("Invalid value", "FieldValueInvalid"),
+)
 
 
 def resource_not_found() -> ApiError:
@@ -115,3 +136,20 @@ def resource_not_found() -> ApiError:
 def gone(requested: str, oldest: int) -> ApiError:
     """410 Expired for a watch or continue token older than the kept history."""
     return ApiError(410, f"too old resource version: {requested} ({oldest})", reason="Expired")
+
+
+# k8s.io/apiserver pkg/storage/etcd3/errors.go `inconsistentContinue`
+INCONSISTENT_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted between "
+    "the time the first chunk was returned and now may show up in the list."
+)
+
+
+def continue_expired(inconsistent_token: str) -> ApiError:
+    """410 Expired for a continue token whose snapshot was compacted away, carrying the token
+    that lists the rest from the current state instead."""
+    meta = {"continue": inconsistent_token}
+    return ApiError(410, INCONSISTENT_CONTINUE, reason="Expired", list_meta=meta)

@@ -20,9 +20,11 @@ from bot.sim.history import (
     Change,
     WatchCallback,
     Watcher,
+    bookmark,
     decode_continue,
     encode_continue,
     parse_rv,
+    roll_back,
     view_change,
 )
 from bot.sim.objects import PatchType, WriteMode
@@ -96,21 +98,35 @@ class Store:
     ) -> dict[str, Any]:
         """A `<Kind>List` of the matching objects, sorted by namespace and name, one page of it.
 
+        Every page of one list is served at the first page's resourceVersion (a snapshot, as
+        etcd serves it); a token whose snapshot was compacted away is 410 Expired, carrying an
+        "inconsistent" token that lists the rest as things are now (k8s.io/apiserver
+        pkg/storage/etcd3/store.go `GetList`).
+
         Raises:
-            ApiError: 400 for an unreadable continue token.
+            ApiError: 400 for an unreadable continue token, 410 Expired for a compacted one.
         """
         selector = selector or Selector()
-        start = decode_continue(continue_token) if continue_token else None
+        start, snapshot = decode_continue(continue_token) if continue_token else (None, -1)
         with self._lock:
-            keys = sorted(k for k, obj in self._matching(rtype, namespace, selector))
+            rv = self._rv if snapshot < 0 else snapshot
+            if rv < self._compacted:
+                raise st.continue_expired(encode_continue(start or ("", ""), -1))
+            bucket = self._objects.get(rtype.storage_key, {})
+            if rv < self._rv:
+                bucket = roll_back(bucket, rtype.storage_key, self._history, rv)
+            keys = sorted(
+                key
+                for key, obj in bucket.items()
+                if (namespace is None or key[0] == namespace) and selector.matches(obj)
+            )
             if start is not None:
                 keys = [k for k in keys if k > start]
             page = keys[:limit] if limit > 0 else keys
-            bucket = self._objects.get(rtype.storage_key, {})
             items = [objects.render(rtype, bucket[k]) for k in page]
-            metadata: dict[str, Any] = {"resourceVersion": str(self._rv)}
+        metadata: dict[str, Any] = {"resourceVersion": str(rv)}
         if len(page) < len(keys):
-            metadata["continue"] = encode_continue(page[-1], metadata["resourceVersion"])
+            metadata["continue"] = encode_continue(page[-1], rv)
             metadata["remainingItemCount"] = len(keys) - len(page)
         kind = f"{rtype.kind}List"
         return {"kind": kind, "apiVersion": rtype.api_version, "metadata": metadata, "items": items}
@@ -149,10 +165,12 @@ class Store:
         """PUT: replace an object (or only its status with `mode="status"`).
 
         Raises:
-            ApiError: 404 when absent, 409 on a stale resourceVersion, 400 for a bad body.
+            ApiError: 404 when absent, 409 on a stale resourceVersion, 400 for a bad body, 422
+                for a custom resource without a resourceVersion.
         """
         with self._lock:
             old = self._existing(rtype, namespace, name)
+            objects.check_conditional_update(rtype, body, mode)
             new = objects.prepare_update(rtype, old, body, mode)
             return self._commit(rtype, (namespace or "", name), old, new, dry_run)
 
@@ -205,11 +223,17 @@ class Store:
         selector: Selector,
         since: str,
         callback: WatchCallback,
+        *,
+        send_initial: bool | None = None,
     ) -> tuple[list[tuple[str, dict[str, Any]]], Callable[[], None]]:
         """Start watching: the events to send first, and a function that stops the callbacks.
 
         `since` "" or "0" gives a synthetic ADDED per current object; a resourceVersion gives
-        the kept events after it. Later events go to `callback(type, object)`.
+        the kept events after it. `send_initial` (a watch list, `sendInitialEvents`): True sends
+        an ADDED per current object then a BOOKMARK annotated `k8s.io/initial-events-end`
+        (k8s.io/apiserver pkg/storage/cacher/cache_watcher.go); False sends no current state,
+        only what changes after `since` (after now when it is empty). Later events go to
+        `callback(type, object)`.
 
         Raises:
             ApiError: 400 for an unreadable resourceVersion, 410 when it is older than the
@@ -217,10 +241,16 @@ class Store:
         """
         watcher = Watcher(rtype, namespace, selector, callback)
         with self._lock:
-            if since in ("", "0"):
+            if send_initial or (send_initial is None and since in ("", "0")):
+                if since not in ("", "0"):
+                    parse_rv(since)
                 bucket = self._objects.get(rtype.storage_key, {})
                 keys = sorted(k for k, _ in self._matching(rtype, namespace, selector))
                 first = [("ADDED", objects.render(rtype, bucket[k])) for k in keys]
+                if send_initial:
+                    first.append(("BOOKMARK", bookmark(rtype, self._rv, initial_events_end=True)))
+            elif since in ("", "0"):
+                first = []
             else:
                 first = self._replay(watcher, parse_rv(since))
             self._watchers.append(watcher)

@@ -2,31 +2,82 @@
 
 Subscribes to the store, sends the initial or replayed events, then live ones until
 `timeoutSeconds`, the client leaving, or the server stopping. A resourceVersion older than
-the kept history ends the stream with an ERROR event carrying a 410 Expired Status.
+the kept history ends the stream with an ERROR event carrying a 410 Expired Status. A watch list
+(`sendInitialEvents=true`) ends its initial events with a BOOKMARK; with `allowWatchBookmarks`
+an idle stream gets a BOOKMARK every `bookmark_every` seconds (kube-apiserver: about a minute).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
 from bot.sim import status as st
+from bot.sim.history import bookmark
 from bot.sim.resources import ResourceType
+from bot.sim.routing import is_true
 from bot.sim.selectors import Selector
 from bot.sim.store import Store
 
 Event = tuple[str, dict[str, Any]]
 _POLL_SECONDS = 0.5
+_NOT_OLDER_THAN = "NotOlderThan"
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """A watch's query: where it starts, whether it is a watch list, whether it wants bookmarks."""
+
+    since: str = ""
+    send_initial: bool | None = None
+    allow_bookmarks: bool = False
+    timeout: float | None = None
+
+
+def read_watch_options(query: Mapping[str, str], timeout: float | None) -> WatchOptions:
+    """The watch options, checked as k8s.io/apimachinery pkg/apis/meta/internalversion/
+    validation/validation.go `validateWatchOptions` checks them.
+
+    Raises:
+        ApiError: 422 Invalid `ListOptions.meta.k8s.io` for a combination the server forbids.
+    """
+    raw_initial = query.get("sendInitialEvents")
+    send_initial = None if raw_initial is None else is_true(raw_initial)
+    match = query.get("resourceVersionMatch", "")
+    problems = []
+    if send_initial is not None and match != _NOT_OLDER_THAN:
+        problems.append(
+            "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+            "resourceVersionMatch to NotOlderThan"
+        )
+    if match and send_initial is None:
+        problems.append(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch "
+            "unless sendInitialEvents is provided"
+        )
+    if match and match != _NOT_OLDER_THAN:
+        problems.append(
+            f'resourceVersionMatch: Unsupported value: "{match}": supported values: '
+            f'"{_NOT_OLDER_THAN}"'
+        )
+    if problems:
+        cause = problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]"
+        raise st.invalid("ListOptions", "meta.k8s.io", "", cause)
+    allow = is_true(query.get("allowWatchBookmarks"))
+    return WatchOptions(query.get("resourceVersion", ""), send_initial, allow, timeout)
 
 
 class WatchHub:
     """The open watch streams of one server, so that stopping the server ends them at once."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, bookmark_every: float = 1.0) -> None:
         self.store = store
+        self.bookmark_every = bookmark_every
         self._queues: set[asyncio.Queue[Event | None]] = set()
 
     def close_all(self) -> None:
@@ -40,8 +91,7 @@ class WatchHub:
         rtype: ResourceType,
         namespace: str | None,
         selector: Selector,
-        since: str,
-        seconds: float | None,
+        options: WatchOptions,
     ) -> web.StreamResponse:
         """Serve one watch request.
 
@@ -55,17 +105,25 @@ class WatchHub:
             loop.call_soon_threadsafe(queue.put_nowait, (kind, obj))
 
         try:
-            first, unsubscribe = self.store.watch(rtype, namespace, selector, since, deliver)
+            first, unsubscribe = self.store.watch(
+                rtype,
+                namespace,
+                selector,
+                options.since,
+                deliver,
+                send_initial=options.send_initial,
+            )
         except st.ApiError as exc:
             if exc.code != 410:
                 raise
             return await _single_error(request, exc)
         self._queues.add(queue)
         response = await _open(request)
+        stream = _Stream(response, rtype, options.allow_bookmarks, self.bookmark_every)
         try:
             for event in first:
-                await _write(response, event)
-            await self._pump(request, response, queue, seconds)
+                await stream.send(event)
+            await self._pump(request, stream, queue, options.timeout)
         except ConnectionError:
             pass  # the client went away
         finally:
@@ -76,7 +134,7 @@ class WatchHub:
     async def _pump(
         self,
         request: web.Request,
-        response: web.StreamResponse,
+        stream: _Stream,
         queue: asyncio.Queue[Event | None],
         seconds: float | None,
     ) -> None:
@@ -86,13 +144,43 @@ class WatchHub:
             remaining = _POLL_SECONDS if deadline is None else deadline - loop.time()
             if remaining <= 0 or _is_gone(request):
                 return
+            wait = min(remaining, _POLL_SECONDS, stream.until_bookmark(loop.time()))
             try:
-                event = await asyncio.wait_for(queue.get(), min(remaining, _POLL_SECONDS))
+                event = await asyncio.wait_for(queue.get(), max(wait, 0.0))
             except TimeoutError:
+                await stream.bookmark_if_due(loop.time())
                 continue
             if event is None:
                 return
-            await _write(response, event)
+            await stream.send(event)
+
+
+class _Stream:
+    """One open watch response: writes events, remembers the newest resourceVersion sent, and
+    sends a BOOKMARK at that version when idle, if the client allowed bookmarks."""
+
+    def __init__(
+        self, response: web.StreamResponse, rtype: ResourceType, bookmarks: bool, every: float
+    ) -> None:
+        self.response = response
+        self.rtype = rtype
+        self.bookmarks = bookmarks
+        self.every = every
+        self.sent_rv = 0
+        self.last_sent = asyncio.get_running_loop().time()
+
+    async def send(self, event: Event) -> None:
+        rv = str(event[1].get("metadata", {}).get("resourceVersion", ""))
+        self.sent_rv = max(self.sent_rv, int(rv) if rv.isdigit() else 0)
+        self.last_sent = asyncio.get_running_loop().time()
+        await _write(self.response, event)
+
+    def until_bookmark(self, now: float) -> float:
+        return self.last_sent + self.every - now if self.bookmarks else _POLL_SECONDS
+
+    async def bookmark_if_due(self, now: float) -> None:
+        if self.bookmarks and self.sent_rv and now - self.last_sent >= self.every:
+            await self.send(("BOOKMARK", bookmark(self.rtype, self.sent_rv)))
 
 
 async def _open(request: web.Request) -> web.StreamResponse:
