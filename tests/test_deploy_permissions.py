@@ -89,6 +89,9 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     ):
         await stack.command(text, to_the_end=True)
     await confirm(stack, "sync argocd/kai-scheduler")
+    await confirm(stack, "suspend ks flux-system/flux-system for 1h")
+    await confirm(stack, "resume ks flux-system/flux-system")
+    await schedule.sweep_suspends(stack.service.deps, "sim")
     await inspect_workloads(stack)
     await alert_cycle(stack, clock)
 
