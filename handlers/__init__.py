@@ -12,6 +12,7 @@ from handlers import (
     confirm,
     diagnostics,
     gitops,
+    home,
     keda,
     listing,
     suspend,
@@ -19,7 +20,7 @@ from handlers import (
 )
 from handlers.invocation import Executor
 
-FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend)
+FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home)
 
 
 def register(app: AsyncApp, deps: Deps) -> None:

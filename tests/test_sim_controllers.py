@@ -326,7 +326,6 @@ async def test_a_retrying_flux_failure_leaves_ready_false_and_reconciling_with_r
     )
 
 
-
 async def test_a_resumed_object_is_reconciled_again_on_the_next_request(sim: Simulator) -> None:
     sim.patch(HR_API, "HelmRelease", "keda", "flux-system", patch={"spec": {"suspend": True}})
     request(sim, HR_API, "HelmRelease", "keda", "t5", **{"sim.kai-chatops/reconcile": "fail"})

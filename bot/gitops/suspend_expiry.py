@@ -57,6 +57,7 @@ async def sweep(
     now: datetime,
     *,
     polling: ops.Polling | None = None,
+    journal: audit.Journal | None = None,
 ) -> Sweep:
     """Resume our Flux suspends in `NAMESPACES` whose `suspend-until` has passed, on one cluster.
 
@@ -72,7 +73,7 @@ async def sweep(
     wait = polling or ops.Polling(timeout=timeout)
     channel = settings.slack.alert_channel
     results = await asyncio.gather(
-        *(_resume_expired(kube, e, slack, channel, now, wait) for e in expired)
+        *(_resume_expired(kube, e, slack, channel, now, wait, journal) for e in expired)
     )
     return Sweep([o for o in results if o is not None], next_due(objs, now))
 
@@ -84,6 +85,7 @@ async def _resume_expired(
     channel: str,
     now: datetime,
     polling: ops.Polling,
+    journal: audit.Journal | None,
 ) -> SuspendOutcome | None:
     target = expired.target
 
@@ -113,7 +115,7 @@ async def _resume_expired(
         details=words.details(outcome),
     )
     text = words.auto_resume_announcement(expired, outcome)
-    await audit.record(change, slack=slack, channel=channel, text=text)
+    await audit.record(change, slack=slack, channel=channel, text=text, journal=journal)
     return outcome
 
 
@@ -121,6 +123,8 @@ async def _list_quietly(kube: KubeReader, ref: ResourceRef, namespace: str) -> l
     """One namespace's objects of one kind; a failure is logged so the others are still checked."""
     try:
         return await kube.list_objects(ref, namespace)
+    except errors.KubeNotFound:  # this kind is not served here (Flux, or that source, absent)
+        return []
     except errors.KubeError as e:
         log.error("timed suspends: cannot list %s in %s: %s", ref.qualified, namespace, e)
         return []

@@ -80,19 +80,23 @@ async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
     if not is_leader(deps):
         return
     kube = deps.kube[cluster]
-    await keda_expiry.resume_expired_pauses(kube, deps.slack, deps.settings, deps.clock())
+    await keda_expiry.resume_expired_pauses(
+        kube, deps.slack, deps.settings, deps.clock(), journal=deps.journal
+    )
 
 
 async def sweep_pauses(deps: Deps, cluster: str) -> datetime | None:
     """Resume the timed KEDA pauses that are due; when the next one is."""
-    kube = deps.kube[cluster]
-    return (await keda_expiry.sweep(kube, deps.slack, deps.settings, deps.clock())).next_due
+    kube, now = deps.kube[cluster], deps.clock()
+    swept = await keda_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
+    return swept.next_due
 
 
 async def sweep_suspends(deps: Deps, cluster: str) -> datetime | None:
     """Resume (and reconcile) the timed Flux suspends that are due; when the next one is."""
-    kube = deps.kube[cluster]
-    return (await suspend_expiry.sweep(kube, deps.slack, deps.settings, deps.clock())).next_due
+    kube, now = deps.kube[cluster], deps.clock()
+    swept = await suspend_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
+    return swept.next_due
 
 
 class PauseExpiry:
