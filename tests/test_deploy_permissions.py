@@ -19,7 +19,7 @@ from deploy_render import DEPLOY, by_kind, render
 
 from bot.service import schedule
 from bot.sim import breakage
-from bot.stack import Stack, running_stack
+from bot.stack import OPERATOR, Stack, running_stack
 from handlers import keda as keda_handlers
 
 Call = tuple[str, str, str, str | None]  # group, resource, verb, namespace (None: cluster-wide)
@@ -30,7 +30,7 @@ NAMESPACED = {
     "leases", "configmaps", "pods", "pods/log", "events", "replicasets", "endpointslices",
     "services",
 }  # fmt: skip
-# Slack method -> the bot scope it needs (auth.test and apps.connections.open need none).
+# Slack method -> the bot scope it needs (those in NO_SCOPE need none).
 SCOPES = {
     "chat.postMessage": "chat:write",
     "chat.update": "chat:write",
@@ -39,6 +39,7 @@ SCOPES = {
     "usergroups.users.list": "usergroups:read",
     "users.info": "users:read",
 }
+NO_SCOPE = {"auth.test", "apps.connections.open", "views.publish"}
 SELF_NAMESPACE = "kai-chatops"
 
 
@@ -94,6 +95,8 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     await schedule.sweep_suspends(stack.service.deps, "sim")
     await inspect_workloads(stack)
     await alert_cycle(stack, clock)
+    await stack.driver.open_home(user_id=OPERATOR)
+    await stack.slack.wait_for_home(OPERATOR)
 
 
 async def inspect_workloads(stack: Stack) -> None:
@@ -220,11 +223,14 @@ def is_used(grant: Call, made: set[Call]) -> bool:
 
 async def test_the_slack_app_asks_exactly_for_the_scopes_the_code_uses(observed: Stack) -> None:
     methods = {call.method for call in observed.slack.calls}
+    assert methods <= SCOPES.keys() | NO_SCOPE, methods - SCOPES.keys() - NO_SCOPE
     needed = {"commands"} | {SCOPES[m] for m in methods if m in SCOPES}
     manifest: dict[str, Any] = yaml.safe_load((DEPLOY / "slack-app-manifest.yaml").read_text())
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == needed
     assert manifest["features"]["slash_commands"][0]["command"] == "/kai"
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
+    assert manifest["settings"]["event_subscriptions"]["bot_events"] == ["app_home_opened"]
+    assert manifest["features"]["app_home"]["home_tab_enabled"] is True
 
 
 def named_grants() -> dict[Call, set[str]]:
