@@ -174,9 +174,12 @@ def calls_made(stack: Stack) -> set[Call]:
     return made
 
 
-def grants() -> set[Call]:
+BOTH_TOOLS = DEPLOY / "overlays" / "socket-mode"
+
+
+def grants(overlay: Path = BOTH_TOOLS) -> set[Call]:
     """(group, resource, verb, namespace) granted to the bot; namespace None for ClusterRoles."""
-    objects = render(DEPLOY / "base")
+    objects = render(overlay)
     bound = {b["roleRef"]["name"] for b in by_kind(objects, "ClusterRoleBinding")}
     bound_roles = {
         (b["metadata"]["namespace"], b["roleRef"]["name"]) for b in by_kind(objects, "RoleBinding")
@@ -215,6 +218,21 @@ async def test_the_manifests_grant_nothing_the_code_never_calls(observed: Stack)
     assert unused == [], "\n".join(map(str, unused))
 
 
+@pytest.mark.parametrize(
+    ("overlay", "other_tool"),
+    [("flux-only", "argoproj.io"), ("argo-only", "toolkit.fluxcd.io")],
+)
+async def test_a_single_tool_overlay_grants_exactly_the_calls_but_the_other_tools(
+    observed: Stack, overlay: str, other_tool: str
+) -> None:
+    # In a cluster without the other tool those calls find no such resource (404), which the
+    # Home tab and the timed-suspend job pass over quietly.
+    made = {call for call in calls_made(observed) if not call[0].endswith(other_tool)}
+    granted = grants(DEPLOY / "overlays" / overlay)
+    assert sorted(c for c in made if not is_granted(c, granted)) == []
+    assert sorted(g for g in granted if not is_used(g, made)) == []
+
+
 def is_used(grant: Call, made: set[Call]) -> bool:
     """A Role's grant must be used in its namespace; a ClusterRole's across the cluster."""
     group, resource, verb, namespace = grant
@@ -236,7 +254,7 @@ async def test_the_slack_app_asks_exactly_for_the_scopes_the_code_uses(observed:
 def named_grants() -> dict[Call, set[str]]:
     """Grants limited by `resourceNames`: which objects each one covers."""
     named: dict[Call, set[str]] = {}
-    for role in by_kind(render(DEPLOY / "base"), "Role"):
+    for role in by_kind(render(BOTH_TOOLS), "Role"):
         namespace = role["metadata"]["namespace"]
         for rule in role["rules"]:
             for group in rule["apiGroups"]:
