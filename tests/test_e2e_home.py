@@ -268,3 +268,12 @@ async def test_fifty_clusters_of_findings_stay_within_the_view_limits(
     shown_findings = [line for line in clusters_part if line.startswith("      ")]
     assert heads and len(shown_findings) >= 3 * len(heads)
     assert len(heads) == 50 or clusters_part[-1].startswith("… ")
+
+
+async def test_an_unsigned_home_event_gets_401_and_publishes_nothing(stack: Stack) -> None:
+    stack.sim.clear_requests()
+
+    delivery = await stack.driver.open_home(user_id=OPERATOR, signature="v0=" + "0" * 64)
+
+    assert delivery.status == 401
+    assert stack.slack.calls_to("views.publish") == [] and stack.sim.requests == []

@@ -188,21 +188,9 @@ def view_actions_payload(
 ) -> dict[str, Any]:
     """A `block_actions` payload for a button clicked in a view (the Home tab): Slack sends the
     `view` and a `view` container, and neither a channel nor a response_url."""
-    return {
-        "type": "block_actions",
-        "user": {
-            "id": origin.user_id,
-            "username": origin.user_name,
-            "name": origin.user_name,
-            "team_id": origin.team_id,
-        },
-        "api_app_id": origin.api_app_id,
-        "token": origin.verification_token,
-        "container": {"type": "view", "view_id": view.get("id", "")},
-        "trigger_id": new_trigger_id(),
-        "team": {"id": origin.team_id, "domain": "emulator"},
-        "enterprise": None,
-        "is_enterprise_install": False,
-        "view": dict(view),
-        "actions": [dict(action)],
-    }
+    container = {"type": "view", "view_id": view.get("id", "")}
+    payload = block_actions_payload(
+        origin, action=action, container=container, message=None, response_url=""
+    )
+    del payload["channel"], payload["response_url"], payload["state"]
+    return {**payload, "view": dict(view)}
