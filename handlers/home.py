@@ -27,7 +27,7 @@ from bot.gitops import render_suspend, suspend_expiry
 from bot.health import usecase as health
 from bot.home import usecase as home_reads
 from bot.home.assemble import ordered
-from bot.home.model import AlertLine, ChangeLine, ClusterStatus, Home
+from bot.home.model import AlertLine, AlertPhase, ChangeLine, ClusterStatus, HeldObject, Home
 from bot.home.render import RECENT_CHANGES, REFRESH_ACTION, home_view, not_allowed_view
 from bot.kube import kinds
 from bot.service.deps import Deps
@@ -37,7 +37,7 @@ from handlers.invocation import Executor, Runner
 log = logging.getLogger(__name__)
 
 FLUX_REFS = tuple(gitops_kinds.FLUX[kind] for kind in render_suspend.KIND_WORDS)
-_STATES = {
+_STATES: dict[Phase, AlertPhase] = {
     Phase.FIRING: "firing",
     Phase.ACKNOWLEDGED: "acknowledged",
     Phase.SILENCED: "silenced",
@@ -108,7 +108,7 @@ async def _cluster_status(deps: Deps, cluster: str) -> ClusterStatus:
     return ClusterStatus(cluster, report)
 
 
-async def _held(deps: Deps, cluster: str) -> tuple[list[Any], list[str]]:
+async def _held(deps: Deps, cluster: str) -> tuple[list[HeldObject], list[str]]:
     keda_places = [
         (ref, ns)
         for ns in deps.settings.keda.namespaces
@@ -147,7 +147,7 @@ def _alert_line(alert: AlertState) -> AlertLine:
         critical=seen.severity is Severity.CRITICAL,
         subject=f"{seen.key.subject} {seen.key.condition}",
         title=seen.title,
-        state=_STATES.get(alert.phase, "firing"),  # type: ignore[arg-type]
+        state=_STATES.get(alert.phase, "firing"),
         since=alert.firing_since,
         by=alert.silenced_by if silenced else alert.acked_by,
         until=alert.silenced_until if silenced else None,

@@ -22,6 +22,9 @@ class ClusterStatus:
     error: str = ""
 
 
+AlertPhase = Literal["firing", "acknowledged", "silenced"]
+
+
 @dataclass(frozen=True)
 class AlertLine:
     """One active alert: its ID, what it is about, where it is in its life, and who owns it."""
@@ -31,7 +34,7 @@ class AlertLine:
     critical: bool
     subject: str  # `Config kai-config DependenciesFulfilled`
     title: str
-    state: Literal["firing", "acknowledged", "silenced"]
+    state: AlertPhase
     since: datetime | None  # when it fired
     by: str = ""  # who acknowledged or silenced it
     until: datetime | None = None  # the end of a silence
