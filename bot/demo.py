@@ -2,7 +2,8 @@
 
 Type what you would type in Slack (`/kai health`); `sim ACTION` breaks or heals the simulated
 cluster; `click LABEL` presses a button of the last reply or of the newest alert; `wait 10s`
-lets time pass (an alert needs `alerts.hold`). `--run` executes commands without a prompt.
+lets time pass (an alert needs `alerts.hold`); `home` opens the Slack Home tab (as Slack sends
+`app_home_opened`) and prints the view published. `--run` executes commands without a prompt.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ from typing import Any
 from bot.core import durations
 from bot.sim import breakage
 from bot.slackemu import ApiCall
-from bot.stack import ALERT_CHANNEL, Reply, Stack, find_button, running_stack
+from bot.stack import ALERT_CHANNEL, OPERATOR, Reply, Stack, find_button, running_stack
 
 BANNER = """kai-chatops demo: the service is running against a simulated cluster and a local Slack.
   /kai help            what the bot understands (type any /kai command as in Slack)
   click Confirm        press a button of the last reply, or of the newest alert (Acknowledge)
   sim                  ways to break or heal the simulated cluster (sim dependencies_missing)
   wait 10s             let time pass (a broken cluster alerts after alerts.hold, 6s here)
+  home                 the bot's Home tab: clusters, alerts, pauses and suspends, recent changes
   quit                 stop
 What the bot posts in its channels is printed as it happens: [#alerts] lines for the alert
 channel, [#demo] lines for the records of changes (pause, resume, sync) in this channel.
@@ -107,8 +109,19 @@ class Console:
             print(run_sim_action(self.stack, words[1:]))
         elif words[0] == "wait":
             await wait(words[1:])
+        elif words[0] == "home":
+            await self.home()
         else:
-            print("Type a slash command (/kai help), click LABEL, sim, wait 10s, or quit.")
+            print("Type a slash command (/kai help), click LABEL, sim, wait 10s, home, or quit.")
+
+    async def home(self) -> None:
+        """Open the Home tab as the operator and print the view the bot publishes."""
+        calls = self.stack.slack.calls_to("views.publish")
+        published = sum(1 for c in calls if c.ok and c.params.get("user_id") == OPERATOR)
+        await self.stack.driver.open_home(user_id=OPERATOR)
+        view = await self.stack.slack.wait_for_home(OPERATOR, count=published + 1, timeout=30.0)
+        lines = [line for block in view.get("blocks") or [] for line in block_lines(block)]
+        print("(Home tab)\n" + "\n".join(lines))
 
     async def follow(self, reply: Reply) -> None:
         """Show the in-place update that replaces a "reconciling…" progress reply."""

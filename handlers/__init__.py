@@ -6,10 +6,21 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.service.deps import Deps
 from bot.slack import blocks as render
-from handlers import alerts, commands, confirm, diagnostics, gitops, keda, listing, workloads
+from handlers import (
+    alerts,
+    commands,
+    confirm,
+    diagnostics,
+    gitops,
+    home,
+    keda,
+    listing,
+    suspend,
+    workloads,
+)
 from handlers.invocation import Executor
 
-FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing)
+FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home)
 
 
 def register(app: AsyncApp, deps: Deps) -> None:

@@ -76,4 +76,5 @@ async def announce(deps: Deps, pending: Pending, change: audit.Change, text: str
         channel=pending.channel_id,
         text=text,
         fallback_channel=deps.settings.slack.alert_channel,
+        journal=deps.journal,
     )

@@ -241,7 +241,7 @@ async def _log_change(
 ) -> None:
     """The JSON log line only: the public in-place reply is the channel's record."""
     change = _change(deps, user, action, target, outcome, details)
-    await audit.record(change, slack=None, channel="", text="")
+    await audit.record(change, slack=None, channel="", text="", journal=deps.journal)
 
 
 def _sync_details(report: argo.ArgoReport) -> dict[str, str]:

@@ -11,6 +11,7 @@ from bot.commands import usage
 from bot.commands.grammar import (
     Ack,
     Alerts,
+    FluxResume,
     Health,
     Help,
     Pause,
@@ -19,6 +20,7 @@ from bot.commands.grammar import (
     Resume,
     ScaledJobs,
     Silence,
+    Suspend,
     Sync,
     Unsilence,
 )
@@ -101,6 +103,24 @@ GOOD = [
     ("reconcile KEDA --with-source", ReconcileShortcut("keda", with_source=True)),
     ("reconcile keda --hard", ReconcileShortcut("keda", hard=True)),
     ("sync argocd/kai-scheduler", Sync("argocd", "kai-scheduler")),
+    *[
+        (f"suspend {word} flux-system/kai", Suspend(kind, "flux-system", "kai", None, ""))
+        for word, kind in KIND_WORDS
+        if kind != "Application"
+    ],
+    (
+        "suspend hr flux-system/kai for 2h hotfix by hand",
+        Suspend("HelmRelease", "flux-system", "kai", 2 * H, "hotfix by hand"),
+    ),
+    (
+        "suspend ks flux-system/apps repo migration",
+        Suspend("Kustomization", "flux-system", "apps", None, "repo migration"),
+    ),
+    *[
+        (f"resume {word} flux-system/kai", FluxResume(kind, "flux-system", "kai"))
+        for word, kind in KIND_WORDS
+        if kind != "Application"
+    ],
     ("alerts", Alerts()),
     ("ack a1b2c3", Ack("a1b2c3")),
     ("silence a1b2c3 4h upstream outage", Silence("a1b2c3", 4 * H, "upstream outage")),
@@ -172,6 +192,15 @@ BAD = [
     ("reconcile app a/b --reset", "reconcile", "--reset is only for helmrelease"),
     ("reconcile hr a/b --wipe", "reconcile", "reconcile does not take --wipe"),
     ("sync", "sync", "sync needs NAMESPACE/NAME"),
+    ("suspend", "suspend", "suspend needs a Flux KIND (helmrelease|hr, kustomization|ks"),
+    ("suspend flux-system/kai", "suspend", "suspend needs a Flux KIND (helmrelease|hr"),
+    ("suspend deployment a/b", "suspend", "unknown kind 'deployment' (expected one of helm"),
+    ("suspend app argocd/kai", "suspend", "suspend is for Flux objects; an Argo CD Application"),
+    ("suspend hr a/b 2h drain", "suspend", "to suspend for a time, write 'for 2h' before"),
+    ("suspend hr a/b --force", "suspend", "suspend does not take --force"),
+    ("resume app argocd/kai", "resume", "resume is for Flux objects"),
+    ("resume hr", "resume", "resume needs NAMESPACE/NAME"),
+    ("resume hr a/b now", "resume", "unexpected 'now'"),
     ("sync a/b/c", "sync", "'b/c' is not an object name"),
     ("health now", "health", "unexpected 'now'"),
     ("health --cluster", "health", "--cluster needs a NAME, like --cluster prod"),
@@ -277,6 +306,8 @@ def test_help_on_one_topic_shows_its_usage() -> None:
         ("resume a/b", True),
         ("reconcile kai", True),
         ("sync a/b", True),
+        ("suspend hr a/b", True),
+        ("resume hr a/b", True),
         ("ack a1", True),
         ("silence a1 1h", True),
         ("unsilence a1", True),

@@ -55,6 +55,19 @@ def test_demo_in_place_updates_are_not_ephemeral_and_channel_records_are_shown()
     assert "(waiting 1s)" in out
 
 
+def test_demo_home_prints_the_home_tab_with_a_suspend_and_the_change() -> None:
+    out = run_demo(
+        "/kai suspend hr flux-system/keda for 1h demo",
+        "click Confirm",
+        "home",
+    )
+    home = out[out.index("(Home tab)") :]
+    assert "== Clusters ==" in home and "*sim*: Healthy" in home
+    assert "HelmRelease flux-system/keda* on sim — suspended by" in home
+    assert "suspend HelmRelease flux-system/keda on sim: ok — demo" in home
+    assert "[Refresh]" in home
+
+
 async def test_demo_alert_buttons_can_be_clicked_after_a_wait(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -8,14 +8,23 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
-from deploy_render import DEPLOY, KUSTOMIZATIONS, ROOT, by_kind, render
+from deploy_render import COMPONENTS, DEPLOY, OVERLAYS, ROOT, by_kind, render
 
 from bot.config import settings as config
 
 K8S_VERSION = "1.33.0"
 
 
-@pytest.mark.parametrize("directory", KUSTOMIZATIONS, ids=lambda p: str(p.relative_to(DEPLOY)))
+def overlay_id(path: Path) -> str:
+    return str(path.relative_to(DEPLOY))
+
+
+def test_every_overlay_and_component_is_found() -> None:
+    assert [p.name for p in OVERLAYS] == ["argo-only", "flux-only", "http-mode", "socket-mode"]
+    assert [p.name for p in COMPONENTS] == ["argocd", "flux", "http-mode"]
+
+
+@pytest.mark.parametrize("directory", [DEPLOY / "base", *OVERLAYS], ids=overlay_id)
 def test_every_kustomization_renders_objects_valid_for_kubernetes(directory: Path) -> None:
     objects = render(directory)
     assert objects
@@ -23,14 +32,15 @@ def test_every_kustomization_renders_objects_valid_for_kubernetes(directory: Pat
         kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
 
 
-def pod_spec() -> dict[str, Any]:
-    [deployment] = by_kind(render(DEPLOY / "overlays" / "socket-mode"), "Deployment")
+def pod_spec(overlay: Path) -> dict[str, Any]:
+    [deployment] = by_kind(render(overlay), "Deployment")
     spec: dict[str, Any] = deployment["spec"]["template"]["spec"]
     return spec
 
 
-def test_the_pod_satisfies_the_restricted_pod_security_profile() -> None:
-    spec = pod_spec()
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=overlay_id)
+def test_the_pod_satisfies_the_restricted_pod_security_profile(overlay: Path) -> None:
+    spec = pod_spec(overlay)
     pod_security = spec["securityContext"]
     assert pod_security["runAsNonRoot"] is True
     assert pod_security.get("runAsUser", 1) != 0
@@ -87,19 +97,65 @@ def test_egress_is_limited_to_the_api_server_https_and_dns() -> None:
     assert ports == {(443, "TCP"), (6443, "TCP"), (53, "UDP"), (53, "TCP")}
 
 
-def test_http_mode_exposes_only_the_slack_endpoint_and_socket_mode_nothing() -> None:
+def test_http_mode_exposes_only_the_slack_endpoint_over_tls_and_socket_mode_nothing() -> None:
     http = render(DEPLOY / "overlays" / "http-mode")
     [ingress] = by_kind(http, "Ingress")
     paths = [p["path"] for rule in ingress["spec"]["rules"] for p in rule["http"]["paths"]]
     assert paths == ["/slack/events"]
-    socket = render(DEPLOY / "overlays" / "socket-mode")
-    assert not by_kind(socket, "Ingress") and not by_kind(socket, "Service")
+    assert ingress["spec"]["ingressClassName"]
+    hosts = {rule["host"] for rule in ingress["spec"]["rules"]}
+    assert {h for tls in ingress["spec"]["tls"] for h in tls["hosts"]} == hosts
+    assert all(tls["secretName"] for tls in ingress["spec"]["tls"])
+    for overlay in ("socket-mode", "flux-only", "argo-only"):
+        socket = render(DEPLOY / "overlays" / overlay)
+        assert not by_kind(socket, "Ingress") and not by_kind(socket, "Service")
 
 
-def test_the_deployed_config_is_valid_and_uses_in_cluster_credentials() -> None:
-    settings = config.load_settings(str(DEPLOY / "base" / "config.yaml"))
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=overlay_id)
+def test_every_object_carries_the_common_labels(overlay: Path) -> None:
+    for obj in render(overlay):
+        labels = obj["metadata"].get("labels") or {}
+        assert labels.get("app.kubernetes.io/name") == "kai-chatops", obj["metadata"]["name"]
+        assert labels.get("app.kubernetes.io/part-of") == "kai-chatops", obj["metadata"]["name"]
+
+
+@pytest.mark.parametrize(
+    ("overlay", "absent"),
+    [("flux-only", "argoproj.io"), ("argo-only", "toolkit.fluxcd.io")],
+)
+def test_a_single_tool_overlay_has_no_role_for_the_tool_it_does_not_run(
+    overlay: str, absent: str
+) -> None:
+    objects = render(DEPLOY / "overlays" / overlay)
+    groups = {g for role in by_kind(objects, "Role") for r in role["rules"] for g in r["apiGroups"]}
+    assert groups and not any(g.endswith(absent) for g in groups)
+    bound = {b["roleRef"]["name"] for b in by_kind(objects, "RoleBinding")}
+    assert bound == {role["metadata"]["name"] for role in by_kind(objects, "Role")}
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS, ids=overlay_id)
+def test_each_overlay_mounts_its_own_valid_in_cluster_config(overlay: Path) -> None:
+    objects = render(overlay)
+    [configmap] = by_kind(objects, "ConfigMap")
+    [deployment] = by_kind(objects, "Deployment")
+    volumes = deployment["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "config", "configMap": {"name": configmap["metadata"]["name"]}} in volumes
+    settings = config.parse_settings(yaml.safe_load(configmap["data"]["config.yaml"]))
     assert settings.clusters[0].in_cluster
     assert settings.state.backend == "configmap"
+    assert not (DEPLOY / "base" / "config.yaml").exists(), "the config is edited in an overlay"
+
+
+@pytest.mark.parametrize(
+    ("overlay", "kinds"),
+    [("flux-only", {"HelmRelease"}), ("argo-only", {"Application"})],
+)
+def test_a_single_tool_config_points_its_shortcuts_at_that_tool(
+    overlay: str, kinds: set[str]
+) -> None:
+    settings = config.load_settings(str(DEPLOY / "overlays" / overlay / "config.yaml"))
+    shortcuts = [settings.gitops.shortcut(name) for name in ("kai", "keda")]
+    assert {s.kind for s in shortcuts if s is not None} == kinds
 
 
 def test_the_gitops_examples_install_an_overlay_that_exists() -> None:

@@ -19,7 +19,7 @@ from deploy_render import DEPLOY, by_kind, render
 
 from bot.service import schedule
 from bot.sim import breakage
-from bot.stack import Stack, running_stack
+from bot.stack import OPERATOR, Stack, running_stack
 from handlers import keda as keda_handlers
 
 Call = tuple[str, str, str, str | None]  # group, resource, verb, namespace (None: cluster-wide)
@@ -30,7 +30,7 @@ NAMESPACED = {
     "leases", "configmaps", "pods", "pods/log", "events", "replicasets", "endpointslices",
     "services",
 }  # fmt: skip
-# Slack method -> the bot scope it needs (auth.test and apps.connections.open need none).
+# Slack method -> the bot scope it needs (those in NO_SCOPE need none).
 SCOPES = {
     "chat.postMessage": "chat:write",
     "chat.update": "chat:write",
@@ -39,6 +39,7 @@ SCOPES = {
     "usergroups.users.list": "usergroups:read",
     "users.info": "users:read",
 }
+NO_SCOPE = {"auth.test", "apps.connections.open", "views.publish"}
 SELF_NAMESPACE = "kai-chatops"
 
 
@@ -89,8 +90,13 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     ):
         await stack.command(text, to_the_end=True)
     await confirm(stack, "sync argocd/kai-scheduler")
+    await confirm(stack, "suspend ks flux-system/flux-system for 1h")
+    await confirm(stack, "resume ks flux-system/flux-system")
+    await schedule.sweep_suspends(stack.service.deps, "sim")
     await inspect_workloads(stack)
     await alert_cycle(stack, clock)
+    await stack.driver.open_home(user_id=OPERATOR)
+    await stack.slack.wait_for_home(OPERATOR)
 
 
 async def inspect_workloads(stack: Stack) -> None:
@@ -168,9 +174,12 @@ def calls_made(stack: Stack) -> set[Call]:
     return made
 
 
-def grants() -> set[Call]:
+BOTH_TOOLS = DEPLOY / "overlays" / "socket-mode"
+
+
+def grants(overlay: Path = BOTH_TOOLS) -> set[Call]:
     """(group, resource, verb, namespace) granted to the bot; namespace None for ClusterRoles."""
-    objects = render(DEPLOY / "base")
+    objects = render(overlay)
     bound = {b["roleRef"]["name"] for b in by_kind(objects, "ClusterRoleBinding")}
     bound_roles = {
         (b["metadata"]["namespace"], b["roleRef"]["name"]) for b in by_kind(objects, "RoleBinding")
@@ -209,6 +218,21 @@ async def test_the_manifests_grant_nothing_the_code_never_calls(observed: Stack)
     assert unused == [], "\n".join(map(str, unused))
 
 
+@pytest.mark.parametrize(
+    ("overlay", "other_tool"),
+    [("flux-only", "argoproj.io"), ("argo-only", "toolkit.fluxcd.io")],
+)
+async def test_a_single_tool_overlay_grants_exactly_the_calls_but_the_other_tools(
+    observed: Stack, overlay: str, other_tool: str
+) -> None:
+    # In a cluster without the other tool those calls find no such resource (404), which the
+    # Home tab and the timed-suspend job pass over quietly.
+    made = {call for call in calls_made(observed) if not call[0].endswith(other_tool)}
+    granted = grants(DEPLOY / "overlays" / overlay)
+    assert sorted(c for c in made if not is_granted(c, granted)) == []
+    assert sorted(g for g in granted if not is_used(g, made)) == []
+
+
 def is_used(grant: Call, made: set[Call]) -> bool:
     """A Role's grant must be used in its namespace; a ClusterRole's across the cluster."""
     group, resource, verb, namespace = grant
@@ -217,17 +241,20 @@ def is_used(grant: Call, made: set[Call]) -> bool:
 
 async def test_the_slack_app_asks_exactly_for_the_scopes_the_code_uses(observed: Stack) -> None:
     methods = {call.method for call in observed.slack.calls}
+    assert methods <= SCOPES.keys() | NO_SCOPE, methods - SCOPES.keys() - NO_SCOPE
     needed = {"commands"} | {SCOPES[m] for m in methods if m in SCOPES}
     manifest: dict[str, Any] = yaml.safe_load((DEPLOY / "slack-app-manifest.yaml").read_text())
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == needed
     assert manifest["features"]["slash_commands"][0]["command"] == "/kai"
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
+    assert manifest["settings"]["event_subscriptions"]["bot_events"] == ["app_home_opened"]
+    assert manifest["features"]["app_home"]["home_tab_enabled"] is True
 
 
 def named_grants() -> dict[Call, set[str]]:
     """Grants limited by `resourceNames`: which objects each one covers."""
     named: dict[Call, set[str]] = {}
-    for role in by_kind(render(DEPLOY / "base"), "Role"):
+    for role in by_kind(render(BOTH_TOOLS), "Role"):
         namespace = role["metadata"]["namespace"]
         for rule in role["rules"]:
             for group in rule["apiGroups"]:

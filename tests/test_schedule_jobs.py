@@ -59,14 +59,16 @@ def deps(lease: Lease | None = None, desk: Desk | None = None) -> Deps:
     )
 
 
-def test_per_cluster_checks_and_pause_expiry_and_the_lease_renewed_from_the_start() -> None:
+def test_per_cluster_checks_and_pause_and_suspend_expiry_and_the_lease_renewed_at_once() -> None:
     jobs = schedule.alert_jobs(deps(Lease(held=True)))
     assert [(j.name, j.every, j.at_start) for j in jobs] == [
         ("lease", timedelta(seconds=4), True),
         ("alerts-prod", timedelta(seconds=45), False),
         ("pause-expiry-prod", timedelta(seconds=2), False),
+        ("suspend-expiry-prod", timedelta(seconds=2), False),
         ("alerts-staging", timedelta(seconds=45), False),
         ("pause-expiry-staging", timedelta(seconds=2), False),
+        ("suspend-expiry-staging", timedelta(seconds=2), False),
     ]
 
 

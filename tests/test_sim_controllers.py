@@ -324,3 +324,18 @@ async def test_a_retrying_flux_failure_leaves_ready_false_and_reconciling_with_r
         "True",
         "ProgressingWithRetry",
     )
+
+
+async def test_a_resumed_object_is_reconciled_again_on_the_next_request(sim: Simulator) -> None:
+    sim.patch(HR_API, "HelmRelease", "keda", "flux-system", patch={"spec": {"suspend": True}})
+    request(sim, HR_API, "HelmRelease", "keda", "t5", **{"sim.kai-chatops/reconcile": "fail"})
+    ignored = await eventually(lambda: handled(sim, HR_API, "HelmRelease", "keda", "t5"))
+    assert ready(ignored)["status"] == "True"  # suspended: the failing reconcile never ran
+
+    sim.patch(HR_API, "HelmRelease", "keda", "flux-system", patch={"spec": {"suspend": False}})
+    request(sim, HR_API, "HelmRelease", "keda", "t6")
+
+    resumed = await eventually(lambda: handled(sim, HR_API, "HelmRelease", "keda", "t6"))
+    assert ready(resumed)["status"] == "False"
+    obj = sim.get(HR_API, "HelmRelease", "keda", "flux-system")
+    assert obj is not None and resumed["observedGeneration"] == obj["metadata"]["generation"]

@@ -429,3 +429,29 @@ async def test_a_click_on_an_ephemeral_reply_carries_the_button_but_no_message(
     action = click["actions"][0]
     assert (action["block_id"], action["value"]) == ("confirm-pause", "pause:annia/annia-worker")
     assert reply.body["replace_original"] is True
+
+
+def home(blocks: int) -> dict[str, Any]:
+    section = {"type": "section", "text": {"type": "mrkdwn", "text": "x"}}
+    return {"type": "home", "blocks": [section] * blocks}
+
+
+async def test_views_publish_keeps_the_home_tab_and_refuses_what_slack_refuses(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    published = await client.views_publish(user_id="U0ALICE", view=home(100))
+    view = published["view"]
+    assert slack.home_view("U0ALICE") == view and view["id"].startswith("V")
+
+    with pytest.raises(SlackApiError) as too_many:
+        await client.views_publish(user_id="U0ALICE", view=home(101))
+    assert too_many.value.response["error"] == "invalid_arguments"
+    assert "view.blocks: 101 blocks (limit 100)" in slack.violations[-1].problems
+    with pytest.raises(SlackApiError) as stale:
+        await client.views_publish(user_id="U0ALICE", view=home(1), hash="1.0")
+    assert stale.value.response["error"] == "hash_conflict"
+    with pytest.raises(SlackApiError) as nobody:
+        await client.views_publish(user_id="U0NOBODY", view=home(1))
+    assert nobody.value.response["error"] == "user_not_found"
+    again = await client.views_publish(user_id="U0ALICE", view=home(2), hash=view["hash"])
+    assert again["view"]["id"] == view["id"] and len(slack.home_view("U0ALICE")["blocks"]) == 2

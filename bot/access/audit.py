@@ -11,7 +11,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from bot.slack import blocks as render
 from bot.slack.gateway import SlackGateway, SlackUnavailable
@@ -36,6 +36,12 @@ class Change:
         return json.dumps(record, sort_keys=True)
 
 
+class Journal(Protocol):
+    """Where finished changes are kept for the Home tab (`bot.access.journal`)."""
+
+    async def add(self, change: Change) -> None: ...
+
+
 async def record(
     change: Change,
     *,
@@ -43,6 +49,7 @@ async def record(
     channel: str,
     text: str,
     fallback_channel: str = "",
+    journal: Journal | None = None,
 ) -> None:
     """Log the change, and post `text` in the channel, else in `fallback_channel` (the alert
     channel, where the bot is a member); a failed post is logged, never raised.
@@ -57,6 +64,7 @@ async def record(
         "outcome": change.outcome,
     }
     log.info(change.log_line(), extra=context)
+    await _keep(change, journal)
     if slack is None or not channel:
         return
     for where in dict.fromkeys(c for c in (channel, fallback_channel) if c):
@@ -65,3 +73,14 @@ async def record(
             return
         except SlackUnavailable as e:  # e.g. the bot is not in that channel: try the next
             log.error("could not post the audit message for %s in %s: %s", change.target, where, e)
+
+
+async def _keep(change: Change, journal: Journal | None) -> None:
+    """Add a finished change to the journal (a `requested` line's outcome follows it); a
+    journal that cannot be written is logged, never raised: the change itself was made."""
+    if journal is None or change.outcome == "requested":
+        return
+    try:
+        await journal.add(change)
+    except Exception as e:
+        log.error("could not keep %s %s in the change journal: %s", change.action, change.target, e)

@@ -21,6 +21,8 @@ from bot.commands.parsed import (
     Change,
     Command,
     Diagnose,
+    FluxKind,
+    FluxResume,
     Health,
     Help,
     ListKind,
@@ -36,6 +38,7 @@ from bot.commands.parsed import (
     Resume,
     ScaledJobs,
     Silence,
+    Suspend,
     Sync,
     Unsilence,
     Why,
@@ -51,6 +54,7 @@ __all__ = [
     "Change",
     "Command",
     "Diagnose",
+    "FluxResume",
     "Health",
     "Help",
     "ListObjects",
@@ -65,6 +69,7 @@ __all__ = [
     "Resume",
     "ScaledJobs",
     "Silence",
+    "Suspend",
     "Sync",
     "Unsilence",
     "Why",
@@ -80,16 +85,23 @@ usage_for = usage.usage_for
 help_text = usage.help_text
 
 # Canonical kind, then the words that name it (case-insensitive), as DESIGN 1.3 lists them.
-_KIND_WORDS: tuple[tuple[ReconcileKind, str, str], ...] = (
+_FLUX_KIND_WORDS: tuple[tuple[FluxKind, str, str], ...] = (
     ("HelmRelease", "helmrelease", "hr"),
     ("Kustomization", "kustomization", "ks"),
     ("GitRepository", "gitrepository", "gitrepo"),
     ("HelmRepository", "helmrepository", "helmrepo"),
     ("OCIRepository", "ocirepository", "ocirepo"),
+)
+_KIND_WORDS: tuple[tuple[ReconcileKind, str, str], ...] = (
+    *_FLUX_KIND_WORDS,
     ("Application", "application", "app"),
 )
 KINDS: dict[str, ReconcileKind] = {word: kind for kind, *words in _KIND_WORDS for word in words}
 _WITH_SOURCE_KINDS = ("HelmRelease", "Kustomization")
+# The kinds `suspend` and `resume KIND` take: the Flux words of `KINDS` (not Application).
+FLUX_KINDS: dict[str, FluxKind] = {
+    word: kind for kind, *words in _FLUX_KIND_WORDS for word in words
+}
 _PAUSE_KINDS: dict[str, PauseKind] = {"scaledjob": "ScaledJob", "scaledobject": "ScaledObject"}
 LIST_KINDS: dict[str, ListKind] = {**KINDS, **_PAUSE_KINDS, "sj": "ScaledJob", "so": "ScaledObject"}
 _NAMESPACE = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -294,22 +306,61 @@ def _parse_pause(args: _Args) -> Command:
     args.take_flags()
     kind = _take_pause_kind(args)
     namespace, name = args.take_object()
-    duration = None
-    if args.words and args.words[0].lower() == "for":
-        args.words.pop(0)
-        duration = args.take_duration()
-    elif args.words and _is_duration(args.words[0]):
-        # Without "for" the time would silently become the reason and the pause last forever.
-        raise args.bad(f"to pause for a time, write 'for {args.words[0]}' before the reason")
+    duration = _take_for_duration(args)
     reason = args.take_reason()
     return Pause(kind, namespace, name, duration, reason, args.finish())
 
 
+def _take_for_duration(args: _Args) -> timedelta | None:
+    """`[for DURATION]` before the reason of a pause or a suspend."""
+    if args.words and args.words[0].lower() == "for":
+        args.words.pop(0)
+        return args.take_duration()
+    if args.words and _is_duration(args.words[0]):
+        # Without "for" the time would silently become the reason and the change last forever.
+        raise args.bad(f"to {args.sub} for a time, write 'for {args.words[0]}' before the reason")
+    return None
+
+
 def _parse_resume(args: _Args) -> Command:
     args.take_flags()
+    flux_kind = _take_flux_kind(args)
+    if flux_kind is not None:
+        namespace, name = args.take_object()
+        return FluxResume(flux_kind, namespace, name, args.finish())
     kind = _take_pause_kind(args)
     namespace, name = args.take_object()
     return Resume(kind, namespace, name, args.finish())
+
+
+def _parse_suspend(args: _Args) -> Command:
+    args.take_flags()
+    kind = _take_flux_kind(args)
+    if kind is None:
+        raise _flux_kind_needed(args)
+    namespace, name = args.take_object()
+    duration = _take_for_duration(args)
+    reason = args.take_reason()
+    return Suspend(kind, namespace, name, duration, reason, args.finish())
+
+
+def _take_flux_kind(args: _Args) -> FluxKind | None:
+    """A leading Flux KIND word, or None (for `resume`, no KIND means KEDA's resume)."""
+    word = args.words[0].lower() if args.words else ""
+    if word in ("application", "app"):
+        raise args.bad(
+            f"{args.sub} is for Flux objects; an Argo CD Application stops syncing when its "
+            "automated sync policy is turned off in Git"
+        )
+    return FLUX_KINDS[args.words.pop(0).lower()] if word in FLUX_KINDS else None
+
+
+def _flux_kind_needed(args: _Args) -> errors.BadCommand:
+    kinds = ", ".join(f"{long}|{short}" for _, long, short in _FLUX_KIND_WORDS)
+    word = args.words[0] if args.words else ""
+    if not word or "/" in word:
+        return args.bad(f"{args.sub} needs a Flux KIND ({kinds}) before NAMESPACE/NAME")
+    return args.bad(f"unknown kind {word.lower()!r} (expected one of {kinds})")
 
 
 def _take_pause_kind(args: _Args) -> PauseKind:
@@ -382,6 +433,7 @@ _PARSERS: dict[str, Callable[[_Args], Command]] = {
     "resume": _parse_resume,
     "reconcile": _parse_reconcile,
     "sync": _parse_sync,
+    "suspend": _parse_suspend,
     "alerts": _parse_simple(Alerts),
     "ack": _parse_alert(Ack),
     "silence": _parse_silence,

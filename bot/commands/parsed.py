@@ -19,6 +19,14 @@ ReconcileKind = Literal[
     "OCIRepository",
     "Application",
 ]
+# The Flux kinds `suspend` and `resume KIND` take (as `flux suspend|resume`): not Application.
+FluxKind = Literal[
+    "HelmRelease",
+    "Kustomization",
+    "GitRepository",
+    "HelmRepository",
+    "OCIRepository",
+]
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,28 @@ class ReconcileShortcut:
     cluster: str | None = None
     force: bool = False  # HelmRelease: forceAt, as `flux reconcile hr --force`
     reset: bool = False  # HelmRelease: resetAt, as `flux reconcile hr --reset`
+
+
+@dataclass(frozen=True)
+class Suspend:
+    """`suspend KIND NS/NAME [for DURATION] [REASON...]`: Flux `spec.suspend: true`."""
+
+    kind: FluxKind
+    namespace: str
+    name: str
+    duration: timedelta | None  # None: until resumed
+    reason: str
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class FluxResume:
+    """`resume KIND NS/NAME` with a Flux KIND (without one, `resume` is KEDA's `Resume`)."""
+
+    kind: FluxKind
+    namespace: str
+    name: str
+    cluster: str | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +185,8 @@ class ListObjects:
 
 Inspect: TypeAlias = Diagnose | Queues | Pending | Why | ListObjects  # read only
 Query: TypeAlias = Help | Health | ScaledJobs | Alerts | Inspect  # read only: viewers may run these
-Change: TypeAlias = Pause | Resume | Reconcile | ReconcileShortcut | Sync  # operators only
+Change: TypeAlias = (
+    Pause | Resume | Reconcile | ReconcileShortcut | Sync | Suspend | FluxResume
+)  # operators only
 AlertAction: TypeAlias = Ack | Silence | Unsilence  # operators only
 Command: TypeAlias = Query | Change | AlertAction

@@ -17,7 +17,23 @@ USAGE: dict[str, str] = {
         "  DURATION: 30m, 2h, 1d, 1h30m; without it the pause lasts until resumed\n"
         "  REASON: free text, posted in the channel and recorded on the object"
     ),
-    "resume": "{command} resume [scaledobject] NAMESPACE/NAME",
+    "resume": (
+        "{command} resume [scaledobject] NAMESPACE/NAME   (KEDA: a paused ScaledJob or "
+        "ScaledObject)\n"
+        "{command} resume KIND NAMESPACE/NAME   (Flux: a suspended object, then a reconcile)\n"
+        "  KIND: helmrelease|hr, kustomization|ks, gitrepository|gitrepo, "
+        "helmrepository|helmrepo,\n"
+        "        ocirepository|ocirepo; without a Flux KIND, resume means KEDA"
+    ),
+    "suspend": (
+        "{command} suspend KIND NAMESPACE/NAME [for DURATION] [REASON...]\n"
+        "  e.g. {command} suspend hr flux-system/kai-scheduler for 2h hotfix by hand\n"
+        "  KIND: helmrelease|hr, kustomization|ks, gitrepository|gitrepo, "
+        "helmrepository|helmrepo,\n"
+        "        ocirepository|ocirepo (Flux stops reconciling it: spec.suspend: true)\n"
+        "  DURATION: 30m, 2h, 1d, 1h30m; then it resumes by itself (and reconciles)\n"
+        "  REASON: free text, posted in the channel and recorded on the object"
+    ),
     "reconcile": (
         "{command} reconcile KIND NAMESPACE/NAME [--with-source] [--hard]\n"
         "{command} reconcile helmrelease|hr NAMESPACE/NAME --force|--reset\n"
@@ -73,7 +89,15 @@ _DESCRIPTIONS: dict[str, tuple[str, bool]] = {
         "pause a KEDA ScaledJob (or ScaledObject), optionally for a time; asks to confirm",
         True,
     ),
-    "resume": ("resume a paused ScaledJob or ScaledObject; asks to confirm", True),
+    "resume": (
+        "resume a paused ScaledJob or ScaledObject, or with a Flux KIND a suspended Flux "
+        "object; asks to confirm",
+        True,
+    ),
+    "suspend": (
+        "suspend a Flux object (Flux stops reconciling it), optionally for a time; asks to confirm",
+        True,
+    ),
     "reconcile": ("make Flux reconcile an object now, or Argo CD refresh an Application", True),
     "sync": ("sync an Argo CD Application; asks to confirm", True),
     "ack": ("acknowledge an alert: you are on it, reminders stop", True),

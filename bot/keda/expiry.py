@@ -50,6 +50,7 @@ async def resume_expired_pauses(
     now: datetime,
     *,
     wait: AckWait | None = None,
+    journal: audit.Journal | None = None,
 ) -> list[Outcome]:
     """Resume our pauses in `keda.namespaces` whose `pause-until` has passed, on one cluster.
 
@@ -61,7 +62,7 @@ async def resume_expired_pauses(
     Returns:
         The resumes that wrote something.
     """
-    return (await sweep(kube, slack, settings, now, wait=wait)).outcomes
+    return (await sweep(kube, slack, settings, now, wait=wait, journal=journal)).outcomes
 
 
 async def sweep(
@@ -71,6 +72,7 @@ async def sweep(
     now: datetime,
     *,
     wait: AckWait | None = None,
+    journal: audit.Journal | None = None,
 ) -> Sweep:
     """`resume_expired_pauses`, also saying when the soonest pause still running is due."""
     pages = await asyncio.gather(
@@ -81,7 +83,10 @@ async def sweep(
     expired = [e for e in found if e is not None]
     channel = settings.slack.alert_channel
     results = await asyncio.gather(
-        *(_resume_expired(kube, e, slack, channel, now, wait or AckWait()) for e in expired)
+        *(
+            _resume_expired(kube, e, slack, channel, now, wait or AckWait(), journal)
+            for e in expired
+        )
     )
     outcomes = [outcome for outcome in results if outcome is not None]
     return Sweep(outcomes, next_due(objs, now))
@@ -94,6 +99,7 @@ async def _resume_expired(
     channel: str,
     now: datetime,
     wait: AckWait,
+    journal: audit.Journal | None = None,
 ) -> Outcome | None:
     target = expired.target
 
@@ -122,7 +128,7 @@ async def _resume_expired(
         details=render_changes.pause_details(expired.state),
     )
     text = render_changes.auto_resume_text(expired, outcome)
-    await audit.record(change, slack=slack, channel=channel, text=text)
+    await audit.record(change, slack=slack, channel=channel, text=text, journal=journal)
     return outcome
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.access.confirmations import UsedConfirmations
+from bot.access.journal import ChangeJournal
 from bot.alerts.desk import AlertDesk
 from bot.alerts.lease import LeaderLease
 from bot.alerts.store import AlertStore
@@ -39,6 +40,7 @@ class Deps:
     alerts: AlertDesk | None = None  # set by the service (it needs the Slack gateway)
     lease: LeaderLease | None = None  # None: one replica, this one runs the checks
     inflight: InFlight = field(default_factory=InFlight)  # work a shutdown waits for
+    journal: ChangeJournal | None = None  # the last changes (Home tab); set by the service
 
     def kube_for(self, cluster: str | None) -> KubeWriter:
         """The gateway for `--cluster NAME`, or the first configured cluster.

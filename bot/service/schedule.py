@@ -19,12 +19,15 @@ from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from bot.gitops import suspend_expiry
 from bot.keda import expiry as keda_expiry
 from bot.service.deps import Deps
 
 log = logging.getLogger(__name__)
 
 JobFunction = Callable[[Deps], Awaitable[None]]
+# One pass of a timed-change job on one cluster: act on what is due, say when the next is due.
+Sweeper = Callable[[Deps, str], Awaitable[datetime | None]]
 PAUSE_SWEEP_EVERY = timedelta(seconds=30)  # list every timed pause (any replica's or restart's)
 PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is looked at
 
@@ -77,7 +80,23 @@ async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
     if not is_leader(deps):
         return
     kube = deps.kube[cluster]
-    await keda_expiry.resume_expired_pauses(kube, deps.slack, deps.settings, deps.clock())
+    await keda_expiry.resume_expired_pauses(
+        kube, deps.slack, deps.settings, deps.clock(), journal=deps.journal
+    )
+
+
+async def sweep_pauses(deps: Deps, cluster: str) -> datetime | None:
+    """Resume the timed KEDA pauses that are due; when the next one is."""
+    kube, now = deps.kube[cluster], deps.clock()
+    swept = await keda_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
+    return swept.next_due
+
+
+async def sweep_suspends(deps: Deps, cluster: str) -> datetime | None:
+    """Resume (and reconcile) the timed Flux suspends that are due; when the next one is."""
+    kube, now = deps.kube[cluster], deps.clock()
+    swept = await suspend_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
+    return swept.next_due
 
 
 class PauseExpiry:
@@ -85,6 +104,7 @@ class PauseExpiry:
     timed pauses, resumes those due and remembers when the next one is due; every tick in
     between it only compares that time with the clock, so a pause `for 1m` resumes within a
     tick of its time, not up to a sweep late, and the API is not listed every tick.
+    With `sweep=sweep_suspends` it does the same for timed Flux suspends.
 
     The sweep cadence is the event loop's monotonic time (the first sweep `first_sweep_after`
     the start, as before); due times are the service's `deps.clock`.
@@ -96,8 +116,10 @@ class PauseExpiry:
         *,
         sweep_every: timedelta = PAUSE_SWEEP_EVERY,
         first_sweep_after: timedelta = PAUSE_SWEEP_EVERY,
+        sweep: Sweeper = sweep_pauses,
     ) -> None:
         self.cluster = cluster
+        self.sweep = sweep
         self.sweep_every = sweep_every.total_seconds()
         self.first_sweep_after = first_sweep_after.total_seconds()
         self.next_sweep: float | None = None
@@ -114,14 +136,13 @@ class PauseExpiry:
         if moment < self.next_sweep and not is_due:
             return
         self.next_sweep = moment + self.sweep_every
-        kube = deps.kube[self.cluster]
-        swept = await keda_expiry.sweep(kube, deps.slack, deps.settings, deps.clock())
-        self.next_due = swept.next_due
+        self.next_due = await self.sweep(deps, self.cluster)
 
 
 def alert_jobs(deps: Deps) -> list[Job]:
     """The Lease renewal (first, at once), and per configured cluster the alert check and the
-    timed-pause expiry (whoever holds the Lease runs them; the expiry is stored on the object)."""
+    timed-pause and timed-suspend expiries (whoever holds the Lease runs them; the expiry is
+    stored on the object)."""
     jobs = []
     if deps.lease is not None:
         jobs.append(Job("lease", keep_lease, deps.lease.renew_every, at_start=True))
@@ -130,6 +151,8 @@ def alert_jobs(deps: Deps) -> list[Job]:
         jobs.append(Job(f"alerts-{cluster.name}", check, deps.settings.alerts.interval))
         expiry = PauseExpiry(cluster.name)
         jobs.append(Job(f"pause-expiry-{cluster.name}", expiry, PAUSE_TICK))
+        suspends = PauseExpiry(cluster.name, sweep=sweep_suspends)
+        jobs.append(Job(f"suspend-expiry-{cluster.name}", suspends, PAUSE_TICK))
     return jobs
 
 

@@ -23,6 +23,7 @@ from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 
 from bot.access import confirmations
+from bot.access import journal as change_journal
 from bot.alerts import desk
 from bot.alerts import store as alert_store
 from bot.alerts.lease import LeaderLease
@@ -104,6 +105,8 @@ class Service:
             alert_store=store,
             alerts=desk.AlertDesk(deps.settings, store, slack, deps.metrics),
             lease=deps.lease if deps.lease is not None else _lease(deps),
+            journal=deps.journal
+            or change_journal.open_journal(deps.settings, _state_cluster(deps)),
         )
         self.schedule = schedule.build_scheduler(self.deps, extra_jobs)
         self.app = bot_app.build_app(
@@ -167,6 +170,8 @@ class Service:
                 close()
         if self.deps.alert_store is not None:
             self.deps.alert_store.close()
+        if self.deps.journal is not None:
+            self.deps.journal.close()
 
     async def run_until_signalled(self) -> None:
         """Run until SIGTERM or SIGINT, then stop cleanly."""

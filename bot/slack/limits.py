@@ -81,18 +81,20 @@ def check_message(payload: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def _check_blocks(problems: Problems, blocks: Any) -> None:
+def _check_blocks(
+    problems: Problems, blocks: Any, *, limit: int = MAX_BLOCKS, path: str = "blocks"
+) -> None:
     if not isinstance(blocks, list):
-        problems.append(f"blocks: must be a list, got {type(blocks).__name__}")
+        problems.append(f"{path}: must be a list, got {type(blocks).__name__}")
         return
-    if len(blocks) > MAX_BLOCKS:
-        problems.append(f"blocks: {len(blocks)} blocks (limit {MAX_BLOCKS})")
+    if len(blocks) > limit:
+        problems.append(f"{path}: {len(blocks)} blocks (limit {limit})")
     for index, block in enumerate(blocks):
-        _check_block(problems, f"blocks[{index}]", block)
+        _check_block(problems, f"{path}[{index}]", block)
     block_ids = [b.get("block_id") for b in blocks if isinstance(b, Mapping) and b.get("block_id")]
     for block_id, count in Counter(block_ids).items():
         if count > 1:
-            problems.append(f"blocks: block_id {block_id!r} used {count} times (must be unique)")
+            problems.append(f"{path}: block_id {block_id!r} used {count} times (must be unique)")
 
 
 def _check_block(problems: Problems, path: str, block: Any) -> None:
@@ -261,3 +263,27 @@ _BLOCK_CHECKERS: dict[str, Callable[[Problems, str, Mapping[str, Any]], None]] =
     "markdown": _check_markdown,
     "section": _check_section,
 }
+
+
+# Views (the Home tab, modals): Slack's "Views" reference (docs.slack.dev/reference/views) allows
+# up to 100 blocks, `private_metadata` up to 3000 characters and `callback_id` up to 255;
+# views.publish answers `view_too_large` past 250 kB.
+MAX_VIEW_BLOCKS = 100
+MAX_VIEW_PRIVATE_METADATA = 3000
+MAX_VIEW_CALLBACK_ID = 255
+MAX_VIEW_BYTES = 250_000
+VIEW_TYPES = frozenset({"home", "modal"})
+
+
+def check_view(view: Any) -> list[str]:
+    """Every way a view (`views.publish`, `views.open`) breaks Slack's limits, one line each."""
+    if not isinstance(view, Mapping):
+        return [f"view: must be an object, got {type(view).__name__}"]
+    problems: Problems = []
+    if view.get("type") not in VIEW_TYPES:
+        problems.append(f"view.type: {view.get('type')!r} (expected home or modal)")
+    _check_blocks(problems, view.get("blocks"), limit=MAX_VIEW_BLOCKS, path="view.blocks")
+    metadata, callback = view.get("private_metadata"), view.get("callback_id")
+    _check_optional_length(problems, "view.private_metadata", metadata, MAX_VIEW_PRIVATE_METADATA)
+    _check_optional_length(problems, "view.callback_id", callback, MAX_VIEW_CALLBACK_ID)
+    return problems

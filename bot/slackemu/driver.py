@@ -19,11 +19,13 @@ import aiohttp
 
 from bot.slackemu.payloads import (
     Origin,
+    app_home_opened_body,
     block_actions_payload,
     button_action,
     message_container,
     sign_request,
     slash_command_fields,
+    view_actions_payload,
 )
 from bot.slackemu.records import PostedMessage
 from bot.slackemu.server import SlackEmulator
@@ -191,6 +193,54 @@ class SlackDriver:
         body = urlencode({"payload": json.dumps(payload)})
         return await self._post(body, response_url, signature, timestamp_offset)
 
+    async def open_home(
+        self,
+        *,
+        user_id: str,
+        mode: Mode = "auto",
+        signature: str | None = None,
+        timestamp_offset: int = 0,
+        ack_timeout: float = 5.0,
+    ) -> Delivery:
+        """The user opens the app's Home tab: Slack sends `app_home_opened` (Events API), with
+        the tab's current view once one was published. Arguments are as for `send_command`."""
+        ws = self.emulator.workspace
+        body = app_home_opened_body(
+            self._origin(user_id, ""),
+            bot_user_id=ws.bot_user_id,
+            event_ts=ws.next_ts(),
+            view=ws.home_tabs.get(user_id),
+        )
+        if self._resolve(mode) == "socket":
+            return await self._send_envelope("events_api", body, "", ack_timeout)
+        return await self._post(
+            json.dumps(body), "", signature, timestamp_offset, content_type="application/json"
+        )
+
+    async def click_home_button(
+        self, action_id: str, *, user_id: str, mode: Mode = "auto", ack_timeout: float = 5.0
+    ) -> Delivery:
+        """Click a button in the user's Home tab (as last published): a `block_actions`
+        payload from a view, with no response_url.
+
+        Raises:
+            LookupError: nothing was published to that user's Home tab.
+        """
+        view = self.emulator.workspace.home_tabs.get(user_id)
+        if view is None:
+            raise LookupError(f"no Home tab was published for {user_id}")
+        action = button_action(
+            view.get("blocks") or [],
+            action_id,
+            block_id=None,
+            value=None,
+            action_ts=f"{time.time():.6f}",
+        )
+        payload = view_actions_payload(self._origin(user_id, ""), action=action, view=view)
+        if self._resolve(mode) == "socket":
+            return await self._send_envelope("interactive", payload, "", ack_timeout)
+        return await self._post(urlencode({"payload": json.dumps(payload)}), "", None, 0)
+
     async def wait_socket_connected(self, timeout: float = 5.0) -> None:  # noqa: ASYNC109
         """Wait until the bot's Socket Mode client is connected to the emulator.
 
@@ -250,13 +300,19 @@ class SlackDriver:
         )
 
     async def _post(
-        self, body: str, response_url: str, signature: str | None, timestamp_offset: int
+        self,
+        body: str,
+        response_url: str,
+        signature: str | None,
+        timestamp_offset: int,
+        *,
+        content_type: str = "application/x-www-form-urlencoded",
     ) -> Delivery:
         if self.bot_url is None or self.signing_secret is None:
             raise ValueError("HTTP mode needs SlackDriver(bot_url=..., signing_secret=...)")
         timestamp = str(int(time.time()) + timestamp_offset)
         headers = {
-            "Content-Type": "application/x-www-form-urlencoded",
+            "Content-Type": content_type,
             "X-Slack-Request-Timestamp": timestamp,
             "X-Slack-Signature": signature or sign_request(self.signing_secret, timestamp, body),
         }

@@ -151,3 +151,46 @@ def _find_button(
             if isinstance(element, Mapping) and element.get("action_id") == action_id:
                 return block.get("block_id"), element
     return None, {}
+
+
+def app_home_opened_body(
+    origin: Origin, *, bot_user_id: str, event_ts: str, view: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The Events API body of `app_home_opened` (docs.slack.dev/reference/events/app_home_opened):
+    the user opened the app's Home tab; `view` is the tab's current view once one was published.
+
+    HTTP delivers it as a signed JSON POST; Socket Mode as the payload of an `events_api` envelope.
+    """
+    event: dict[str, Any] = {
+        "type": "app_home_opened",
+        "user": origin.user_id,
+        "channel": "D" + origin.user_id[1:],  # the app's DM with the user
+        "tab": "home",
+        "event_ts": event_ts,
+    }
+    if view is not None:
+        event["view"] = dict(view)
+    return {
+        "token": origin.verification_token,
+        "team_id": origin.team_id,
+        "api_app_id": origin.api_app_id,
+        "event": event,
+        "type": "event_callback",
+        "event_id": f"Ev{secrets.token_hex(5).upper()}",
+        "event_time": int(float(event_ts)),
+        "authorizations": [{"team_id": origin.team_id, "user_id": bot_user_id, "is_bot": True}],
+        "is_ext_shared_channel": False,
+    }
+
+
+def view_actions_payload(
+    origin: Origin, *, action: Mapping[str, Any], view: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A `block_actions` payload for a button clicked in a view (the Home tab): Slack sends the
+    `view` and a `view` container, and neither a channel nor a response_url."""
+    container = {"type": "view", "view_id": view.get("id", "")}
+    payload = block_actions_payload(
+        origin, action=action, container=container, message=None, response_url=""
+    )
+    del payload["channel"], payload["response_url"], payload["state"]
+    return {**payload, "view": dict(view)}

@@ -16,7 +16,8 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.slack.limits import check_message
+from bot.slack.limits import check_message, check_view
+from bot.slackemu.home import views_publish
 from bot.slackemu.hooks import HookRegistry
 from bot.slackemu.methods import MESSAGE_METHODS, METHODS, error
 from bot.slackemu.records import ApiCall, Fault, HookPost, User, UserGroup, Violation
@@ -28,6 +29,7 @@ from bot.slackemu.workspace import Workspace
 DEFAULT_BOT_TOKEN = "xoxb-emulator-bot-token"
 DEFAULT_APP_TOKEN = "xapp-emulator-app-token"
 APP_TOKEN_METHODS = frozenset({"apps.connections.open"})
+VIEW_METHODS = {"views.publish": views_publish}  # the App Home (bot.slackemu.home)
 HOST = "127.0.0.1"
 
 
@@ -203,7 +205,7 @@ class SlackEmulator(EmulatorViews):
             return fault.status, fault.body(), fault.headers()
         if body_error is not None:
             return 200, error("invalid_json", detail=body_error), {}
-        if method not in METHODS and method not in APP_TOKEN_METHODS:
+        if method not in METHODS and method not in APP_TOKEN_METHODS | VIEW_METHODS.keys():
             return 200, error("unknown_method"), {}
         auth_error = self._check_token(method, token)
         if auth_error is not None:
@@ -214,6 +216,8 @@ class SlackEmulator(EmulatorViews):
                 return 200, error("invalid_blocks", errors=problems), {}
         if method == "apps.connections.open":
             return 200, self._open_connection(), {}
+        if method in VIEW_METHODS:
+            return 200, self._publish_view(method, params), {}
         return 200, METHODS[method](self.workspace, params), {}
 
     def _check_token(self, method: str, token: str | None) -> str | None:
@@ -227,6 +231,15 @@ class SlackEmulator(EmulatorViews):
     def _open_connection(self) -> dict[str, Any]:
         ticket = self.socket.issue_ticket()
         return {"ok": True, "url": f"ws://{HOST}:{self._port}/socket?ticket={ticket}"}
+
+    def _publish_view(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A view Slack would refuse is recorded as a violation and answered as Slack does."""
+        view = params.get("view")
+        problems = check_view(view) if view is not None else []
+        if problems:
+            self.violations.append(Violation(method, tuple(problems), params, self._clock()))
+            return error("invalid_arguments", response_metadata={"messages": problems})
+        return VIEW_METHODS[method](self.workspace, params)
 
     def _validate(self, source: str, payload: dict[str, Any]) -> list[str]:
         problems = check_message(payload)

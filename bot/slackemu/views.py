@@ -7,7 +7,7 @@ waits on its change signal. Nothing here changes state.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from bot.slackemu.hooks import HookRegistry
 from bot.slackemu.records import (
@@ -129,6 +129,33 @@ class EmulatorViews:
             f"call #{count} of {method}",
         )
         return calls[count - 1]
+
+    def home_view(self, user_id: str) -> dict[str, Any] | None:
+        """The view last published to the user's Home tab (`views.publish`), if any."""
+        return self.workspace.home_tabs.get(user_id)
+
+    async def wait_for_home(
+        self,
+        user_id: str,
+        *,
+        count: int = 1,
+        timeout: float = 5.0,  # noqa: ASYNC109
+    ) -> dict[str, Any]:
+        """Wait until `count` views were published to the user's Home tab; the latest one.
+
+        Raises:
+            TimeoutError: fewer within `timeout` seconds.
+        """
+
+        def published() -> list[ApiCall]:
+            calls = [
+                c for c in self.calls_to("views.publish") if c.params.get("user_id") == user_id
+            ]
+            done = [c for c in calls if c.response.get("ok")]
+            return _at_least(done, count)
+
+        await self._changes.wait_for(published, timeout, f"{count} Home view(s) for {user_id}")
+        return self.workspace.home_tabs[user_id]
 
     async def wait_socket_connected(self, timeout: float = 5.0) -> None:  # noqa: ASYNC109
         """Wait until a Socket Mode client is connected.

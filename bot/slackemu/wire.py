@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-JSON_ENCODED_PARAMS = ("blocks", "attachments", "metadata")
+JSON_ENCODED_PARAMS = ("blocks", "attachments", "metadata", "view")
 """Params that a form body carries as JSON strings and the emulator records decoded."""
 
 

@@ -37,6 +37,7 @@ class Workspace:
         self.users: dict[str, User] = {bot_user_id: User(bot_user_id, "kai", is_bot=True)}
         self.usergroups: dict[str, UserGroup] = {}
         self.ephemerals: list[EphemeralMessage] = []
+        self.home_tabs: dict[str, dict[str, Any]] = {}  # user ID -> their Home tab's view
         self._channels: dict[str, dict[str, PostedMessage]] = {}
         self._wall_clock = wall_clock
         self._last_ts_micros = 0

@@ -1,0 +1,130 @@
+"""The timed-suspend job: resume our Flux suspends whose `kai-chatops/suspend-until` has passed.
+
+Like the timed KEDA pause (`bot.keda.expiry`): the expiry lives on the object, so any replica, or
+the service after a restart, finds it; the object as it stands decides, so a suspend resumed or
+changed by hand is left alone. A resume is followed by a reconcile, as `/kai resume` does. Runs
+from the scheduler (`bot.service.schedule`); posts through `bot.access.audit`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.access import audit
+from bot.access.audit import Change
+from bot.config.settings import Settings
+from bot.core import errors
+from bot.core.models import RawObject
+from bot.gitops import kinds as gitops_kinds
+from bot.gitops import ops, suspend_ops
+from bot.gitops import render_suspend as words
+from bot.gitops.suspend import (
+    ExpiredSuspend,
+    SuspendOutcome,
+    SuspendPlan,
+    find_expired_suspend,
+    next_due,
+    plan_resume,
+)
+from bot.kube.kinds import ResourceRef
+from bot.kube.ports import KubeReader, KubeWriter
+from bot.slack.gateway import SlackGateway
+
+log = logging.getLogger(__name__)
+
+# Where timed suspends are looked for: Flux's own namespace, where the deploy's Role lets the bot
+# read and patch Flux objects (deploy/base/rbac-flux.yaml). A timed suspend elsewhere is refused.
+NAMESPACES = ("flux-system",)
+REFS = tuple(gitops_kinds.FLUX[kind] for kind in words.KIND_WORDS)
+CHANGED_BY_HAND = "its suspend was changed by hand since"
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What one pass resumed, and when the soonest timed suspend still running is due."""
+
+    outcomes: list[SuspendOutcome]
+    next_due: datetime | None
+
+
+async def sweep(
+    kube: KubeWriter,
+    slack: SlackGateway | None,
+    settings: Settings,
+    now: datetime,
+    *,
+    polling: ops.Polling | None = None,
+    journal: audit.Journal | None = None,
+) -> Sweep:
+    """Resume our Flux suspends in `NAMESPACES` whose `suspend-until` has passed, on one cluster.
+
+    Each is reconciled, then posted in `slack.alert_channel` ("resumed automatically after 2h",
+    who suspended it and why, the reconcile's result) and logged. A failure is logged and the
+    others go on.
+    """
+    pages = await asyncio.gather(*(_list_quietly(kube, r, ns) for ns in NAMESPACES for r in REFS))
+    objs = [obj for page in pages for obj in page]
+    found = [find_expired_suspend(obj, kube.cluster, now) for obj in objs]
+    expired = [e for e in found if e is not None]
+    timeout = settings.gitops.reconcile_timeout.total_seconds()
+    wait = polling or ops.Polling(timeout=timeout)
+    channel = settings.slack.alert_channel
+    results = await asyncio.gather(
+        *(_resume_expired(kube, e, slack, channel, now, wait, journal) for e in expired)
+    )
+    return Sweep([o for o in results if o is not None], next_due(objs, now))
+
+
+async def _resume_expired(
+    kube: KubeWriter,
+    expired: ExpiredSuspend,
+    slack: SlackGateway | None,
+    channel: str,
+    now: datetime,
+    polling: ops.Polling,
+    journal: audit.Journal | None,
+) -> SuspendOutcome | None:
+    target = expired.target
+
+    def make_plan(obj: RawObject) -> SuspendPlan:
+        current = find_expired_suspend(obj, target.cluster, now)
+        if current is None or current.record != expired.record:
+            return SuspendPlan("resume", target, expired.record, refusal=CHANGED_BY_HAND)
+        return plan_resume(obj, target)
+
+    try:
+        outcome = await suspend_ops.resume(
+            kube, target, make_plan, user_id="kai-chatops", clock=lambda: now, polling=polling
+        )
+    except errors.BotError as e:
+        log.error("could not resume %s after its timed suspend: %s", words.where(target), e)
+        return None
+    if outcome.written is None:
+        log.info("timed suspend of %s left alone: %s", words.where(target), outcome.plan.refusal)
+        return None
+    change = Change(
+        user="kai-chatops",
+        action="resume",
+        target=words.where(target),
+        outcome=outcome.outcome,
+        at=now,
+        reason="timed suspend expired",
+        details=words.details(outcome),
+    )
+    text = words.auto_resume_announcement(expired, outcome)
+    await audit.record(change, slack=slack, channel=channel, text=text, journal=journal)
+    return outcome
+
+
+async def _list_quietly(kube: KubeReader, ref: ResourceRef, namespace: str) -> list[RawObject]:
+    """One namespace's objects of one kind; a failure is logged so the others are still checked."""
+    try:
+        return await kube.list_objects(ref, namespace)
+    except errors.KubeNotFound:  # this kind is not served here (Flux, or that source, absent)
+        return []
+    except errors.KubeError as e:
+        log.error("timed suspends: cannot list %s in %s: %s", ref.qualified, namespace, e)
+        return []

@@ -1,0 +1,107 @@
+"""Flux suspend and resume on one cluster: read, decide, merge-patch, and after a resume reconcile.
+
+The use-case layer: decisions are `bot.gitops.suspend`'s; the reconcile after a resume is the one
+`/kai reconcile` runs (`bot.gitops.ops.run_flux`: a fresh `requestedAt`, then the wait on
+`lastHandledReconcileAt`), as `flux resume` waits for the object to reconcile (fluxcd/flux2
+cmd/flux/resume.go `reconcile`). Writes carry the resourceVersion read, so a concurrent change is
+read again and decided again, never overwritten. No Slack here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from bot.core import conditions as c
+from bot.core import errors
+from bot.core.models import RawObject
+from bot.gitops import ops
+from bot.gitops.suspend import SuspendOutcome, SuspendPlan, plan_resume, plan_suspend
+from bot.gitops.target import Target
+from bot.kube.ports import KubeWriter
+
+log = logging.getLogger(__name__)
+
+PlanMaker = Callable[[RawObject], SuspendPlan]
+
+
+async def prepare(kube: KubeWriter, target: Target, make_plan: PlanMaker) -> SuspendPlan:
+    """Read the object and decide (for the confirmation); writes nothing.
+
+    Raises:
+        UserError: the object does not exist; KubeError: the cluster refused or is unreachable.
+    """
+    return make_plan(await ops.read_target(kube, target))
+
+
+def suspending(
+    target: Target, *, user: str, reason: str, duration: timedelta | None, now: datetime
+) -> PlanMaker:
+    """The suspend decision for the object as it is read."""
+    return lambda obj: plan_suspend(
+        obj, target, user=user, reason=reason, duration=duration, now=now
+    )
+
+
+def resuming(target: Target) -> PlanMaker:
+    """The resume decision for the object as it is read."""
+    return lambda obj: plan_resume(obj, target)
+
+
+async def suspend(kube: KubeWriter, target: Target, make_plan: PlanMaker) -> SuspendOutcome:
+    """Suspend the object as it now stands (see `apply_plan`)."""
+    plan, written = await apply_plan(kube, target, make_plan)
+    return SuspendOutcome(plan, written)
+
+
+async def resume(
+    kube: KubeWriter,
+    target: Target,
+    make_plan: PlanMaker,
+    *,
+    user_id: str,
+    clock: ops.Clock,
+    polling: ops.Polling,
+) -> SuspendOutcome:
+    """Resume the object as it now stands, then request a reconcile and wait for its result.
+
+    Raises:
+        UserError: the object does not exist; KubeError: a write or read failed.
+    """
+    plan, written = await apply_plan(kube, target, make_plan)
+    if written is None:
+        return SuspendOutcome(plan)
+    step = ops.FluxStep(target, written)
+    report = await ops.run_flux(kube, (step,), user_id=user_id, clock=clock, polling=polling)
+    return SuspendOutcome(plan, written, report)
+
+
+async def apply_plan(
+    kube: KubeWriter, target: Target, make_plan: PlanMaker
+) -> tuple[SuspendPlan, RawObject | None]:
+    """Read, decide, merge-patch with the resourceVersion read; on 409 read and decide again.
+
+    Returns the plan and the object as the patch returned it (None when the plan refused).
+
+    Raises:
+        UserError: the object does not exist; KubeError: forbidden, unreachable, or still
+            conflicting after `ops.CONFLICT_RETRIES` attempts.
+    """
+    for attempt in range(1, ops.CONFLICT_RETRIES + 1):
+        obj = await ops.read_target(kube, target)
+        plan = make_plan(obj)
+        if plan.refusal:
+            return plan, None
+        version = c.as_text(c.metadata(obj).get("resourceVersion"))
+        try:
+            written = await kube.patch_object(
+                target.ref, target.name, target.namespace, plan.patch_body(version)
+            )
+        except errors.KubeConflict:
+            if attempt == ops.CONFLICT_RETRIES:
+                raise
+            log.info("%s changed while we patched it; reading it again", target.describe())
+            continue
+        return plan, written
+    raise AssertionError("unreachable")

@@ -1,0 +1,82 @@
+"""What the Home tab shows, as plain values: clusters, alerts, held objects, recent changes.
+
+Pure data. The alert lines are built by the listener from the alert desk's public read (so this
+package does not depend on the alert internals); the rest by `bot.home.assemble`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from bot.core.models import HealthReport
+
+
+@dataclass(frozen=True)
+class ClusterStatus:
+    """One cluster's health report, or why it could not be checked."""
+
+    cluster: str
+    report: HealthReport | None = None
+    error: str = ""
+
+
+AlertPhase = Literal["firing", "acknowledged", "silenced"]
+
+
+@dataclass(frozen=True)
+class AlertLine:
+    """One active alert: its ID, what it is about, where it is in its life, and who owns it."""
+
+    alert_id: str
+    cluster: str
+    critical: bool
+    subject: str  # `Config kai-config DependenciesFulfilled`
+    title: str
+    state: AlertPhase
+    since: datetime | None  # when it fired
+    by: str = ""  # who acknowledged or silenced it
+    until: datetime | None = None  # the end of a silence
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class HeldObject:
+    """A paused ScaledJob/ScaledObject or a suspended Flux object, with our record if any."""
+
+    what: Literal["paused", "suspended"]
+    kind: str
+    namespace: str
+    name: str
+    cluster: str
+    by: str = ""  # "" when paused or suspended by hand
+    at: str = ""  # RFC 3339, as written on the object
+    reason: str = ""
+    until: str = ""
+
+
+@dataclass(frozen=True)
+class ChangeLine:
+    """One change made through the bot, as the audit record keeps it."""
+
+    at: datetime
+    user: str  # a Slack user ID, `slack:<ID>`, or `kai-chatops` for what it did by itself
+    action: str
+    target: str
+    outcome: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Home:
+    """Everything on the Home tab, read at `now`; each `*_error` says what could not be read."""
+
+    now: datetime
+    clusters: tuple[ClusterStatus, ...]
+    alerts: tuple[AlertLine, ...] = ()
+    held: tuple[HeldObject, ...] = ()
+    changes: tuple[ChangeLine, ...] = ()
+    alerts_error: str = ""
+    held_errors: tuple[str, ...] = field(default_factory=tuple)
+    changes_error: str = ""

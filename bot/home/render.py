@@ -1,0 +1,170 @@
+"""How the Home tab looks: one `home` view within Slack's view limits (100 blocks).
+
+Pure: Block Kit dicts built with `bot.slack.blocks`; every line from the cluster or a user is
+escaped, and only user IDs we recorded become mentions. Each part has a block budget; what does
+not fit is counted ("… 12 more"), never cut silently.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from bot.core import conditions as c
+from bot.core.durations import format_duration
+from bot.core.models import Health, HealthReport
+from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
+from bot.slack.blocks import ICONS, Block, button, context, escape, header, section
+from bot.slack.packing import pack_lines
+
+REFRESH_ACTION = "kai_home_refresh"
+RECENT_CHANGES = 10
+# Sections per part, so the whole view stays within Slack's 100 blocks (`limits.MAX_VIEW_BLOCKS`):
+# 3 blocks on top and, per part, a header and at most one "more" note (11 in all) leave 89.
+_BUDGET = {"clusters": 45, "alerts": 15, "held": 20, "changes": 6}
+_USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
+_STATE_ICONS = {
+    "firing": ":rotating_light:",
+    "acknowledged": ":eyes:",
+    "silenced": ":no_bell:",
+}
+_HELD_ICONS = {"paused": ":double_vertical_bar:", "suspended": ":double_vertical_bar:"}
+_OUTCOME_ICONS = {"ok": ":white_check_mark:", "done": ":white_check_mark:"}
+
+
+def home_view(home: Home, command: str) -> dict[str, object]:
+    """The Home tab: clusters, active alerts, what is paused or suspended, the last changes."""
+    blocks: list[Block] = [
+        header("kai-chatops"),
+        context(f"As of {_time(home.now)} · `{escape(command)} help` lists the commands"),
+        {"type": "actions", "elements": [button("Refresh", REFRESH_ACTION, "refresh")]},
+    ]
+    blocks += _part("Clusters", _cluster_lines(home.clusters), "clusters", "No cluster")
+    blocks += _part(
+        f"Active alerts ({len(home.alerts)})",
+        _error_lines(home.alerts_error) + [_alert_line(a, home.now) for a in home.alerts],
+        "alerts",
+        "No active alerts.",
+    )
+    held_errors = [line for error in home.held_errors for line in _error_lines(error)]
+    blocks += _part(
+        "Paused and suspended",
+        [*held_errors, *(_held_line(h) for h in home.held)],
+        "held",
+        "Nothing paused or suspended.",
+    )
+    blocks += _part(
+        "Recent changes",
+        _error_lines(home.changes_error) + [_change_line(ch) for ch in home.changes],
+        "changes",
+        "No changes made through kai-chatops yet.",
+    )
+    return {"type": "home", "blocks": blocks}
+
+
+def not_allowed_view(message: str) -> dict[str, object]:
+    """The Home tab of someone who may not look (not in `access.viewers`)."""
+    return {
+        "type": "home",
+        "blocks": [header("kai-chatops"), section(f":no_entry: {escape(message)}")],
+    }
+
+
+def _part(title: str, lines: Sequence[str], budget: str, empty: str) -> list[Block]:
+    if not lines:
+        return [header(title), context(escape(empty))]
+    sections, placed = pack_lines(lines, _BUDGET[budget])
+    blocks = [header(title), *sections]
+    if placed < len(lines):
+        blocks.append(context(f"… {len(lines) - placed} more not shown here"))
+    return blocks
+
+
+def _cluster_lines(clusters: Sequence[ClusterStatus]) -> list[str]:
+    lines = []
+    for status in clusters:
+        name = f"*{escape(status.cluster)}*"
+        if status.report is None:
+            lines.append(f"{ICONS[Health.UNKNOWN]} {name}: could not check: {escape(status.error)}")
+            continue
+        lines += _report_lines(name, status.report)
+    return lines
+
+
+def _report_lines(name: str, report: HealthReport) -> list[str]:
+    verdict = report.verdict
+    problems = report.problems
+    count = f" · {len(problems)} finding{'s' if len(problems) != 1 else ''} not Healthy"
+    head = f"{ICONS[verdict]} {name}: {verdict.value}" + (count if problems else "")
+    found = [
+        f"      {ICONS[f.health]} {escape(f.subject)}: {f.health.value} — {escape(f.summary)}"
+        for f in problems
+    ]
+    return [head, *found]
+
+
+def _alert_line(alert: AlertLine, now: datetime) -> str:
+    icon = ":red_circle:" if alert.critical else ":large_orange_circle:"
+    head = (
+        f"{icon} `{escape(alert.alert_id)}` {escape(alert.cluster)} · "
+        f"{escape(alert.subject)}: {escape(alert.title)}"
+    )
+    age = f" for {_age(alert.since, now)}" if alert.since is not None else ""
+    state = f"{_STATE_ICONS[alert.state]} {alert.state}"
+    if alert.state == "firing":
+        return f"{head} — {state}{age}"
+    owner = f" by {_user(alert.by)}"
+    if alert.state == "silenced" and alert.until is not None:
+        owner += f" until {_time(alert.until)}"
+    reason = f": {escape(alert.reason)}" if alert.reason else ""
+    return f"{head} — {state}{owner}{reason} (fired {_age(alert.since, now)} ago)"
+
+
+def _held_line(held: HeldObject) -> str:
+    where = f"*{escape(held.kind)} {escape(held.namespace)}/{escape(held.name)}* on "
+    where += escape(held.cluster)
+    if not held.by:
+        return f"{_HELD_ICONS[held.what]} {where} — {held.what} by hand (no kai-chatops record)"
+    text = f"{_HELD_ICONS[held.what]} {where} — {held.what} by {_user(held.by)}"
+    if held.at:
+        text += f" at {escape(_text_time(held.at))}"
+    text += f", until {escape(_text_time(held.until))}" if held.until else ", until resumed"
+    return text + (f": {escape(held.reason)}" if held.reason else "")
+
+
+def _change_line(change: ChangeLine) -> str:
+    icon = _OUTCOME_ICONS.get(change.outcome, ":warning:")
+    user = change.user.removeprefix("slack:")
+    who = _user(user) if _USER_ID.fullmatch(user) else escape(user)
+    text = (
+        f"{icon} {_time(change.at)} · {who} {escape(change.action)} "
+        f"{escape(change.target)}: {escape(change.outcome)}"
+    )
+    return text + (f" — {escape(change.reason)}" if change.reason else "")
+
+
+def _error_lines(error: str) -> list[str]:
+    return [f":warning: {escape(error)}"] if error else []
+
+
+def _user(user: str) -> str:
+    """A mention for a user ID; anything else (written by hand on an object) as escaped text."""
+    return f"<@{user}>" if _USER_ID.fullmatch(user) else escape(user)
+
+
+def _time(moment: datetime) -> str:
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+
+
+def _text_time(text: str) -> str:
+    moment = c.parse_timestamp(text)
+    return _time(moment) if moment is not None else text
+
+
+def _age(since: datetime | None, now: datetime) -> str:
+    """`2h5m`, to the minute (at least 1m)."""
+    if since is None:
+        return "?"
+    minutes = max(1, int((now - since).total_seconds()) // 60)
+    return format_duration(timedelta(minutes=minutes))

@@ -1,0 +1,175 @@
+"""The App Home tab: on `app_home_opened` and on its `Refresh` button, publish the Home view.
+
+Viewers see every cluster's verdict and findings that are not Healthy, active alerts, what is
+paused or suspended, and the last changes made through the bot; anyone else sees a view saying
+they may not. The view goes out with `views.publish` through Bolt's client (a view is not a
+channel message, so not through `bot.slack.gateway`). Alerts are read with the alert desk's
+public read (`AlertDesk.list_alerts`, as `/kai alerts` reads them) and turned into the tab's own
+lines here, so `bot.home` does not depend on the alert internals.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.alerts.model import AlertState, ClusterAlerts, Phase, Severity
+from bot.core import errors
+from bot.gitops import kinds as gitops_kinds
+from bot.gitops import render_suspend, suspend_expiry
+from bot.health import usecase as health
+from bot.home import usecase as home_reads
+from bot.home.assemble import ordered
+from bot.home.model import AlertLine, AlertPhase, ChangeLine, ClusterStatus, HeldObject, Home
+from bot.home.render import RECENT_CHANGES, REFRESH_ACTION, home_view, not_allowed_view
+from bot.kube import kinds
+from bot.service.deps import Deps
+from handlers import access
+from handlers.invocation import Executor, Runner
+
+log = logging.getLogger(__name__)
+
+FLUX_REFS = tuple(gitops_kinds.FLUX[kind] for kind in render_suspend.KIND_WORDS)
+_STATES: dict[Phase, AlertPhase] = {
+    Phase.FIRING: "firing",
+    Phase.ACKNOWLEDGED: "acknowledged",
+    Phase.SILENCED: "silenced",
+}
+
+
+async def on_home_opened(
+    event: dict[str, Any], client: AsyncWebClient, context: dict[str, Any]
+) -> None:
+    """`app_home_opened` (Events API): publish the Home tab of the user who opened it."""
+    if event.get("tab", "home") != "home":  # the Messages tab: nothing to publish
+        return
+    await publish(context["deps"], client, str(event.get("user", "")))
+
+
+async def on_refresh(
+    ack: AsyncAck, body: dict[str, Any], client: AsyncWebClient, context: dict[str, Any]
+) -> None:
+    """`Refresh` on the Home tab: ack at once, then publish it again."""
+    await ack()
+    await publish(context["deps"], client, str(body.get("user", {}).get("id", "")))
+
+
+async def publish(deps: Deps, client: AsyncWebClient, user_id: str) -> None:
+    """Build and publish the user's Home view; a failure is logged (the tab keeps its last view)."""
+    try:
+        await access.require_viewer(deps, user_id, "see the kai-chatops Home tab")
+    except errors.NotAllowed as e:
+        view = not_allowed_view(str(e))
+    else:
+        view = home_view(await read_home(deps), deps.settings.slack.command)
+    try:
+        await client.views_publish(user_id=user_id, view=view)
+    except SlackApiError as e:
+        log.error("could not publish the Home tab of %s: %s", user_id, e.response.get("error"))
+
+
+async def read_home(deps: Deps) -> Home:
+    """Every configured cluster's report and held objects, the alerts and the recent changes,
+    read at once; what cannot be read is said on the tab."""
+    names = [cluster.name for cluster in deps.settings.clusters]
+    statuses, held, (alerts, alerts_error), (changes, changes_error) = await asyncio.gather(
+        asyncio.gather(*(_cluster_status(deps, name) for name in names)),
+        asyncio.gather(*(_held(deps, name) for name in names)),
+        _alerts(deps),
+        _changes(deps),
+    )
+    return Home(
+        now=deps.clock(),
+        clusters=tuple(statuses),
+        alerts=tuple(alerts),
+        held=tuple(ordered(h for found, _ in held for h in found)),
+        alerts_error=alerts_error,
+        held_errors=tuple(note for _, notes in held for note in notes),
+        changes=tuple(changes),
+        changes_error=changes_error,
+    )
+
+
+async def _cluster_status(deps: Deps, cluster: str) -> ClusterStatus:
+    kube = deps.kube[cluster]
+    try:
+        report = await deps.health_checks.run(
+            cluster, lambda: health.check_health(kube, deps.settings, deps.clock())
+        )
+    except errors.KubeError as e:
+        return ClusterStatus(cluster, error=str(e))
+    return ClusterStatus(cluster, report)
+
+
+async def _held(deps: Deps, cluster: str) -> tuple[list[HeldObject], list[str]]:
+    keda_places = [
+        (ref, ns)
+        for ns in deps.settings.keda.namespaces
+        for ref in (kinds.SCALED_JOB, kinds.SCALED_OBJECT)
+    ]
+    flux_places = [(ref, ns) for ns in suspend_expiry.NAMESPACES for ref in FLUX_REFS]
+    return await home_reads.read_held(deps.kube[cluster], keda_places, flux_places)
+
+
+async def _alerts(deps: Deps) -> tuple[list[AlertLine], str]:
+    if deps.alerts is None:
+        return [], ""
+    try:
+        states = await deps.alerts.list_alerts()
+    except errors.BotError as e:
+        return [], f"The alert state cannot be read: {e}"
+    return alert_lines(states), ""
+
+
+def alert_lines(states: Sequence[ClusterAlerts]) -> list[AlertLine]:
+    """The active alerts as the Home tab lists them: critical first, then oldest first.
+
+    The one place that reads the alert desk's state shape for the tab.
+    """
+    active = [a for state in states for a in state.alerts.values() if a.is_active]
+    active.sort(key=lambda a: (a.observation.severity is not Severity.CRITICAL, a.first_seen))
+    return [_alert_line(alert) for alert in active]
+
+
+def _alert_line(alert: AlertState) -> AlertLine:
+    seen = alert.observation
+    silenced = alert.phase is Phase.SILENCED
+    return AlertLine(
+        alert_id=alert.alert_id,
+        cluster=seen.key.cluster,
+        critical=seen.severity is Severity.CRITICAL,
+        subject=f"{seen.key.subject} {seen.key.condition}",
+        title=seen.title,
+        state=_STATES.get(alert.phase, "firing"),
+        since=alert.firing_since,
+        by=alert.silenced_by if silenced else alert.acked_by,
+        until=alert.silenced_until if silenced else None,
+        reason=alert.silence_reason if silenced else "",
+    )
+
+
+async def _changes(deps: Deps) -> tuple[list[ChangeLine], str]:
+    if deps.journal is None:
+        return [], ""
+    try:
+        changes = await deps.journal.recent(RECENT_CHANGES)
+    except errors.BotError as e:
+        return [], f"The recent changes cannot be read: {e}"
+    return [ChangeLine(c.at, c.user, c.action, c.target, c.outcome, c.reason) for c in changes], ""
+
+
+RUNNERS: dict[type, Runner] = {}
+EXECUTORS: dict[str, Executor] = {}
+
+
+def register(app: AsyncApp) -> None:
+    """Attach the `app_home_opened` event and the tab's `Refresh` button."""
+    app.event("app_home_opened")(on_home_opened)
+    app.action(REFRESH_ACTION)(on_refresh)

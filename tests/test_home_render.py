@@ -1,0 +1,84 @@
+"""The Home view's words and its limits: every part fits Slack's 100 blocks, and what does not
+fit is counted, never cut silently."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from bot.core.models import Finding, Health, HealthReport
+from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
+from bot.home.render import home_view
+from bot.slack import limits
+
+NOW = datetime(2026, 8, 24, 12, 0, tzinfo=UTC)
+
+
+def texts(view: dict[str, object]) -> str:
+    return "\n".join(str(block) for block in view["blocks"])  # type: ignore[attr-defined]
+
+
+def big_home(clusters: int, alerts: int, held: int) -> Home:
+    findings = tuple(
+        Finding(f"Deployment kai-scheduler/operand-{n}", Health.DEGRADED, "0/1 available " * 16)
+        for n in range(12)
+    )
+    return Home(
+        now=NOW,
+        clusters=tuple(
+            ClusterStatus(f"gpu-{n:02d}", HealthReport(f"gpu-{n:02d}", findings, NOW))
+            for n in range(clusters)
+        ),
+        alerts=tuple(
+            AlertLine(f"a{n:05d}", "gpu-01", True, "Config kai-config", "x" * 200, "firing", NOW)
+            for n in range(alerts)
+        ),
+        held=tuple(
+            HeldObject("paused", "ScaledJob", "annia", f"job-{n}", "gpu-01", "U0OP", "", "r" * 300)
+            for n in range(held)
+        ),
+        changes=tuple(
+            ChangeLine(NOW - timedelta(minutes=n), "U0OP", "pause", f"ScaledJob annia/j{n}", "ok")
+            for n in range(10)
+        ),
+    )
+
+
+def test_fifty_clusters_hundreds_of_alerts_and_pauses_stay_within_the_view_limits() -> None:
+    view = home_view(big_home(clusters=50, alerts=300, held=400), "/kai")
+
+    assert limits.check_view(view) == []
+    assert len(view["blocks"]) <= limits.MAX_VIEW_BLOCKS  # type: ignore[arg-type]
+    text = texts(view)
+    assert "*gpu-00*" in text
+    assert text.count("more not shown here") == 3  # clusters' findings, alerts, pauses
+
+
+def test_an_unreachable_cluster_and_unreadable_parts_are_said_not_hidden() -> None:
+    home = Home(
+        now=NOW,
+        clusters=(ClusterStatus("prod", error="connection refused"),),
+        alerts_error="The alert state cannot be read: disk full",
+        held_errors=("prod: cannot list scaledjobs.keda.sh in annia: forbidden",),
+    )
+
+    text = texts(home_view(home, "/kai"))
+
+    assert "*prod*: could not check: connection refused" in text
+    assert "The alert state cannot be read: disk full" in text
+    assert "prod: cannot list scaledjobs.keda.sh in annia: forbidden" in text
+    assert "No changes made through kai-chatops yet." in text
+
+
+def test_a_silenced_alert_says_who_until_when_and_why() -> None:
+    alert = AlertLine(
+        "3f9a2c", "prod", False, "Deployment kai-operator", "no available replica",
+        "silenced", NOW - timedelta(hours=2, minutes=5), "U0OP", NOW + timedelta(hours=1),
+        "upgrade",
+    )  # fmt: skip
+
+    text = texts(home_view(Home(now=NOW, clusters=(), alerts=(alert,)), "/kai"))
+
+    assert (
+        ":large_orange_circle: `3f9a2c` prod · Deployment kai-operator: no available replica — "
+        ":no_bell: silenced by <@U0OP> until 2026-08-24 13:00 UTC: upgrade (fired 2h5m ago)"
+    ) in text
