@@ -27,16 +27,21 @@ DEPENDENCIES_MESSAGE = "KAI-prometheus is missing prometheus operator"
 
 
 class Clock:
-    """The service's now, moved by the test."""
+    """The service's now and its monotonic clock, moved together by the test."""
 
     def __init__(self) -> None:
         self.now = datetime.now(UTC)
+        self.ticks = 0.0
 
     def __call__(self) -> datetime:
         return self.now
 
+    def monotonic(self) -> float:
+        return self.ticks
+
     def advance(self, seconds: float) -> None:
         self.now += timedelta(seconds=seconds)
+        self.ticks += seconds
 
 
 def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
@@ -54,7 +59,9 @@ def clock() -> Clock:
 
 @pytest.fixture
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path, clock=clock, config_overrides=overrides(tmp_path)) as s:
+    async with running_stack(
+        tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=overrides(tmp_path)
+    ) as s:
         yield s
 
 
@@ -180,7 +187,9 @@ async def test_with_the_configmap_backend_a_restart_continues_the_same_thread(
 ) -> None:
     # The Lease comes with the shared state; an hour long, so moving the clock keeps it held.
     in_cluster = overrides(tmp_path, state={"backend": "configmap"}, lease={"duration": "1h"})
-    async with running_stack(tmp_path, clock=clock, config_overrides=in_cluster) as stack:
+    async with running_stack(
+        tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=in_cluster
+    ) as stack:
         await renew_leases(stack.service)
         root = await fire(stack, clock)
         await stack.restart_service()
@@ -289,13 +298,16 @@ async def test_an_unreachable_cluster_is_one_alert_after_three_failures_resolved
 
         stack.sim.faults.refuse_all = False
         await check(stack.service)
+        assert thread_texts(stack, root) == []  # checks must work for `hold` first
+        clock.advance(HOLD)
+        await check(stack.service)
 
         [resolved] = thread_texts(stack, root)
         assert resolved.startswith(":white_check_mark: Resolved")
         checks = stack.service.deps.metrics.registry
         name = "kai_chatops_alert_checks_total"
         assert checks.get_sample_value(name, {"cluster": "sim", "outcome": "failed"}) == 4
-        assert checks.get_sample_value(name, {"cluster": "sim", "outcome": "ok"}) == 1
+        assert checks.get_sample_value(name, {"cluster": "sim", "outcome": "ok"}) == 2
 
 
 async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_thread(
@@ -303,7 +315,10 @@ async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_threa
 ) -> None:
     lease = {"enabled": True, "duration": "15s"}
     async with running_stack(
-        tmp_path, clock=clock, config_overrides=overrides(tmp_path, lease=lease)
+        tmp_path,
+        clock=clock,
+        monotonic=clock.monotonic,
+        config_overrides=overrides(tmp_path, lease=lease),
     ) as stack:
         first = stack.service
         await schedule.keep_lease(first.deps)
