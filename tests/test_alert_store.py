@@ -6,11 +6,11 @@ sent again, and counts as done when the document holds exactly what it wrote.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-import json
-import sqlite3
 from pathlib import Path
 
 import pytest

@@ -7,8 +7,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.alerts import render as render_alerts
-from bot.alerts.model import Note, NoteKind
-from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Observation, Severity
+from bot.alerts.model import (
+    AlertKey,
+    AlertState,
+    ClusterAlerts,
+    Note,
+    NoteKind,
+    Observation,
+    Severity,
+)
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 KEY = AlertKey("prod", "Config", "kai-config", "DependenciesFulfilled")
