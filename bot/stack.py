@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bot.alerts.drain import SLACK_BACKOFFS
 from bot.config import settings as config
 from bot.config.settings import Settings
 from bot.core.metrics import Metrics
@@ -156,15 +157,17 @@ async def running_stack(
     clock: Callable[[], datetime] = utc_now,
     monotonic: Callable[[], float] = time.monotonic,
     slack_timeout: float = SLACK_TIMEOUT,
+    slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
     keda_controller: bool = False,
 ) -> AsyncIterator[Stack]:
     """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards.
 
-    `clock` is the service's idea of now (confirmation expiry, timed pauses, alerts) and the
-    emulated Slack's (message ts), so tests can move time forward without waiting; `monotonic`
-    times the Lease. `slack_timeout` is the service's Slack client timeout (tests of answers
-    that come too late make it short). The simulator runs its Flux and Argo CD controllers,
-    and with `keda_controller` also a KEDA one that answers pause annotations.
+        `clock` is the service's idea of now (confirmation expiry, timed pauses, alerts) and the
+        emulated Slack's (message ts), so tests can move time forward without waiting; `monotonic`
+        times the Lease. `slack_timeout` is the service's Slack client timeout (tests of answers
+        that come too late make it short), `slack_backoffs` the waits between tries of an alert
+    message (tests of outages make them zero). The simulator runs its Flux and Argo CD controllers,
+        and with `keda_controller` also a KEDA one that answers pause annotations.
     """
     secret = secrets.token_hex(16)
     simulator = Simulator(scenarios=scenarios, controllers=not keda_controller)
@@ -192,7 +195,14 @@ async def running_stack(
                 c.name: kube.connect(c, settings.kubernetes, metrics) for c in settings.clusters
             }
             deps = Deps(settings, gateways, metrics, clock, monotonic=monotonic)
-            return Service(deps, env, host="127.0.0.1", port=0, slack_timeout=slack_timeout)
+            return Service(
+                deps,
+                env,
+                host="127.0.0.1",
+                port=0,
+                slack_timeout=slack_timeout,
+                slack_backoffs=slack_backoffs,
+            )
 
         service = make_service()
         await service.start()

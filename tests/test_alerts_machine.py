@@ -326,7 +326,8 @@ def test_a_resolved_incident_stays_until_its_resolution_is_delivered() -> None:
     script.run(100 + HOLD, "clear", deliver=False)
     assert script.state.alerts == {}
     [closing] = script.state.closing
-    assert [o.kind for o in closing.outbox] == [EffectKind.REPLY, EffectKind.EDIT]
+    kinds = [o.kind for o in closing.outbox]
+    assert kinds == [EffectKind.REPLY, EffectKind.EDIT, EffectKind.SWEEP]
     assert script.run(300, "bad", deliver=False) == []  # a new incident, pending: no mix-up
     script.deliver()
     assert script.state.closing == ()

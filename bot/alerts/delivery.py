@@ -78,6 +78,8 @@ class Attempt:
 def effect_metadata(owed: Owed, attempt: Attempt) -> dict[str, Any]:
     """Slack message metadata naming the effect (payload values must be strings or numbers)."""
     payload = {"effect": owed.effect_id, "attempt": attempt.attempt, "by": attempt.by}
+    if owed.note is not None:
+        payload["note"] = owed.note.kind.value
     return {"event_type": METADATA_EVENT, "event_payload": payload}
 
 
@@ -120,6 +122,14 @@ class AlertMessages:
     ) -> list[str] | None:
         """The ts of every message carrying `effect_id`, oldest first; None when Slack could
         not be read (then nobody knows whether a copy exists)."""
+        found = await self.find_effects(channel, thread_ts=thread_ts, since=since)
+        return None if found is None else found.get(effect_id, [])
+
+    async def find_effects(
+        self, channel: str, *, thread_ts: str = "", since: datetime | None = None
+    ) -> dict[str, list[str]] | None:
+        """Every message carrying an effect ID in the channel (since a while before `since`)
+        or in one thread: effect ID -> ts, oldest first; None when Slack could not be read."""
         if self._sender is None:
             return None
         oldest = f"{(since - LOOK_BACK).timestamp():.6f}" if since and not thread_ts else None
@@ -128,10 +138,13 @@ class AlertMessages:
                 channel, thread_ts=thread_ts or None, oldest=oldest
             )
         except SlackUnavailable as e:
-            log.warning("cannot look for %s in Slack: %s", effect_id, e)
+            log.warning("cannot look for alert messages in Slack: %s", e)
             return None
-        copies = [str(m.get("ts")) for m in found if effect_of(m) == effect_id]
-        return sorted(copies, key=_ts_order)
+        effects: dict[str, list[str]] = {}
+        for message in sorted(found, key=lambda m: _ts_order(str(m.get("ts")))):
+            if effect := effect_of(message):
+                effects.setdefault(effect, []).append(str(message.get("ts")))
+        return effects
 
     async def delete(self, channel: str, ts: str) -> bool:
         """Delete a copy that lost; whether Slack confirmed (or it was already gone)."""

@@ -105,6 +105,8 @@ class Drain:
         """One step on the head; whether it moved on (delivered, adopted or given up)."""
         if owed.kind is EffectKind.EDIT:
             return await self._edit(cluster, where, alert, owed)
+        if owed.kind is EffectKind.SWEEP:
+            return await self._sweep_incident(cluster, where, alert, owed)
         if owed.kind is EffectKind.REPLY and (alert is None or not alert.root_ts):
             log.error("%s: a reply owed before its root; dropped", owed.effect_id)
             await self._change(cluster, _drop(where, owed))
@@ -159,6 +161,27 @@ class Drain:
         elif verdict is Confirmation.RECORDED and owed.was_attempted:
             await self._sweep(channel, owed, thread, sent.ts)
         return verdict is not Confirmation.CONTESTED
+
+    async def _sweep_incident(
+        self, cluster: str, where: str, alert: AlertState | None, owed: Owed
+    ) -> bool:
+        """The last thing a resolved incident owes: delete any copy of its root or replies
+        that landed after it was looked for (a post Slack did after we gave up on it)."""
+        if alert is not None and alert.root_ts:
+            channel, since = alert.root_channel, alert.firing_since or alert.first_seen
+            roots = await self._messages.find_effects(channel, since=since)
+            replies = await self._messages.find_effects(channel, thread_ts=alert.root_ts)
+            if roots is None or replies is None:
+                return False
+            found = {
+                e: sorted({*roots.get(e, []), *replies.get(e, [])}) for e in {*roots, *replies}
+            }
+            extra = outbox.extra_copies(alert, found)
+            if extra:
+                log.warning("%s: deleting %d extra copies", alert.incident, len(extra))
+            await self._delete(channel, extra)
+        await self._change(cluster, _drop(where, owed))
+        return True
 
     async def _not_applied(self, cluster: str, where: str, owed: Owed, sent: Sent) -> bool:
         if not sent.permanent:

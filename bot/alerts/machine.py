@@ -251,6 +251,7 @@ class _Step:
         """The incident leaves the live alerts; it stays in `closing` until it owes nothing."""
         resolved = replace(alert, resolved_at=self.now)
         resolved, owed = _in_thread(resolved, Note(NoteKind.RESOLVED, self.now))
+        resolved = outbox.owe(resolved, EffectKind.SWEEP)
         self.effects.extend(owed)
         closing = (*self.state.closing, resolved)
         self.state = replace(self.state.without(alert.key), closing=closing)

@@ -59,13 +59,15 @@ class Note:
 
 
 class EffectKind(enum.Enum):
-    """A Slack effect an alert owes: its root, a reply in its thread, an edit of its root, or a
-    notice in the channel (outside any thread)."""
+    """A Slack effect an alert owes: its root, a reply in its thread, an edit of its root, a
+    notice in the channel (outside any thread), or, last of a resolved incident, a sweep that
+    deletes any copy of its messages that landed after it was looked for."""
 
     ROOT = "root"
     REPLY = "reply"
     EDIT = "edit"
     NOTICE = "notice"
+    SWEEP = "sweep"
 
 
 @dataclass(frozen=True)

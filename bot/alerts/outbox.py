@@ -11,6 +11,7 @@ its outbox is empty. No clock, no I/O.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -31,9 +32,9 @@ class Confirmation(enum.Enum):
 def owe(alert: AlertState, kind: EffectKind, note: Note | None = None) -> AlertState:
     """`alert` owing one more effect. An edit shows the state at sending time, so a new edit
     replaces any edit still owed."""
-    if kind is EffectKind.EDIT:
-        kept = tuple(o for o in alert.outbox if o.kind is not EffectKind.EDIT)
-        return replace(alert, outbox=(*kept, Owed(f"{alert.incident}:edit", kind)))
+    if kind in (EffectKind.EDIT, EffectKind.SWEEP):
+        kept = tuple(o for o in alert.outbox if o.kind is not kind)
+        return replace(alert, outbox=(*kept, Owed(f"{alert.incident}:{kind.value}", kind)))
     number = 0 if kind is EffectKind.ROOT else max(alert.owed_count, 1)
     owed = Owed(f"{alert.incident}:{number}", kind, note)
     return replace(alert, outbox=(*alert.outbox, owed), owed_count=number + 1)
@@ -110,9 +111,17 @@ def dropped(state: ClusterAlerts, where: str, effect_id: str) -> ClusterAlerts:
     return _with_outbox(state, where, _outbox(state, where)[1:])
 
 
-def recorded_ts(state: ClusterAlerts, where: str, effect_id: str) -> str:
-    """The ts the state keeps for a delivered root or reply ("" when unknown)."""
-    return _recorded_ts(state, where, effect_id)
+def extra_copies(alert: AlertState, found: Mapping[str, Sequence[str]]) -> list[str]:
+    """Of the copies `found` (effect ID -> ts) of this incident's messages, those to delete:
+    every copy of a delivered root or reply but the one the state keeps."""
+    kept = {f"{alert.incident}:0": alert.root_ts, **alert.delivered}
+    return sorted(
+        ts
+        for effect, copies in found.items()
+        if kept.get(effect)
+        for ts in copies
+        if ts != kept[effect]
+    )
 
 
 def _delivered(

@@ -25,7 +25,7 @@ from slack_sdk.http_retry.state import RetryState
 from bot.access import confirmations
 from bot.alerts import desk
 from bot.alerts import store as alert_store
-from bot.alerts.drain import Poster
+from bot.alerts.drain import SLACK_BACKOFFS, Poster
 from bot.alerts.lease import LeaderLease, default_identity
 from bot.core import errors
 from bot.core.metrics import Metrics
@@ -90,6 +90,7 @@ class Service:
         port: int = 3000,
         extra_jobs: Sequence[schedule.Job] = (),
         slack_timeout: float = bot_app.SLACK_TIMEOUT,
+        slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
     ):
         self.env = env
         self._host, self._port = host, port
@@ -110,7 +111,9 @@ class Service:
             slack=slack,
             confirm_key=confirmations.derive_key(env.bot_token),
             alert_store=store,
-            alerts=desk.AlertDesk(deps.settings, store, slack, deps.metrics, poster=poster),
+            alerts=desk.AlertDesk(
+                deps.settings, store, slack, deps.metrics, poster=poster, backoffs=slack_backoffs
+            ),
             lease=lease,
         )
         self.schedule = schedule.build_scheduler(self.deps, extra_jobs)

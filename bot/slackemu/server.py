@@ -160,17 +160,19 @@ class SlackEmulator(EmulatorViews):
         times: int = 1,
         mode: str = "answer",
         delay: float = 0.0,
+        gate: asyncio.Event | None = None,
     ) -> None:
         """Make the next `times` calls of `method` fail instead of being served.
 
         A 429 carries `Retry-After: retry_after`; any status answers `{"ok": false, "error"}`
         (use `status=200` for a plain Slack error such as `channel_not_found`). `mode` (see
         `Fault`) drops the connection before or after doing the call, answers late, or answers
-        an error after doing it. `method` may also be `"response_url"` to fail posts to hooks.
+        an error after doing it; `gate` holds a `delay_before` call until the test sets it.
+        `method` may also be `"response_url"` to fail posts to hooks.
         Faulted calls are recorded.
         """
         queue = self._faults.setdefault(method, deque())
-        queue.extend(Fault(status, retry_after, error, mode, delay) for _ in range(times))
+        queue.extend(Fault(status, retry_after, error, mode, delay, gate) for _ in range(times))
 
     def new_response_url(
         self, *, channel_id: str | None = None, message_ts: str | None = None
@@ -197,6 +199,8 @@ class SlackEmulator(EmulatorViews):
         except BadRequestBodyError as exc:
             params, body_error = {}, str(exc)
         token = take_token(request, params)
+        if fault is not None and fault.mode == "delay_before":
+            await _wait(fault)
         served = None if fault is not None and fault.applies_call else fault
         status, answer, headers = self._answer(method, params, token, served, body_error)
         if fault is not None and fault.mode in ("drop_before", "drop_after"):
@@ -301,3 +305,11 @@ class SlackEmulator(EmulatorViews):
         for observe in self.observers:
             observe(call)
         self._changes.notify()
+
+
+async def _wait(fault: Fault) -> None:
+    """Hold a `delay_before` call: until its gate is set, or for its delay."""
+    if fault.gate is not None:
+        await fault.gate.wait()
+    else:
+        await asyncio.sleep(fault.delay)
