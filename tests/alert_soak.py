@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from alert_invariants import check_channel
-from alert_stack import SLACK_TIMEOUT, Clock, alert_stack
+from alert_stack import SLACK_TIMEOUT, Clock, Gate, alert_stack
 
 from bot.alerts.model import ClusterAlerts, Phase
 from bot.service import schedule
@@ -66,18 +66,6 @@ class Figures:
             f"{sum(self.faults.values())} ({faults}); lost {self.lost}, "
             f"duplicated {self.duplicated}"
         )
-
-
-class Gate(asyncio.Event):
-    """Holds a post on the wire until set; `arrived` once a post is held."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.arrived = asyncio.Event()
-
-    async def wait(self) -> bool:  # type: ignore[override]
-        self.arrived.set()
-        return await super().wait()
 
 
 class Chaos:

@@ -7,6 +7,7 @@ scheduler's interval is an hour, so it never runs a check behind a test's back.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -24,6 +25,19 @@ from bot.stack import ALERT_CHANNEL, CLUSTER, Stack, running_stack
 HOLD = 60
 SLACK_TIMEOUT = 0.3  # the service's Slack client timeout: a late answer costs this much
 LEASE = ("coordination.k8s.io/v1", "Lease", "kai-chatops-alerts", "kai-chatops")
+
+
+class Gate(asyncio.Event):
+    """Holds a Slack call on its way (emulator fault `delay_before`) until the test sets it;
+    `arrived` is set once a call is held."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived = asyncio.Event()
+
+    async def wait(self) -> bool:  # type: ignore[override]
+        self.arrived.set()
+        return await super().wait()
 
 
 class Clock:
@@ -74,6 +88,19 @@ async def alert_stack(
         yield stack, holders
 
 
+@asynccontextmanager
+async def two_replicas(stack: Stack) -> AsyncIterator[tuple[Service, Service]]:
+    """The stack's service and a second replica sharing its state, both having tried the Lease
+    (the first got it)."""
+    first, second = stack.service, stack.make_service()
+    await second.start()
+    try:
+        await renew(first, second)
+        yield first, second
+    finally:
+        await second.stop()
+
+
 def lease_holder(sim: Simulator) -> str | None:
     lease = sim.get(*LEASE)
     return None if lease is None else (lease.get("spec") or {}).get("holderIdentity")
@@ -115,3 +142,9 @@ async def resolve(stack: Stack, clock: Clock, service: Service | None = None) ->
 
 def verdict(stack: Stack, holders: HolderLog | None = None) -> Verdict:
     return check_channel(stack.slack, ALERT_CHANNEL, holders=holders)
+
+
+def assert_one_clean_incident(stack: Stack, holders: HolderLog | None = None) -> None:
+    """The channel holds exactly one incident, with one root, and every invariant holds."""
+    found = verdict(stack, holders)
+    assert found.ok and found.incidents == 1 and len(roots(stack)) == 1, found.problems

@@ -18,7 +18,9 @@ from alert_stack import (
     HOLD,
     SLACK_TIMEOUT,
     Clock,
+    Gate,
     alert_stack,
+    assert_one_clean_incident,
     check,
     fire,
     lease_holder,
@@ -26,6 +28,7 @@ from alert_stack import (
     resolve,
     roots,
     thread_texts,
+    two_replicas,
     verdict,
 )
 from slack_sdk.web.async_client import AsyncWebClient
@@ -37,19 +40,6 @@ from bot.slackemu.records import Fault
 from bot.stack import ALERT_CHANNEL, CLUSTER
 
 SLACK_DOWN = Fault(503, 0, "service_unavailable")
-
-
-class Gate(asyncio.Event):
-    """Holds a Slack call on its way (`delay_before`) until the test sets it; `arrived` is set
-    once the call is held."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.arrived = asyncio.Event()
-
-    async def wait(self) -> bool:  # type: ignore[override]
-        self.arrived.set()
-        return await super().wait()
 
 
 def slack_writes_down(method: str) -> Fault | None:
@@ -79,8 +69,7 @@ async def test_resolution_lost__a_resolution_and_an_ack_during_a_long_outage_and
         assert ack.startswith(":eyes: Acknowledged by")
         assert resolution.startswith(":white_check_mark: Resolved")
         assert resolved_incidents(stack.slack, ALERT_CHANNEL) != []
-        found = verdict(stack)
-        assert found.ok and found.incidents == 1, found.problems
+        assert_one_clean_incident(stack)
         assert (await stack.service.deps.alerts.list_alerts(CLUSTER))[0].closing == ()  # type: ignore[union-attr]
 
 
@@ -98,8 +87,7 @@ async def test_timeout_on_the_root_post__an_answer_later_than_the_timeout_gives_
         [root] = roots(stack)
         assert root.text.startswith("[RESOLVED")
         assert stack.slack.calls_to("conversations.history")  # looked for before posting again
-        found = verdict(stack)
-        assert found.ok and found.incidents == 1, found.problems
+        assert_one_clean_incident(stack)
 
 
 async def test_dropped_connection__a_post_slack_did_before_the_drop_is_neither_resent_nor_doubled(
@@ -113,8 +101,7 @@ async def test_dropped_connection__a_post_slack_did_before_the_drop_is_neither_r
         first_calls = [c.method for c in stack.slack.calls if c.method != "auth.test"][:2]
         assert first_calls == ["chat.postMessage", "conversations.history"]  # no blind re-send
         await resolve(stack, clock)
-        found = verdict(stack)
-        assert found.ok and found.incidents == 1 and len(roots(stack)) == 1, found.problems
+        assert_one_clean_incident(stack)
 
 
 async def test_process_killed_between_the_post_and_its_record__the_restart_finds_the_root(
@@ -137,8 +124,7 @@ async def test_process_killed_between_the_post_and_its_record__the_restart_finds
         await check(stack.service)
         await resolve(stack, clock)
 
-        found = verdict(stack)
-        assert found.ok and found.incidents == 1 and len(roots(stack)) == 1, found.problems
+        assert_one_clean_incident(stack)
 
 
 async def test_lease_change_mid_post__the_deposed_replicas_late_root_is_deleted(
@@ -146,43 +132,39 @@ async def test_lease_change_mid_post__the_deposed_replicas_late_root_is_deleted(
 ) -> None:
     clock = Clock()
     lease = {"enabled": True, "duration": "15s"}
-    async with alert_stack(tmp_path, clock, lease=lease) as (stack, holders):
-        first, second = stack.service, stack.make_service()
-        await second.start()
-        try:
-            await renew(first, second)
-            gate = Gate()
-            stack.slack.fail_next("chat.postMessage", status=200, mode="delay_before", gate=gate)
-            breakage.dependencies_missing(stack.sim)
-            await check(first)
-            clock.advance(HOLD)
-            await renew(first, second)
-            stuck = asyncio.create_task(check(first))  # its root post hangs on the way
-            await gate.arrived.wait()
+    async with (
+        alert_stack(tmp_path, clock, lease=lease) as (stack, holders),
+        two_replicas(stack) as (first, second),
+    ):
+        gate = Gate()
+        stack.slack.fail_next("chat.postMessage", status=200, mode="delay_before", gate=gate)
+        breakage.dependencies_missing(stack.sim)
+        await check(first)
+        clock.advance(HOLD)
+        await renew(first, second)
+        stuck = asyncio.create_task(check(first))  # its root post hangs on the way
+        await gate.arrived.wait()
 
-            clock.advance(1)
-            await renew(second)  # sees first's record; first stops renewing
-            clock.advance(16)
-            await renew(second)
-            assert lease_holder(stack.sim) == second.deps.lease.identity  # type: ignore[union-attr]
-            await check(second)  # posts the root itself (nothing found), records it
-            gate.set()  # first's copy lands after all, and first learns it lost
-            await stuck
+        clock.advance(1)
+        await renew(second)  # sees first's record; first stops renewing
+        clock.advance(16)
+        await renew(second)
+        assert lease_holder(stack.sim) == second.deps.lease.identity  # type: ignore[union-attr]
+        await check(second)  # posts the root itself (nothing found), records it
+        gate.set()  # first's copy lands after all, and first learns it lost
+        await stuck
 
-            breakage.heal(stack.sim)
-            for _ in range(2):
-                await renew(second)
-                await check(second)
-                clock.advance(HOLD)
+        breakage.heal(stack.sim)
+        for _ in range(2):
             await renew(second)
             await check(second)
-            [root] = roots(stack)
-            assert root.text.startswith("[RESOLVED")
-            assert stack.slack.calls_to("chat.delete")
-            found = verdict(stack, holders)
-            assert found.ok and found.incidents == 1, found.problems
-        finally:
-            await second.stop()
+            clock.advance(HOLD)
+        await renew(second)
+        await check(second)
+        [root] = roots(stack)
+        assert root.text.startswith("[RESOLVED")
+        assert stack.slack.calls_to("chat.delete")
+        assert_one_clean_incident(stack, holders)
 
 
 async def test_lease_timed_on_the_wall_clock__a_clock_step_makes_no_second_leader(
@@ -190,27 +172,23 @@ async def test_lease_timed_on_the_wall_clock__a_clock_step_makes_no_second_leade
 ) -> None:
     clock = Clock()
     lease = {"enabled": True, "duration": "15s"}
-    async with alert_stack(tmp_path, clock, lease=lease) as (stack, holders):
-        first, second = stack.service, stack.make_service()
-        await second.start()
-        try:
-            await renew(first, second)
-            clock.step(2 * 3600)  # the wall clock jumps two hours; two seconds really pass
-            clock.advance(2)
-            await renew(second, first)
-            assert schedule.is_leader(first.deps) and not schedule.is_leader(second.deps)
+    async with (
+        alert_stack(tmp_path, clock, lease=lease) as (stack, holders),
+        two_replicas(stack) as (first, second),
+    ):
+        clock.step(2 * 3600)  # the wall clock jumps two hours; two seconds really pass
+        clock.advance(2)
+        await renew(second, first)
+        assert schedule.is_leader(first.deps) and not schedule.is_leader(second.deps)
 
-            breakage.dependencies_missing(stack.sim)
-            for _ in range(3):
-                await check(first)
-                await check(second)
-                clock.advance(HOLD // 2)
-                await renew(first, second)
-            assert len(roots(stack)) == 1
-            found = verdict(stack, holders)
-            assert found.ok and found.incidents == 1, found.problems
-        finally:
-            await second.stop()
+        breakage.dependencies_missing(stack.sim)
+        for _ in range(3):
+            await check(first)
+            await check(second)
+            clock.advance(HOLD // 2)
+            await renew(first, second)
+        assert len(roots(stack)) == 1
+        assert_one_clean_incident(stack, holders)
 
 
 async def test_damaged_state__kept_aside_said_once_and_alerting_goes_on(tmp_path: Path) -> None:
@@ -319,25 +297,23 @@ async def test_first_cluster_outage__two_replicas_say_the_lease_trouble_once_the
     clock = Clock()
     shared = {"state": {"backend": "configmap"}, "lease": {"duration": "15s"}}
     fast = {"kubernetes": {"request_timeout": "2s", "retries": 0}}
-    async with alert_stack(tmp_path, clock, **shared, **fast) as (stack, _):
-        second = stack.make_service()
-        await second.start()
-        try:
-            stack.sim.faults.refuse_all = True
-            for _ in range(4):
-                await renew(stack.service, second)
-                clock.advance(4)
-            stack.sim.faults.refuse_all = False
-            await renew(stack.service, second)
-            clock.advance(HOLD)
-            await renew(stack.service, second)
+    async with (
+        alert_stack(tmp_path, clock, **shared, **fast) as (stack, _),
+        two_replicas(stack) as (first, second),
+    ):
+        stack.sim.faults.refuse_all = True
+        for _ in range(4):
+            await renew(first, second)
+            clock.advance(4)
+        stack.sim.faults.refuse_all = False
+        await renew(first, second)
+        clock.advance(HOLD)
+        await renew(first, second)
 
-            said = [m.text for m in stack.slack.root_messages(ALERT_CHANNEL)]
-            assert len(said) == 2, said
-            assert "cannot use its Lease" in said[0]
-            assert "can use its Lease kai-chatops/kai-chatops-alerts again" in said[1]
-        finally:
-            await second.stop()
+        said = [m.text for m in stack.slack.root_messages(ALERT_CHANNEL)]
+        assert len(said) == 2, said
+        assert "cannot use its Lease" in said[0]
+        assert "can use its Lease kai-chatops/kai-chatops-alerts again" in said[1]
 
 
 async def test_the_emulator_returns_metadata_only_when_asked_as_slack_does(

@@ -8,12 +8,13 @@ hour, so it never runs a check behind a test's back.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from alert_stack import HOLD, Clock, overrides, resolve
+from alert_stack import fire as fire_alert
 
 from bot.alerts import render as render_alerts
 from bot.service import schedule
@@ -22,34 +23,7 @@ from bot.sim import breakage
 from bot.slackemu import PostedMessage
 from bot.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
 
-HOLD = 60
 DEPENDENCIES_MESSAGE = "KAI-prometheus is missing prometheus operator"
-
-
-class Clock:
-    """The service's now and its monotonic clock, moved together by the test."""
-
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-        self.ticks = 0.0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def monotonic(self) -> float:
-        return self.ticks
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-        self.ticks += seconds
-
-
-def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
-    return {
-        "alerts": {"hold": f"{HOLD}s", "interval": "1h", "repeat": "4h"},
-        "state": {"path": str(tmp_path / "state.sqlite")},
-        **extra,
-    }
 
 
 @pytest.fixture
@@ -90,22 +64,9 @@ def buttons(message: PostedMessage) -> list[str]:
 
 async def fire(stack: Stack, clock: Clock, service: Service | None = None) -> PostedMessage:
     """Break DependenciesFulfilled and check until the hold has passed; the one root posted."""
-    service = service or stack.service
-    breakage.dependencies_missing(stack.sim)
-    await check(service)
-    assert roots(stack) == []
-    clock.advance(HOLD)
-    await check(service)
+    await fire_alert(stack, clock, service)
     [root] = roots(stack)
     return root
-
-
-async def resolve(stack: Stack, clock: Clock, service: Service | None = None) -> None:
-    service = service or stack.service
-    breakage.heal(stack.sim)
-    await check(service)
-    clock.advance(HOLD)
-    await check(service)
 
 
 async def test_dependencies_missing_posts_one_root_after_hold_with_the_condition_message(

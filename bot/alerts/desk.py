@@ -35,6 +35,7 @@ from bot.core.metrics import Metrics
 from bot.health import report as health
 from bot.health import usecase as usecases
 from bot.kube.ports import KubeReader
+from bot.slack.blocks import escape
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +71,14 @@ class AlertDesk:
         self._poster = poster or Poster(default_identity(), lambda: True, lambda: datetime.now(UTC))
         channel = settings.slack.alert_channel
         self._drain = Drain(
-            store, self._messages, self._poster, channel,
-            repair=repair_damaged, sleep=sleep, backoffs=backoffs,
-        )  # fmt: skip
+            store,
+            self._messages,
+            self._poster,
+            channel,
+            repair=repair_damaged,
+            sleep=sleep,
+            backoffs=backoffs,
+        )
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._troubles: dict[str, trouble.Trouble] = {}
 
@@ -121,7 +127,7 @@ class AlertDesk:
             error=error,
             warning=(
                 f":warning: kai-chatops cannot keep its alert state for cluster {cluster}, so "
-                f"it posts no alerts for it until this is fixed: {error}"
+                f"it posts no alerts for it until this is fixed: {escape(error or '')}"
             ),
             recovery=(
                 f":white_check_mark: kai-chatops can keep its alert state for cluster {cluster} "
@@ -142,8 +148,8 @@ class AlertDesk:
             known, due = trouble.succeeded(known, now, policy)
         else:
             known, due = trouble.failed(known, now, policy)
-        if due and await self._say_once(f"{key}:{'warning' if error else 'recovery'}", now,
-                                        warning if error else recovery):  # fmt: skip
+        kind, text = ("recovery", recovery) if error is None else ("warning", warning)
+        if due and await self._say_once(f"{key}:{kind}", now, text):
             known = trouble.said(known, now, warning=error is not None)
         self._troubles[key] = known
 

@@ -21,6 +21,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.keda import expiry as keda_expiry
 from bot.service.deps import Deps
+from bot.slack.blocks import escape
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ async def keep_lease(deps: Deps) -> None:
             error=None if error is None else str(error),
             warning=(
                 f":warning: kai-chatops cannot use its Lease {where}, so no replica may be "
-                f"running the alert checks: {error}"
+                f"running the alert checks: {escape(str(error))}"
             ),
             recovery=f":white_check_mark: kai-chatops can use its Lease {where} again.",
         )
