@@ -177,7 +177,7 @@ class Soak:
             await self.stack.restart_service()
             self.replicas[0] = self.stack.service
             return
-        await self.replicas[index].stop(drain_for=0)
+        await self.replicas[index].stop()
         self.replicas[index] = self.stack.make_service()
         await self.replicas[index].start()
 
@@ -231,7 +231,7 @@ async def soak_seed(seed: int, workdir: Path, incidents: int) -> Figures:
             return await soak.run(incidents)
         finally:
             for replica in soak.replicas[1:]:
-                await replica.stop(drain_for=0)
+                await replica.stop()
 
 
 async def soak(seeds: list[int], incidents: int) -> Figures:
