@@ -91,10 +91,13 @@ async def alert_stack(
 @asynccontextmanager
 async def two_replicas(stack: Stack) -> AsyncIterator[tuple[Service, Service]]:
     """The stack's service and a second replica sharing its state, both having tried the Lease
-    (the first got it)."""
+    (the first got it). Their schedulers are stopped: the test runs the Lease and check jobs
+    itself on its own clock, and a renewal in real time behind its back would change holders."""
     first, second = stack.service, stack.make_service()
     await second.start()
     try:
+        for replica in (first, second):
+            await replica.schedule.stop()
         await renew(first, second)
         yield first, second
     finally:
