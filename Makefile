@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test demo lint bench clean
+.PHONY: test soak demo lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest
+
+# The seeded randomised soak of alert delivery (about a minute): prints seeds, incidents, faults
+# injected, lost and duplicated; fails unless both are 0. `make test` runs three of its seeds.
+soak: $(STAMP)
+	$(BIN)/python tests/alert_soak.py --seeds 1-20 --incidents 6
 
 demo: $(STAMP)
 	$(BIN)/kai-chatops demo

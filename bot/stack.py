@@ -8,6 +8,7 @@ the official Kubernetes client to the simulator.
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -15,10 +16,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bot.alerts.drain import SLACK_BACKOFFS
 from bot.config import settings as config
 from bot.config.settings import Settings
 from bot.core.metrics import Metrics
 from bot.kube import gateway as kube
+from bot.service.app import SLACK_TIMEOUT
 from bot.service.deps import Deps, utc_now
 from bot.service.server import Service, SlackEnv
 from bot.sim import Simulator
@@ -152,17 +155,24 @@ async def running_stack(
     socket_mode: bool = False,
     config_overrides: Mapping[str, Any] | None = None,
     clock: Callable[[], datetime] = utc_now,
+    monotonic: Callable[[], float] = time.monotonic,
+    slack_timeout: float = SLACK_TIMEOUT,
+    slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
     keda_controller: bool = False,
 ) -> AsyncIterator[Stack]:
     """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards.
 
-    `clock` is the service's idea of now (confirmation expiry, timed pauses, alerts), so tests
-    can move time forward without waiting. The simulator runs its Flux and Argo CD controllers,
-    and with `keda_controller` also a KEDA one that answers pause annotations.
+        `clock` is the service's idea of now (confirmation expiry, timed pauses, alerts) and the
+        emulated Slack's (message ts), so tests can move time forward without waiting; `monotonic`
+        times the Lease. `slack_timeout` is the service's Slack client timeout (tests of answers
+        that come too late make it short), `slack_backoffs` the waits between tries of an alert
+    message (tests of outages make them zero). The simulator runs its Flux and Argo CD controllers,
+        and with `keda_controller` also a KEDA one that answers pause annotations.
     """
     secret = secrets.token_hex(16)
     simulator = Simulator(scenarios=scenarios, controllers=not keda_controller)
-    async with simulator as sim, SlackEmulator() as slack:
+    emulator = SlackEmulator(wall_clock=lambda: clock().timestamp())
+    async with simulator as sim, emulator as slack:
         if keda_controller:
             sim.start_controllers(keda=True)
         slack.add_user(OPERATOR, "oncall-operator")
@@ -184,8 +194,15 @@ async def running_stack(
             gateways = {
                 c.name: kube.connect(c, settings.kubernetes, metrics) for c in settings.clusters
             }
-            deps = Deps(settings, gateways, metrics, clock)
-            return Service(deps, env, host="127.0.0.1", port=0)
+            deps = Deps(settings, gateways, metrics, clock, monotonic=monotonic)
+            return Service(
+                deps,
+                env,
+                host="127.0.0.1",
+                port=0,
+                slack_timeout=slack_timeout,
+                slack_backoffs=slack_backoffs,
+            )
 
         service = make_service()
         await service.start()

@@ -1,7 +1,13 @@
-"""Alert state survives restarts and refuses lost updates: SQLite file and ConfigMap backends."""
+"""Alert state survives restarts and refuses lost updates: SQLite file and ConfigMap backends.
+
+A damaged document is kept aside and loads as empty state; a guarded write that got a 5xx is
+sent again, and counts as done when the document holds exactly what it wrote.
+"""
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -10,24 +16,29 @@ from pathlib import Path
 import pytest
 
 from bot.alerts import machine as alerts
+from bot.alerts.document import LEGACY_ATTEMPT, DamagedState, dump_cluster, load_cluster
 from bot.alerts.model import (
     AlertKey,
     AlertState,
     ClusterAlerts,
+    EffectKind,
+    Note,
+    NoteKind,
     Observation,
+    Owed,
     RootStatus,
     Severity,
-    dump_cluster,
-    load_cluster,
 )
 from bot.alerts.store import (
     NEW,
     AlertStore,
     ConfigMapStore,
+    Damage,
     SqliteStore,
     StoreConflict,
     StoreUnavailable,
     open_store,
+    update,
 )
 from bot.config import settings as config
 from bot.kube.gateway import KubeGateway
@@ -47,7 +58,6 @@ FIRING = AlertState(
     ),
     first_seen=T0,
     firing_since=T0 + timedelta(minutes=1),
-    root_status=RootStatus.POSTED,
     root_channel="C0ALERTS",
     root_ts="1700000000.000100",
     acked_by="U0ONCALL",
@@ -56,8 +66,29 @@ FIRING = AlertState(
     silenced_until=T0 + timedelta(hours=1),
     silence_reason="node drain, back at 11",
     last_reminder=T0 + timedelta(minutes=5),
+    outbox=(
+        Owed(
+            "prod/abc/1:2",
+            EffectKind.REPLY,
+            Note(NoteKind.SILENCED, T0, "U0ONCALL", "drain", T0 + timedelta(hours=1), False),
+            attempt="a1b2c3",
+            attempted_by="replica-a",
+            attempted_at=T0 + timedelta(minutes=2),
+        ),
+        Owed("prod/abc/1:edit", EffectKind.EDIT),
+    ),
+    owed_count=3,
+    delivered={"prod/abc/1:1": "1700000000.000200"},
 )
-STATE = ClusterAlerts("prod", {KEY: FIRING}, failures=2, last_error="connection refused")
+RESOLVED = replace(FIRING, resolved_at=T0 + timedelta(hours=2), outbox=FIRING.outbox[1:])
+STATE = ClusterAlerts(
+    "prod",
+    {KEY: FIRING},
+    failures=2,
+    last_error="connection refused",
+    closing=(RESOLVED,),
+    notices=(Owed("prod:damaged:1", EffectKind.NOTICE, text="kept aside"),),
+)
 
 
 @pytest.fixture
@@ -82,8 +113,61 @@ def test_every_field_of_an_alert_survives_the_json_round_trip() -> None:
 
 
 def test_a_document_that_is_not_ours_is_refused() -> None:
-    with pytest.raises(ValueError, match="schema"):
+    with pytest.raises(DamagedState, match="schema"):
         load_cluster("prod", '{"alerts": []}')
+
+
+DAMAGED = {
+    "failures is a list": '{"schema": 2, "failures": [3], "alerts": []}',
+    "not JSON": '{"schema": 2, "alerts": [',
+    "an alert without its observation": '{"schema": 2, "alerts": [{"first_seen": "2026"}]}',
+    "alerts is a number": '{"schema": 2, "alerts": 7}',
+    "a reply without its note": dump_cluster(STATE).replace('"note": {', '"nothing": {', 1),
+    "a bad time": dump_cluster(STATE).replace("2026-03-01T10:00:00+00:00", "yesterday", 1),
+}
+
+
+@pytest.mark.parametrize("text", list(DAMAGED.values()), ids=list(DAMAGED))
+def test_every_decoding_error_is_one_damaged_state_error(text: str) -> None:
+    with pytest.raises(DamagedState):
+        load_cluster("prod", text)
+
+
+def test_a_schema_1_root_that_was_being_posted_is_owed_and_looked_for_first() -> None:
+    old = json.loads(dump_cluster(ClusterAlerts("prod", {KEY: replace(FIRING, outbox=())})))
+    old["schema"] = 1
+    old["alerts"][0] |= {"root_status": "posting", "root_ts": "", "outbox": None}
+    [alert] = load_cluster("prod", json.dumps(old)).alerts.values()
+    assert alert.root_status is RootStatus.POSTING
+    [root] = alert.outbox
+    assert (root.kind, root.attempt, root.effect_id) == (
+        EffectKind.ROOT,
+        LEGACY_ATTEMPT,
+        f"{alert.incident}:0",
+    )
+
+
+async def test_sqlite_keeps_a_damaged_document_aside_and_starts_from_empty_state(
+    sqlite_store: SqliteStore,
+) -> None:
+    await sqlite_store.save(STATE, NEW)
+    damaged = DAMAGED["failures is a list"]
+    with sqlite3.connect(sqlite_store.path) as db:
+        db.execute("UPDATE alert_state SET body = ?", (damaged,))
+    stored = await sqlite_store.load("prod")
+    assert stored.state == ClusterAlerts("prod")
+    assert stored.damage is not None and "failures" in stored.damage.reason
+
+    said = await update(sqlite_store, "prod", lambda s: (s, None), repair=_noted)
+    assert said is None
+    assert (await sqlite_store.load("prod")).state == _noted(ClusterAlerts("prod"), stored.damage)
+    with sqlite3.connect(sqlite_store.path) as db:
+        [(kept,)] = db.execute("SELECT body FROM alert_state_damaged").fetchall()
+    assert kept == damaged
+
+
+def _noted(state: ClusterAlerts, damage: Damage) -> ClusterAlerts:
+    return replace(state, last_error=f"damaged: {damage.reason}")
 
 
 async def test_sqlite_state_survives_a_new_store_on_the_same_file(
@@ -171,6 +255,38 @@ async def test_configmap_created_by_two_replicas_at_once_conflicts(gateway: Kube
     await configmap_store(gateway).save(STATE, NEW)
     with pytest.raises(StoreConflict):
         await configmap_store(gateway).save(ClusterAlerts("prod"), NEW)
+
+
+async def test_configmap_keeps_a_damaged_document_under_its_own_key(
+    gateway: KubeGateway, sim: Simulator
+) -> None:
+    store = configmap_store(gateway)
+    await store.save(STATE, NEW)
+    damaged = DAMAGED["not JSON"]
+    cm = ("v1", "ConfigMap", "kai-chatops-state", "kai-chatops")
+    sim.patch(*cm, patch={"data": {"prod.json": damaged}})
+    await update(store, "prod", lambda s: (s, None), repair=_noted)
+
+    stored = sim.get(*cm)
+    assert stored is not None
+    assert stored["data"]["prod.damaged.json"] == damaged
+    assert load_cluster("prod", stored["data"]["prod.json"]).last_error.startswith("damaged")
+
+
+async def test_a_guarded_write_that_got_a_503_is_sent_again(
+    gateway: KubeGateway, sim: Simulator
+) -> None:
+    waits: list[float] = []
+
+    async def wait(seconds: float) -> None:
+        waits.append(seconds)
+
+    store = ConfigMapStore(gateway, namespace="kai-chatops", name="kai-chatops-state", sleep=wait)
+    await store.save(ClusterAlerts("prod"), NEW)
+    sim.faults.add(503, resource="configmaps", verb="patch", times=1)
+    await store.save(STATE, (await store.load("prod")).version)
+    assert (await store.load("prod")).state == STATE
+    assert waits == [0.5]
 
 
 async def test_configmap_api_errors_become_store_errors(

@@ -1,7 +1,8 @@
-"""The alert state machine against a fake clock: what is posted, when, and what is not.
+"""The alert state machine against a fake clock: what is owed to Slack, when, and what is not.
 
 Each table row is a script of checks and commands at seconds after T0, with the effects each
-step must produce (`root`, `reply:<kind>`, `edit`); roots are "posted" by the script itself.
+step must owe (`root`, `reply:<kind>`, `edit`); the script itself plays Slack, delivering every
+outbox after each step (the drain's job), unless a test holds delivery back.
 """
 
 from __future__ import annotations
@@ -12,8 +13,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.alerts import machine as alerts
-from bot.alerts.machine import EditRoot, Outcome, Policy, PostReply, PostRoot
-from bot.alerts.model import AlertKey, ClusterAlerts, Observation, Phase, RootStatus, Severity
+from bot.alerts import outbox
+from bot.alerts.machine import Outcome, Policy
+from bot.alerts.model import (
+    AlertKey,
+    ClusterAlerts,
+    EffectKind,
+    Observation,
+    Owed,
+    Phase,
+    Severity,
+)
 from bot.core import errors
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
@@ -44,21 +54,29 @@ FIRED = [(0, "bad", []), (HOLD, "bad", ["root"])]
 
 @dataclass
 class Script:
-    """Runs steps against the machine, playing the I/O layer for root posts."""
+    """Runs steps against the machine, then plays Slack: every outbox delivered in order."""
 
     state: ClusterAlerts = field(default_factory=lambda: ClusterAlerts("prod"))
     roots: list[str] = field(default_factory=list)
+    posts: int = 0
 
-    def run(self, at: int, action: str) -> list[str]:
+    def run(self, at: int, action: str, *, deliver: bool = True) -> list[str]:
         now = T0 + timedelta(seconds=at)
         outcome = self._step(action, now)
         self.state = outcome.state
-        for effect in outcome.effects:
-            if isinstance(effect, PostRoot):
-                ts = f"ts{len(self.roots) + 1}"
-                self.roots.append(ts)
-                self.state = alerts.root_posted(self.state, effect.alert.key, "C0ALERTS", ts)
-        return [_describe(e) for e in outcome.effects]
+        described = [_describe(outcome.state, e) for e in outcome.effects]
+        if deliver:
+            self.deliver()
+        return described
+
+    def deliver(self) -> None:
+        for alert in outbox.incidents(self.state):
+            while (owed := outbox.head(self.state, alert.incident)) is not None:
+                self.posts += 1
+                ts = f"ts{self.posts}"
+                if owed.kind is EffectKind.ROOT:
+                    self.roots.append(ts)
+                self.state = outbox.adopted(self.state, alert.incident, owed.effect_id, "C0", ts)
 
     def _step(self, action: str, now: datetime) -> Outcome:
         verb, *args = action.split()
@@ -83,12 +101,14 @@ class Script:
         return alert.phase if alert else None
 
 
-def _describe(effect: alerts.Effect) -> str:
-    if isinstance(effect, PostRoot):
-        return "root:reposted" if effect.alert.reposted else "root"
-    if isinstance(effect, PostReply):
-        return f"reply:{effect.note.kind.value}"
-    return "edit:resolved" if effect.alert.phase is Phase.RESOLVED else "edit"
+def _describe(state: ClusterAlerts, owed: Owed) -> str:
+    if owed.kind is EffectKind.ROOT:
+        return "root"
+    if owed.kind is EffectKind.REPLY and owed.note is not None:
+        return f"reply:{owed.note.kind.value}"
+    incident = owed.effect_id.rsplit(":", 1)[0]
+    alert = outbox.find_incident(state, incident)
+    return "edit:resolved" if alert is not None and alert.resolved_at else "edit"
 
 
 SILENCE_START = 120
@@ -193,9 +213,27 @@ SCRIPTS = {
             (190, "fail", []),
             (HOLD + REPEAT, "fail", []),  # the real alert's reminder waits for a real check
             (160 + REPEAT, "fail", ["reply:reminder"]),  # the cannot-check alert's own
-            (160 + REPEAT + 30, "bad", ["reply:reminder", "reply:resolved", "edit:resolved"]),
+            (160 + REPEAT + 30, "bad", ["reply:reminder"]),  # checks work: the cool-down starts
+            (160 + REPEAT + 30 + HOLD, "bad", ["reply:resolved", "edit:resolved"]),
         ],
         Phase.FIRING,
+    ),
+    "intermittent check failures (3 in 4 failing) are one cannot-check incident": (
+        [
+            (0, "fail", []),
+            (30, "fail", []),
+            (60, "fail", ["root"]),
+            (90, "clear", []),
+            (120, "fail", []),
+            (150, "fail", []),
+            (180, "fail", []),
+            (210, "clear", []),
+            (240, "fail", []),
+            (270, "clear", []),
+            (300, "clear", []),
+            (330, "clear", ["reply:resolved", "edit:resolved"]),
+        ],
+        None,
     ),
     "a gap in the checks never resolves a real alert: its clear run starts again after": (
         [
@@ -229,19 +267,22 @@ def test_a_refiring_alert_gets_a_second_root_and_the_first_stays_resolved() -> N
         0
     ]:
         script.run(at, action)
-    assert script.roots == ["ts1", "ts2"]
-    assert script.state.alerts[DEP.key].root_ts == "ts2"
+    first, second = script.roots
+    assert first != second
+    assert script.state.alerts[DEP.key].root_ts == second
 
 
-def test_the_cannot_check_alert_resolves_at_once_and_the_counter_restarts() -> None:
+def test_the_cannot_check_alert_resolves_after_a_cool_down_and_the_counter_restarts() -> None:
     script = Script()
     for at in (0, 30, 60):
         script.run(at, "fail")
     assert script.state.failures == 3
     assert script.state.alerts[UNREACHABLE.key].phase is Phase.FIRING
-    assert script.run(90, "clear") == ["reply:resolved", "edit:resolved"]
+    assert script.run(90, "clear") == []
     assert script.state.failures == 0
+    assert script.run(90 + HOLD, "clear") == ["reply:resolved", "edit:resolved"]
     assert script.state.alerts == {}
+    assert script.state.closing == ()  # delivered: the incident left the state
 
 
 def test_who_silenced_until_when_and_why_is_kept_on_the_alert() -> None:
@@ -255,27 +296,42 @@ def test_who_silenced_until_when_and_why_is_kept_on_the_alert() -> None:
     assert alert.silenced_until == T0 + timedelta(seconds=SILENCE_END)
 
 
-def test_a_failed_root_post_is_tried_again_at_the_next_check() -> None:
-    fired = alerts.observe(ClusterAlerts("prod"), [DEP], T0, _no_hold())
-    assert [type(e) for e in fired.effects] == [PostRoot]
-    state = alerts.root_failed(fired.state, DEP.key)
-    assert state.alerts[DEP.key].root_status is RootStatus.NONE
-    again = alerts.observe(state, [DEP], T0 + timedelta(seconds=30), _no_hold())
-    assert [_describe(e) for e in again.effects] == ["root"]
+def test_a_root_stays_owed_until_slack_confirms_it_and_is_owed_once() -> None:
+    script = Script()
+    script.run(0, "bad", deliver=False)
+    assert script.run(HOLD, "bad", deliver=False) == ["root"]
+    assert script.run(HOLD + 30, "bad", deliver=False) == []  # not owed a second time
+    [alert] = script.state.alerts.values()
+    assert [o.kind for o in alert.outbox] == [EffectKind.ROOT]
+    script.deliver()
+    assert script.roots == ["ts1"]
+    assert script.state.alerts[DEP.key].root_ts == "ts1"
 
 
-def test_a_root_still_posting_after_a_crash_is_posted_again_saying_so() -> None:
-    fired = alerts.observe(ClusterAlerts("prod"), [DEP], T0, _no_hold())
-    # The process died between posting and saving the ts: the store says POSTING.
-    restarted = alerts.observe(fired.state, [DEP], T0 + timedelta(seconds=30), _no_hold())
-    assert [_describe(e) for e in restarted.effects] == ["root:reposted"]
+def test_what_is_said_before_the_root_is_posted_waits_behind_it_in_the_outbox() -> None:
+    script = Script()
+    script.run(0, "bad", deliver=False)
+    script.run(HOLD, "bad", deliver=False)
+    assert script.run(90, "ack U0ONCALL", deliver=False) == ["reply:acknowledged", "edit"]
+    [alert] = script.state.alerts.values()
+    assert [o.kind for o in alert.outbox] == [EffectKind.ROOT, EffectKind.REPLY, EffectKind.EDIT]
+    assert [o.effect_id.rsplit(":", 1)[1] for o in alert.outbox] == ["0", "1", "edit"]
 
 
-def test_nothing_is_said_in_a_thread_before_its_root_is_posted() -> None:
-    fired = alerts.observe(ClusterAlerts("prod"), [DEP], T0, _no_hold())
-    acked = alerts.acknowledge(fired.state, DEP.key.alert_id, "U0ONCALL", T0)
-    assert acked.effects == ()
-    assert acked.state.alerts[DEP.key].acked_by == "U0ONCALL"
+def test_a_resolved_incident_stays_until_its_resolution_is_delivered() -> None:
+    script = Script()
+    for at, action, _ in FIRED:
+        script.run(at, action)
+    script.run(100, "clear", deliver=False)
+    script.run(100 + HOLD, "clear", deliver=False)
+    assert script.state.alerts == {}
+    [closing] = script.state.closing
+    kinds = [o.kind for o in closing.outbox]
+    assert kinds == [EffectKind.REPLY, EffectKind.EDIT, EffectKind.SWEEP]
+    assert script.run(300, "bad", deliver=False) == []  # a new incident, pending: no mix-up
+    script.deliver()
+    assert script.state.closing == ()
+    assert set(script.state.alerts) == {DEP.key}
 
 
 @pytest.mark.parametrize(
@@ -312,12 +368,14 @@ def _no_hold() -> Policy:
     return Policy(timedelta(0), POLICY.repeat, 3, "C0ALERTS")
 
 
-def test_effects_carry_the_alert_as_it_is_after_the_step() -> None:
+def test_every_effect_of_an_incident_has_its_own_stable_id_in_order() -> None:
     script = Script()
     for at, action, _ in FIRED:
         script.run(at, action)
     outcome = alerts.acknowledge(script.state, DEP.key.alert_id, "U1", T0 + timedelta(seconds=90))
-    edit = outcome.effects[-1]
-    assert isinstance(edit, EditRoot)
-    assert edit.alert.acked_by == "U1"
-    assert edit.alert.root_ts == "ts1"
+    reply, edit = outcome.effects
+    alert = outcome.state.alerts[DEP.key]
+    assert alert.acked_by == "U1"
+    assert reply.effect_id == f"{alert.incident}:1"
+    assert edit.effect_id == f"{alert.incident}:edit"
+    assert alert.outbox == (reply, edit)

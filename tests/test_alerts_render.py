@@ -7,8 +7,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.alerts import render as render_alerts
-from bot.alerts.machine import Note, NoteKind
-from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Observation, Severity
+from bot.alerts.model import (
+    AlertKey,
+    AlertState,
+    ClusterAlerts,
+    Note,
+    NoteKind,
+    Observation,
+    Severity,
+)
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 KEY = AlertKey("prod", "Config", "kai-config", "DependenciesFulfilled")
@@ -104,9 +111,15 @@ def test_thread_replies_name_who_when_and_why() -> None:
     assert "It fired for 30m" in render_alerts.reply_message(FIRING, resolved)["text"]
 
 
-def test_a_root_posted_again_after_a_crash_warns_of_an_earlier_copy() -> None:
-    text = all_text(render_alerts.root_message(replace(FIRING, reposted=True)))
-    assert "an earlier copy of this alert may exist" in text
+def test_durations_after_a_clock_step_back_are_never_negative() -> None:
+    stepped_back = FIRING.firing_since - timedelta(hours=2)  # type: ignore[operator]
+    resolved = replace(FIRING, resolved_at=stepped_back)
+    assert "after firing for 0s" in all_text(render_alerts.root_message(resolved))
+    note = Note(NoteKind.RESOLVED, stepped_back)
+    assert "It fired for 0s" in render_alerts.reply_message(FIRING, note)["text"]
+    reminder = render_alerts.reply_message(FIRING, Note(NoteKind.REMINDER, stepped_back))
+    assert "(0s)" in reminder["text"]
+    assert "-" not in all_text(render_alerts.root_message(resolved)).split("firing for")[1][:3]
 
 
 def test_the_listing_shows_ids_states_silences_and_failing_checks() -> None:

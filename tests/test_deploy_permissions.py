@@ -30,14 +30,20 @@ NAMESPACED = {
     "leases", "configmaps", "pods", "pods/log", "events", "replicasets", "endpointslices",
     "services",
 }  # fmt: skip
-# Slack method -> the bot scope it needs (those in NO_SCOPE need none).
+# Slack method -> the bot scopes it needs (those in NO_SCOPE need none).
+# Reading a conversation needs channels:history for a public channel, groups:history for a
+# private one; the alert channel may be either.
+HISTORY = ("channels:history", "groups:history")
 SCOPES = {
-    "chat.postMessage": "chat:write",
-    "chat.update": "chat:write",
-    "chat.postEphemeral": "chat:write",
-    "usergroups.list": "usergroups:read",
-    "usergroups.users.list": "usergroups:read",
-    "users.info": "users:read",
+    "chat.postMessage": ("chat:write",),
+    "chat.update": ("chat:write",),
+    "chat.delete": ("chat:write",),
+    "chat.postEphemeral": ("chat:write",),
+    "conversations.history": HISTORY,
+    "conversations.replies": HISTORY,
+    "usergroups.list": ("usergroups:read",),
+    "usergroups.users.list": ("usergroups:read",),
+    "users.info": ("users:read",),
 }
 NO_SCOPE = {"auth.test", "apps.connections.open", "views.publish"}
 SELF_NAMESPACE = "kai-chatops"
@@ -138,14 +144,18 @@ def crash_binder(stack: Stack) -> None:
 
 
 async def alert_cycle(stack: Stack, clock: Clock) -> None:
-    """What the scheduler does: hold the Lease, check, fire an alert, keep the state."""
+    """What the scheduler does: hold the Lease, check, fire an alert (whose root post loses its
+    answer, so it is looked for in the channel), keep the state, resolve it (its thread is
+    swept for late copies)."""
     deps = stack.service.deps
     await schedule.keep_lease(deps)
-    breakage.dependencies_missing(stack.sim)
-    await schedule.check_cluster(deps, "sim")
-    clock.now += timedelta(seconds=60)
-    await schedule.keep_lease(deps)
-    await schedule.check_cluster(deps, "sim")
+    stack.slack.fail_next("chat.postMessage", status=200, mode="drop_after")
+    for heal in (False, True):
+        (breakage.heal if heal else breakage.dependencies_missing)(stack.sim)
+        await schedule.check_cluster(deps, "sim")
+        clock.now += timedelta(seconds=60)
+        await schedule.keep_lease(deps)
+        await schedule.check_cluster(deps, "sim")
 
 
 @pytest.fixture
@@ -242,7 +252,7 @@ def is_used(grant: Call, made: set[Call]) -> bool:
 async def test_the_slack_app_asks_exactly_for_the_scopes_the_code_uses(observed: Stack) -> None:
     methods = {call.method for call in observed.slack.calls}
     assert methods <= SCOPES.keys() | NO_SCOPE, methods - SCOPES.keys() - NO_SCOPE
-    needed = {"commands"} | {SCOPES[m] for m in methods if m in SCOPES}
+    needed = {"commands"} | {scope for m in methods if m in SCOPES for scope in SCOPES[m]}
     manifest: dict[str, Any] = yaml.safe_load((DEPLOY / "slack-app-manifest.yaml").read_text())
     assert set(manifest["oauth_config"]["scopes"]["bot"]) == needed
     assert manifest["features"]["slash_commands"][0]["command"] == "/kai"

@@ -8,12 +8,13 @@ hour, so it never runs a check behind a test's back.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from alert_stack import HOLD, Clock, overrides, resolve
+from alert_stack import fire as fire_alert
 
 from bot.alerts import render as render_alerts
 from bot.service import schedule
@@ -22,29 +23,7 @@ from bot.sim import breakage
 from bot.slackemu import PostedMessage
 from bot.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
 
-HOLD = 60
 DEPENDENCIES_MESSAGE = "KAI-prometheus is missing prometheus operator"
-
-
-class Clock:
-    """The service's now, moved by the test."""
-
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
-def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
-    return {
-        "alerts": {"hold": f"{HOLD}s", "interval": "1h", "repeat": "4h"},
-        "state": {"path": str(tmp_path / "state.sqlite")},
-        **extra,
-    }
 
 
 @pytest.fixture
@@ -54,7 +33,9 @@ def clock() -> Clock:
 
 @pytest.fixture
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path, clock=clock, config_overrides=overrides(tmp_path)) as s:
+    async with running_stack(
+        tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=overrides(tmp_path)
+    ) as s:
         yield s
 
 
@@ -83,22 +64,9 @@ def buttons(message: PostedMessage) -> list[str]:
 
 async def fire(stack: Stack, clock: Clock, service: Service | None = None) -> PostedMessage:
     """Break DependenciesFulfilled and check until the hold has passed; the one root posted."""
-    service = service or stack.service
-    breakage.dependencies_missing(stack.sim)
-    await check(service)
-    assert roots(stack) == []
-    clock.advance(HOLD)
-    await check(service)
+    await fire_alert(stack, clock, service)
     [root] = roots(stack)
     return root
-
-
-async def resolve(stack: Stack, clock: Clock, service: Service | None = None) -> None:
-    service = service or stack.service
-    breakage.heal(stack.sim)
-    await check(service)
-    clock.advance(HOLD)
-    await check(service)
 
 
 async def test_dependencies_missing_posts_one_root_after_hold_with_the_condition_message(
@@ -180,7 +148,9 @@ async def test_with_the_configmap_backend_a_restart_continues_the_same_thread(
 ) -> None:
     # The Lease comes with the shared state; an hour long, so moving the clock keeps it held.
     in_cluster = overrides(tmp_path, state={"backend": "configmap"}, lease={"duration": "1h"})
-    async with running_stack(tmp_path, clock=clock, config_overrides=in_cluster) as stack:
+    async with running_stack(
+        tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=in_cluster
+    ) as stack:
         await renew_leases(stack.service)
         root = await fire(stack, clock)
         await stack.restart_service()
@@ -289,13 +259,16 @@ async def test_an_unreachable_cluster_is_one_alert_after_three_failures_resolved
 
         stack.sim.faults.refuse_all = False
         await check(stack.service)
+        assert thread_texts(stack, root) == []  # checks must work for `hold` first
+        clock.advance(HOLD)
+        await check(stack.service)
 
         [resolved] = thread_texts(stack, root)
         assert resolved.startswith(":white_check_mark: Resolved")
         checks = stack.service.deps.metrics.registry
         name = "kai_chatops_alert_checks_total"
         assert checks.get_sample_value(name, {"cluster": "sim", "outcome": "failed"}) == 4
-        assert checks.get_sample_value(name, {"cluster": "sim", "outcome": "ok"}) == 1
+        assert checks.get_sample_value(name, {"cluster": "sim", "outcome": "ok"}) == 2
 
 
 async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_thread(
@@ -303,7 +276,10 @@ async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_threa
 ) -> None:
     lease = {"enabled": True, "duration": "15s"}
     async with running_stack(
-        tmp_path, clock=clock, config_overrides=overrides(tmp_path, lease=lease)
+        tmp_path,
+        clock=clock,
+        monotonic=clock.monotonic,
+        config_overrides=overrides(tmp_path, lease=lease),
     ) as stack:
         first = stack.service
         await schedule.keep_lease(first.deps)

@@ -32,7 +32,7 @@ class Lease:
         self.renew_every = timedelta(seconds=4)
         self.renewals = 0
 
-    def is_leader(self, now: datetime) -> bool:
+    def is_leader(self) -> bool:
         return self.held
 
     async def renew(self, now: datetime) -> bool:
@@ -59,9 +59,12 @@ def deps(lease: Lease | None = None, desk: Desk | None = None) -> Deps:
     )
 
 
-def test_per_cluster_checks_and_pause_and_suspend_expiry_and_the_lease_renewed_at_once() -> None:
+def test_per_cluster_checks_pause_and_suspend_expiry_the_lease_and_the_drain_from_the_start() -> (
+    None
+):
     jobs = schedule.alert_jobs(deps(Lease(held=True)))
     assert [(j.name, j.every, j.at_start) for j in jobs] == [
+        ("alerts-drain", timedelta(seconds=45), True),
         ("lease", timedelta(seconds=4), True),
         ("alerts-prod", timedelta(seconds=45), False),
         ("pause-expiry-prod", timedelta(seconds=2), False),

@@ -1,109 +1,198 @@
-"""Alert messages into Slack: root posts, thread replies and root edits, retried and counted.
+"""Alert messages into Slack, one call at a time, each with one of three outcomes.
 
-429s are waited out by the Slack client itself (`Retry-After`, then the same call again, so
-order holds). Any other failure is retried here with backoff, then logged and counted as an
-error; nothing raises. Rendering is `bot.alerts.render`'s.
+`send` carries out one owed effect (a root post, a thread reply, a root edit, a notice) and
+says what happened: applied (with the message's ts), surely not applied, or unknown. Roots,
+replies and notices carry their effect ID in Slack message metadata, and `find_copies` finds
+them again (`conversations.history` for the channel, `conversations.replies` for a thread), so
+a call whose answer was lost is looked for instead of repeated. Nothing is retried here and
+nothing raises: the drain (`bot.alerts.drain`) decides. Rendering is `bot.alerts.render`'s.
 """
 
 from __future__ import annotations
 
-import asyncio
+import enum
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 from bot.alerts import render as render_alerts
-from bot.alerts.machine import Note
-from bot.alerts.model import AlertState
+from bot.alerts.model import AlertState, EffectKind, Note, NoteKind, Owed
 from bot.core.metrics import Metrics
 from bot.slack import blocks as render
 from bot.slack.gateway import SlackUnavailable
 
 log = logging.getLogger(__name__)
 
-SLACK_BACKOFFS = (1.0, 2.0, 4.0)  # seconds between tries of a failed Slack call
-T = TypeVar("T")
-Sleep = Callable[[float], Awaitable[None]]
+METADATA_EVENT = "kai_chatops_effect"  # Slack metadata event_type: letters and underscores
+LOOK_BACK = timedelta(hours=1)  # history searched before an attempt, for clocks that disagree
 
 
 class MessageSender(Protocol):
-    """Posting and editing messages (satisfied by `bot.slack.gateway.SlackGateway`)."""
+    """Posting, editing, finding and deleting messages (`bot.slack.gateway.SlackGateway`)."""
 
     async def post(
-        self, channel: str, message: Mapping[str, Any], *, thread_ts: str | None = None
+        self,
+        channel: str,
+        message: Mapping[str, Any],
+        *,
+        thread_ts: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> str: ...
 
     async def update(self, channel: str, ts: str, message: Mapping[str, Any]) -> None: ...
 
+    async def delete(self, channel: str, ts: str) -> None: ...
+
+    async def find_messages(
+        self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
+    ) -> list[Mapping[str, Any]]: ...
+
+
+class Outcome(enum.Enum):
+    APPLIED = "applied"
+    NOT_APPLIED = "not applied"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one Slack write did; `ts` of the message when applied; `permanent` when not applied
+    and never will be (an edit of a deleted message)."""
+
+    outcome: Outcome
+    ts: str = ""
+    error: str = ""
+    permanent: bool = False
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """Who tries an effect, under which attempt ID: written into the message's metadata."""
+
+    attempt: str
+    by: str
+
+
+def effect_metadata(owed: Owed, attempt: Attempt) -> dict[str, Any]:
+    """Slack message metadata naming the effect (payload values must be strings or numbers)."""
+    payload = {"effect": owed.effect_id, "attempt": attempt.attempt, "by": attempt.by}
+    if owed.note is not None:
+        payload["note"] = owed.note.kind.value
+    return {"event_type": METADATA_EVENT, "event_payload": payload}
+
+
+def effect_of(message: Mapping[str, Any]) -> str:
+    """The effect ID a message found in Slack carries ("" for any other message)."""
+    metadata = message.get("metadata")
+    if not isinstance(metadata, Mapping) or metadata.get("event_type") != METADATA_EVENT:
+        return ""
+    payload = metadata.get("event_payload")
+    return str(payload.get("effect") or "") if isinstance(payload, Mapping) else ""
+
 
 class AlertMessages:
-    """One alert's messages through a sender; a missing sender (no Slack) sends nothing."""
+    """One effect at a time through a sender; a missing sender (no Slack) applies nothing."""
 
-    def __init__(
-        self,
-        sender: MessageSender | None,
-        metrics: Metrics,
-        *,
-        sleep: Sleep = asyncio.sleep,
-        backoffs: Sequence[float] = SLACK_BACKOFFS,
-    ) -> None:
+    def __init__(self, sender: MessageSender | None, metrics: Metrics) -> None:
         self._sender = sender
         self._metrics = metrics
-        self._sleep = sleep
-        self._backoffs = tuple(backoffs)
 
-    async def post_root(self, alert: AlertState) -> str | None:
-        """The root's ts, or None when it could not be posted."""
-        sender, message = self._sender, render_alerts.root_message(alert)
-        if sender is None:
-            return None
-        # A root whose post may have landed is not posted again here: the alert stays "posting"
-        # and the next check posts it once more, saying an earlier copy may exist.
-        return await self._send(
-            f"post alert {alert.alert_id}",
-            lambda: sender.post(alert.root_channel, message),
-            retry_ambiguous=False,
-        )
-
-    async def post_notice(self, channel: str, text: str) -> None:
-        """A plain message in the alert channel, outside any alert's thread."""
+    async def send(
+        self, alert: AlertState | None, owed: Owed, attempt: Attempt, channel: str
+    ) -> Sent:
+        """Carry out `owed` (of `alert`, or a notice in `channel` when `alert` is None)."""
         sender = self._sender
-        if sender is not None:
-            await self._send("notice", lambda: sender.post(channel, render.text_message(text)))
-
-    async def post_reply(self, alert: AlertState, note: Note) -> None:
-        sender, message = self._sender, render_alerts.reply_message(alert, note)
         if sender is None:
-            return
-        what = f"reply ({note.kind.value}) to alert {alert.alert_id}"
-        await self._send(
-            what, lambda: sender.post(alert.root_channel, message, thread_ts=alert.root_ts)
-        )
+            return Sent(Outcome.NOT_APPLIED, error="no Slack")
+        meta = effect_metadata(owed, attempt)
+        try:
+            ts = await self._call(sender, alert, owed, meta, channel)
+        except SlackUnavailable as e:
+            self._metrics.slack_sends.labels("error").inc()
+            outcome = Outcome.UNKNOWN if e.ambiguous else Outcome.NOT_APPLIED
+            log.warning("%s: %s (%s)", owed.effect_id, e, outcome.value)
+            return Sent(outcome, error=str(e), permanent=e.is_permanent)
+        self._metrics.slack_sends.labels("ok").inc()
+        return Sent(Outcome.APPLIED, ts=ts)
 
-    async def edit_root(self, alert: AlertState) -> None:
-        sender, message = self._sender, render_alerts.root_message(alert)
-        if sender is None:
-            return
-        await self._send(
-            f"edit alert {alert.alert_id}",
-            lambda: sender.update(alert.root_channel, alert.root_ts, message),
-        )
+    async def find_copies(
+        self, channel: str, effect_id: str, *, thread_ts: str = "", since: datetime | None = None
+    ) -> list[str] | None:
+        """The ts of every message carrying `effect_id`, oldest first; None when Slack could
+        not be read (then nobody knows whether a copy exists)."""
+        found = await self.find_effects(channel, thread_ts=thread_ts, since=since)
+        return None if found is None else found.get(effect_id, [])
 
-    async def _send(
-        self, what: str, call: Callable[[], Awaitable[T]], *, retry_ambiguous: bool = True
-    ) -> T | None:
-        """The call's result, after retries with backoff; None when Slack kept failing."""
-        for attempt, delay in enumerate((*self._backoffs, None), start=1):
-            try:
-                result = await call()
-            except SlackUnavailable as e:
-                if delay is None or (e.ambiguous and not retry_ambiguous):
-                    self._metrics.slack_sends.labels("error").inc()
-                    log.error("%s: giving up after %d tries: %s", what, attempt, e)
-                    return None
-                log.warning("%s: try %d failed (%s); again in %.0fs", what, attempt, e, delay)
-                await self._sleep(delay)
-                continue
-            self._metrics.slack_sends.labels("ok").inc()
-            return result
-        return None
+    async def find_effects(
+        self, channel: str, *, thread_ts: str = "", since: datetime | None = None
+    ) -> dict[str, list[str]] | None:
+        """Every message carrying an effect ID in the channel (since a while before `since`)
+        or in one thread: effect ID -> ts, oldest first; None when Slack could not be read."""
+        if self._sender is None:
+            return None
+        oldest = f"{(since - LOOK_BACK).timestamp():.6f}" if since and not thread_ts else None
+        try:
+            found = await self._sender.find_messages(
+                channel, thread_ts=thread_ts or None, oldest=oldest
+            )
+        except SlackUnavailable as e:
+            log.warning("cannot look for alert messages in Slack: %s", e)
+            return None
+        effects: dict[str, list[str]] = {}
+        for message in sorted(found, key=lambda m: _ts_order(str(m.get("ts")))):
+            if effect := effect_of(message):
+                effects.setdefault(effect, []).append(str(message.get("ts")))
+        return effects
+
+    async def delete(self, channel: str, ts: str) -> bool:
+        """Delete a copy that lost; whether Slack confirmed (or it was already gone)."""
+        if self._sender is None:
+            return False
+        try:
+            await self._sender.delete(channel, ts)
+        except SlackUnavailable as e:
+            if e.error == "message_not_found":
+                return True
+            log.warning("cannot delete the extra copy %s in %s: %s", ts, channel, e)
+            return False
+        return True
+
+    async def post_notice(self, channel: str, text: str) -> bool:
+        """A plain message in the alert channel; whether Slack confirmed it."""
+        if self._sender is None:
+            return False
+        try:
+            await self._sender.post(channel, render.text_message(text))
+        except SlackUnavailable as e:
+            self._metrics.slack_sends.labels("error").inc()
+            log.error("notice not posted: %s", e)
+            return False
+        self._metrics.slack_sends.labels("ok").inc()
+        return True
+
+    @staticmethod
+    async def _call(
+        sender: MessageSender,
+        alert: AlertState | None,
+        owed: Owed,
+        meta: Mapping[str, Any],
+        channel: str,
+    ) -> str:
+        if alert is None or owed.kind is EffectKind.NOTICE:
+            return await sender.post(channel, render.text_message(owed.text), metadata=meta)
+        where = alert.root_channel
+        if owed.kind is EffectKind.ROOT:
+            return await sender.post(where, render_alerts.root_message(alert), metadata=meta)
+        if owed.kind is EffectKind.EDIT:
+            await sender.update(where, alert.root_ts, render_alerts.root_message(alert))
+            return alert.root_ts
+        note = owed.note or Note(NoteKind.REMINDER, alert.first_seen)  # loading ensures a note
+        message = render_alerts.reply_message(alert, note)
+        return await sender.post(where, message, thread_ts=alert.root_ts, metadata=meta)
+
+
+def _ts_order(ts: str) -> tuple[int, int]:
+    seconds, _, micros = ts.partition(".")
+    return (int(seconds), int(micros)) if seconds.isdigit() and micros.isdigit() else (0, 0)

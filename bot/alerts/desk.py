@@ -1,39 +1,53 @@
 """Alert use-cases: one check of a cluster, and the on-call commands, carried out in Slack.
 
 Reads through `usecases.read_snapshot` (a constant number of API requests), decides with the
-pure state machine (`bot.alerts.machine`), saves the new state *before* posting (the intent
-to post a root) and the root's `ts` right after, so a restart or another replica continues the same
-thread. Effects run in order through `bot.alerts.delivery` (which retries, logs and counts Slack
-failures): nothing raises into the scheduler. One lock per cluster serialises checks and
-commands within this process; the store's versions serialise them across replicas.
+pure state machine (`bot.alerts.machine`), and saves the new state with everything it owes
+Slack in the alerts' outboxes *before* anything is sent; then the drain (`bot.alerts.drain`)
+delivers it, exactly once, and only on the Lease holder. A damaged state document is kept
+aside and said in the channel, and alerting goes on from empty state. A store that keeps
+failing is said once (and its recovery too, `bot.alerts.trouble`). Nothing raises into the
+scheduler. One lock per cluster serialises checks and commands within this process; the
+store's versions serialise them across replicas.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+import secrets
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from bot.alerts import machine as alerts
-from bot.alerts import rules
-from bot.alerts.delivery import SLACK_BACKOFFS, AlertMessages, MessageSender, Sleep
-from bot.alerts.machine import EditRoot, Effect, Outcome, PostReply, PostRoot
-from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Phase
-from bot.alerts.store import AlertStore, StoreConflict, StoreUnavailable
+from bot.alerts import outbox, rules, trouble
+from bot.alerts import render as render_alerts
+from bot.alerts.delivery import AlertMessages, Attempt, MessageSender
+from bot.alerts.delivery import Outcome as Sent
+from bot.alerts.drain import SLACK_BACKOFFS, Drain, Poster, Sleep
+from bot.alerts.lease import default_identity
+from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Owed, Phase
+from bot.alerts.store import AlertStore, Damage, StoreUnavailable, update
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.health import report as health
 from bot.health import usecase as usecases
 from bot.kube.ports import KubeReader
+from bot.slack.blocks import escape
 
 log = logging.getLogger(__name__)
 
-STORE_WARNING_EVERY = timedelta(hours=1)
-SAVE_TRIES = 5  # a step redone after StoreConflict, at most this many times
-Step = Callable[[ClusterAlerts], Outcome]
+TROUBLE_REPEAT = timedelta(hours=1)
+Step = Callable[[ClusterAlerts], alerts.Outcome]
+
+
+def repair_damaged(state: ClusterAlerts, damage: Damage) -> ClusterAlerts:
+    """Empty state owing one loud notice about the damaged document (once per damaged text)."""
+    digest = hashlib.sha256(damage.text.encode()).hexdigest()[:12]
+    text = render_alerts.damaged_state_notice(state.cluster, damage.reason, damage.kept_at)
+    return outbox.owe_notice(state, f"{state.cluster}:damaged:{digest}", text)
 
 
 class AlertDesk:
@@ -46,16 +60,27 @@ class AlertDesk:
         slack: MessageSender | None,
         metrics: Metrics,
         *,
+        poster: Poster | None = None,
         sleep: Sleep = asyncio.sleep,
         backoffs: Sequence[float] = SLACK_BACKOFFS,
     ) -> None:
         self.settings = settings
         self.store = store
         self._metrics = metrics
-        self._messages = AlertMessages(slack, metrics, sleep=sleep, backoffs=backoffs)
+        self._messages = AlertMessages(slack, metrics)
+        self._poster = poster or Poster(default_identity(), lambda: True, lambda: datetime.now(UTC))
+        channel = settings.slack.alert_channel
+        self._drain = Drain(
+            store,
+            self._messages,
+            self._poster,
+            channel,
+            repair=repair_damaged,
+            sleep=sleep,
+            backoffs=backoffs,
+        )
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self._unsaved_roots: dict[AlertKey, tuple[str, str]] = {}
-        self._store_warned: dict[str, datetime] = {}
+        self._troubles: dict[str, trouble.Trouble] = {}
 
     @property
     def policy(self) -> alerts.Policy:
@@ -83,27 +108,62 @@ class AlertDesk:
                 outcome = await self._apply(cluster, step)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
-                await self._warn_store_unavailable(cluster, e, now)
+                await self._store_trouble(cluster, now, str(e))
                 return
-            self._count_alerts(outcome.state)
-            await self._carry_out(cluster, outcome.effects)
+        self._count_alerts(outcome.state)
+        await self._store_trouble(cluster, now, None)
+        await self.drain(cluster)
 
-    async def _warn_store_unavailable(self, cluster: str, error: Exception, now: datetime) -> None:
+    async def drain(self, cluster: str) -> None:
+        """Deliver what `cluster`'s alerts owe Slack (on the Lease holder only); never raises."""
+        await self._drain.drain(cluster)
+
+    async def _store_trouble(self, cluster: str, now: datetime, error: str | None) -> None:
         """Without its state the desk cannot avoid duplicate posts, so it posts no alert: it
-        says so in the alert channel instead (never a silent gap)."""
-        text = (
-            f":warning: kai-chatops cannot keep its alert state for cluster {cluster}, so it "
-            f"posts no alerts for it until this is fixed: {error}"
+        says so in the alert channel instead (never a silent gap), and says when it is over."""
+        await self.note_trouble(
+            f"store:{cluster}",
+            now,
+            error=error,
+            warning=(
+                f":warning: kai-chatops cannot keep its alert state for cluster {cluster}, so "
+                f"it posts no alerts for it until this is fixed: {escape(error or '')}"
+            ),
+            recovery=(
+                f":white_check_mark: kai-chatops can keep its alert state for cluster {cluster} "
+                "again: its alerts are checked and posted as before."
+            ),
         )
-        await self.warn_hourly(f"store:{cluster}", text, now)
 
-    async def warn_hourly(self, key: str, text: str, now: datetime) -> None:
-        """Post `text` in the alert channel, at most once an hour per `key`."""
-        last = self._store_warned.get(key)
-        if last is not None and now - last < STORE_WARNING_EVERY:
-            return
-        self._store_warned[key] = now
-        await self._messages.post_notice(self.settings.slack.alert_channel, text)
+    async def note_trouble(
+        self, key: str, now: datetime, *, error: str | None, warning: str, recovery: str
+    ) -> None:
+        """One more failure (`error`) or success (None) of `key`; says `warning` after a few
+        failures in a row (again hourly), and `recovery` once it has worked for `alerts.hold`.
+        Each is said once across replicas: it carries an ID that is looked for first."""
+        a = self.settings.alerts
+        policy = trouble.TroublePolicy(a.failures_before_alert, a.hold, TROUBLE_REPEAT)
+        known = self._troubles.get(key, trouble.Trouble())
+        if error is None:
+            known, due = trouble.succeeded(known, now, policy)
+        else:
+            known, due = trouble.failed(known, now, policy)
+        kind, text = ("recovery", recovery) if error is None else ("warning", warning)
+        if due and await self._say_once(f"{key}:{kind}", now, text):
+            known = trouble.said(known, now, warning=error is not None)
+        self._troubles[key] = known
+
+    async def _say_once(self, kind: str, now: datetime, text: str) -> bool:
+        """Post `text` unless a replica already did this hour; whether Slack holds it."""
+        notice_id = f"{kind}:{now.astimezone(UTC):%Y%m%dT%H}"
+        channel = self.settings.slack.alert_channel
+        copies = await self._messages.find_copies(channel, notice_id, since=now)
+        if copies:
+            return True
+        owed = Owed(notice_id, EffectKind.NOTICE, text=text)
+        attempt = Attempt(secrets.token_hex(6), self._poster.identity)
+        sent = await self._messages.send(None, owed, attempt, channel)
+        return sent.outcome is Sent.APPLIED
 
     async def acknowledge(
         self, alert_id: str, user: str, now: datetime, *, cluster: str | None = None
@@ -180,7 +240,7 @@ class AlertDesk:
             log.warning("alert check of cluster %s failed: %s", cluster, e)
             error = e
 
-            def failed(state: ClusterAlerts) -> Outcome:
+            def failed(state: ClusterAlerts) -> alerts.Outcome:
                 seen = rules.cannot_check(cluster, error, state.failures + 1)
                 return alerts.check_failed(state, seen, now, policy)
 
@@ -210,64 +270,25 @@ class AlertDesk:
             self.settings.cluster(cluster)  # an unknown cluster is the user's mistake
         async with self._locks[cluster]:
             outcome = await self._apply(cluster, step)
-            await self._carry_out(cluster, outcome.effects)
+        await self.drain(cluster)
         found = outcome.state.find(alert_id)
         if found is None:  # the steps above keep the alert they act on; this is a bug
             raise errors.UserError(f"Alert {alert_id} vanished while it was being changed.")
         return found
 
-    async def _apply(self, cluster: str, step: Step) -> Outcome:
+    async def _apply(self, cluster: str, step: Step) -> alerts.Outcome:
         """Load, step, save (only when something changed); redo the step on a conflict.
 
         Raises:
             StoreUnavailable: the store failed, or kept conflicting.
             UserError: the step refused (a command on an unknown alert, say).
         """
-        for _ in range(SAVE_TRIES):
-            stored = await self.store.load(cluster)
-            state = self._with_unsaved_roots(stored.state)
+
+        def change(state: ClusterAlerts) -> tuple[ClusterAlerts, alerts.Outcome]:
             outcome = step(state)
-            try:
-                if outcome.state != stored.state:
-                    await self.store.save(outcome.state, stored.version)
-            except StoreConflict:
-                continue
-            self._forget_saved_roots(outcome.state)
-            return outcome
-        raise StoreUnavailable(f"alert state of {cluster} kept changing under us; try again")
+            return outcome.state, outcome
 
-    def _with_unsaved_roots(self, state: ClusterAlerts) -> ClusterAlerts:
-        for key, (channel, ts) in self._unsaved_roots.items():
-            if key.cluster == state.cluster:
-                state = alerts.root_posted(state, key, channel, ts)
-        return state
-
-    def _forget_saved_roots(self, state: ClusterAlerts) -> None:
-        for key in [k for k in self._unsaved_roots if k.cluster == state.cluster]:
-            self._unsaved_roots.pop(key)
-
-    async def _carry_out(self, cluster: str, effects: Sequence[Effect]) -> None:
-        """Each effect in order; a failed root post is undone so the next check tries again."""
-        for effect in effects:
-            if isinstance(effect, PostRoot):
-                await self._post_root(cluster, effect.alert)
-            elif isinstance(effect, PostReply):
-                await self._messages.post_reply(effect.alert, effect.note)
-            elif isinstance(effect, EditRoot):
-                await self._messages.edit_root(effect.alert)
-
-    async def _post_root(self, cluster: str, alert: AlertState) -> None:
-        ts = await self._messages.post_root(alert)
-        key, channel = alert.key, alert.root_channel
-        try:
-            if ts is None:
-                await self._apply(cluster, lambda s: Outcome(alerts.root_failed(s, key)))
-                return
-            # Kept in memory until saved: if the save fails, the next step still knows the ts.
-            self._unsaved_roots[key] = (channel, ts)
-            await self._apply(cluster, lambda s: Outcome(alerts.root_posted(s, key, channel, ts)))
-        except StoreUnavailable as e:
-            log.error("alert %s: cannot record its root message: %s", alert.alert_id, e)
+        return await update(self.store, cluster, change, repair=repair_damaged)
 
     def _count_alerts(self, state: ClusterAlerts) -> None:
         for phase in Phase:

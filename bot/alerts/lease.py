@@ -4,7 +4,9 @@ As client-go's leader election does, expiry is judged by when *this* replica las
 record change, not by the holder's `renewTime`, so clocks need not agree. Every write carries
 the `resourceVersion` it read, so two replicas cannot both take a free Lease. The holder counts
 itself leader only for two thirds of the lease after its last renewal, so it stops before
-another replica may take over. Times come from the caller (`deps.clock`).
+another replica may take over. All of that is timed on a monotonic clock (`time.monotonic`),
+never the wall clock: a wall-clock step on one replica must not make two leaders. The wall
+time the caller passes (`deps.clock`) is only written into the Lease for people to read.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import logging
 import os
 import secrets
 import socket
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -34,11 +38,11 @@ def default_identity() -> str:
 @dataclass
 class _Seen:
     record: tuple[str, str]  # (holderIdentity, renewTime) as last read
-    at: datetime  # when this replica first saw that record
+    at: float  # when this replica first saw that record (monotonic seconds)
 
 
 class LeaderLease:
-    """This replica's side of the Lease: `renew(now)` periodically, `is_leader(now)` before work."""
+    """This replica's side of the Lease: `renew(now)` periodically, `is_leader()` before work."""
 
     def __init__(
         self,
@@ -46,13 +50,15 @@ class LeaderLease:
         settings: LeaseSettings,
         *,
         identity: str | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._kube = kube
         self.namespace = settings.namespace
         self.name = settings.name
         self.duration = settings.duration
         self.identity = identity or default_identity()
-        self._renewed_at: datetime | None = None
+        self._monotonic = monotonic
+        self._renewed_at: float | None = None  # monotonic seconds of the last renewal
         self._seen: _Seen | None = None
         self._busy = asyncio.Lock()  # one renewal at a time, or this replica races itself
         # The last renewal's Kubernetes error (None after a renewal that got an answer): while
@@ -64,23 +70,26 @@ class LeaderLease:
         """How often to call `renew`: four tries within one lease."""
         return self.duration / 4
 
-    def is_leader(self, now: datetime) -> bool:
+    def is_leader(self) -> bool:
         """Whether this replica holds the Lease and renewed it recently enough to act on it."""
-        return self._renewed_at is not None and now < self._renewed_at + self.duration * 2 / 3
+        acting = self.duration.total_seconds() * 2 / 3
+        return self._renewed_at is not None and self._monotonic() < self._renewed_at + acting
 
     async def renew(self, now: datetime) -> bool:
-        """Take the Lease if it is free or expired, renew it if ours; returns `is_leader(now)`.
+        """Take the Lease if it is free or expired, renew it if ours; returns `is_leader()`.
+        `now` (wall time) is only written into the Lease.
 
         Kubernetes errors are logged, not raised: leadership then lapses by itself.
         """
         async with self._busy:
+            started = self._monotonic()  # the renewal counts from before the request was sent
             try:
-                self._renewed_at = now if await self._try(now) else None
+                self._renewed_at = started if await self._try(now) else None
                 self.last_error = None
             except errors.KubeError as e:
                 log.warning("lease %s/%s: cannot renew: %s", self.namespace, self.name, e)
                 self.last_error = e
-        return self.is_leader(now)
+        return self.is_leader()
 
     async def release(self, now: datetime) -> None:
         """Give the Lease up on a clean stop, so another replica takes over at once."""
@@ -107,10 +116,11 @@ class LeaderLease:
         holder = str(spec.get("holderIdentity") or "")
         record = (holder, str(spec.get("renewTime") or ""))
         if self._seen is None or self._seen.record != record:
-            self._seen = _Seen(record, now)
+            self._seen = _Seen(record, self._monotonic())  # after the read: the later, the safer
         if holder == self.identity:
             return await self._patch(lease, self._fields(now))
-        if holder and now < self._seen.at + _lease_duration(spec, self.duration):
+        expiry = self._seen.at + _lease_duration(spec, self.duration).total_seconds()
+        if holder and self._monotonic() < expiry:
             return False
         transitions = int(spec.get("leaseTransitions") or 0) + 1
         taken = self._fields(now) | {"acquireTime": _micro_time(now)}

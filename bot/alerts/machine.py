@@ -2,18 +2,29 @@
 
 pending (bad, inside `hold`) → firing → acknowledged | silenced → resolved (clear for `hold`).
 Every function takes the current `ClusterAlerts` and `now` and returns an `Outcome`: the new
-state and the effects (post a root, reply in its thread, edit the root) an I/O layer carries
-out in order. Pure: no clock, no I/O; raises only `bot.core.errors.UserError` for a refused command.
+state, whose alerts' outboxes now also hold the Slack effects owed (post a root, reply in its
+thread, edit the root), and those effects again for the caller to log. The drain sends them in
+order (`bot.alerts.drain`); a resolved incident stays in `closing` until it owes nothing.
+Pure: no clock, no I/O; raises only `bot.core.errors.UserError` for a refused command.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Observation, Phase, RootStatus
+from bot.alerts import outbox
+from bot.alerts.model import (
+    AlertState,
+    ClusterAlerts,
+    EffectKind,
+    Note,
+    NoteKind,
+    Observation,
+    Owed,
+    Phase,
+)
 from bot.core import errors
 
 NO_HOLD = timedelta(0)
@@ -29,56 +40,12 @@ class Policy:
     channel: str
 
 
-class NoteKind(enum.Enum):
-    REMINDER = "reminder"
-    ACKNOWLEDGED = "acknowledged"
-    SILENCED = "silenced"
-    UNSILENCED = "unsilenced"
-    SILENCE_EXPIRED = "silence expired"
-    RESOLVED = "resolved"
-
-
-@dataclass(frozen=True)
-class Note:
-    """What a thread reply says: who, when, why; `still_bad` after a silence ends."""
-
-    kind: NoteKind
-    at: datetime
-    user: str = ""
-    reason: str = ""
-    until: datetime | None = None
-    still_bad: bool = True
-
-
-@dataclass(frozen=True)
-class PostRoot:
-    """Post the alert's root message, then record its ts (`root_posted`) or failure."""
-
-    alert: AlertState
-
-
-@dataclass(frozen=True)
-class PostReply:
-    """Reply in the alert's thread."""
-
-    alert: AlertState
-    note: Note
-
-
-@dataclass(frozen=True)
-class EditRoot:
-    """Replace the root message with one showing the alert's current state."""
-
-    alert: AlertState
-
-
-Effect = PostRoot | PostReply | EditRoot
-
-
 @dataclass(frozen=True)
 class Outcome:
+    """The next state, and the effects it newly owes (already in the alerts' outboxes)."""
+
     state: ClusterAlerts
-    effects: tuple[Effect, ...] = ()
+    effects: tuple[Owed, ...] = ()
 
 
 def observe(
@@ -86,7 +53,8 @@ def observe(
 ) -> Outcome:
     """A successful check of the cluster saw exactly `seen` bad (everything else is clear).
 
-    Also ends a run of check failures, which resolves the "cannot check" alert at once.
+    Also ends a run of check failures: the "cannot check" alert is clear from now (it resolves
+    once checks have kept succeeding for `hold`).
     """
     bad = {o.key: o for o in seen if o.key.cluster == state.cluster}
     step = _Step(replace(state, failures=0, last_error=""), now, policy)
@@ -103,17 +71,21 @@ def check_failed(
     """A check could not read the cluster; `cannot_check` describes the error.
 
     After `failures_before_alert` failures in a row, `cannot_check` fires (no hold: the
-    failures were the hold). Other alerts neither fire, resolve nor remind during the gap, and a
-    run of clear checks restarts after it: nobody saw the condition clear meanwhile.
+    failures were the hold); once firing, any failure keeps it firing, and it resolves only after
+    checks succeeded for `hold` (a cool-down), so an intermittent fault is one incident. Other
+    alerts neither fire, resolve nor remind during the gap, and a run of clear checks restarts
+    after it: nobody saw the condition clear meanwhile.
     """
     failures = state.failures + 1
     step = _Step(replace(state, failures=failures, last_error=cannot_check.message), now, policy)
     for key, alert in state.alerts.items():
         if key != cannot_check.key:
             step.keep(replace(alert, clear_since=None))
-    if failures >= policy.failures_before_alert:
-        known = state.alerts.get(cannot_check.key) or AlertState(cannot_check, first_seen=now)
-        step.advance(known, cannot_check)
+    known = state.alerts.get(cannot_check.key)
+    if failures >= policy.failures_before_alert or (known is not None and known.is_active):
+        step.advance(known or AlertState(cannot_check, first_seen=now), cannot_check)
+    elif known is not None:
+        step.keep(known)
     return step.outcome()
 
 
@@ -166,24 +138,6 @@ def unsilence(state: ClusterAlerts, alert_id: str, user: str, now: datetime) -> 
     return _changed(state, _unsilenced(alert, now), note)
 
 
-def root_posted(state: ClusterAlerts, key: AlertKey, channel: str, ts: str) -> ClusterAlerts:
-    """The root message of `key` is in Slack at `ts`: its thread is where the rest goes."""
-    alert = state.alerts.get(key)
-    if alert is None:
-        return state
-    return state.with_alert(
-        replace(alert, root_status=RootStatus.POSTED, root_channel=channel, root_ts=ts)
-    )
-
-
-def root_failed(state: ClusterAlerts, key: AlertKey) -> ClusterAlerts:
-    """Posting the root of `key` failed for sure: the next check tries again."""
-    alert = state.alerts.get(key)
-    if alert is None or alert.root_status is not RootStatus.POSTING:
-        return state
-    return state.with_alert(replace(alert, root_status=RootStatus.NONE))
-
-
 def find_active(state: ClusterAlerts, alert_id: str) -> AlertState:
     """The firing, acknowledged or silenced alert with that ID.
 
@@ -203,14 +157,15 @@ def find_active(state: ClusterAlerts, alert_id: str) -> AlertState:
 
 
 def _changed(state: ClusterAlerts, alert: AlertState, note: Note) -> Outcome:
-    return Outcome(state.with_alert(alert), _in_thread(alert, note))
+    alert, owed = _in_thread(alert, note)
+    return Outcome(state.with_alert(alert), owed)
 
 
-def _in_thread(alert: AlertState, note: Note) -> tuple[Effect, ...]:
-    """The reply and the edited root; nothing until the root is posted (it shows the state)."""
-    if not alert.has_thread:
-        return ()
-    return (PostReply(alert, note), EditRoot(alert))
+def _in_thread(alert: AlertState, note: Note) -> tuple[AlertState, tuple[Owed, ...]]:
+    """The alert owing a reply and an edit of its root (queued behind the root if that is still
+    owed: the thread starts once the root is in Slack)."""
+    alert = outbox.owe(outbox.owe(alert, EffectKind.REPLY, note), EffectKind.EDIT)
+    return alert, alert.outbox[-2:]  # the reply, then the edit
 
 
 def _unsilenced(alert: AlertState, now: datetime) -> AlertState:
@@ -225,7 +180,7 @@ class _Step:
     state: ClusterAlerts
     now: datetime
     policy: Policy
-    effects: list[Effect] = field(default_factory=list)
+    effects: list[Owed] = field(default_factory=list)
 
     def outcome(self) -> Outcome:
         return Outcome(self.state, tuple(self.effects))
@@ -234,19 +189,23 @@ class _Step:
         self.state = self.state.with_alert(alert)
 
     def advance(self, alert: AlertState, seen: Observation | None) -> None:
-        """One alert after a check that saw its condition bad (`seen`) or clear (None)."""
+        """One alert after a check that saw its condition bad (`seen`) or clear (None).
+
+        An `immediate` alert fires without hold (its failures were the hold) but resolves, like
+        every alert, only after it has been clear for `hold`.
+        """
         immediate = (seen or alert.observation).immediate
-        hold = NO_HOLD if immediate else self.policy.hold
+        fire_hold = NO_HOLD if immediate else self.policy.hold
         if seen is not None:
             alert = replace(alert, observation=seen, clear_since=None)
         if alert.phase is Phase.PENDING:
-            self._advance_pending(alert, seen is not None, hold)
+            self._advance_pending(alert, seen is not None, fire_hold)
             return
         alert = self._expire_silence(alert, still_bad=seen is not None)
         if seen is None:
             clear_since = alert.clear_since or self.now
             alert = replace(alert, clear_since=clear_since)
-            if self.now - clear_since >= hold:
+            if self.now - clear_since >= self.policy.hold:
                 self._resolve(alert)
                 return
         self.keep(self._ensure_root(self._remind(alert)))
@@ -261,16 +220,11 @@ class _Step:
             self.keep(alert)
 
     def _ensure_root(self, alert: AlertState) -> AlertState:
-        """Post the root if it is not in Slack: first firing, a failed post, or a crash mid-post.
-
-        A root still POSTING when a step starts was being posted by a process that died before
-        it saved the ts; it may or may not be in Slack, so it is posted again saying so.
-        """
-        if alert.root_status is RootStatus.POSTED:
+        """Owe the root once per incident; the outbox keeps it until Slack confirmed it."""
+        if alert.has_thread or any(o.kind is EffectKind.ROOT for o in alert.outbox):
             return alert
-        reposted = alert.reposted or alert.root_status is RootStatus.POSTING
-        alert = replace(alert, root_status=RootStatus.POSTING, reposted=reposted)
-        self.effects.append(PostRoot(alert))
+        alert = outbox.owe(alert, EffectKind.ROOT)
+        self.effects.append(alert.outbox[-1])
         return alert
 
     def _expire_silence(self, alert: AlertState, *, still_bad: bool) -> AlertState:
@@ -278,8 +232,8 @@ class _Step:
         if until is None or self.now < until:
             return alert
         note = Note(NoteKind.SILENCE_EXPIRED, until, alert.silenced_by, still_bad=still_bad)
-        alert = _unsilenced(alert, self.now)
-        self.effects.extend(_in_thread(alert, note))
+        alert, owed = _in_thread(_unsilenced(alert, self.now), note)
+        self.effects.extend(owed)
         return alert
 
     def _remind(self, alert: AlertState) -> AlertState:
@@ -289,10 +243,15 @@ class _Step:
         if self.now - last < self.policy.repeat:
             return alert
         alert = replace(alert, last_reminder=self.now)
-        self.effects.append(PostReply(alert, Note(NoteKind.REMINDER, self.now)))
+        alert = outbox.owe(alert, EffectKind.REPLY, Note(NoteKind.REMINDER, self.now))
+        self.effects.append(alert.outbox[-1])
         return alert
 
     def _resolve(self, alert: AlertState) -> None:
-        self.state = self.state.without(alert.key)
+        """The incident leaves the live alerts; it stays in `closing` until it owes nothing."""
         resolved = replace(alert, resolved_at=self.now)
-        self.effects.extend(_in_thread(resolved, Note(NoteKind.RESOLVED, self.now)))
+        resolved, owed = _in_thread(resolved, Note(NoteKind.RESOLVED, self.now))
+        resolved = outbox.owe(resolved, EffectKind.SWEEP)
+        self.effects.extend(owed)
+        closing = (*self.state.closing, resolved)
+        self.state = replace(self.state.without(alert.key), closing=closing)

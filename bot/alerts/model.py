@@ -1,22 +1,17 @@
-"""The alert data: identity, what a check saw, one alert's state, a cluster's alerts, and JSON.
+"""The alert data: identity, what a check saw, one alert's state and outbox, a cluster's alerts.
 
-Frozen values only, shared by the state machine (`bot.alerts.machine`), the rules that produce
-observations (`bot.alerts.rules`), rendering and the store. Pure: no I/O, no clock.
+Frozen values only, shared by the state machine (`bot.alerts.machine`), the outbox bookkeeping
+(`bot.alerts.outbox`), the rules that produce observations (`bot.alerts.rules`), rendering and
+the store (JSON in `bot.alerts.document`). Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
 import enum
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from typing import Any
-
-from bot.core.conditions import parse_timestamp
-
-SCHEMA = 1
 
 
 class Severity(enum.Enum):
@@ -35,11 +30,66 @@ class Phase(enum.Enum):
 
 
 class RootStatus(enum.Enum):
-    """The alert's root message: not posted, being posted (intent persisted), posted (ts known)."""
+    """The alert's root message: not owed yet, owed (in the outbox), posted (ts known)."""
 
     NONE = "none"
     POSTING = "posting"
     POSTED = "posted"
+
+
+class NoteKind(enum.Enum):
+    REMINDER = "reminder"
+    ACKNOWLEDGED = "acknowledged"
+    SILENCED = "silenced"
+    UNSILENCED = "unsilenced"
+    SILENCE_EXPIRED = "silence expired"
+    RESOLVED = "resolved"
+
+
+@dataclass(frozen=True)
+class Note:
+    """What a thread reply says: who, when, why; `still_bad` after a silence ends."""
+
+    kind: NoteKind
+    at: datetime
+    user: str = ""
+    reason: str = ""
+    until: datetime | None = None
+    still_bad: bool = True
+
+
+class EffectKind(enum.Enum):
+    """A Slack effect an alert owes: its root, a reply in its thread, an edit of its root, a
+    notice in the channel (outside any thread), or, last of a resolved incident, a sweep that
+    deletes any copy of its messages that landed after it was looked for."""
+
+    ROOT = "root"
+    REPLY = "reply"
+    EDIT = "edit"
+    NOTICE = "notice"
+    SWEEP = "sweep"
+
+
+@dataclass(frozen=True)
+class Owed:
+    """One Slack effect, stored before it is attempted and removed once Slack confirmed it.
+
+    `effect_id` is stable and travels with the message in Slack's message metadata, so a
+    message whose post had an unknown outcome can be found instead of posted twice. The
+    attempt fields fence posters: the replica that made the attempt, its ID and when.
+    """
+
+    effect_id: str
+    kind: EffectKind
+    note: Note | None = None
+    text: str = ""  # a notice's words
+    attempt: str = ""  # "" never attempted
+    attempted_by: str = ""
+    attempted_at: datetime | None = None
+
+    @property
+    def was_attempted(self) -> bool:
+        return bool(self.attempt)
 
 
 @dataclass(frozen=True, order=True)
@@ -89,10 +139,8 @@ class AlertState:
     first_seen: datetime
     firing_since: datetime | None = None
     clear_since: datetime | None = None
-    root_status: RootStatus = RootStatus.NONE
     root_channel: str = ""
     root_ts: str = ""
-    reposted: bool = False
     acked_by: str = ""
     acked_at: datetime | None = None
     silenced_by: str = ""
@@ -100,6 +148,9 @@ class AlertState:
     silence_reason: str = ""
     last_reminder: datetime | None = None
     resolved_at: datetime | None = None
+    outbox: tuple[Owed, ...] = ()
+    owed_count: int = 0  # effects numbered so far in this incident (the root is 0)
+    delivered: Mapping[str, str] = field(default_factory=dict)  # effect ID -> reply ts
 
     @property
     def key(self) -> AlertKey:
@@ -125,18 +176,37 @@ class AlertState:
         return self.phase not in (Phase.PENDING, Phase.RESOLVED)
 
     @property
+    def incident(self) -> str:
+        """This incident's ID: the alert and when it was first seen (a refiring is another)."""
+        return f"{self.key.cluster}/{self.alert_id}/{self.first_seen.strftime('%Y%m%dT%H%M%S%f')}"
+
+    @property
     def has_thread(self) -> bool:
-        return self.root_status is RootStatus.POSTED and bool(self.root_ts)
+        return bool(self.root_ts)
+
+    @property
+    def root_status(self) -> RootStatus:
+        if self.root_ts:
+            return RootStatus.POSTED
+        owes_root = any(o.kind is EffectKind.ROOT for o in self.outbox)
+        return RootStatus.POSTING if owes_root else RootStatus.NONE
 
 
 @dataclass(frozen=True)
 class ClusterAlerts:
-    """Every alert of one cluster, plus the consecutive check failures behind "cannot check"."""
+    """Every alert of one cluster, plus the consecutive check failures behind "cannot check".
+
+    `closing` holds resolved incidents that still owe Slack something (their resolution, say):
+    an alert leaves the state only once its outbox is empty. `notices` are channel messages
+    owed outside any alert (the state was found damaged and reset).
+    """
 
     cluster: str
     alerts: Mapping[AlertKey, AlertState] = field(default_factory=dict)
     failures: int = 0
     last_error: str = ""
+    closing: tuple[AlertState, ...] = ()
+    notices: tuple[Owed, ...] = ()
 
     def with_alert(self, alert: AlertState) -> ClusterAlerts:
         return replace(self, alerts={**self.alerts, alert.key: alert})
@@ -147,91 +217,3 @@ class ClusterAlerts:
     def find(self, alert_id: str) -> AlertState | None:
         wanted = alert_id.strip().lower()
         return next((a for a in self.alerts.values() if a.alert_id == wanted), None)
-
-
-# --- JSON, for the store ---------------------------------------------------------------------
-
-
-def dump_cluster(state: ClusterAlerts) -> str:
-    """The state as a JSON document (stable key order, times in RFC 3339 UTC)."""
-    body = {
-        "schema": SCHEMA,
-        "cluster": state.cluster,
-        "failures": state.failures,
-        "last_error": state.last_error,
-        "alerts": [_dump_alert(a) for _, a in sorted(state.alerts.items())],
-    }
-    return json.dumps(body, sort_keys=True)
-
-
-def load_cluster(cluster: str, text: str) -> ClusterAlerts:
-    """The state a `dump_cluster` document holds; an empty text is an empty state.
-
-    Raises:
-        ValueError: the text is not such a document.
-    """
-    if not text:
-        return ClusterAlerts(cluster)
-    body = json.loads(text)
-    if not isinstance(body, dict) or body.get("schema") != SCHEMA:
-        raise ValueError(f"not an alert state document of schema {SCHEMA}")
-    try:
-        alerts = [_load_alert(raw) for raw in body.get("alerts") or []]
-    except (KeyError, TypeError, AttributeError) as e:
-        raise ValueError(f"malformed alert in the state document: {e!r}") from e
-    return ClusterAlerts(
-        cluster=cluster,
-        alerts={a.key: a for a in alerts},
-        failures=int(body.get("failures") or 0),
-        last_error=str(body.get("last_error") or ""),
-    )
-
-
-def _dump_alert(alert: AlertState) -> dict[str, Any]:
-    raw = {k: _dump_value(v) for k, v in asdict(alert).items() if k != "observation"}
-    seen = asdict(alert.observation)
-    seen["key"] = asdict(alert.observation.key)
-    raw["observation"] = {k: _dump_value(v) for k, v in seen.items()}
-    return raw
-
-
-def _dump_value(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, enum.Enum):
-        return value.value
-    return value
-
-
-def _load_alert(raw: Mapping[str, Any]) -> AlertState:
-    seen = raw["observation"]
-    observation = Observation(
-        key=AlertKey(**seen["key"]),
-        severity=Severity(seen["severity"]),
-        title=str(seen.get("title") or ""),
-        reason=str(seen.get("reason") or ""),
-        message=str(seen.get("message") or ""),
-        check_first=str(seen.get("check_first") or ""),
-        since=parse_timestamp(seen.get("since")),
-        immediate=bool(seen.get("immediate")),
-    )
-    first_seen = parse_timestamp(raw.get("first_seen"))
-    if first_seen is None:
-        raise ValueError(f"alert without a valid first_seen: {raw.get('first_seen')!r}")
-    return AlertState(
-        observation=observation,
-        first_seen=first_seen,
-        firing_since=parse_timestamp(raw.get("firing_since")),
-        clear_since=parse_timestamp(raw.get("clear_since")),
-        root_status=RootStatus(raw.get("root_status", RootStatus.NONE.value)),
-        root_channel=str(raw.get("root_channel") or ""),
-        root_ts=str(raw.get("root_ts") or ""),
-        reposted=bool(raw.get("reposted")),
-        acked_by=str(raw.get("acked_by") or ""),
-        acked_at=parse_timestamp(raw.get("acked_at")),
-        silenced_by=str(raw.get("silenced_by") or ""),
-        silenced_until=parse_timestamp(raw.get("silenced_until")),
-        silence_reason=str(raw.get("silence_reason") or ""),
-        last_reminder=parse_timestamp(raw.get("last_reminder")),
-        resolved_at=parse_timestamp(raw.get("resolved_at")),
-    )

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 
-from bot.alerts.machine import Note, NoteKind
-from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Phase, Severity
+from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Note, NoteKind, Phase, Severity
 from bot.core import errors
 from bot.core.durations import format_duration
 from bot.slack.blocks import Block, Message, button, context, escape, fit_message, section, truncate
@@ -87,10 +86,7 @@ def _status_line(alert: AlertState) -> str:
     if alert.phase is Phase.RESOLVED:
         return f"Alert `{alert_id}` · {state}"
     commands = f"`/kai ack {alert_id}` · `/kai silence {alert_id} 2h REASON`"
-    line = f"Alert `{alert_id}` · {state} · {commands}"
-    if alert.reposted:
-        line += " · posted again after a restart: an earlier copy of this alert may exist"
-    return line
+    return f"Alert `{alert_id}` · {state} · {commands}"
 
 
 def _describe_phase(alert: AlertState) -> str:
@@ -126,7 +122,13 @@ def _buttons(key: AlertKey) -> Block:
 
 
 def _fired_for(alert: AlertState, until: datetime) -> str:
-    return format_duration(until - (alert.firing_since or alert.first_seen))
+    return _elapsed(alert.firing_since or alert.first_seen, until)
+
+
+def _elapsed(start: datetime, end: datetime) -> str:
+    """How long from `start` to `end`, never negative: after the wall clock stepped back, the
+    two may be out of order, and "-1h59m" helps nobody."""
+    return format_duration(max(end - start, timedelta(0)))
 
 
 def reply_message(alert: AlertState, note: Note) -> Message:
@@ -140,7 +142,7 @@ def _reminder(alert: AlertState, note: Note) -> str:
     since = alert.firing_since or alert.first_seen
     return (
         f":bell: Still firing: {escape(alert.observation.title)}, since {format_time(since)} "
-        f"({format_duration(note.at - since)}). Acknowledge or silence it to stop these reminders."
+        f"({_elapsed(since, note.at)}). Acknowledge or silence it to stop these reminders."
     )
 
 
@@ -156,7 +158,7 @@ def _silenced(alert: AlertState, note: Note) -> str:
     why = f" Reason: {escape(note.reason)}" if note.reason else " No reason given."
     return (
         f":no_bell: Silenced by <@{note.user}> at {format_time(note.at)} for "
-        f"{format_duration(until - note.at)}, until {format_time(until)}.{why}"
+        f"{_elapsed(note.at, until)}, until {format_time(until)}.{why}"
     )
 
 
@@ -235,3 +237,14 @@ def _listing_line(alert: AlertState, hold: timedelta) -> str:
         fires_at = alert.first_seen + (timedelta(0) if seen.immediate else hold)
         return f"{head} — pending: fires at {format_time(fires_at)} if it still holds"
     return f"{head} — {_describe_phase(alert)}"
+
+
+def damaged_state_notice(cluster: str, reason: str, kept_at: str) -> str:
+    """The loud notice that a state document could not be read and alerting starts afresh."""
+    return (
+        f":rotating_light: kai-chatops could not read its alert state for cluster "
+        f"{escape(cluster)} ({escape(truncate(reason, 300))}). The unreadable document is kept "
+        f"aside in {escape(kept_at)}. Alerting goes on from empty state: an alert still firing "
+        "is posted again as a new incident, and the threads of earlier alerts are no longer "
+        "updated."
+    )

@@ -1,30 +1,40 @@
 """Where alert state lives between checks, restarts and replicas: a SQLite file or a ConfigMap.
 
-One JSON document per cluster (`bot.alerts.model.dump_cluster`) with a version: a save names the
-version it read and raises `StoreConflict` when someone saved since (another replica answering
-`/kai ack`, say), so the caller reloads and redoes its step. SQLite runs in a worker thread
+One JSON document per cluster (`bot.alerts.document.dump_cluster`) with a version: a save names
+the version it read and raises `StoreConflict` when someone saved since (another replica
+answering `/kai ack`, say), so the caller reloads and redoes its step (`update`). A document
+that cannot be decoded loads as empty state with its `Damage`; the next save keeps the damaged
+text aside, beside the document (a table row, a ConfigMap key). SQLite runs in a worker thread
 (`asyncio.to_thread`): a commit waits for the disk, and the event loop must not.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
-from bot.alerts.model import ClusterAlerts, dump_cluster, load_cluster
+from bot.alerts.document import DamagedState, dump_cluster, load_cluster
+from bot.alerts.model import ClusterAlerts
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.models import RawObject
 from bot.kube.kinds import CONFIG_MAP
 from bot.kube.ports import KubeWriter
 
+log = logging.getLogger(__name__)
+
 NEW = ""  # the version of a document never saved
+SAVE_TRIES = 5  # a change redone after StoreConflict, at most this many times
+WRITE_BACKOFFS = (0.5, 1.0, 2.0)  # seconds between tries of a guarded write that got a 5xx
+T = TypeVar("T")
+Sleep = Callable[[float], Awaitable[None]]
 
 
 class StoreConflict(errors.BotError):
@@ -36,11 +46,22 @@ class StoreUnavailable(errors.BotError):
 
 
 @dataclass(frozen=True)
+class Damage:
+    """A stored document that could not be decoded: its text, why, and where a save keeps it."""
+
+    text: str
+    reason: str
+    kept_at: str
+
+
+@dataclass(frozen=True)
 class Stored:
-    """A cluster's alert state and the version to name when saving it back."""
+    """A cluster's alert state and the version to name when saving it back; `damage` when the
+    stored document was unreadable (then `state` is empty)."""
 
     state: ClusterAlerts
     version: str
+    damage: Damage | None = None
 
 
 class AlertStore(Protocol):
@@ -48,11 +69,46 @@ class AlertStore(Protocol):
 
     async def load(self, cluster: str) -> Stored: ...
 
-    async def save(self, state: ClusterAlerts, version: str) -> str:
-        """Write `state` if the stored version is still `version`; returns the new version."""
+    async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
+        """Write `state` if the stored version is still `version` (and keep `aside`'s text
+        beside it); returns the new version."""
         ...
 
     def close(self) -> None: ...
+
+
+Repair = Callable[[ClusterAlerts, Damage], ClusterAlerts]
+
+
+async def update(
+    store: AlertStore,
+    cluster: str,
+    change: Callable[[ClusterAlerts], tuple[ClusterAlerts, T]],
+    *,
+    repair: Repair | None = None,
+) -> T:
+    """Load, change, save (only when something changed); redo the change on a conflict.
+
+    A damaged document is replaced by `repair(empty state, damage)` (which says so), changed,
+    and saved with the damaged text kept aside.
+
+    Raises:
+        StoreUnavailable: the store failed, or kept conflicting.
+        UserError: the change refused (a command on an unknown alert, say).
+    """
+    for _ in range(SAVE_TRIES):
+        stored = await store.load(cluster)
+        base = stored.state
+        if stored.damage is not None and repair is not None:
+            base = repair(base, stored.damage)
+        state, result = change(base)
+        try:
+            if state != stored.state or stored.damage is not None:
+                await store.save(state, stored.version, aside=stored.damage)
+        except StoreConflict:
+            continue
+        return result
+    raise StoreUnavailable(f"alert state of {cluster} kept changing under us; try again")
 
 
 class SqliteStore:
@@ -71,9 +127,9 @@ class SqliteStore:
         """Raises: StoreUnavailable."""
         return await asyncio.to_thread(self._load, cluster)
 
-    async def save(self, state: ClusterAlerts, version: str) -> str:
+    async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Raises: StoreConflict, StoreUnavailable."""
-        return await asyncio.to_thread(self._save, state, version)
+        return await asyncio.to_thread(self._save, state, version, aside)
 
     def close(self) -> None:
         with self._lock:
@@ -90,14 +146,21 @@ class SqliteStore:
             )
         if row is None:
             return Stored(ClusterAlerts(cluster), NEW)
-        return Stored(_parse(cluster, row[1], self.path), str(row[0]))
+        where = f"table alert_state_damaged of {self.path}"
+        return _parsed(cluster, str(row[1]), str(row[0]), where)
 
-    def _save(self, state: ClusterAlerts, version: str) -> str:
+    def _save(self, state: ClusterAlerts, version: str, aside: Damage | None) -> str:
         body = dump_cluster(state)
         with self._lock, _unavailable_on_error(self.path):
             db = self._connection()
             try:
                 with db:
+                    if aside is not None:
+                        db.execute(
+                            "INSERT INTO alert_state_damaged (cluster, reason, body) "
+                            "VALUES (?, ?, ?)",
+                            (state.cluster, aside.reason, aside.text),
+                        )
                     if version == NEW:
                         db.execute(
                             "INSERT INTO alert_state (cluster, version, body) VALUES (?, 1, ?)",
@@ -125,6 +188,10 @@ class SqliteStore:
                 "CREATE TABLE IF NOT EXISTS alert_state ("
                 "cluster TEXT PRIMARY KEY, version INTEGER NOT NULL, body TEXT NOT NULL)"
             )
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS alert_state_damaged (cluster TEXT NOT NULL, "
+                "kept_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP, reason TEXT, body TEXT)"
+            )
             db.commit()
             self._db = db
         return self._db
@@ -145,13 +212,26 @@ class ConfigMapStore:
     """State in one ConfigMap (key `<cluster>.json`), for replicas in a cluster.
 
     A save is a merge patch carrying the `resourceVersion` read, so the API server refuses it
-    (409 → StoreConflict) when another replica wrote in between.
+    (409 → StoreConflict) when another replica wrote in between. A save that got a 5xx or no
+    answer may have been applied: it is sent again, and a 409 then is looked into: if the
+    stored document is exactly ours, our first try landed. A damaged document is kept under
+    `<cluster>.damaged.json` in the same ConfigMap.
     """
 
-    def __init__(self, kube: KubeWriter, *, namespace: str, name: str) -> None:
+    def __init__(
+        self,
+        kube: KubeWriter,
+        *,
+        namespace: str,
+        name: str,
+        sleep: Sleep = asyncio.sleep,
+        backoffs: Sequence[float] = WRITE_BACKOFFS,
+    ) -> None:
         self._kube = kube
         self.namespace = namespace
         self.name = name
+        self._sleep = sleep
+        self._backoffs = tuple(backoffs)
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable (the API server refused or could not be reached)."""
@@ -162,13 +242,32 @@ class ConfigMapStore:
         if found is None:
             return Stored(ClusterAlerts(cluster), NEW)
         data = found.get("data") or {}
-        where = f"ConfigMap {self.namespace}/{self.name}"
-        state = _parse(cluster, str(data.get(_data_key(cluster), "")), where)
-        return Stored(state, str(found["metadata"]["resourceVersion"]))
+        where = f"key {_damaged_key(cluster)} of ConfigMap {self.namespace}/{self.name}"
+        version = str(found["metadata"]["resourceVersion"])
+        return _parsed(cluster, str(data.get(_data_key(cluster), "")), version, where)
 
-    async def save(self, state: ClusterAlerts, version: str) -> str:
+    async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Raises: StoreConflict, StoreUnavailable."""
-        data = {_data_key(state.cluster): dump_cluster(state)}
+        body = dump_cluster(state)
+        data = {_data_key(state.cluster): body}
+        if aside is not None:
+            data[_damaged_key(state.cluster)] = aside.text
+        for attempt, delay in enumerate((*self._backoffs, None)):
+            try:
+                return await self._write(data, version)
+            except StoreConflict:
+                landed = await self._landed(state.cluster, body) if attempt else None
+                if landed is not None:
+                    return landed  # an earlier try of ours was applied
+                raise
+            except errors.KubeUnavailable as e:
+                if delay is None:
+                    raise StoreUnavailable(f"alert state ConfigMap: {e}") from e
+                log.warning("alert state ConfigMap: %s; writing again in %.1fs", e, delay)
+                await self._sleep(delay)
+        raise AssertionError("unreachable")
+
+    async def _write(self, data: dict[str, str], version: str) -> str:
         try:
             if version == NEW:
                 created = await self._create(data)
@@ -177,9 +276,21 @@ class ConfigMapStore:
             patched = await self._kube.patch_object(CONFIG_MAP, self.name, self.namespace, patch)
         except (errors.KubeConflict, errors.KubeNotFound) as e:
             raise StoreConflict(f"alert state ConfigMap changed meanwhile: {e}") from e
+        except errors.KubeUnavailable:
+            raise
         except errors.KubeError as e:
             raise StoreUnavailable(f"alert state ConfigMap: {e}") from e
         return str(patched["metadata"]["resourceVersion"])
+
+    async def _landed(self, cluster: str, body: str) -> str | None:
+        """The version holding exactly `body` (so our write was applied), else None."""
+        try:
+            found = await self._kube.get_object(CONFIG_MAP, self.name, self.namespace)
+        except errors.KubeError as e:
+            raise StoreUnavailable(f"alert state ConfigMap: {e}") from e
+        if found is None or (found.get("data") or {}).get(_data_key(cluster)) != body:
+            return None
+        return str(found["metadata"]["resourceVersion"])
 
     async def _create(self, data: dict[str, str]) -> RawObject:
         try:
@@ -219,8 +330,14 @@ def _data_key(cluster: str) -> str:
     return f"{cluster}.json"
 
 
-def _parse(cluster: str, text: str, where: str) -> ClusterAlerts:
+def _damaged_key(cluster: str) -> str:
+    return f"{cluster}.damaged.json"
+
+
+def _parsed(cluster: str, text: str, version: str, kept_at: str) -> Stored:
+    """The stored document, or empty state with the damage that a save keeps at `kept_at`."""
     try:
-        return load_cluster(cluster, text)
-    except ValueError as e:
-        raise StoreUnavailable(f"alert state of {cluster} in {where} is unreadable: {e}") from e
+        return Stored(load_cluster(cluster, text), version)
+    except DamagedState as e:
+        log.error("alert state of %s is unreadable (%s); starting from empty state", cluster, e)
+        return Stored(ClusterAlerts(cluster), version, Damage(text, str(e), kept_at))

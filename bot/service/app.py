@@ -20,13 +20,25 @@ from bot.slack import blocks as render
 log = logging.getLogger(__name__)
 
 SLACK_API_URL = "https://slack.com/api/"
+SLACK_TIMEOUT = 30  # seconds for one Web API call (slack_sdk's default)
 
 
-def build_client(bot_token: str, api_url: str | None) -> AsyncWebClient:
-    """The Slack Web API client; 429s are retried after `Retry-After`, never dropped."""
+def build_client(
+    bot_token: str, api_url: str | None, *, timeout: float = SLACK_TIMEOUT
+) -> AsyncWebClient:
+    """The Slack Web API client; 429s are retried after `Retry-After`, never dropped.
+
+    Only 429s: slack_sdk's default connection-error handler re-sends a call after a dropped
+    connection, which for `chat.postMessage` posts the message twice when the first one landed.
+    Writes are retried by their callers, which know whether a retry is safe.
+    """
     base_url = api_url or SLACK_API_URL
-    client = AsyncWebClient(token=bot_token, base_url=base_url.rstrip("/") + "/")
-    client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=5))
+    client = AsyncWebClient(
+        token=bot_token,
+        base_url=base_url.rstrip("/") + "/",
+        timeout=timeout,  # type: ignore[arg-type]
+    )
+    client.retry_handlers = [AsyncRateLimitErrorRetryHandler(max_retry_count=5)]
     return client
 
 

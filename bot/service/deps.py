@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +33,7 @@ class Deps:
     kube: Mapping[str, KubeWriter]
     metrics: Metrics
     clock: Callable[[], datetime] = utc_now
+    monotonic: Callable[[], float] = time.monotonic  # for timing that must survive clock steps
     health_checks: SingleFlight[str, HealthReport] = field(default_factory=SingleFlight)
     slack: SlackGateway | None = None  # set by the service once its Slack client exists
     confirm_key: bytes = b""  # signs Confirm buttons; derived from a Slack secret

@@ -22,6 +22,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.gitops import suspend_expiry
 from bot.keda import expiry as keda_expiry
 from bot.service.deps import Deps
+from bot.slack.blocks import escape
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ class Job:
 
 def is_leader(deps: Deps) -> bool:
     """Whether this replica should do the leader's work (always, without a Lease)."""
-    return deps.lease is None or deps.lease.is_leader(deps.clock())
+    return deps.lease is None or deps.lease.is_leader()
 
 
 async def check_cluster(deps: Deps, cluster: str) -> None:
@@ -60,19 +61,38 @@ async def check_cluster(deps: Deps, cluster: str) -> None:
     )
 
 
+async def drain_alerts(deps: Deps) -> None:
+    """Deliver what the alerts of every cluster still owe Slack (on the Lease holder): at
+    start-up, and when this replica becomes the holder, so nothing waits for the next check."""
+    if deps.alerts is None or not is_leader(deps):
+        return
+    for cluster in deps.settings.clusters:
+        await deps.alerts.drain(cluster.name)
+
+
 async def keep_lease(deps: Deps) -> None:
-    """Take or renew the Lease (a no-op without one); say so in the alert channel (hourly)
-    when the Lease cannot be used at all, since then no replica may be running the checks."""
+    """Take or renew the Lease (a no-op without one). When the Lease cannot be used at all no
+    replica may be running the checks: that is said in the alert channel once (not once per
+    replica), and so is its end. A replica that just became the holder drains at once."""
     if deps.lease is None:
         return
+    was_leader = deps.lease.is_leader()
     await deps.lease.renew(deps.clock())
     error = deps.lease.last_error
-    if error is not None and deps.alerts is not None:
-        text = (
-            f":warning: kai-chatops cannot use its Lease {deps.lease.namespace}/"
-            f"{deps.lease.name}, so this replica runs no alert checks: {error}"
+    if deps.alerts is not None:
+        where = f"{deps.lease.namespace}/{deps.lease.name}"
+        await deps.alerts.note_trouble(
+            f"lease:{where}",
+            deps.clock(),
+            error=None if error is None else str(error),
+            warning=(
+                f":warning: kai-chatops cannot use its Lease {where}, so no replica may be "
+                f"running the alert checks: {escape(str(error))}"
+            ),
+            recovery=f":white_check_mark: kai-chatops can use its Lease {where} again.",
         )
-        await deps.alerts.warn_hourly("lease", text, deps.clock())
+    if deps.lease.is_leader() and not was_leader:
+        await drain_alerts(deps)
 
 
 async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
@@ -143,7 +163,7 @@ def alert_jobs(deps: Deps) -> list[Job]:
     """The Lease renewal (first, at once), and per configured cluster the alert check and the
     timed-pause and timed-suspend expiries (whoever holds the Lease runs them; the expiry is
     stored on the object)."""
-    jobs = []
+    jobs = [Job("alerts-drain", drain_alerts, deps.settings.alerts.interval, at_start=True)]
     if deps.lease is not None:
         jobs.append(Job("lease", keep_lease, deps.lease.renew_every, at_start=True))
     for cluster in deps.settings.clusters:

@@ -26,7 +26,8 @@ from bot.access import confirmations
 from bot.access import journal as change_journal
 from bot.alerts import desk
 from bot.alerts import store as alert_store
-from bot.alerts.lease import LeaderLease
+from bot.alerts.drain import SLACK_BACKOFFS, Poster
+from bot.alerts.lease import LeaderLease, default_identity
 from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.kube.ports import KubeWriter
@@ -89,22 +90,32 @@ class Service:
         host: str = "0.0.0.0",
         port: int = 3000,
         extra_jobs: Sequence[schedule.Job] = (),
+        slack_timeout: float = bot_app.SLACK_TIMEOUT,
+        slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
     ):
         self.env = env
         self._host, self._port = host, port
-        self._client = bot_app.build_client(env.bot_token, env.api_url)
+        self._client = bot_app.build_client(env.bot_token, env.api_url, timeout=slack_timeout)
         self._client.retry_handlers.insert(0, _RateLimitCounter(deps.metrics))
         slack = SlackGateway(self._client, monotonic=time.monotonic)
         store = deps.alert_store
         if store is None:
             store = alert_store.open_store(deps.settings, _state_cluster(deps))
+        lease = deps.lease if deps.lease is not None else _lease(deps)
+        poster = Poster(
+            lease.identity if lease is not None else default_identity(),
+            is_holder=lambda: lease is None or lease.is_leader(),
+            clock=deps.clock,
+        )
         self.deps = dataclasses.replace(
             deps,
             slack=slack,
             confirm_key=confirmations.derive_key(env.bot_token),
             alert_store=store,
-            alerts=desk.AlertDesk(deps.settings, store, slack, deps.metrics),
-            lease=deps.lease if deps.lease is not None else _lease(deps),
+            alerts=desk.AlertDesk(
+                deps.settings, store, slack, deps.metrics, poster=poster, backoffs=slack_backoffs
+            ),
+            lease=lease,
             journal=deps.journal
             or change_journal.open_journal(deps.settings, _state_cluster(deps)),
         )
@@ -203,7 +214,7 @@ def _lease(deps: Deps) -> LeaderLease | None:
         enabled = settings.state.backend == "configmap"
     if not enabled:
         return None
-    return LeaderLease(_state_cluster(deps), deps.settings.lease)
+    return LeaderLease(_state_cluster(deps), deps.settings.lease, monotonic=deps.monotonic)
 
 
 class _RateLimitCounter(AsyncRetryHandler):

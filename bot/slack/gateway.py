@@ -1,7 +1,10 @@
-"""The outbound Slack gateway: posting and editing messages, and user-group membership.
+"""The outbound Slack gateway: posting, editing, finding and deleting messages, and user groups.
 
 The only module besides the app wiring that talks to the Slack Web API. 429s are retried by the
-client's rate-limit handler (after `Retry-After`); other failures become `SlackUnavailable`.
+client's rate-limit handler (after `Retry-After`); nothing else is retried behind the caller's
+back. Every other failure becomes `SlackUnavailable`, which says which of the two remaining
+outcomes a write had: surely not applied (Slack answered with an error, or no connection was
+made), or unknown (a timeout, a dropped connection, a 5xx: Slack may have applied it).
 Group membership is cached for a minute because `usergroups.users.list` is a Tier 2 method.
 """
 
@@ -11,6 +14,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -22,16 +26,31 @@ GROUP_CACHE_SECONDS = 60.0
 GROUP_CACHE_STALE_MAX = 600.0  # while Slack cannot be read, members known this recently still count
 
 
-class SlackUnavailable(errors.BotError):
-    """Slack refused or could not be reached, after the client's own retries.
+HISTORY_PAGE = 200  # messages per conversations.history / conversations.replies page
+HISTORY_PAGES = 5  # at most this many pages per look-up
+# Answers that say the write was not applied, but that the same write will never succeed.
+PERMANENT_ERRORS = frozenset(
+    {"message_not_found", "cant_update_message", "cant_delete_message", "thread_not_found"}
+)
 
-    `ambiguous`: the request may have reached Slack (a timeout, a dropped connection), so a
-    post may exist although no answer came back; retrying it could post it twice.
+
+class SlackUnavailable(errors.BotError):
+    """Slack refused or could not be reached, after the client's own rate-limit retries.
+
+    `ambiguous`: the request may have reached Slack (a timeout, a dropped connection, a 5xx),
+    so a post may exist although no answer came back; retrying it blindly could post it twice.
+    Otherwise the write surely was not applied; `error` is Slack's error code, if it gave one.
     """
 
-    def __init__(self, message: str, *, ambiguous: bool = False) -> None:
+    def __init__(self, message: str, *, ambiguous: bool = False, error: str = "") -> None:
         super().__init__(message)
         self.ambiguous = ambiguous
+        self.error = error
+
+    @property
+    def is_permanent(self) -> bool:
+        """Not applied, and trying again cannot help (the message is gone, say)."""
+        return not self.ambiguous and self.error in PERMANENT_ERRORS
 
 
 class SlackGateway:
@@ -45,16 +64,69 @@ class SlackGateway:
         self._restricted: dict[str, tuple[float, bool]] = {}
 
     async def post(
-        self, channel: str, message: Mapping[str, Any], *, thread_ts: str | None = None
+        self,
+        channel: str,
+        message: Mapping[str, Any],
+        *,
+        thread_ts: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> str:
-        """Post a message (in a thread when `thread_ts` is given); returns its `ts`."""
-        extra = {"thread_ts": thread_ts} if thread_ts else {}
+        """Post a message (in a thread when `thread_ts` is given); returns its `ts`.
+
+        `metadata` is Slack message metadata (`event_type`, `event_payload`), which
+        `find_messages` returns, so a post whose answer was lost can be found.
+
+        Raises:
+            SlackUnavailable: not applied, or (`ambiguous`) unknown.
+        """
+        extra: dict[str, Any] = {"thread_ts": thread_ts} if thread_ts else {}
+        if metadata is not None:
+            extra["metadata"] = dict(metadata)
         answer = await self._call("chat_postMessage", channel=channel, **message, **extra)
         return str(answer["ts"])
 
     async def update(self, channel: str, ts: str, message: Mapping[str, Any]) -> None:
-        """Replace the text and blocks of a message the bot posted."""
+        """Replace the text and blocks of a message the bot posted.
+
+        Raises:
+            SlackUnavailable: not applied, or (`ambiguous`) unknown.
+        """
         await self._call("chat_update", channel=channel, ts=ts, **message)
+
+    async def delete(self, channel: str, ts: str) -> None:
+        """Delete a message the bot posted (a copy that lost a race).
+
+        Raises:
+            SlackUnavailable: not applied, or (`ambiguous`) unknown.
+        """
+        await self._call("chat_delete", channel=channel, ts=ts)
+
+    async def find_messages(
+        self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
+    ) -> list[Mapping[str, Any]]:
+        """The channel's top-level messages since `oldest` (`conversations.history`), or one
+        thread's messages (`conversations.replies`), with their metadata; a bounded number of
+        pages, newest pages first.
+
+        Raises:
+            SlackUnavailable: Slack could not be read.
+        """
+        method = "conversations_replies" if thread_ts else "conversations_history"
+        params: dict[str, Any] = {
+            "channel": channel,
+            "limit": HISTORY_PAGE,
+            "include_all_metadata": True,
+        }
+        params |= {"ts": thread_ts} if thread_ts else {"oldest": oldest} if oldest else {}
+        found: list[Mapping[str, Any]] = []
+        cursor = ""
+        for _ in range(HISTORY_PAGES):
+            page = await self._call(method, cursor=cursor or None, **params)
+            found.extend(page.get("messages") or [])
+            cursor = str((page.get("response_metadata") or {}).get("next_cursor") or "")
+            if not cursor:
+                break
+        return found
 
     async def members_of(self, groups: Iterable[str]) -> dict[str, frozenset[str]]:
         """Members of each user group (`@handle` or `S…`); unknown groups have none."""
@@ -110,11 +182,25 @@ class SlackGateway:
         try:
             response = await getattr(self._client, method)(**params)
         except SlackApiError as e:
-            raise SlackUnavailable(f"Slack {method} failed: {e.response.get('error')}") from e
-        except (SlackClientError, OSError, TimeoutError) as e:
-            never_sent = type(e).__name__ in ("ClientConnectorError", "ConnectionRefusedError")
+            raise _answered_with_error(method, e) from e
+        except (SlackClientError, aiohttp.ClientError, OSError, TimeoutError, ValueError) as e:
             raise SlackUnavailable(
-                f"Slack {method} failed: {type(e).__name__}: {e}", ambiguous=not never_sent
+                f"Slack {method} failed: {type(e).__name__}: {e}", ambiguous=not _never_sent(e)
             ) from e
         data: Mapping[str, Any] = response.data if isinstance(response.data, dict) else {}
         return data
+
+
+def _answered_with_error(method: str, e: SlackApiError) -> SlackUnavailable:
+    """An error answer means "not applied", except a 5xx: a proxy or Slack itself may have
+    failed after the write was done."""
+    status = int(getattr(e.response, "status_code", 200) or 200)
+    code = str(e.response.get("error") or f"HTTP {status}")
+    return SlackUnavailable(f"Slack {method} failed: {code}", ambiguous=status >= 500, error=code)
+
+
+def _never_sent(e: BaseException) -> bool:
+    """Whether the request surely never reached Slack: the connection itself was refused or
+    could not be made (DNS, TCP, TLS). Everything else (a timeout, a dropped connection, a
+    broken answer) may have happened after Slack applied the call."""
+    return isinstance(e, aiohttp.ClientConnectorError | ConnectionRefusedError)

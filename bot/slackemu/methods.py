@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from bot.slackemu.records import EphemeralMessage
+from bot.slackemu.records import EphemeralMessage, PostedMessage
 from bot.slackemu.workspace import MessageNotFoundError, Workspace
 
 Params = Mapping[str, Any]
@@ -77,6 +77,71 @@ def chat_update(ws: Workspace, params: Params) -> Answer:
     return {"ok": True, "channel": channel, "ts": ts, "text": message.text, "message": body}
 
 
+def chat_delete(ws: Workspace, params: Params) -> Answer:
+    """`chat.delete`: remove a message the bot posted."""
+    channel, ts = str(params.get("channel") or ""), str(params.get("ts") or "")
+    try:
+        ws.delete(channel, ts)
+    except MessageNotFoundError:
+        return error("message_not_found")
+    return {"ok": True, "channel": channel, "ts": ts}
+
+
+def conversations_history(ws: Workspace, params: Params) -> Answer:
+    """`conversations.history`: the channel's top-level messages, newest first, between
+    `oldest` and `latest` (exclusive unless `inclusive`), paged by `limit` and `cursor`;
+    message metadata only with `include_all_metadata`, as Slack does."""
+    channel = str(params.get("channel") or "")
+    if not channel:
+        return error("channel_not_found")
+    messages = [m for m in reversed(ws.root_messages(channel)) if _in_window(m.ts, params)]
+    return _page(messages, params)
+
+
+def conversations_replies(ws: Workspace, params: Params) -> Answer:
+    """`conversations.replies`: one thread, its parent first then the replies oldest first,
+    paged like `conversations.history`."""
+    channel, ts = str(params.get("channel") or ""), str(params.get("ts") or "")
+    try:
+        parent = ws.get_message(channel, ts)
+    except MessageNotFoundError:
+        return error("thread_not_found")
+    thread = [parent, *ws.thread(channel, parent.thread_ts or parent.ts)]
+    return _page([m for m in thread if _in_window(m.ts, params)], params)
+
+
+def _in_window(ts: str, params: Params) -> bool:
+    inclusive = is_true(params.get("inclusive"))
+    value = float(ts)
+    oldest, latest = params.get("oldest"), params.get("latest")
+    if oldest not in (None, "") and (
+        value < float(oldest) or (value == float(oldest) and not inclusive)
+    ):
+        return False
+    return latest in (None, "") or value < float(latest) or (value == float(latest) and inclusive)
+
+
+def _page(messages: list[PostedMessage], params: Params) -> Answer:
+    limit = max(1, min(int(params.get("limit") or 100), 999))
+    start = int(params.get("cursor") or 0)
+    page = messages[start : start + limit]
+    with_metadata = is_true(params.get("include_all_metadata"))
+    more = start + limit < len(messages)
+    return {
+        "ok": True,
+        "messages": [_listed(m, with_metadata) for m in page],
+        "has_more": more,
+        "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+    }
+
+
+def _listed(message: PostedMessage, with_metadata: bool) -> dict[str, Any]:
+    listed = message.as_payload()
+    if with_metadata and message.metadata:
+        listed["metadata"] = dict(message.metadata)
+    return listed
+
+
 def chat_post_ephemeral(ws: Workspace, params: Params) -> Answer:
     """`chat.postEphemeral`: remember a message only `user` sees; it is not in the channel."""
     channel, user = str(params.get("channel") or ""), str(params.get("user") or "")
@@ -127,7 +192,10 @@ METHODS: dict[str, Method] = {
     "auth.test": auth_test,
     "chat.postMessage": chat_post_message,
     "chat.update": chat_update,
+    "chat.delete": chat_delete,
     "chat.postEphemeral": chat_post_ephemeral,
+    "conversations.history": conversations_history,
+    "conversations.replies": conversations_replies,
     "users.info": users_info,
     "usergroups.list": usergroups_list,
     "usergroups.users.list": usergroups_users_list,

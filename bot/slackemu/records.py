@@ -6,6 +6,7 @@ request; Slack `ts` strings are message identities, not clocks to compute with.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -181,11 +182,28 @@ class UserGroup:
 
 @dataclass(frozen=True)
 class Fault:
-    """An injected failure for the next calls of one method (see `SlackEmulator.fail_next`)."""
+    """An injected failure for one call of a method (see `SlackEmulator.fail_next`).
+
+    `mode` says what Slack (or a proxy in front of it) does: `answer` answers `status` with
+    `error` without doing the call; `drop_before` closes the connection without doing it;
+    `drop_after` does the call, then closes the connection unanswered; `delay_after` does it and
+    answers after `delay` seconds (past the client's timeout); `delay_before` waits `delay`
+    seconds (or until `gate` is set) and only then does and answers it (a request stuck on its
+    way); `applied_error` does it and still answers `status` with `error` (a 5xx from a proxy
+    after Slack applied the call).
+    """
 
     status: int
     retry_after: int
     error: str
+    mode: str = "answer"
+    delay: float = 0.0
+    gate: asyncio.Event | None = None
+
+    @property
+    def applies_call(self) -> bool:
+        """Whether the call is carried out despite the fault."""
+        return self.mode in ("drop_after", "delay_after", "delay_before", "applied_error")
 
     def body(self) -> dict[str, Any]:
         """The JSON body Slack sends with such a failure."""

@@ -7,6 +7,7 @@ listens beyond the loopback interface.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections import deque
@@ -51,9 +52,14 @@ class SlackEmulator(EmulatorViews):
         bot_id: str = "B0KAIBOT",
         app_id: str = "A0EMULATOR",
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         workspace = Workspace(
-            team_id=team_id, bot_user_id=bot_user_id, bot_id=bot_id, app_id=app_id
+            team_id=team_id,
+            bot_user_id=bot_user_id,
+            bot_id=bot_id,
+            app_id=app_id,
+            wall_clock=wall_clock,
         )
         super().__init__(workspace)
         self.bot_token = bot_token
@@ -63,6 +69,10 @@ class SlackEmulator(EmulatorViews):
         self.socket = SocketHub(app_id=app_id, changes=self._changes, clock=clock)
         self._hooks = HookRegistry(workspace)
         self._faults: dict[str, deque[Fault]] = {}
+        # A test's random fault schedule: asked for every call no queued fault answers.
+        self.fault_rule: Callable[[str], Fault | None] | None = None
+        # Called with every recorded call, as it is recorded (a test notes who held a Lease).
+        self.observers: list[Callable[[ApiCall], None]] = []
         self._clock = clock
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
@@ -150,15 +160,21 @@ class SlackEmulator(EmulatorViews):
         retry_after: int = 1,
         error: str = "ratelimited",
         times: int = 1,
+        mode: str = "answer",
+        delay: float = 0.0,
+        gate: asyncio.Event | None = None,
     ) -> None:
         """Make the next `times` calls of `method` fail instead of being served.
 
         A 429 carries `Retry-After: retry_after`; any status answers `{"ok": false, "error"}`
-        (use `status=200` for a plain Slack error such as `channel_not_found`). `method` may
-        also be `"response_url"` to fail posts to hooks. Faulted calls are recorded.
+        (use `status=200` for a plain Slack error such as `channel_not_found`). `mode` (see
+        `Fault`) drops the connection before or after doing the call, answers late, or answers
+        an error after doing it; `gate` holds a `delay_before` call until the test sets it.
+        `method` may also be `"response_url"` to fail posts to hooks.
+        Faulted calls are recorded.
         """
         queue = self._faults.setdefault(method, deque())
-        queue.extend(Fault(status, retry_after, error) for _ in range(times))
+        queue.extend(Fault(status, retry_after, error, mode, delay, gate) for _ in range(times))
 
     def new_response_url(
         self, *, channel_id: str | None = None, message_ts: str | None = None
@@ -185,12 +201,33 @@ class SlackEmulator(EmulatorViews):
         except BadRequestBodyError as exc:
             params, body_error = {}, str(exc)
         token = take_token(request, params)
-        status, answer, headers = self._answer(method, params, token, fault, body_error)
+        if fault is not None and fault.mode == "delay_before":
+            await _wait(fault)
+        served = None if fault is not None and fault.applies_call else fault
+        status, answer, headers = self._answer(method, params, token, served, body_error)
+        if fault is not None and fault.mode in ("drop_before", "drop_after"):
+            status = 0  # no answer: the connection is closed
         call = ApiCall(
             method, params, token, request.method, self._clock(), status, answer, fault is not None
         )
         self._record_call(call)
-        return web.json_response(answer, status=status, headers=headers)
+        return await self._respond(
+            request, fault, web.json_response(answer, status=status or 200, headers=headers)
+        )
+
+    async def _respond(
+        self, request: web.Request, fault: Fault | None, answer: web.Response
+    ) -> web.Response:
+        """The answer, or what the fault does instead of answering it."""
+        if fault is None or fault.mode == "answer":
+            return answer
+        if fault.mode in ("drop_before", "drop_after") and request.transport is not None:
+            request.transport.abort()
+        elif fault.mode == "delay_after":
+            await asyncio.sleep(fault.delay)
+        elif fault.mode == "applied_error":
+            return web.json_response(fault.body(), status=fault.status, headers=fault.headers())
+        return answer
 
     def _answer(
         self,
@@ -272,8 +309,20 @@ class SlackEmulator(EmulatorViews):
 
     def _take_fault(self, method: str) -> Fault | None:
         queue = self._faults.get(method)
-        return queue.popleft() if queue else None
+        if queue:
+            return queue.popleft()
+        return self.fault_rule(method) if self.fault_rule is not None else None
 
     def _record_call(self, call: ApiCall) -> None:
         self.calls.append(call)
+        for observe in self.observers:
+            observe(call)
         self._changes.notify()
+
+
+async def _wait(fault: Fault) -> None:
+    """Hold a `delay_before` call: until its gate is set, or for its delay."""
+    if fault.gate is not None:
+        await fault.gate.wait()
+    else:
+        await asyncio.sleep(fault.delay)

@@ -113,6 +113,15 @@ class Workspace:
         self._channels[channel][ts] = new
         return new
 
+    def delete(self, channel: str, ts: str) -> None:
+        """Remove a message (as `chat.delete`); its replies, if any, stay.
+
+        Raises:
+            MessageNotFoundError: no such message.
+        """
+        self.get_message(channel, ts)
+        del self._channels[channel][ts]
+
     def get_message(self, channel: str, ts: str) -> PostedMessage:
         """The current version of one message.
 

@@ -1,0 +1,198 @@
+"""A cluster's alert state as one JSON document, and back: what the store writes and reads.
+
+Loading never lets a decoding error escape as anything but `DamagedState`: a document that is
+not ours, or ours but damaged (`"failures": [3]`, a missing field, a bad time), is one error the
+store can act on. Documents of schema 1 (before the outbox) load too: a root that was "posting"
+becomes a root owed with an attempt of unknown outcome, so it is looked for before it is posted.
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, replace
+from datetime import datetime
+from typing import Any
+
+from bot.alerts.model import (
+    AlertKey,
+    AlertState,
+    ClusterAlerts,
+    EffectKind,
+    Note,
+    NoteKind,
+    Observation,
+    Owed,
+    Severity,
+)
+from bot.core.conditions import parse_timestamp
+
+SCHEMA = 2
+READABLE_SCHEMAS = (1, 2)
+LEGACY_ATTEMPT = "legacy"  # a schema-1 root that was being posted: its outcome is unknown
+
+
+class DamagedState(ValueError):
+    """The text is not a readable alert state document."""
+
+
+def dump_cluster(state: ClusterAlerts) -> str:
+    """The state as a JSON document (stable key order, times in RFC 3339 UTC)."""
+    body = {
+        "schema": SCHEMA,
+        "cluster": state.cluster,
+        "failures": state.failures,
+        "last_error": state.last_error,
+        "alerts": [_dump_alert(a) for _, a in sorted(state.alerts.items())],
+        "closing": [_dump_alert(a) for a in state.closing],
+        "notices": [_dump_owed(o) for o in state.notices],
+    }
+    return json.dumps(body, sort_keys=True)
+
+
+def load_cluster(cluster: str, text: str) -> ClusterAlerts:
+    """The state a `dump_cluster` document holds; an empty text is an empty state.
+
+    Raises:
+        DamagedState: the text is not such a document, or any part of it cannot be decoded.
+    """
+    if not text:
+        return ClusterAlerts(cluster)
+    try:
+        return _load(cluster, text)
+    except DamagedState:
+        raise
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError) as e:
+        raise DamagedState(f"malformed alert state document: {type(e).__name__}: {e}") from e
+
+
+def _load(cluster: str, text: str) -> ClusterAlerts:
+    body = json.loads(text)
+    if not isinstance(body, dict) or body.get("schema") not in READABLE_SCHEMAS:
+        raise DamagedState(f"not an alert state document of schema {SCHEMA}")
+    alerts = [_load_alert(raw) for raw in _list(body.get("alerts"))]
+    failures = body.get("failures") or 0
+    if not isinstance(failures, int) or isinstance(failures, bool) or failures < 0:
+        raise DamagedState(f"failures is not a count: {failures!r}")
+    return ClusterAlerts(
+        cluster=cluster,
+        alerts={a.key: a for a in alerts},
+        failures=failures,
+        last_error=str(body.get("last_error") or ""),
+        closing=tuple(_load_alert(raw) for raw in _list(body.get("closing"))),
+        notices=tuple(_load_owed(raw) for raw in _list(body.get("notices"))),
+    )
+
+
+def _list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise DamagedState(f"expected a list, found {type(value).__name__}")
+    return value
+
+
+def _dump_alert(alert: AlertState) -> dict[str, Any]:
+    skip = ("observation", "outbox", "delivered")
+    raw = {k: _dump_value(v) for k, v in asdict(alert).items() if k not in skip}
+    seen = asdict(alert.observation)
+    seen["key"] = asdict(alert.observation.key)
+    raw["observation"] = {k: _dump_value(v) for k, v in seen.items()}
+    raw["outbox"] = [_dump_owed(o) for o in alert.outbox]
+    raw["delivered"] = dict(alert.delivered)
+    return raw
+
+
+def _dump_owed(owed: Owed) -> dict[str, Any]:
+    raw = {k: _dump_value(v) for k, v in asdict(owed).items() if k != "note"}
+    if owed.note is not None:
+        raw["note"] = {k: _dump_value(v) for k, v in asdict(owed.note).items()}
+    return raw
+
+
+def _dump_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+def _load_alert(raw: Mapping[str, Any]) -> AlertState:
+    seen = raw["observation"]
+    observation = Observation(
+        key=AlertKey(**{k: str(v) for k, v in seen["key"].items()}),
+        severity=Severity(seen["severity"]),
+        title=str(seen.get("title") or ""),
+        reason=str(seen.get("reason") or ""),
+        message=str(seen.get("message") or ""),
+        check_first=str(seen.get("check_first") or ""),
+        since=parse_timestamp(seen.get("since")),
+        immediate=bool(seen.get("immediate")),
+    )
+    alert = AlertState(
+        observation=observation,
+        first_seen=_required_time(raw, "first_seen"),
+        firing_since=parse_timestamp(raw.get("firing_since")),
+        clear_since=parse_timestamp(raw.get("clear_since")),
+        root_channel=str(raw.get("root_channel") or ""),
+        root_ts=str(raw.get("root_ts") or ""),
+        acked_by=str(raw.get("acked_by") or ""),
+        acked_at=parse_timestamp(raw.get("acked_at")),
+        silenced_by=str(raw.get("silenced_by") or ""),
+        silenced_until=parse_timestamp(raw.get("silenced_until")),
+        silence_reason=str(raw.get("silence_reason") or ""),
+        last_reminder=parse_timestamp(raw.get("last_reminder")),
+        resolved_at=parse_timestamp(raw.get("resolved_at")),
+        outbox=tuple(_load_owed(o) for o in _list(raw.get("outbox"))),
+        owed_count=int(raw.get("owed_count") or 0),
+        delivered={str(k): str(v) for k, v in (raw.get("delivered") or {}).items()},
+    )
+    return _migrated(alert, raw)
+
+
+def _migrated(alert: AlertState, raw: Mapping[str, Any]) -> AlertState:
+    """A schema-1 alert: a root "posting" or "none" after firing is owed again (looked for first
+    when it was being posted)."""
+    status = raw.get("root_status")
+    if status is None or alert.root_ts or alert.firing_since is None or alert.outbox:
+        return alert
+    attempt = LEGACY_ATTEMPT if status == "posting" else ""
+    root = Owed(f"{alert.incident}:0", EffectKind.ROOT, attempt=attempt)
+    return replace(alert, outbox=(root,), owed_count=1)
+
+
+def _load_owed(raw: Mapping[str, Any]) -> Owed:
+    kind = EffectKind(raw["kind"])
+    note = raw.get("note")
+    if kind is EffectKind.REPLY and not note:
+        raise DamagedState(f"reply {raw.get('effect_id')!r} without its note")
+    return Owed(
+        effect_id=str(raw["effect_id"]),
+        kind=kind,
+        note=_load_note(note) if note else None,
+        text=str(raw.get("text") or ""),
+        attempt=str(raw.get("attempt") or ""),
+        attempted_by=str(raw.get("attempted_by") or ""),
+        attempted_at=parse_timestamp(raw.get("attempted_at")),
+    )
+
+
+def _load_note(raw: Mapping[str, Any]) -> Note:
+    return Note(
+        kind=NoteKind(raw["kind"]),
+        at=_required_time(raw, "at"),
+        user=str(raw.get("user") or ""),
+        reason=str(raw.get("reason") or ""),
+        until=parse_timestamp(raw.get("until")),
+        still_bad=bool(raw.get("still_bad", True)),
+    )
+
+
+def _required_time(raw: Mapping[str, Any], name: str) -> datetime:
+    value = parse_timestamp(raw.get(name))
+    if value is None:
+        raise DamagedState(f"{name} is not a time: {raw.get(name)!r}")
+    return value

@@ -1,0 +1,173 @@
+"""The alert outbox: what each incident owes Slack, and recording what Slack confirmed. Pure.
+
+The state machine owes effects (`owe`); the drain (`bot.alerts.drain`) sends the head of each
+outbox and records the result here, as steps over the stored state, so every record is a
+compare-and-set against the store's version. An attempt is fenced by its ID: recording a
+message is only accepted from the attempt the entry names (`confirmed`); a poster whose attempt
+was replaced learns whether its copy is the one kept. A resolved incident leaves the state when
+its outbox is empty. No clock, no I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Note, Owed
+
+NOTICES = ""  # the `where` of the cluster's own notices, outside any incident
+DELIVERED_KEPT = 50  # reply ts remembered per incident, for fencing late posters
+
+
+class Confirmation(enum.Enum):
+    """What a poster learns when it records a message Slack confirmed."""
+
+    RECORDED = "recorded"  # its copy is the one the state keeps
+    SUPERSEDED = "superseded"  # another copy is kept: delete this one
+    CONTESTED = "contested"  # another attempt is under way: whoever finishes it sweeps
+
+
+def owe(alert: AlertState, kind: EffectKind, note: Note | None = None) -> AlertState:
+    """`alert` owing one more effect. An edit shows the state at sending time, so a new edit
+    replaces any edit still owed."""
+    if kind in (EffectKind.EDIT, EffectKind.SWEEP):
+        kept = tuple(o for o in alert.outbox if o.kind is not kind)
+        return replace(alert, outbox=(*kept, Owed(f"{alert.incident}:{kind.value}", kind)))
+    number = 0 if kind is EffectKind.ROOT else max(alert.owed_count, 1)
+    owed = Owed(f"{alert.incident}:{number}", kind, note)
+    return replace(alert, outbox=(*alert.outbox, owed), owed_count=number + 1)
+
+
+def owe_notice(state: ClusterAlerts, notice_id: str, text: str) -> ClusterAlerts:
+    """The cluster owes a message in the alert channel (once per `notice_id`)."""
+    if any(o.effect_id == notice_id for o in state.notices):
+        return state
+    return replace(state, notices=(*state.notices, Owed(notice_id, EffectKind.NOTICE, text=text)))
+
+
+def incidents(state: ClusterAlerts) -> list[AlertState]:
+    """Every incident that owes something: resolved ones first (they are older), then live ones
+    by when they were first seen."""
+    live = sorted(state.alerts.values(), key=lambda a: a.first_seen)
+    return [a for a in (*state.closing, *live) if a.outbox]
+
+
+def find_incident(state: ClusterAlerts, incident: str) -> AlertState | None:
+    every = (*state.closing, *state.alerts.values())
+    return next((a for a in every if a.incident == incident), None)
+
+
+def head(state: ClusterAlerts, where: str) -> Owed | None:
+    """The next effect `where` (an incident, or NOTICES) owes, if any."""
+    outbox = _outbox(state, where)
+    return outbox[0] if outbox else None
+
+
+def attempted(
+    state: ClusterAlerts, where: str, effect_id: str, attempt: str, by: str, at: datetime
+) -> ClusterAlerts | None:
+    """The state with the head marked as attempted by `by`; None when it is no longer the head
+    (someone delivered it meanwhile)."""
+    owed = head(state, where)
+    if owed is None or owed.effect_id != effect_id:
+        return None
+    marked = replace(owed, attempt=attempt, attempted_by=by, attempted_at=at)
+    return _with_outbox(state, where, (marked, *_outbox(state, where)[1:]))
+
+
+def confirmed(
+    state: ClusterAlerts, where: str, effect_id: str, attempt: str, channel: str, ts: str
+) -> tuple[ClusterAlerts, Confirmation]:
+    """Slack holds our copy of `effect_id` at `ts`: record it if our attempt is still the one
+    the entry names (compare-and-set on the attempt ID)."""
+    outbox = _outbox(state, where)
+    entry = next((o for o in outbox if o.effect_id == effect_id), None)
+    if entry is not None:
+        if entry.attempt != attempt:
+            return state, Confirmation.CONTESTED
+        return _delivered(state, where, entry, channel, ts), Confirmation.RECORDED
+    kept = _recorded_ts(state, where, effect_id)
+    return state, Confirmation.SUPERSEDED if kept and kept != ts else Confirmation.RECORDED
+
+
+def adopted(
+    state: ClusterAlerts, where: str, effect_id: str, channel: str, ts: str
+) -> ClusterAlerts:
+    """A copy of the head was found in Slack at `ts` (an earlier attempt landed): it counts as
+    delivered, whatever attempt made it."""
+    owed = head(state, where)
+    if owed is None or owed.effect_id != effect_id:
+        return state
+    return _delivered(state, where, owed, channel, ts)
+
+
+def dropped(state: ClusterAlerts, where: str, effect_id: str) -> ClusterAlerts:
+    """The head is given up (an edit of a root someone deleted: there is nothing to edit)."""
+    owed = head(state, where)
+    if owed is None or owed.effect_id != effect_id:
+        return state
+    return _with_outbox(state, where, _outbox(state, where)[1:])
+
+
+def extra_copies(alert: AlertState, found: Mapping[str, Sequence[str]]) -> list[str]:
+    """Of the copies `found` (effect ID -> ts) of this incident's messages, those to delete:
+    every copy of a delivered root or reply but the one the state keeps."""
+    kept = {f"{alert.incident}:0": alert.root_ts, **alert.delivered}
+    return sorted(
+        ts
+        for effect, copies in found.items()
+        if kept.get(effect)
+        for ts in copies
+        if ts != kept[effect]
+    )
+
+
+def _delivered(
+    state: ClusterAlerts, where: str, owed: Owed, channel: str, ts: str
+) -> ClusterAlerts:
+    rest = tuple(o for o in _outbox(state, where) if o.effect_id != owed.effect_id)
+    alert = find_incident(state, where)
+    if alert is None:
+        return _with_outbox(state, where, rest)
+    if owed.kind is EffectKind.ROOT:
+        alert = replace(alert, root_channel=channel, root_ts=ts)
+    elif owed.kind is EffectKind.REPLY:
+        kept = list(alert.delivered.items())[-(DELIVERED_KEPT - 1) :]
+        alert = replace(alert, delivered=dict([*kept, (owed.effect_id, ts)]))
+    return _put(state, replace(alert, outbox=rest))
+
+
+def _recorded_ts(state: ClusterAlerts, where: str, effect_id: str) -> str:
+    alert = find_incident(state, where)
+    if alert is None:
+        return ""
+    if effect_id == f"{alert.incident}:0":
+        return alert.root_ts
+    return alert.delivered.get(effect_id, "")
+
+
+def _outbox(state: ClusterAlerts, where: str) -> tuple[Owed, ...]:
+    if where == NOTICES:
+        return state.notices
+    alert = find_incident(state, where)
+    return alert.outbox if alert is not None else ()
+
+
+def _with_outbox(state: ClusterAlerts, where: str, outbox: tuple[Owed, ...]) -> ClusterAlerts:
+    if where == NOTICES:
+        return replace(state, notices=outbox)
+    alert = find_incident(state, where)
+    return state if alert is None else _put(state, replace(alert, outbox=outbox))
+
+
+def _put(state: ClusterAlerts, alert: AlertState) -> ClusterAlerts:
+    """The incident replaced in the state; a resolved one with nothing owed leaves it."""
+    if alert.resolved_at is None:
+        return state.with_alert(alert)
+    closing = [a for a in state.closing if a.incident != alert.incident]
+    if alert.outbox:
+        closing.append(alert)
+        closing.sort(key=lambda a: a.first_seen)
+    return replace(state, closing=tuple(closing))

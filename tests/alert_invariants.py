@@ -1,0 +1,135 @@
+"""The delivery invariants, checked over the FINAL state of the alert channel in the emulator.
+
+Every alert message carries its effect ID in Slack message metadata (`<incident>:<n>`, the root
+being 0 and the replies numbered in the order they were owed), so the channel alone says what
+each incident received. For every incident: exactly one visible root; its replies present
+once each, in order, with no number missing, all in the root's thread; a resolved incident's
+last reply is the resolution and its root is edited to resolved with its buttons gone; and no
+visible message was posted by a replica that did not hold the Lease at the time.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.slackemu import ApiCall, PostedMessage, SlackEmulator
+
+METADATA_EVENT = "kai_chatops_effect"
+
+
+@dataclass
+class Verdict:
+    """What the checker found; `lost` and `duplicated` count messages."""
+
+    incidents: int = 0
+    lost: int = 0
+    duplicated: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def fail(self, what: str, *, lost: int = 0, duplicated: int = 0) -> None:
+        self.problems.append(what)
+        self.lost += lost
+        self.duplicated += duplicated
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class HolderLog:
+    """Who held the Lease whenever Slack accepted a post (an emulator observer)."""
+
+    holder: Callable[[], str | None]
+    at_post: dict[str, str | None] = field(default_factory=dict)  # ts -> holder
+
+    def __call__(self, call: ApiCall) -> None:
+        if call.method == "chat.postMessage" and call.ok:
+            self.at_post[str(call.response.get("ts"))] = self.holder()
+
+
+def payload(message: PostedMessage) -> Mapping[str, Any]:
+    meta = message.metadata
+    if meta.get("event_type") != METADATA_EVENT:
+        return {}
+    found = meta.get("event_payload")
+    return found if isinstance(found, Mapping) else {}
+
+
+def check_channel(
+    slack: SlackEmulator, channel: str, *, holders: HolderLog | None = None
+) -> Verdict:
+    """Every invariant above over `channel` as it is now."""
+    verdict = Verdict()
+    by_incident: dict[str, list[tuple[int, PostedMessage]]] = defaultdict(list)
+    for message in slack.messages(channel):
+        effect = str(payload(message).get("effect") or "")
+        incident, _, number = effect.rpartition(":")
+        if "/" in incident and number.isdigit():
+            by_incident[incident].append((int(number), message))
+        if holders is not None and effect:
+            _check_poster(verdict, message, holders)
+    verdict.incidents = len(by_incident)
+    for incident, messages in sorted(by_incident.items()):
+        _check_incident(verdict, incident, messages)
+    return verdict
+
+
+def _check_poster(verdict: Verdict, message: PostedMessage, holders: HolderLog) -> None:
+    by = str(payload(message).get("by") or "")
+    held = holders.at_post.get(message.ts)
+    if held is not None and by != held:
+        verdict.fail(f"{message.ts} posted by {by} while {held} held the Lease")
+
+
+def _check_incident(
+    verdict: Verdict, incident: str, messages: list[tuple[int, PostedMessage]]
+) -> None:
+    roots = [m for n, m in messages if n == 0]
+    if len(roots) != 1:
+        lost, extra = (1, 0) if not roots else (0, len(roots) - 1)
+        verdict.fail(f"{incident}: {len(roots)} visible roots", lost=lost, duplicated=extra)
+        if not roots:
+            return
+    root = roots[0]
+    replies = [(n, m) for n, m in messages if n != 0]
+    misplaced = [m.ts for _, m in replies if m.thread_ts != root.ts]
+    if misplaced:
+        verdict.fail(f"{incident}: replies outside the root's thread: {misplaced}")
+    numbers = [n for n, _ in replies]
+    repeated = len(numbers) - len(set(numbers))
+    if repeated:
+        verdict.fail(f"{incident}: replies posted twice: {numbers}", duplicated=repeated)
+    missing = sorted(set(range(1, max(numbers, default=0) + 1)) - set(numbers))
+    if missing:
+        verdict.fail(f"{incident}: replies missing: {missing}", lost=len(missing))
+    if numbers != sorted(numbers):
+        verdict.fail(f"{incident}: replies out of order: {numbers}")
+    _check_resolution(verdict, incident, root, [m for _, m in replies])
+
+
+def _check_resolution(
+    verdict: Verdict, incident: str, root: PostedMessage, replies: list[PostedMessage]
+) -> None:
+    notes = [str(payload(m).get("note") or "") for m in replies]
+    resolved_root = root.text.startswith("[RESOLVED")
+    if "resolved" in notes and notes[-1] != "resolved":
+        verdict.fail(f"{incident}: something said after the resolution: {notes}")
+    if "resolved" in notes and not resolved_root:
+        verdict.fail(f"{incident}: resolved in its thread, root not edited", lost=1)
+    if resolved_root and "resolved" not in notes:
+        verdict.fail(f"{incident}: root edited to resolved, no resolution reply", lost=1)
+    if resolved_root and any(b.get("type") == "actions" for b in root.blocks):
+        verdict.fail(f"{incident}: resolved root still has its buttons")
+
+
+def resolved_incidents(slack: SlackEmulator, channel: str) -> list[PostedMessage]:
+    """The visible alert roots edited to resolved."""
+    return [
+        m
+        for m in slack.root_messages(channel)
+        if str(payload(m).get("effect") or "").endswith(":0") and m.text.startswith("[RESOLVED")
+    ]

@@ -1,0 +1,153 @@
+"""The alert test bed with faults: a stack on a moved clock, short Slack timeouts, no backoff
+waits, Lease holders logged per post, and the steps a test or the soak takes.
+
+Checks are run by calling the job (`schedule.check_cluster`) with the service's own deps; the
+scheduler's interval is an hour, so it never runs a check behind a test's back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from alert_invariants import HolderLog, Verdict, check_channel
+
+from bot.service import schedule
+from bot.service.server import Service
+from bot.sim import Simulator, breakage
+from bot.slackemu import PostedMessage
+from bot.stack import ALERT_CHANNEL, CLUSTER, Stack, running_stack
+
+HOLD = 60
+SLACK_TIMEOUT = 0.3  # the service's Slack client timeout: a late answer costs this much
+LEASE = ("coordination.k8s.io/v1", "Lease", "kai-chatops-alerts", "kai-chatops")
+
+
+class Gate(asyncio.Event):
+    """Holds a Slack call on its way (emulator fault `delay_before`) until the test sets it;
+    `arrived` is set once a call is held."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived = asyncio.Event()
+
+    async def wait(self) -> bool:  # type: ignore[override]
+        self.arrived.set()
+        return await super().wait()
+
+
+class Clock:
+    """The service's wall clock and its monotonic clock, moved by the test; `step` moves only
+    the wall clock (NTP correcting it, say)."""
+
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC)
+        self.ticks = 0.0
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def monotonic(self) -> float:
+        return self.ticks
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+        self.ticks += seconds
+
+    def step(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
+    return {
+        "alerts": {"hold": f"{HOLD}s", "interval": "1h", "repeat": "4h"},
+        "state": {"path": str(tmp_path / "state.sqlite")},
+        **extra,
+    }
+
+
+@asynccontextmanager
+async def alert_stack(
+    tmp_path: Path, clock: Clock, **extra: Any
+) -> AsyncIterator[tuple[Stack, HolderLog]]:
+    """A stack for fault tests, and the log of who held the Lease at every post."""
+    async with running_stack(
+        tmp_path,
+        clock=clock,
+        monotonic=clock.monotonic,
+        config_overrides=overrides(tmp_path, **extra),
+        slack_timeout=SLACK_TIMEOUT,
+        slack_backoffs=(0.0, 0.0, 0.0),
+    ) as stack:
+        holders = HolderLog(lambda: lease_holder(stack.sim))
+        stack.slack.observers.append(holders)
+        yield stack, holders
+
+
+@asynccontextmanager
+async def two_replicas(stack: Stack) -> AsyncIterator[tuple[Service, Service]]:
+    """The stack's service and a second replica sharing its state, both having tried the Lease
+    (the first got it). Their schedulers are stopped: the test runs the Lease and check jobs
+    itself on its own clock, and a renewal in real time behind its back would change holders."""
+    first, second = stack.service, stack.make_service()
+    await second.start()
+    try:
+        for replica in (first, second):
+            await replica.schedule.stop()
+        await renew(first, second)
+        yield first, second
+    finally:
+        await second.stop()
+
+
+def lease_holder(sim: Simulator) -> str | None:
+    lease = sim.get(*LEASE)
+    return None if lease is None else (lease.get("spec") or {}).get("holderIdentity")
+
+
+async def check(service: Service) -> None:
+    await schedule.check_cluster(service.deps, CLUSTER)
+
+
+async def renew(*services: Service) -> None:
+    for service in services:
+        await schedule.keep_lease(service.deps)
+
+
+def roots(stack: Stack) -> list[PostedMessage]:
+    return [m for m in stack.slack.root_messages(ALERT_CHANNEL) if m.text.startswith("[")]
+
+
+def thread_texts(stack: Stack, root: PostedMessage) -> list[str]:
+    return [m.text for m in stack.slack.thread(ALERT_CHANNEL, root.ts)]
+
+
+async def fire(stack: Stack, clock: Clock, service: Service | None = None) -> None:
+    """Break DependenciesFulfilled and check until the hold has passed."""
+    service = service or stack.service
+    breakage.dependencies_missing(stack.sim)
+    await check(service)
+    clock.advance(HOLD)
+    await check(service)
+
+
+async def resolve(stack: Stack, clock: Clock, service: Service | None = None) -> None:
+    service = service or stack.service
+    breakage.heal(stack.sim)
+    await check(service)
+    clock.advance(HOLD)
+    await check(service)
+
+
+def verdict(stack: Stack, holders: HolderLog | None = None) -> Verdict:
+    return check_channel(stack.slack, ALERT_CHANNEL, holders=holders)
+
+
+def assert_one_clean_incident(stack: Stack, holders: HolderLog | None = None) -> None:
+    """The channel holds exactly one incident, with one root, and every invariant holds."""
+    found = verdict(stack, holders)
+    assert found.ok and found.incidents == 1 and len(roots(stack)) == 1, found.problems
