@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.access import audit, confirmations
 from bot.access.confirmations import Pending
+from bot.access.once import OnceUnavailable
 from bot.core import errors
 from bot.service.deps import Deps
 from bot.slack import blocks as render
@@ -51,15 +52,34 @@ def make_confirm_listener(executors: Mapping[str, Executor]) -> Listener:
         execute = executors.get(pending.action)
         if execute is None:
             raise errors.UserError(f"'{pending.action}' cannot be confirmed in this version.")
-        deps.used_confirmations.claim(pending, deps.clock())
+        await claim_once(deps, pending)
         return {**await execute(pending, deps, user_id), "replace_original": True}
 
     return replies.button_listener("confirm", confirm)
 
 
+async def claim_once(deps: Deps, pending: Pending) -> None:
+    """Use the confirmation up, on every replica, for good (it is remembered until it expires).
+
+    Raises:
+        UserError: it was used (confirmed or cancelled) before, or that cannot be told now:
+            a change fails closed.
+    """
+    key = confirmations.once_key(pending)
+    try:
+        first = await deps.once.claim(key, pending.expires_at, deps.clock())
+    except OnceUnavailable as e:
+        raise errors.UserError(
+            f"Cannot tell whether this confirmation was already used ({e}); nothing was "
+            "changed. Try again in a moment."
+        ) from e
+    if not first:
+        raise errors.UserError("This confirmation was already used; nothing more was changed.")
+
+
 async def cancel(deps: Deps, user_id: str, value: str, _: dict[str, Any]) -> Message:
-    """`Cancel`: nothing changes; the confirmation is replaced by a note saying so."""
-    confirmations.unseal(value, deps.confirm_key, deps.clock())
+    """`Cancel`: nothing changes, and the confirmation can no longer be used anywhere."""
+    await claim_once(deps, confirmations.unseal(value, deps.confirm_key, deps.clock()))
     note = f"Cancelled by <@{user_id}>; nothing was changed."
     return {**render.text_message(note), "replace_original": True}
 

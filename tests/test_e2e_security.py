@@ -1,0 +1,195 @@
+"""Security at the edges, end to end (issue 11, DESIGN §2 "Safety"): what an attacker on the
+internet, a replay, or a second click can and cannot make the service do.
+
+Every test drives the real service over HTTP (raw requests where an attacker would send
+malformed ones) against the simulator and the emulator, and checks the cluster and Slack after.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from raw_slack import RawRequest, command, send
+
+from bot.service.server import Service
+from bot.stack import OPERATOR, Stack, running_stack
+
+SCALED_JOB = ("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
+BACKENDS = {"sqlite": {}, "configmap": {"state": {"backend": "configmap"}}}
+
+
+def writes(stack: Stack, resource: str) -> list[str]:
+    """The writes the service made to one kind of object, as `VERB name`."""
+    return [
+        f"{r.verb} {r.name}"
+        for r in stack.sim.requests
+        if r.resource == resource and r.verb in ("patch", "update", "create")
+    ]
+
+
+def is_paused(stack: Stack) -> bool:
+    obj = stack.sim.get(*SCALED_JOB) or {}
+    return (obj.get("metadata", {}).get("annotations") or {}).get(
+        "autoscaling.keda.sh/paused"
+    ) == "true"
+
+
+@asynccontextmanager
+async def second_replica(stack: Stack) -> AsyncIterator[Service]:
+    """Another replica of the service: same config and state, its own memory and port."""
+    replica = stack.make_service()
+    await replica.start()
+    try:
+        yield replica
+    finally:
+        await replica.stop(drain_for=1.0)
+
+
+# --- item 1: nothing unsigned runs ------------------------------------------------------------
+
+
+def _without(header: str) -> Any:
+    return lambda h: {k: v for k, v in h.items() if k != header}
+
+
+def _with(header: str, value: Any) -> Any:
+    return lambda h: {**h, header: value(h) if callable(value) else value}
+
+
+TIMESTAMP, SIGNATURE = "X-Slack-Request-Timestamp", "X-Slack-Signature"
+FORGERIES = {
+    "no timestamp": _without(TIMESTAMP),
+    "no signature": _without(SIGNATURE),
+    "timestamp not a number": _with(TIMESTAMP, "not-a-number"),
+    "timestamp in other digits": _with(TIMESTAMP, lambda h: "١٢٣٤٥٦٧٨٩٠"),
+    "timestamp negative": _with(TIMESTAMP, "-1"),
+    "timestamp as a float": _with(TIMESTAMP, lambda h: f"{h[TIMESTAMP]}.0"),
+    "stale timestamp": _with(TIMESTAMP, lambda h: str(int(h[TIMESTAMP]) - 400)),
+    "timestamp from the future": _with(TIMESTAMP, lambda h: str(int(h[TIMESTAMP]) + 400)),
+    "signature not hex": _with(SIGNATURE, "v0=not-hex"),
+    "signature of another body": _with(SIGNATURE, "v0=" + "0" * 64),
+    "signature version v1": _with(SIGNATURE, lambda h: "v1=" + h[SIGNATURE][3:]),
+}
+
+
+@pytest.mark.parametrize("forge", list(FORGERIES.values()), ids=list(FORGERIES))
+async def test_item1_an_unverifiable_request_gets_401_and_causes_nothing(
+    tmp_path: Path, forge: Any
+) -> None:
+    async with running_stack(tmp_path) as stack:
+        await stack.command("health")  # Bolt's first request looks the bot up (auth.test)
+        good = command(stack, "reconcile hr flux-system/kai-scheduler")
+        forged = RawRequest(good.body, forge(good.headers), good.response_url)
+        stack.sim.clear_requests()
+        calls_before = len(stack.slack.calls)
+        status, _ = await send(stack, forged)
+        # A signed request after it, answered in full: anything the forged one set off
+        # would have happened by then. (`health` itself calls no Slack method.)
+        done = await stack.command("health")
+        assert done.text.startswith("KAI health")
+        assert status == 401
+        assert stack.slack.responses(forged.hook_id) == []
+        assert len(stack.slack.calls) == calls_before
+        assert writes(stack, "helmreleases") == []
+        assert [r for r in stack.sim.requests if r.resource == "helmreleases"] == []
+
+
+async def test_item1_a_signed_payload_with_a_response_url_that_is_not_slacks_is_refused(
+    tmp_path: Path,
+) -> None:
+    async with running_stack(tmp_path) as stack:
+        elsewhere = "http://127.0.0.2:9/collect"
+        request = command(stack, "reconcile hr flux-system/kai-scheduler", response_url=elsewhere)
+        stack.sim.clear_requests()
+        status, _ = await send(stack, request)
+        assert status == 400
+        assert writes(stack, "helmreleases") == []
+
+
+# --- item 2: nothing replays ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS.values()), ids=list(BACKENDS))
+async def test_item2_a_replayed_signed_request_runs_nothing_a_second_time_on_any_replica(
+    tmp_path: Path, backend: dict[str, Any]
+) -> None:
+    async with running_stack(tmp_path, config_overrides=backend) as stack:
+        request = command(stack, "reconcile hr flux-system/kai-scheduler")
+        stack.sim.clear_requests()
+        assert (await send(stack, request))[0] == 200
+        await stack.slack.wait_for_response(request.hook_id, count=2, timeout=30.0)
+        assert writes(stack, "helmreleases") == ["patch kai-scheduler"]
+        again_here = await send(stack, request)
+        async with second_replica(stack) as replica:
+            again_there = await send(stack, request, port=replica.port)
+        await stack.restart_service()
+        again_after_restart = await send(stack, request)
+        assert [again_here[0], again_there[0], again_after_restart[0]] == [200, 200, 200]
+        assert writes(stack, "helmreleases") == ["patch kai-scheduler"]
+        assert len(stack.slack.responses(request.hook_id)) == 2  # "reconciling…", the result
+
+
+async def test_item2_the_same_command_signed_anew_is_not_a_replay(tmp_path: Path) -> None:
+    async with running_stack(tmp_path) as stack:
+        first = command(stack, "health", response_url=None)
+        second = command(stack, "health", at=int(time.time()) - 1)
+        for request in (first, second):
+            assert (await send(stack, request))[0] == 200
+            await stack.slack.wait_for_response(request.hook_id, timeout=10.0)
+
+
+# --- item 3: a Confirm works once, across replicas and restarts --------------------------------
+
+
+@pytest.mark.parametrize("backend", list(BACKENDS.values()), ids=list(BACKENDS))
+async def test_item3_a_confirm_works_once_across_replicas_and_restarts(
+    tmp_path: Path, backend: dict[str, Any]
+) -> None:
+    async with running_stack(tmp_path, config_overrides=backend) as stack:
+        ask = await stack.command("pause annia/annia-worker drain")
+        assert ask.message is not None, ask.text
+        stack.sim.clear_requests()
+        async with second_replica(stack) as replica:
+            stack.driver.bot_url = f"http://127.0.0.1:{replica.port}/slack/events"
+            done = await stack.click("Confirm", ask.message)
+            stack.driver.bot_url = f"http://127.0.0.1:{stack.service.port}/slack/events"
+            here = await stack.click("Confirm", ask.message)
+        await stack.restart_service()
+        after_restart = await stack.click("Confirm", ask.message)
+    assert "paused" in done.text.lower(), done.text
+    for refused in (here, after_restart):
+        assert "already used" in refused.text
+    assert writes(stack, "scaledjobs") == ["patch annia-worker"]
+
+
+async def test_item3_a_confirm_works_once_across_a_restart_in_socket_mode(tmp_path: Path) -> None:
+    async with running_stack(tmp_path, socket_mode=True) as stack:
+        ask = await stack.command("pause annia/annia-worker drain")
+        assert ask.message is not None, ask.text
+        stack.sim.clear_requests()
+        done = await stack.click("Confirm", ask.message)
+        await stack.restart_service()
+        again = await stack.click("Confirm", ask.message)
+    assert "paused" in done.text.lower(), done.text
+    assert "already used" in again.text
+    assert writes(stack, "scaledjobs") == ["patch annia-worker"]
+
+
+async def test_item3_a_cancelled_confirmation_cannot_be_confirmed_on_another_replica(
+    tmp_path: Path,
+) -> None:
+    async with running_stack(tmp_path) as stack:
+        ask = await stack.command("pause annia/annia-worker drain", user_id=OPERATOR)
+        assert ask.message is not None, ask.text
+        cancelled = await stack.click("Cancel", ask.message)
+        async with second_replica(stack) as replica:
+            stack.driver.bot_url = f"http://127.0.0.1:{replica.port}/slack/events"
+            confirmed = await stack.click("Confirm", ask.message)
+    assert "Cancelled" in cancelled.text
+    assert "already used" in confirmed.text
+    assert not is_paused(stack)
