@@ -80,7 +80,7 @@ async def claim_once(deps: Deps, pending: Pending) -> None:
 async def cancel(deps: Deps, user_id: str, value: str, _: dict[str, Any]) -> Message:
     """`Cancel`: nothing changes, and the confirmation can no longer be used anywhere."""
     await claim_once(deps, confirmations.unseal(value, deps.confirm_key, deps.clock()))
-    note = f"Cancelled by <@{user_id}>; nothing was changed."
+    note = f"Cancelled by {render.mention(user_id)}; nothing was changed."
     return {**render.text_message(note), "replace_original": True}
 
 

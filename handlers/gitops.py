@@ -182,7 +182,8 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
         # Recorded in the channel now, not only at the end: the wait can be long, and the sync
         # runs even if this replica stops before Argo CD finishes.
         started = _change(deps, clicker, "sync", target, "requested", {})
-        note = f"<@{clicker}> started an Argo CD sync of {target.describe()} on {target.cluster}."
+        where = f"{target.describe()} on {target.cluster}"
+        note = f"{render.mention(clicker)} started an Argo CD sync of {where}."
         await confirm.announce(deps, pending, started, note)
         report = await ops.wait_sync(kube, target, polling=_polling(deps))
     change = _change(deps, clicker, "sync", target, report.state, _sync_details(report))

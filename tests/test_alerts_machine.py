@@ -283,7 +283,7 @@ def test_nothing_is_said_in_a_thread_before_its_root_is_posted() -> None:
     [
         ([], "ack", "No active alert"),
         ([(0, "bad")], "ack", "has not fired yet"),
-        ([(0, "bad"), (HOLD, "bad"), (90, "ack U1")], "ack", "already acknowledged by <@U1>"),
+        ([(0, "bad"), (HOLD, "bad"), (90, "ack U1")], "ack", "already acknowledged by .*@U1"),
         ([(0, "bad"), (HOLD, "bad")], "unsilence", "is not silenced"),
     ],
     ids=["unknown", "pending", "acknowledged twice", "unsilence without a silence"],

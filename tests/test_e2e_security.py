@@ -7,6 +7,7 @@ malformed ones) against the simulator and the emulator, and checks the cluster a
 
 from __future__ import annotations
 
+import html
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile import HOSTILE, markup_problems, texts
 from raw_slack import RawRequest, command, send
 
+from bot.service import schedule
 from bot.service.server import Service
-from bot.stack import OPERATOR, Stack, running_stack
+from bot.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
 SCALED_JOB = ("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
 BACKENDS = {"sqlite": {}, "configmap": {"state": {"backend": "configmap"}}}
@@ -193,3 +196,33 @@ async def test_item3_a_cancelled_confirmation_cannot_be_confirmed_on_another_rep
     assert "Cancelled" in cancelled.text
     assert "already used" in confirmed.text
     assert not is_paused(stack)
+
+
+# --- item 4: nothing injects --------------------------------------------------------------------
+
+
+async def test_item4_hostile_cluster_text_reaches_slack_as_text_in_replies_and_alerts(
+    tmp_path: Path,
+) -> None:
+    hold = {"alerts": {"hold": "0s"}}
+    async with running_stack(tmp_path, config_overrides=hold) as stack:
+        kai = "kai.scheduler/v1"
+        stack.sim.set_condition(
+            kai, "Config", "kai-config", None, "DependenciesFulfilled", "False", "bad", HOSTILE
+        )
+        reason = {"autoscaling.keda.sh/paused": "true", "kai-chatops/pause-reason": HOSTILE}
+        stack.sim.patch(*SCALED_JOB, patch={"metadata": {"annotations": reason}})
+        health = await stack.command("health")
+        listing = await stack.command("scaledjobs")
+        await schedule.check_cluster(stack.service.deps, "sim")
+        [root, *_] = await stack.slack.wait_for_messages(ALERT_CHANNEL)
+    sent = [
+        ("health", health.message),
+        ("scaledjobs", listing.message),
+        ("alert root", {"text": root.text, "blocks": list(root.blocks)}),
+    ]
+    for name, message in sent:
+        assert message is not None, name
+        assert markup_problems(message, {f"<@{OPERATOR}>"}) == [], name
+        shown = html.unescape(" ".join(text for _, text in texts(message)))
+        assert "<!channel>" in shown, name

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from bot.config.settings import AccessSettings
 from bot.core import errors
+from bot.slack.blocks import mention
 
 Members = Mapping[str, frozenset[str]]
 
@@ -57,6 +58,5 @@ def require_viewer(user_id: str, action: str, access: AccessSettings, members: M
 
 
 def _display(entry: str) -> str:
-    if entry.startswith("U") or entry.startswith("W"):
-        return f"<@{entry}>"
-    return entry if entry.startswith("@") else f"<!subteam^{entry}>"
+    """A user or group ID as the bot's own mention; a `@handle` as written."""
+    return mention(entry)

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Observation, Phase, RootStatus
 from bot.core import errors
+from bot.slack.blocks import mention
 
 NO_HOLD = timedelta(0)
 
@@ -126,7 +127,7 @@ def acknowledge(state: ClusterAlerts, alert_id: str, user: str, now: datetime) -
     alert = find_active(state, alert_id)
     if alert.acked_by:
         raise errors.UserError(
-            f"Alert {alert.alert_id} is already acknowledged by <@{alert.acked_by}>."
+            f"Alert {alert.alert_id} is already acknowledged by {mention(alert.acked_by)}."
         )
     alert = replace(alert, acked_by=user, acked_at=now)
     return _changed(state, alert, Note(NoteKind.ACKNOWLEDGED, now, user))
