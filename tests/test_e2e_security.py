@@ -7,7 +7,10 @@ malformed ones) against the simulator and the emulator, and checks the cluster a
 
 from __future__ import annotations
 
+import asyncio
 import html
+import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,7 +23,8 @@ from raw_slack import RawRequest, command, send
 
 from bot.service import schedule
 from bot.service.server import Service
-from bot.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
+from bot.sim import breakage
+from bot.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, Stack, running_stack
 
 SCALED_JOB = ("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
 BACKENDS = {"sqlite": {}, "configmap": {"state": {"backend": "configmap"}}}
@@ -226,3 +230,98 @@ async def test_item4_hostile_cluster_text_reaches_slack_as_text_in_replies_and_a
         assert markup_problems(message, {f"<@{OPERATOR}>"}) == [], name
         shown = html.unescape(" ".join(text for _, text in texts(message)))
         assert "<!channel>" in shown, name
+
+
+# --- item 5: every action on the record ---------------------------------------------------------
+
+
+def audit_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
+    return [json.loads(r.getMessage()) for r in caplog.records if r.name == "kai_chatops.audit"]
+
+
+async def fire_alert(stack: Stack) -> str:
+    """Break KAI, run one check (hold 0s): the alert's root is posted; its ID."""
+    breakage.dependencies_missing(stack.sim)
+    await schedule.check_cluster(stack.service.deps, "sim")
+    await stack.slack.wait_for_messages(ALERT_CHANNEL)
+    desk = stack.service.deps.alerts
+    assert desk is not None
+    [cluster] = await desk.list_alerts()
+    [alert] = cluster.alerts.values()
+    return alert.alert_id
+
+
+async def test_item5_ack_silence_and_unsilence_each_write_one_audit_line_with_the_reason(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="kai_chatops.audit")
+    async with running_stack(tmp_path, config_overrides={"alerts": {"hold": "0s"}}) as stack:
+        alert_id = await fire_alert(stack)
+        await stack.command(f"ack {alert_id}")
+        stack.slack.fail_next("chat.postMessage", status=200, error="channel_not_found")
+        await stack.command(f"silence {alert_id} 2h node drain")
+        await stack.command(f"unsilence {alert_id}")
+    lines = [(r["action"], r["user"], r["outcome"], r["reason"]) for r in audit_lines(caplog)]
+    assert lines == [
+        ("acknowledge", OPERATOR, "ok", ""),
+        ("silence", OPERATOR, "ok", "node drain"),
+        ("unsilence", OPERATOR, "ok", ""),
+    ]
+    assert audit_lines(caplog)[1]["details"] == {"for": "2h"}
+
+
+async def test_item5_a_silence_longer_than_alerts_max_silence_is_refused(tmp_path: Path) -> None:
+    config = {"alerts": {"hold": "0s", "max_silence": "2h"}}
+    async with running_stack(tmp_path, config_overrides=config) as stack:
+        alert_id = await fire_alert(stack)
+        typed = await stack.command(f"silence {alert_id} 30d quiet please")
+        [root] = stack.slack.root_messages(ALERT_CHANNEL)
+        clicked = await stack.click("Silence 4h", {"blocks": list(root.blocks)})
+        desk = stack.service.deps.alerts
+        assert desk is not None
+        [cluster] = await desk.list_alerts()
+    for reply in (typed, clicked):
+        assert "at most 2h" in reply.text, reply.text
+        assert "Nothing was changed" in reply.text
+    assert [a.silenced_until for a in cluster.alerts.values()] == [None]
+
+
+async def test_item5_a_patch_whose_answer_timed_out_is_recorded_unknown_and_announced(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="kai_chatops.audit")
+    fast = {"kubernetes": {"request_timeout": "1s", "retries": 0}}
+    async with running_stack(tmp_path, config_overrides=fast) as stack:
+        ask = await stack.command("pause annia/annia-worker drain")
+        assert ask.message is not None, ask.text
+        stack.sim.faults.add(None, verb="patch", resource="scaledjobs", delay=1.5)
+        result = await stack.click("Confirm", ask.message)
+        [announced] = await stack.slack.wait_for_messages(DEMO_CHANNEL)
+        await wait_until(lambda: is_paused(stack))  # the change was made after all
+    assert "may or may not have been applied" in result.text
+    assert "may or may not have been done" in announced.text
+    [line] = audit_lines(caplog)
+    assert (line["action"], line["outcome"], line["reason"]) == ("pause", "unknown", "drain")
+
+
+async def test_item5_a_change_asked_in_a_direct_message_is_also_announced_in_the_alert_channel(
+    tmp_path: Path,
+) -> None:
+    direct = "D0DIRECT"
+    async with running_stack(tmp_path) as stack:
+        ask = await stack.command("pause annia/annia-worker drain", channel_id=direct)
+        assert ask.message is not None, ask.text
+        await stack.click("Confirm", ask.message, channel_id=direct)
+        await stack.command("reconcile hr flux-system/kai-scheduler", channel_id=direct,
+                            to_the_end=True)  # fmt: skip
+        announced = await stack.slack.wait_for_messages(ALERT_CHANNEL, count=2)
+    assert "annia/annia-worker" in announced[0].text
+    assert "HelmRelease flux-system/kai-scheduler" in announced[1].text
+    assert "direct message" in announced[1].text
+
+
+async def wait_until(condition: Any, timeout: float = 10.0) -> None:  # noqa: ASYNC109
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "not within the deadline"
+        await asyncio.sleep(0.05)

@@ -8,9 +8,11 @@ them in. Changes need an operator; looking needs a viewer (everyone, unless a li
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 
 from bot.config.settings import AccessSettings
 from bot.core import errors
+from bot.core.durations import format_duration
 from bot.slack.blocks import mention
 
 Members = Mapping[str, frozenset[str]]
@@ -55,6 +57,15 @@ def require_viewer(user_id: str, action: str, access: AccessSettings, members: M
     """Raises NotAllowed unless the user may look."""
     if not is_viewer(user_id, access, members):
         raise errors.NotAllowed(f"You are not allowed to {action}: ask an operator to add you.")
+
+
+def check_silence(duration: timedelta, longest: timedelta) -> None:
+    """Raises UserError for a silence longer than `alerts.max_silence` allows."""
+    if duration > longest:
+        raise errors.UserError(
+            f"Silences last at most {format_duration(longest)} here (alerts.max_silence); "
+            f"{format_duration(duration)} is longer. Nothing was changed."
+        )
 
 
 def _display(entry: str) -> str:
