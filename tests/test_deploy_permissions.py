@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from deploy_render import DEPLOY, by_kind, render
+from deploy_workload import Clock, run_workload
 
-from bot.service import schedule
-from bot.sim import breakage
 from bot.stack import Stack, running_stack
 from handlers import keda as keda_handlers
 
@@ -39,67 +37,6 @@ SCOPES = {
     "users.info": "users:read",
 }
 SELF_NAMESPACE = "kai-chatops"
-
-
-OCI_REPOSITORY = {
-    "apiVersion": "source.toolkit.fluxcd.io/v1",
-    "kind": "OCIRepository",
-    "metadata": {"name": "podinfo", "namespace": "flux-system"},
-    "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
-}
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-async def confirm(stack: Stack, text: str) -> None:
-    ask = await stack.command(text)
-    assert ask.message is not None, ask.text
-    await stack.click("Confirm", ask.message)
-
-
-async def run_workload(stack: Stack, clock: Clock) -> None:
-    """Every feature once, the way users and the scheduler use it."""
-    await schedule.keep_lease(stack.service.deps)
-    await stack.command("health")
-    await stack.command("scaledjobs")
-    await stack.command("scaledjobs --all-namespaces")
-    await confirm(stack, "pause annia/annia-worker for 1h drain")
-    await confirm(stack, "resume annia/annia-worker")
-    await confirm(stack, "pause scaledobject annia/annia-api for 1h drain")
-    clock.now += timedelta(hours=2)
-    await schedule.keep_lease(stack.service.deps)
-    await schedule.resume_expired_pauses(stack.service.deps, "sim")
-    resumed = stack.sim.get("keda.sh/v1alpha1", "ScaledObject", "annia-api", "annia") or {}
-    assert "autoscaling.keda.sh/paused" not in resumed["metadata"].get("annotations", {})
-    stack.sim.apply(OCI_REPOSITORY)
-    for text in (
-        "reconcile ocirepo flux-system/podinfo",
-        "reconcile hr flux-system/kai-scheduler --with-source",
-        "reconcile ks flux-system/flux-system --with-source",
-        "reconcile gitrepo flux-system/flux-system",
-        "reconcile helmrepo flux-system/kedacore",
-        "reconcile app argocd/kai-scheduler --hard",
-    ):
-        await stack.command(text, to_the_end=True)
-    await confirm(stack, "sync argocd/kai-scheduler")
-    await alert_cycle(stack, clock)
-
-
-async def alert_cycle(stack: Stack, clock: Clock) -> None:
-    """What the scheduler does: hold the Lease, check, fire an alert, keep the state."""
-    deps = stack.service.deps
-    await schedule.keep_lease(deps)
-    breakage.dependencies_missing(stack.sim)
-    await schedule.check_cluster(deps, "sim")
-    clock.now += timedelta(seconds=60)
-    await schedule.keep_lease(deps)
-    await schedule.check_cluster(deps, "sim")
 
 
 @pytest.fixture
