@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test demo lint bench clean
+.PHONY: test demo lint bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
+
+# Mutation testing of the security edges (not part of `make test`: minutes, not seconds).
+mutate: $(STAMP)
+	$(BIN)/python tools/mutate.py --survivors
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
