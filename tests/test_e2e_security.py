@@ -157,7 +157,7 @@ async def test_item2_the_same_command_signed_anew_is_not_a_replay(tmp_path: Path
 async def test_item3_a_confirm_works_once_across_replicas_and_restarts(
     tmp_path: Path, backend: dict[str, Any]
 ) -> None:
-    async with running_stack(tmp_path, config_overrides=backend) as stack:
+    async with running_stack(tmp_path, config_overrides=backend, keda_controller=True) as stack:
         ask = await stack.command("pause annia/annia-worker drain")
         assert ask.message is not None, ask.text
         stack.sim.clear_requests()
@@ -175,7 +175,7 @@ async def test_item3_a_confirm_works_once_across_replicas_and_restarts(
 
 
 async def test_item3_a_confirm_works_once_across_a_restart_in_socket_mode(tmp_path: Path) -> None:
-    async with running_stack(tmp_path, socket_mode=True) as stack:
+    async with running_stack(tmp_path, socket_mode=True, keda_controller=True) as stack:
         ask = await stack.command("pause annia/annia-worker drain")
         assert ask.message is not None, ask.text
         stack.sim.clear_requests()
@@ -190,7 +190,7 @@ async def test_item3_a_confirm_works_once_across_a_restart_in_socket_mode(tmp_pa
 async def test_item3_a_cancelled_confirmation_cannot_be_confirmed_on_another_replica(
     tmp_path: Path,
 ) -> None:
-    async with running_stack(tmp_path) as stack:
+    async with running_stack(tmp_path, keda_controller=True) as stack:
         ask = await stack.command("pause annia/annia-worker drain", user_id=OPERATOR)
         assert ask.message is not None, ask.text
         cancelled = await stack.click("Cancel", ask.message)
@@ -291,7 +291,7 @@ async def test_item5_a_patch_whose_answer_timed_out_is_recorded_unknown_and_anno
 ) -> None:
     caplog.set_level(logging.INFO, logger="kai_chatops.audit")
     fast = {"kubernetes": {"request_timeout": "1s", "retries": 0}}
-    async with running_stack(tmp_path, config_overrides=fast) as stack:
+    async with running_stack(tmp_path, config_overrides=fast, keda_controller=True) as stack:
         ask = await stack.command("pause annia/annia-worker drain")
         assert ask.message is not None, ask.text
         stack.sim.faults.add(None, verb="patch", resource="scaledjobs", delay=1.5)
@@ -308,7 +308,7 @@ async def test_item5_a_change_asked_in_a_direct_message_is_also_announced_in_the
     tmp_path: Path,
 ) -> None:
     direct = "D0DIRECT"
-    async with running_stack(tmp_path) as stack:
+    async with running_stack(tmp_path, keda_controller=True) as stack:
         ask = await stack.command("pause annia/annia-worker drain", channel_id=direct)
         assert ask.message is not None, ask.text
         await stack.click("Confirm", ask.message, channel_id=direct)

@@ -68,7 +68,7 @@ def test_pin_a_user_group_id_is_a_group_entry_and_grants_its_members() -> None:
 
 async def test_pin_operators_listed_by_user_group_id_may_pause(tmp_path: Path) -> None:
     access = {"access": {"operators": ["S0ONCALL"], "viewers": "everyone"}}
-    async with running_stack(tmp_path, config_overrides=access) as stack:
+    async with running_stack(tmp_path, config_overrides=access, keda_controller=True) as stack:
         ask = await stack.command("pause annia/annia-worker drain")
         assert ask.message is not None, ask.text
         await stack.click("Confirm", ask.message)
