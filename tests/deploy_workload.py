@@ -6,11 +6,18 @@ calls this workload makes to the simulator.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
 
 from bot.service import schedule
 from bot.sim import breakage
-from bot.stack import Stack
+from bot.stack import Stack, running_stack
+from handlers import keda as keda_handlers
 
 OCI_REPOSITORY = {
     "apiVersion": "source.toolkit.fluxcd.io/v1",
@@ -71,3 +78,19 @@ async def alert_cycle(stack: Stack, clock: Clock) -> None:
     clock.now += timedelta(seconds=60)
     await schedule.keep_lease(deps)
     await schedule.check_cluster(deps, "sim")
+
+
+@asynccontextmanager
+async def workload_stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Stack, Clock]]:
+    """The stack as a cluster runs it (ConfigMap state, a KEDA controller), with a clock."""
+    monkeypatch.setattr(
+        keda_handlers, "ACK_WAIT", dataclasses.replace(keda_handlers.ACK_WAIT, timeout=0.2)
+    )
+    clock = Clock()
+    configmap_state = {"state": {"backend": "configmap"}}
+    async with running_stack(
+        tmp_path, clock=clock, keda_controller=True, config_overrides=configmap_state
+    ) as stack:
+        yield stack, clock

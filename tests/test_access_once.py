@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sim_gateway import connect
@@ -26,6 +27,14 @@ async def sim() -> AsyncIterator[Simulator]:
     async with Simulator(scenarios=["kai-healthy"]) as running:
         running.apply(NAMESPACE)
         yield running
+
+
+def configmap_once(sim: Simulator, tmp_path: Path) -> ConfigMapOnce:
+    return ConfigMapOnce(connect(sim, tmp_path), namespace="kai-chatops", name="state-once")
+
+
+def stored(sim: Simulator) -> dict[str, Any]:
+    return sim.get("v1", "ConfigMap", "state-once", "kai-chatops") or {}
 
 
 @pytest.fixture(params=["memory", "sqlite", "configmap"])
@@ -78,11 +87,11 @@ async def test_expiry_is_kept_per_space_each_with_its_own_clock(make: Make) -> N
 async def test_a_configmap_value_that_cannot_be_read_counts_as_expired(
     sim: Simulator, tmp_path: Path
 ) -> None:
-    store = ConfigMapOnce(connect(sim, tmp_path), namespace="kai-chatops", name="state-once")
+    store = configmap_once(sim, tmp_path)
     assert await store.claim("req-a", LATER, T0)
     sim.patch("v1", "ConfigMap", "state-once", "kai-chatops", patch={"data": {"req-a": "soon"}})
     assert await store.claim("req-a", LATER, T0)
-    kept = sim.get("v1", "ConfigMap", "state-once", "kai-chatops") or {}
+    kept = stored(sim)
     assert kept["data"]["req-a"] == repr(LATER.timestamp())
     assert kept["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "kai-chatops"}
 
@@ -90,11 +99,11 @@ async def test_a_configmap_value_that_cannot_be_read_counts_as_expired(
 async def test_expired_keys_are_dropped_from_the_configmap_the_others_kept(
     sim: Simulator, tmp_path: Path
 ) -> None:
-    store = ConfigMapOnce(connect(sim, tmp_path), namespace="kai-chatops", name="state-once")
+    store = configmap_once(sim, tmp_path)
     assert await store.claim("req-old", T0 + timedelta(seconds=1), T0)
     assert await store.claim("req-kept", LATER, T0)
     assert await store.claim("req-new", LATER, T0 + timedelta(seconds=1))
-    kept = sim.get("v1", "ConfigMap", "state-once", "kai-chatops") or {}
+    kept = stored(sim)
     assert set(kept["data"]) == {"req-kept", "req-new"}
     assert not await store.claim("req-kept", LATER, T0 + timedelta(seconds=2))
 
@@ -102,7 +111,7 @@ async def test_expired_keys_are_dropped_from_the_configmap_the_others_kept(
 async def test_the_configmap_is_created_as_the_api_server_expects_it(
     sim: Simulator, tmp_path: Path
 ) -> None:
-    store = ConfigMapOnce(connect(sim, tmp_path), namespace="kai-chatops", name="state-once")
+    store = configmap_once(sim, tmp_path)
     assert await store.claim("req-a", LATER, T0)
     [create] = [r for r in sim.requests if r.verb == "create"]
     assert create.body == {
@@ -120,7 +129,7 @@ async def test_the_configmap_is_created_as_the_api_server_expects_it(
 async def test_a_configmap_the_cluster_refuses_is_unavailable(
     sim: Simulator, tmp_path: Path
 ) -> None:
-    store = ConfigMapOnce(connect(sim, tmp_path), namespace="kai-chatops", name="state-once")
+    store = configmap_once(sim, tmp_path)
     sim.faults.add(403, resource="configmaps", times=None)
     with pytest.raises(OnceUnavailable, match="request memory ConfigMap"):
         await store.claim("req-a", LATER, T0)
@@ -129,7 +138,7 @@ async def test_a_configmap_the_cluster_refuses_is_unavailable(
 async def test_a_configmap_that_keeps_changing_is_unavailable(
     sim: Simulator, tmp_path: Path
 ) -> None:
-    store = ConfigMapOnce(connect(sim, tmp_path), namespace="kai-chatops", name="state-once")
+    store = configmap_once(sim, tmp_path)
     assert await store.claim("req-a", LATER, T0)
     sim.faults.add(409, verb="patch", resource="configmaps", times=None)
     with pytest.raises(OnceUnavailable) as unavailable:

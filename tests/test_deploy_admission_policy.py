@@ -19,12 +19,11 @@ from typing import Any
 import celpy
 import pytest
 from deploy_render import DEPLOY, by_kind, render
-from deploy_workload import Clock, run_workload
+from deploy_workload import Clock, run_workload, workload_stack
 
 from bot.sim import patching
 from bot.sim.selectors import parse_selector
-from bot.stack import Stack, running_stack
-from handlers import keda as keda_handlers
+from bot.stack import Stack
 
 BOT = "system:serviceaccount:kai-chatops:kai-chatops"
 WRITTEN = {  # group -> the resources the bot writes there
@@ -208,14 +207,7 @@ async def observed_writes(stack: Stack, clock: Clock) -> list[Write]:
 
 @pytest.fixture
 async def writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[list[Write]]:
-    monkeypatch.setattr(
-        keda_handlers, "ACK_WAIT", dataclasses.replace(keda_handlers.ACK_WAIT, timeout=0.2)
-    )
-    clock = Clock()
-    configmap_state = {"state": {"backend": "configmap"}}
-    async with running_stack(
-        tmp_path, clock=clock, keda_controller=True, config_overrides=configmap_state
-    ) as stack:
+    async with workload_stack(tmp_path, monkeypatch) as (stack, clock):
         yield await observed_writes(stack, clock)
 
 

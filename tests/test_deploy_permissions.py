@@ -7,7 +7,6 @@ Slack method. The deploy manifests must grant every call made, and nothing that 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,9 @@ from typing import Any
 import pytest
 import yaml
 from deploy_render import DEPLOY, by_kind, render
-from deploy_workload import Clock, run_workload
+from deploy_workload import run_workload, workload_stack
 
-from bot.stack import Stack, running_stack
-from handlers import keda as keda_handlers
+from bot.stack import Stack
 
 Call = tuple[str, str, str, str | None]  # group, resource, verb, namespace (None: cluster-wide)
 # Resources whose calls without a namespace are cluster-wide lists rather than cluster-scoped.
@@ -41,14 +39,7 @@ SELF_NAMESPACE = "kai-chatops"
 
 @pytest.fixture
 async def observed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Stack]:
-    monkeypatch.setattr(
-        keda_handlers, "ACK_WAIT", dataclasses.replace(keda_handlers.ACK_WAIT, timeout=0.2)
-    )
-    clock = Clock()
-    configmap_state = {"state": {"backend": "configmap"}}
-    async with running_stack(
-        tmp_path, clock=clock, keda_controller=True, config_overrides=configmap_state
-    ) as stack:
+    async with workload_stack(tmp_path, monkeypatch) as (stack, clock):
         stack.slack.add_usergroup("S0OTHERS", "others", [])
         await run_workload(stack, clock)
         yield stack

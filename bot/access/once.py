@@ -20,8 +20,7 @@ from typing import Protocol
 
 from bot.config.settings import Settings
 from bot.core import errors
-from bot.core.models import RawObject
-from bot.kube.kinds import CONFIG_MAP
+from bot.kube.kinds import CONFIG_MAP, owned_config_map
 from bot.kube.ports import KubeWriter
 
 CLAIM_RETRIES = 5  # a 409 means another replica claimed something meanwhile: read again
@@ -123,7 +122,8 @@ class ConfigMapOnce:
     async def _try_claim(self, key: str, until: float, now: float) -> bool:
         found = await self._kube.get_object(CONFIG_MAP, self.name, self.namespace)
         if found is None:
-            await self._kube.create_object(CONFIG_MAP, self.namespace, self._new(key, until))
+            body = owned_config_map(self.name, self.namespace, {key: repr(until)})
+            await self._kube.create_object(CONFIG_MAP, self.namespace, body)
             return True
         data = found.get("data") or {}
         if key in data and _expiry(data[key]) > now:
@@ -139,18 +139,6 @@ class ConfigMapOnce:
 
     def close(self) -> None:
         """Nothing to release: the Kubernetes gateway belongs to the service."""
-
-    def _new(self, key: str, until: float) -> RawObject:
-        return {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": self.name,
-                "namespace": self.namespace,
-                "labels": {"app.kubernetes.io/managed-by": "kai-chatops"},
-            },
-            "data": {key: repr(until)},
-        }
 
 
 def space_of(key: str) -> str:

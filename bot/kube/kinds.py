@@ -48,3 +48,17 @@ SCALED_OBJECT = ResourceRef("keda.sh", "v1alpha1", "scaledobjects", "ScaledObjec
 # The objects the bot keeps its own state in (alert state, leader election).
 LEASE = ResourceRef("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 CONFIG_MAP = ResourceRef("", "v1", "configmaps", "ConfigMap", namespaced=True)
+
+
+def owned_config_map(name: str, namespace: str, data: dict[str, str]) -> dict[str, object]:
+    """A ConfigMap of the bot's own state, labelled as managed by kai-chatops, ready to create."""
+    return {
+        "apiVersion": CONFIG_MAP.api_version,
+        "kind": CONFIG_MAP.kind,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/managed-by": "kai-chatops"},
+        },
+        "data": data,
+    }
