@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 from hostile import HOSTILE, markup_problems, texts
-from raw_slack import RawRequest, command, send
+from raw_slack import RawRequest, command, origin, send
 
-from bot.service import schedule
+from bot.service import logs, schedule
 from bot.service.server import Service
 from bot.sim import breakage
+from bot.slackemu.payloads import slash_command_fields
 from bot.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, Stack, running_stack
 
 SCALED_JOB = ("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
@@ -116,6 +117,25 @@ async def test_item1_a_signed_payload_with_a_response_url_that_is_not_slacks_is_
         status, _ = await send(stack, request)
         assert status == 400
         assert writes(stack, "helmreleases") == []
+
+
+async def test_item1_in_socket_mode_a_payload_with_a_foreign_response_url_runs_nothing(
+    tmp_path: Path,
+) -> None:
+    async with running_stack(tmp_path, socket_mode=True) as stack:
+        fields = slash_command_fields(
+            origin(stack),
+            text="reconcile hr flux-system/kai-scheduler",
+            command="/kai",
+            response_url="http://127.0.0.2:9/collect",
+        )
+        stack.sim.clear_requests()
+        await stack.slack.socket.send_envelope(
+            "slash_commands", fields, accepts_response_payload=True, ack_timeout=2.0
+        )
+        done = await stack.command("health")  # answered in full: the first is over too
+    assert done.text.startswith("KAI health")
+    assert writes(stack, "helmreleases") == []
 
 
 # --- item 2: nothing replays ------------------------------------------------------------------
@@ -325,3 +345,26 @@ async def wait_until(condition: Any, timeout: float = 10.0) -> None:  # noqa: AS
     while not condition():
         assert time.monotonic() < deadline, "not within the deadline"
         await asyncio.sleep(0.05)
+
+
+# --- item 7: no token in the log ------------------------------------------------------------------
+
+
+async def test_item7_a_token_pasted_into_a_reason_never_reaches_the_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    logs.configure("json")
+    pasted = "xoxc-1234567890-1234567890-abcdefabcdef"
+    try:
+        async with running_stack(tmp_path, keda_controller=True) as stack:
+            ask = await stack.command(f"pause annia/annia-worker oops {pasted}")
+            assert ask.message is not None, ask.text
+            await stack.click("Confirm", ask.message)
+    finally:
+        root.handlers[:], root.level = saved[0], saved[1]
+    lines = [json.loads(line) for line in capsys.readouterr().err.splitlines()]
+    audit = [line for line in lines if line["logger"] == "kai_chatops.audit"]
+    assert audit and "oops [redacted]" in audit[0]["event"]
+    assert pasted not in json.dumps(lines)
