@@ -39,7 +39,9 @@ def demo_config(kubeconfig: str) -> dict[str, Any]:
     return {
         "clusters": [{"name": CLUSTER, "kubeconfig": kubeconfig, "context": "sim"}],
         "slack": {"command": "/kai", "alert_channel": ALERT_CHANNEL},
-        "access": {"operators": [OPERATOR, "@platform-oncall"], "viewers": "everyone"},
+        # OPERATOR is an operator only through the user group, so every change in a test or
+        # the demo goes through group resolution (usergroups.list, usergroups.users.list).
+        "access": {"operators": ["@platform-oncall"], "viewers": "everyone"},
         "kai": {"namespace": "kai-scheduler"},
         "keda": {"namespaces": ["annia"]},
         "gitops": {

@@ -13,6 +13,8 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
+from bot.access import audit, policy
+from bot.access.audit import Change
 from bot.alerts import render as render_alerts
 from bot.alerts.desk import AlertDesk
 from bot.alerts.model import AlertState
@@ -53,38 +55,70 @@ async def list_alerts(parsed: commands.Alerts, deps: Deps, invocation: Invocatio
 
 async def acknowledge(parsed: commands.Ack, deps: Deps, invocation: Invocation) -> Message:
     """`/kai ack ALERT_ID`."""
-    user = invocation.user_id
-    await access.require_operator(deps, user, f"acknowledge alert {parsed.alert_id}")
-    alert = await desk_of(deps).acknowledge(
-        parsed.alert_id, user, deps.clock(), cluster=parsed.cluster
-    )
-    return _done(alert, "Acknowledged")
+    return await run_acknowledge(deps, invocation.user_id, parsed.cluster, parsed.alert_id)
 
 
 async def silence(parsed: commands.Silence, deps: Deps, invocation: Invocation) -> Message:
     """`/kai silence ALERT_ID DURATION [REASON...]`."""
-    user = invocation.user_id
-    await access.require_operator(deps, user, f"silence alert {parsed.alert_id}")
-    alert = await desk_of(deps).silence(
-        parsed.alert_id, user, parsed.duration, parsed.reason, deps.clock(), cluster=parsed.cluster
-    )
-    return _done(alert, "Silenced", f" for {format_duration(parsed.duration)}")
+    user, alert_id, duration = invocation.user_id, parsed.alert_id, parsed.duration
+    return await run_silence(deps, user, parsed.cluster, alert_id, duration, parsed.reason)
 
 
 async def unsilence(parsed: commands.Unsilence, deps: Deps, invocation: Invocation) -> Message:
     """`/kai unsilence ALERT_ID`."""
-    user = invocation.user_id
-    await access.require_operator(deps, user, f"unsilence alert {parsed.alert_id}")
-    alert = await desk_of(deps).unsilence(
-        parsed.alert_id, user, deps.clock(), cluster=parsed.cluster
-    )
+    user, alert_id = invocation.user_id, parsed.alert_id
+    await access.require_operator(deps, user, f"unsilence alert {alert_id}")
+    run = desk_of(deps).unsilence(alert_id, user, deps.clock(), cluster=parsed.cluster)
+    alert = await _recorded(deps, user, "unsilence", alert_id, "", run)
     return _done(alert, "Lifted the silence on")
+
+
+async def run_acknowledge(deps: Deps, user: str, cluster: str | None, alert_id: str) -> Message:
+    """Acknowledge an alert (a command or a button), on the record."""
+    await access.require_operator(deps, user, f"acknowledge alert {alert_id}")
+    run = desk_of(deps).acknowledge(alert_id, user, deps.clock(), cluster=cluster)
+    return _done(await _recorded(deps, user, "acknowledge", alert_id, "", run), "Acknowledged")
+
+
+async def run_silence(
+    deps: Deps, user: str, cluster: str | None, alert_id: str, duration: timedelta, reason: str
+) -> Message:
+    """Silence an alert (a command or a button), at most `alerts.max_silence`, on the record."""
+    await access.require_operator(deps, user, f"silence alert {alert_id}")
+    policy.check_silence(duration, deps.settings.alerts.max_silence)
+    run = desk_of(deps).silence(alert_id, user, duration, reason, deps.clock(), cluster=cluster)
+    alert = await _recorded(deps, user, "silence", alert_id, reason, run, format_duration(duration))
+    return _done(alert, "Silenced", f" for {format_duration(duration)}")
+
+
+async def _recorded(
+    deps: Deps,
+    user: str,
+    action: str,
+    alert_id: str,
+    reason: str,
+    run: Awaitable[AlertState],
+    duration: str = "",
+) -> AlertState:
+    """The alert after `run`, with one audit line whatever happened (the thread's note may
+    never be posted, the log line is the record)."""
+    details = {"for": duration} if duration else {}
+    try:
+        alert = await run
+    except errors.BotError as e:
+        where = f"alert {alert_id}"
+        change = Change(user, action, where, "failed", deps.clock(), reason, details, note=str(e))
+        audit.log_change(change)
+        raise
+    where = f"alert {alert_id} on {alert.key.cluster}: {alert.observation.title}"
+    audit.log_change(Change(user, action, where, "ok", deps.clock(), reason, details))
+    return alert
 
 
 def _done(alert: AlertState, what: str, detail: str = "") -> Message:
     """`Silenced alert 3f9a2c for 2h (prod: ...); noted in its thread.`, for the asker only."""
     where = "; noted in its thread." if alert.has_thread else "."
-    title = alert.observation.title
+    title = render.escape(alert.observation.title)
     text = f"{what} alert {alert.alert_id}{detail} ({alert.key.cluster}: {title}){where}"
     return {**render.text_message(text), "response_type": "ephemeral"}
 
@@ -116,20 +150,14 @@ def make_click_listener(run: Click, name: str) -> Listener:
 async def click_acknowledge(
     deps: Deps, user: str, cluster: str, alert_id: str, body: dict[str, Any]
 ) -> Message:
-    await access.require_operator(deps, user, f"acknowledge alert {alert_id}")
-    alert = await desk_of(deps).acknowledge(alert_id, user, deps.clock(), cluster=cluster)
-    return _done(alert, "Acknowledged")
+    return await run_acknowledge(deps, user, cluster, alert_id)
 
 
 def click_silence(duration: timedelta) -> Click:
     async def run(
         deps: Deps, user: str, cluster: str, alert_id: str, body: dict[str, Any]
     ) -> Message:
-        await access.require_operator(deps, user, f"silence alert {alert_id}")
-        alert = await desk_of(deps).silence(
-            alert_id, user, duration, "", deps.clock(), cluster=cluster
-        )
-        return _done(alert, "Silenced", f" for {format_duration(duration)}")
+        return await run_silence(deps, user, cluster, alert_id, duration, "")
 
     return run
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.access import audit, confirmations
 from bot.access.confirmations import Pending
+from bot.access.once import OnceUnavailable
 from bot.core import errors
 from bot.service.deps import Deps
 from bot.slack import blocks as render
@@ -51,16 +52,43 @@ def make_confirm_listener(executors: Mapping[str, Executor]) -> Listener:
         execute = executors.get(pending.action)
         if execute is None:
             raise errors.UserError(f"'{pending.action}' cannot be confirmed in this version.")
-        deps.used_confirmations.claim(pending, deps.clock())
-        return {**await execute(pending, deps, user_id), "replace_original": True}
+        await claim_once(deps, pending)
+        try:
+            result = await execute(pending, deps, user_id)
+        except errors.KubeWriteUnknown as e:
+            await announce_unknown(deps, pending, user_id, e)
+            raise
+        except errors.BotError as e:  # executors record what they return; this, they raised
+            audit.log_change(_change(deps, pending, user_id, "failed", str(e)))
+            raise
+        return {**result, "replace_original": True}
 
     return replies.button_listener("confirm", confirm)
 
 
+async def claim_once(deps: Deps, pending: Pending) -> None:
+    """Use the confirmation up, on every replica, for good (it is remembered until it expires).
+
+    Raises:
+        UserError: it was used (confirmed or cancelled) before, or that cannot be told now:
+            a change fails closed.
+    """
+    key = confirmations.once_key(pending)
+    try:
+        first = await deps.once.claim(key, pending.expires_at, deps.clock())
+    except OnceUnavailable as e:
+        raise errors.UserError(
+            f"Cannot tell whether this confirmation was already used ({e}); nothing was "
+            "changed. Try again in a moment."
+        ) from e
+    if not first:
+        raise errors.UserError("This confirmation was already used; nothing more was changed.")
+
+
 async def cancel(deps: Deps, user_id: str, value: str, _: dict[str, Any]) -> Message:
-    """`Cancel`: nothing changes; the confirmation is replaced by a note saying so."""
-    confirmations.unseal(value, deps.confirm_key, deps.clock())
-    note = f"Cancelled by <@{user_id}>; nothing was changed."
+    """`Cancel`: nothing changes, and the confirmation can no longer be used anywhere."""
+    await claim_once(deps, confirmations.unseal(value, deps.confirm_key, deps.clock()))
+    note = f"Cancelled by {render.mention(user_id)}; nothing was changed."
     return {**render.text_message(note), "replace_original": True}
 
 
@@ -69,12 +97,38 @@ handle_cancel = replies.button_listener("cancel", cancel)
 
 async def announce(deps: Deps, pending: Pending, change: audit.Change, text: str) -> None:
     """Record a confirmed change: the log line, and `text` in the channel the command came
-    from (or the alert channel, when the bot is not a member there)."""
+    from, and in the alert channel too when that was a direct message (or the bot is not a
+    member there)."""
     await audit.record(
         change,
         slack=deps.slack,
         channel=pending.channel_id,
         text=text,
-        fallback_channel=deps.settings.slack.alert_channel,
+        alert_channel=deps.settings.slack.alert_channel,
         journal=deps.journal,
     )
+
+
+async def announce_unknown(
+    deps: Deps, pending: Pending, user_id: str, error: errors.KubeWriteUnknown
+) -> None:
+    """A confirmed change whose write got no answer: it may have been applied, so it is on the
+    record (outcome `unknown`) and said in the channel, for someone to check the object."""
+    change = _change(deps, pending, user_id, "unknown", str(error))
+    text = (
+        f"{render.mention(user_id)} asked to {pending.action} {render.escape(change.target)}; "
+        "the cluster did not answer in time, so it may or may not have been done. "
+        "Check the object."
+    )
+    await announce(deps, pending, change, text)
+
+
+def _change(
+    deps: Deps, pending: Pending, user_id: str, outcome: audit.Outcome, note: str
+) -> audit.Change:
+    """The record of a confirmed change that ended in an error, from what it asked for."""
+    params = pending.params
+    what = f"{params.get('kind', '')} {params.get('namespace') or params.get('ns', '')}/"
+    what += f"{params.get('name', '')} on {params.get('cluster', '')}"
+    reason = params.get("reason", "")
+    return audit.Change(user_id, pending.action, what, outcome, deps.clock(), reason, note=note)

@@ -10,10 +10,12 @@ time. The change is logged (`bot.access.audit`); the public reply is the channel
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -24,7 +26,7 @@ from bot.commands.parsed import Reconcile, ReconcileShortcut, Sync
 from bot.core import errors
 from bot.gitops import argo, ops
 from bot.gitops import render as render_gitops
-from bot.gitops.target import Request, Target, resolve_request
+from bot.gitops.target import Request, StepState, Target, resolve_request
 from bot.kube.ports import KubeWriter
 from bot.service.deps import Deps
 from bot.slack import blocks as render
@@ -103,7 +105,7 @@ async def _reconcile_flux(
     progress = render_gitops.flux_progress([step.target for step in steps], user)
 
     async def requested(target: Target, token: str) -> None:
-        await _log_change(deps, user, "reconcile", target, "requested", {"requestedAt": token})
+        log.info("reconcile of %s requested by %s (requestedAt %s)", target.describe(), user, token)
 
     async def work() -> Message:
         report = await ops.run_flux(
@@ -116,10 +118,12 @@ async def _reconcile_flux(
         )
         final = report.steps[-1]
         details = {"requestedAt": final.token, "ready": final.ready, "reason": final.reason}
-        await _log_change(deps, user, "reconcile", request.target, report.outcome, details)
+        change = _change(deps, user, "reconcile", request.target, report.outcome, details)
+        await _record(deps, invocation, change)
         return render_gitops.flux_result(report, user)
 
-    return await _in_place(respond, progress, work())
+    action = _Action(deps, invocation, "reconcile", request.target)
+    return await _in_place(respond, progress, action.recorded(work()))
 
 
 async def _refresh(
@@ -134,7 +138,7 @@ async def _refresh(
     action = "hard refresh" if request.hard else "refresh"
 
     async def requested(target: Target, value: str) -> None:
-        await _log_change(deps, user, action, target, "requested", {"refresh": value})
+        log.info("%s of %s requested by %s (%s)", action, target.describe(), user, value)
 
     async def work() -> Message:
         report = await ops.run_refresh(
@@ -146,10 +150,12 @@ async def _refresh(
             polling=_polling(deps),
             on_requested=requested,
         )
-        await _log_change(deps, user, action, target, report.state, {})
+        await _record(deps, invocation, _change(deps, user, action, target, report.state, {}))
         return render_gitops.argo_result(report, user)
 
-    return await _in_place(respond, render_gitops.argo_progress(target, action, user), work())
+    progress = render_gitops.argo_progress(target, action, user)
+    recorded = _Action(deps, invocation, action, target).recorded(work())
+    return await _in_place(respond, progress, recorded)
 
 
 async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
@@ -181,9 +187,14 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
         )
         # Recorded in the channel now, not only at the end: the wait can be long, and the sync
         # runs even if this replica stops before Argo CD finishes.
-        started = _change(deps, clicker, "sync", target, "requested", {})
-        note = f"<@{clicker}> started an Argo CD sync of {target.describe()} on {target.cluster}."
-        await confirm.announce(deps, pending, started, note)
+        where = f"{target.describe()} on {target.cluster}"
+        note = f"{render.mention(clicker)} started an Argo CD sync of {where}."
+        await audit.announce(
+            note,
+            slack=deps.slack,
+            channel=pending.channel_id,
+            alert_channel=deps.settings.slack.alert_channel,
+        )
         report = await ops.wait_sync(kube, target, polling=_polling(deps))
     change = _change(deps, clicker, "sync", target, report.state, _sync_details(report))
     text = render_gitops.sync_audit_text(report, clicker)
@@ -229,19 +240,71 @@ def _polling(deps: Deps) -> ops.Polling:
     return ops.Polling(timeout=deps.settings.gitops.reconcile_timeout.total_seconds())
 
 
+# How a request ended, as the audit record's outcome.
+_OUTCOMES: dict[StepState, audit.Outcome] = {
+    "succeeded": "ok",
+    "skipped": "ok",
+    "failed": "failed",
+    "not started": "failed",
+    "unknown": "unknown",
+    "timed out": "unknown",
+    "blocked": "unknown",  # written, held by a sync window: it runs when the window opens
+}
+
+
 def _change(
-    deps: Deps, user: str, action: str, target: Target, outcome: str, details: dict[str, str]
+    deps: Deps,
+    user: str,
+    action: str,
+    target: Target,
+    state: StepState,
+    details: dict[str, str],
 ) -> audit.Change:
     where = f"{target.describe()} on {target.cluster}"
-    return audit.Change(f"slack:{user}", action, where, outcome, deps.clock(), details=details)
+    return audit.Change(
+        f"slack:{user}", action, where, _OUTCOMES[state], deps.clock(), details=details, note=state
+    )
 
 
-async def _log_change(
-    deps: Deps, user: str, action: str, target: Target, outcome: str, details: dict[str, str]
-) -> None:
-    """The JSON log line only: the public in-place reply is the channel's record."""
-    change = _change(deps, user, action, target, outcome, details)
-    await audit.record(change, slack=None, channel="", text="", journal=deps.journal)
+async def _record(deps: Deps, invocation: Invocation, change: audit.Change) -> None:
+    """The audit line; the public in-place reply is the channel's record of it, except when
+    the request came from a direct message: then it is also said in the alert channel."""
+    if not audit.is_direct_message(invocation.channel_id):
+        await audit.record(change, slack=None, channel="", text="", journal=deps.journal)
+        return
+    user = invocation.user_id
+    text = render_gitops.change_record(user, change.action, change.target, change.note)
+    alert_channel = deps.settings.slack.alert_channel
+    await audit.record(
+        change, slack=deps.slack, channel=alert_channel, text=text, journal=deps.journal
+    )
+
+
+@dataclass(frozen=True)
+class _Action:
+    """A reconcile or refresh under way: what to record when it ends in an error."""
+
+    deps: Deps
+    invocation: Invocation
+    action: str
+    target: Target
+
+    async def recorded(self, work: Awaitable[Message]) -> Message:
+        """The result of `work`; an error is on the record too (`unknown` when a write got no
+        answer: it may have been applied), then raised."""
+        try:
+            return await work
+        except errors.KubeWriteUnknown as e:
+            await self._record("unknown", str(e))
+            raise
+        except errors.BotError as e:
+            await self._record("failed", str(e))
+            raise
+
+    async def _record(self, state: StepState, note: str) -> None:
+        user = self.invocation.user_id
+        change = _change(self.deps, user, self.action, self.target, state, {})
+        await _record(self.deps, self.invocation, dataclasses.replace(change, note=note))
 
 
 def _sync_details(report: argo.ArgoReport) -> dict[str, str]:

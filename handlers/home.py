@@ -162,7 +162,9 @@ async def _changes(deps: Deps) -> tuple[list[ChangeLine], str]:
         changes = await deps.journal.recent(RECENT_CHANGES)
     except errors.BotError as e:
         return [], f"The recent changes cannot be read: {e}"
-    return [ChangeLine(c.at, c.user, c.action, c.target, c.outcome, c.reason) for c in changes], ""
+    return [
+        ChangeLine(c.at, c.user, c.action, c.target, c.outcome, c.reason, c.note) for c in changes
+    ], ""
 
 
 RUNNERS: dict[type, Runner] = {}

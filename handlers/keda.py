@@ -151,7 +151,7 @@ async def execute_pause(pending: Pending, deps: Deps, clicker: str) -> Message:
             wait=wait,
         )
     except errors.KubeForbidden as e:
-        await _record_refusal("pause", target, clicker, now, e)
+        _record_refusal("pause", target, clicker, now, e)
         return words.refused_message("pause", target, e)
     return await _report(outcome, pending, deps, clicker, now, wait)
 
@@ -165,7 +165,7 @@ async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
     try:
         outcome = await ops.resume(kube, target, wait=wait)
     except errors.KubeForbidden as e:
-        await _record_refusal("resume", target, clicker, now, e)
+        _record_refusal("resume", target, clicker, now, e)
         return words.refused_message("resume", target, e)
     return await _report(outcome, pending, deps, clicker, now, wait)
 
@@ -186,8 +186,9 @@ async def _report(
             user=clicker,
             action=plan.action,
             target=plan.target.describe(),
-            outcome=_outcome_word(outcome),
+            outcome="ok",
             at=now,
+            note=_outcome_word(outcome),
             reason=pending.params.get("reason", ""),
             details=words.pause_details(state) | {"requested_by": pending.requested_by},
         )
@@ -198,12 +199,12 @@ async def _report(
     return words.result_message(outcome, wait_timeout=wait.timeout, now=now)
 
 
-async def _record_refusal(
+def _record_refusal(
     action: str, target: Target, user: str, now: datetime, error: errors.KubeError
 ) -> None:
     """A change the cluster refused: logged only (the user sees the message)."""
-    change = Change(user, action, target.describe(), "refused by the cluster", now)
-    await audit.record(change, slack=None, channel="", text=str(error))
+    change = Change(user, action, target.describe(), "failed", now, note=str(error))
+    audit.log_change(change)
 
 
 def _outcome_word(outcome: Outcome) -> str:

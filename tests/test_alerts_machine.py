@@ -339,7 +339,7 @@ def test_a_resolved_incident_stays_until_its_resolution_is_delivered() -> None:
     [
         ([], "ack", "No active alert"),
         ([(0, "bad")], "ack", "has not fired yet"),
-        ([(0, "bad"), (HOLD, "bad"), (90, "ack U1")], "ack", "already acknowledged by <@U1>"),
+        ([(0, "bad"), (HOLD, "bad"), (90, "ack U1")], "ack", "already acknowledged by .*@U1"),
         ([(0, "bad"), (HOLD, "bad")], "unsilence", "is not silenced"),
     ],
     ids=["unknown", "pending", "acknowledged twice", "unsilence without a silence"],

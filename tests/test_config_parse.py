@@ -317,7 +317,7 @@ PROBLEMS = [
         "alerts.intervall",
         "30s",
         "alerts: unknown key 'intervall' (known keys: interval, hold, repeat, "
-        "failures_before_alert)",
+        "failures_before_alert, max_silence)",
     ),
 ]
 

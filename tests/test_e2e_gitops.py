@@ -104,10 +104,10 @@ async def test_a_reconcile_is_one_message_saying_reconciling_then_ready_and_the_
     assert annotations(stack, HR_API, "HelmRelease", "kai-scheduler", "flux-system")["team"] == (
         "platform"
     )
-    logged = [json.loads(r.getMessage()) for r in caplog.records]
-    assert [(r["outcome"], r["details"].get("requestedAt")) for r in logged] == [
-        ("requested", token),
-        ("succeeded", token),
+    logged = [json.loads(r.getMessage()) for r in caplog.records if r.name == "kai_chatops.audit"]
+    # One audit line per action (DESIGN §2), at its end.
+    assert [(r["outcome"], r["note"], r["details"].get("requestedAt")) for r in logged] == [
+        ("ok", "succeeded", token),
     ]
     assert stack.slack.violations == []
 

@@ -25,7 +25,7 @@ from bot.keda.pause import (
     summarise,
 )
 from bot.rules import keda
-from bot.slack import limits
+from bot.slack import blocks, limits
 
 NOW = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 PAUSED, REPLICAS = keda.PAUSED, keda.PAUSED_REPLICAS
@@ -412,7 +412,7 @@ def test_the_automatic_resume_names_its_length_who_paused_it_and_why() -> None:
     assert expired is not None
     outcome = Outcome(plan_resume(JOB, obj(JOB, {PAUSED: "true"}, "True")), expired.state, True)
 
-    text = render_changes.auto_resume_text(expired, outcome)
+    text = blocks.neutralise(render_changes.auto_resume_text(expired, outcome))
 
     assert text == (
         ":arrow_forward: ScaledJob annia/annia-worker on prod resumed automatically after 2h "

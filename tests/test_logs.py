@@ -58,3 +58,43 @@ def test_tokens_and_configured_secrets_are_redacted_even_in_tracebacks(
     text = json.dumps(lines(capsys))
     assert "xoxb-1234" not in text and "xapp-1-A0" not in text and SECRET not in text
     assert text.count("[redacted]") >= 3  # the message, and the traceback (source line too)
+
+
+TOKENS = {
+    "bot": "xoxb-1234-5678-abcdefghij",
+    "user": "xoxp-1234-5678-abcdefghij",
+    "refresh": "xoxe-1-My0xLTEyMzQ1Njc4OTAtYWJj",
+    "rotated user": "xoxe.xoxp-1-Mi0yLTEyMzQ1Njc4OTAtYWJj",
+    "client": "xoxc-1234567890-1234567890-abcdef",
+    "cookie": "xoxd-abc%2Fdef%3D%3D",
+    "app": "xapp-1-A0123-4567-abcdef",
+}
+
+
+@pytest.mark.parametrize("token", list(TOKENS.values()), ids=list(TOKENS))
+def test_every_slack_token_shape_is_redacted_in_the_message_and_in_extra_fields(
+    json_logs: None, capsys: pytest.CaptureFixture[str], token: str
+) -> None:
+    logging.getLogger("kai_chatops.audit").info(
+        "using %s",
+        token,
+        extra={"user": f"U1 ({token})", "object": [f"a {token}"], "details": {"t": token}},
+    )
+    [line] = lines(capsys)
+    assert token not in json.dumps(line)
+    assert line["event"] == "using [redacted]" and line["user"] == "U1 ([redacted])"
+
+
+def test_extra_fields_are_redacted_for_every_handler_not_only_the_json_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    log = logging.getLogger("kai_chatops.test_redaction")
+    log.addFilter(logs.RedactSecrets([SECRET]))
+    try:
+        with caplog.at_level(logging.INFO, logger=log.name):
+            log.info("ok", extra={"command": f"secret {SECRET}", "outcome": 3})
+    finally:
+        log.filters.clear()
+    [record] = caplog.records
+    assert record.__dict__["command"] == "secret [redacted]"
+    assert record.__dict__["outcome"] == 3

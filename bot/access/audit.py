@@ -1,7 +1,9 @@
-"""The record of every change: one structured log line, and a message in the channel.
+"""The record of every action: one structured log line, and a message in the channel.
 
-Who did what, to which object, why, and how it ended, in RFC 3339 UTC. The log line is JSON so a
-log pipeline can index it; the channel message is for the humans on call.
+Who did what, to which object, why, and how it ended (`ok`, `failed`, or `unknown` when the
+result could not be read back), in RFC 3339 UTC. The log line is JSON so a log pipeline can index
+it; the channel message is for the humans on call, and a change asked for in a direct message is
+also announced in the alert channel (DESIGN §2 "Safety").
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from bot.slack import blocks as render
 from bot.slack.gateway import SlackGateway, SlackUnavailable
@@ -19,17 +21,21 @@ from bot.slack.gateway import SlackGateway, SlackUnavailable
 log = logging.getLogger("kai_chatops.audit")
 
 
+Outcome = Literal["ok", "failed", "unknown"]
+
+
 @dataclass(frozen=True)
 class Change:
-    """One change made (or refused) through the bot."""
+    """One action taken (or refused) through the bot."""
 
     user: str
-    action: str  # pause, resume, reconcile, sync, ...
+    action: str  # pause, resume, reconcile, sync, acknowledge, silence, unsilence, ...
     target: str  # "ScaledJob annia/annia-worker on prod"
-    outcome: str  # done, refused, failed, timed out, ...
+    outcome: Outcome
     at: datetime
     reason: str = ""
     details: Mapping[str, str] = field(default_factory=dict)
+    note: str = ""  # how it ended, in words: "not acknowledged by KEDA", "timed out", ...
 
     def log_line(self) -> str:
         record: dict[str, Any] = asdict(self) | {"event": "change", "at": self.at.isoformat()}
@@ -42,21 +48,14 @@ class Journal(Protocol):
     async def add(self, change: Change) -> None: ...
 
 
-async def record(
-    change: Change,
-    *,
-    slack: SlackGateway | None,
-    channel: str,
-    text: str,
-    fallback_channel: str = "",
-    journal: Journal | None = None,
-) -> None:
-    """Log the change, and post `text` in the channel, else in `fallback_channel` (the alert
-    channel, where the bot is a member); a failed post is logged, never raised.
+def is_direct_message(channel: str) -> bool:
+    """Whether a channel ID is a direct message (`D…`), which nobody else on call can see."""
+    return channel.startswith("D")
 
-    The log line's message is the whole record as JSON; its fields (user, command, object,
-    outcome) are also set on the record, so the JSON log format shows them at the top level.
-    """
+
+def log_change(change: Change) -> None:
+    """The audit log line. Its message is the whole record as JSON; its fields (user, command,
+    object, outcome) are also set on the record, so the JSON log format shows them at the top."""
     context = {
         "user": change.user,
         "command": change.action,
@@ -64,23 +63,51 @@ async def record(
         "outcome": change.outcome,
     }
     log.info(change.log_line(), extra=context)
+
+
+async def record(
+    change: Change,
+    *,
+    slack: SlackGateway | None,
+    channel: str,
+    text: str,
+    alert_channel: str = "",
+    journal: Journal | None = None,
+) -> None:
+    """Log the change, keep it in the `journal` (the Home tab's last changes), and `announce` it."""
+    log_change(change)
     await _keep(change, journal)
-    if slack is None or not channel:
-        return
-    for where in dict.fromkeys(c for c in (channel, fallback_channel) if c):
-        try:
-            await slack.post(where, render.text_message(text))
-            return
-        except SlackUnavailable as e:  # e.g. the bot is not in that channel: try the next
-            log.error("could not post the audit message for %s in %s: %s", change.target, where, e)
+    await announce(text, slack=slack, channel=channel, alert_channel=alert_channel)
 
 
 async def _keep(change: Change, journal: Journal | None) -> None:
-    """Add a finished change to the journal (a `requested` line's outcome follows it); a
-    journal that cannot be written is logged, never raised: the change itself was made."""
-    if journal is None or change.outcome == "requested":
+    """A journal that cannot be written is logged, never raised: the change itself was made."""
+    if journal is None:
         return
     try:
         await journal.add(change)
     except Exception as e:
         log.error("could not keep %s %s in the change journal: %s", change.action, change.target, e)
+
+
+async def announce(
+    text: str, *, slack: SlackGateway | None, channel: str, alert_channel: str = ""
+) -> None:
+    """Post `text` in `channel`; also in `alert_channel` when `channel` is a direct message, or
+    when the post there failed (e.g. the bot is not a member). A failed post is logged, never
+    raised.
+    """
+    if slack is None or not channel:
+        return
+    posted = await _post(slack, channel, text)
+    if alert_channel and alert_channel != channel and (is_direct_message(channel) or not posted):
+        await _post(slack, alert_channel, text)
+
+
+async def _post(slack: SlackGateway, channel: str, text: str) -> bool:
+    try:
+        await slack.post(channel, render.text_message(text))
+    except SlackUnavailable as e:
+        log.error("could not post a change's announcement in %s: %s", channel, e)
+        return False
+    return True

@@ -1,8 +1,8 @@
 """Confirm/Cancel for changes: what was asked, sealed into the button, valid 5 minutes, used once.
 
-Pure apart from `UsedConfirmations` (a set in memory). The request travels inside the button's
-value, signed with HMAC-SHA256, so any replica can check a click without shared state, and nobody
-can forge or edit one; the clicking user is authorised again when it is used.
+Pure. The request travels inside the button's value, signed with HMAC-SHA256, so any replica can
+check a click, and nobody can forge or edit one; the clicking user is authorised again when it is
+used. That it is used once is remembered by `bot.access.once`, under `once_key`.
 """
 
 from __future__ import annotations
@@ -83,19 +83,6 @@ def derive_key(secret: str) -> bytes:
     return hmac.new(secret.encode(), b"kai-chatops confirmations", hashlib.sha256).digest()
 
 
-class UsedConfirmations:
-    """Nonces already used; a confirmation works once."""
-
-    def __init__(self) -> None:
-        self._used: dict[str, datetime] = {}
-
-    def claim(self, pending: Pending, now: datetime) -> None:
-        """Mark it used.
-
-        Raises:
-            UserError: it was used before.
-        """
-        self._used = {n: exp for n, exp in self._used.items() if exp > now}
-        if pending.nonce in self._used:
-            raise errors.UserError("This confirmation was already used; nothing more was changed.")
-        self._used[pending.nonce] = pending.expires_at
+def once_key(pending: Pending) -> str:
+    """The key under which a confirmation's single use is remembered, until it expires."""
+    return f"confirm-{pending.nonce}"

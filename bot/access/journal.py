@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from bot.access.audit import Change
+from bot.access.audit import Change, Outcome
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.kube.kinds import CONFIG_MAP
@@ -56,6 +56,7 @@ def dump_change(change: Change) -> dict[str, Any]:
         "at": change.at.isoformat(),
         "reason": change.reason,
         "details": dict(change.details),
+        "note": change.note,
     }
 
 
@@ -66,13 +67,22 @@ def load_change(raw: Any) -> Change | None:
             str(raw["user"]),
             str(raw["action"]),
             str(raw["target"]),
-            str(raw["outcome"]),
+            _outcome(raw["outcome"]),
             datetime.fromisoformat(str(raw["at"])),
             str(raw.get("reason", "")),
             {str(k): str(v) for k, v in dict(raw.get("details") or {}).items()},
+            str(raw.get("note", "")),
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
+
+
+def _outcome(raw: Any) -> Outcome:
+    """ok, failed or unknown; anything else (an older word, a hand edit) reads as unknown."""
+    word = str(raw)
+    if word == "ok":
+        return "ok"
+    return "failed" if word == "failed" else "unknown"
 
 
 def _load_all(raws: Sequence[Any]) -> list[Change]:

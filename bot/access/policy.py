@@ -8,9 +8,12 @@ them in. Changes need an operator; looking needs a viewer (everyone, unless a li
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 
 from bot.config.settings import AccessSettings
 from bot.core import errors
+from bot.core.durations import format_duration
+from bot.slack.blocks import mention
 
 Members = Mapping[str, frozenset[str]]
 
@@ -56,7 +59,15 @@ def require_viewer(user_id: str, action: str, access: AccessSettings, members: M
         raise errors.NotAllowed(f"You are not allowed to {action}: ask an operator to add you.")
 
 
+def check_silence(duration: timedelta, longest: timedelta) -> None:
+    """Raises UserError for a silence longer than `alerts.max_silence` allows."""
+    if duration > longest:
+        raise errors.UserError(
+            f"Silences last at most {format_duration(longest)} here (alerts.max_silence); "
+            f"{format_duration(duration)} is longer. Nothing was changed."
+        )
+
+
 def _display(entry: str) -> str:
-    if entry.startswith("U") or entry.startswith("W"):
-        return f"<@{entry}>"
-    return entry if entry.startswith("@") else f"<!subteam^{entry}>"
+    """A user or group ID as the bot's own mention; a `@handle` as written."""
+    return mention(entry)

@@ -26,6 +26,7 @@ from bot.alerts.model import (
     Phase,
 )
 from bot.core import errors
+from bot.slack.blocks import mention
 
 NO_HOLD = timedelta(0)
 
@@ -98,7 +99,7 @@ def acknowledge(state: ClusterAlerts, alert_id: str, user: str, now: datetime) -
     alert = find_active(state, alert_id)
     if alert.acked_by:
         raise errors.UserError(
-            f"Alert {alert.alert_id} is already acknowledged by <@{alert.acked_by}>."
+            f"Alert {alert.alert_id} is already acknowledged by {mention(alert.acked_by)}."
         )
     alert = replace(alert, acked_by=user, acked_at=now)
     return _changed(state, alert, Note(NoteKind.ACKNOWLEDGED, now, user))

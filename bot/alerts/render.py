@@ -12,7 +12,17 @@ from datetime import UTC, datetime, timedelta
 from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Note, NoteKind, Phase, Severity
 from bot.core import errors
 from bot.core.durations import format_duration
-from bot.slack.blocks import Block, Message, button, context, escape, fit_message, section, truncate
+from bot.slack.blocks import (
+    Block,
+    Message,
+    button,
+    context,
+    escape,
+    fit_message,
+    mention,
+    section,
+    truncate,
+)
 
 ACK_ACTION = "kai_alert_ack"
 SILENCE_1H_ACTION = "kai_alert_silence_1h"
@@ -96,7 +106,7 @@ def _describe_phase(alert: AlertState) -> str:
         return f"resolved at {format_time(alert.resolved_at)} after firing for {fired}"
     parts = [f"firing since {format_time(alert.firing_since or alert.first_seen)}"]
     if alert.acked_by and alert.acked_at is not None:
-        parts.append(f"acknowledged by <@{alert.acked_by}> at {format_time(alert.acked_at)}")
+        parts.append(f"acknowledged by {mention(alert.acked_by)} at {format_time(alert.acked_at)}")
     if alert.silenced_until is not None:
         parts.append(_silence_text(alert.silenced_by, alert.silenced_until, alert.silence_reason))
     return " · ".join(parts)
@@ -104,7 +114,7 @@ def _describe_phase(alert: AlertState) -> str:
 
 def _silence_text(user: str, until: datetime, reason: str) -> str:
     why = f": {escape(reason)}" if reason else ""
-    return f"silenced by <@{user}> until {format_time(until)}{why}"
+    return f"silenced by {mention(user)} until {format_time(until)}{why}"
 
 
 def _buttons(key: AlertKey) -> Block:
@@ -148,7 +158,7 @@ def _reminder(alert: AlertState, note: Note) -> str:
 
 def _acknowledged(alert: AlertState, note: Note) -> str:
     return (
-        f":eyes: Acknowledged by <@{note.user}> at {format_time(note.at)}. "
+        f":eyes: Acknowledged by {mention(note.user)} at {format_time(note.at)}. "
         "No more reminders for this incident."
     )
 
@@ -157,7 +167,7 @@ def _silenced(alert: AlertState, note: Note) -> str:
     until = note.until or note.at
     why = f" Reason: {escape(note.reason)}" if note.reason else " No reason given."
     return (
-        f":no_bell: Silenced by <@{note.user}> at {format_time(note.at)} for "
+        f":no_bell: Silenced by {mention(note.user)} at {format_time(note.at)} for "
         f"{_elapsed(note.at, until)}, until {format_time(until)}.{why}"
     )
 
@@ -165,17 +175,17 @@ def _silenced(alert: AlertState, note: Note) -> str:
 def _silence_over(alert: AlertState, note: Note, what: str) -> str:
     if not note.still_bad:
         return f"{what} The condition is clear; the alert resolves once it stays clear."
-    owner = f" (acknowledged by <@{alert.acked_by}>)" if alert.acked_by else ""
+    owner = f" (acknowledged by {mention(alert.acked_by)})" if alert.acked_by else ""
     return f"{what} The condition still holds: firing again{owner}."
 
 
 def _unsilenced(alert: AlertState, note: Note) -> str:
-    what = f":bell: Silence lifted by <@{note.user}> at {format_time(note.at)}."
+    what = f":bell: Silence lifted by {mention(note.user)} at {format_time(note.at)}."
     return _silence_over(alert, note, what)
 
 
 def _silence_expired(alert: AlertState, note: Note) -> str:
-    by = f" by <@{note.user}>" if note.user else ""
+    by = f" by {mention(note.user)}" if note.user else ""
     return _silence_over(
         alert, note, f":alarm_clock: The silence{by} expired at {format_time(note.at)}."
     )

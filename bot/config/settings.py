@@ -66,6 +66,7 @@ class AlertSettings:
     hold: timedelta = timedelta(seconds=60)
     repeat: timedelta = timedelta(hours=4)
     failures_before_alert: int = 3  # failed checks in a row before "cannot check cluster X"
+    max_silence: timedelta = timedelta(days=7)  # the longest silence accepted
 
 
 @dataclass(frozen=True)
@@ -334,6 +335,7 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
             "hold": cv.hold,
             "repeat": cv.duration,
             "failures_before_alert": cv.failure_count,
+            "max_silence": cv.duration,
         },
     ),
     "state": (

@@ -86,3 +86,7 @@ class KubeUnavailable(KubeError):
     """The API server could not be reached or kept failing (connection, timeout, 429, 5xx)."""
 
     temporary = True
+
+
+class KubeWriteUnknown(KubeUnavailable):
+    """A write whose answer never came (a timeout, a 5xx): it may or may not have been applied."""

@@ -12,7 +12,7 @@ from bot.config.settings import GitopsSettings
 from bot.gitops.argo import AppState, ArgoReport
 from bot.gitops.plan import FluxReport, StepResult
 from bot.gitops.target import StepState, Target
-from bot.slack.blocks import Block, Message, context, escape, fit_message, section
+from bot.slack.blocks import Block, Message, context, escape, fit_message, mention, section
 
 ICONS: dict[StepState, str] = {
     "succeeded": ":white_check_mark:",
@@ -35,7 +35,8 @@ WORKING = ":arrows_counterclockwise:"
 def flux_progress(targets: Sequence[Target], user_id: str) -> Message:
     """The reply while Flux works: who asked, what, and "reconciling…"."""
     final = targets[-1]
-    head = f"<@{user_id}> asked Flux to reconcile *{escape(final.describe())}* on {final.cluster}"
+    who, what = mention(user_id), escape(final.describe())
+    head = f"{who} asked Flux to reconcile *{what}* on {final.cluster}"
     text = f"Flux reconcile of {final.describe()} on {final.cluster}: reconciling…"
     lines = [f"{WORKING} {head}: reconciling…"]
     if len(targets) > 1:
@@ -47,9 +48,8 @@ def flux_progress(targets: Sequence[Target], user_id: str) -> Message:
 def argo_progress(target: Target, action: str, user_id: str) -> Message:
     """The reply while Argo CD works on a refresh or a sync."""
     doing = "syncing…" if action == "sync" else "refreshing…"
-    head = (
-        f"<@{user_id}> asked Argo CD to {action} *{escape(target.describe())}* on {target.cluster}"
-    )
+    who, what = mention(user_id), escape(target.describe())
+    head = f"{who} asked Argo CD to {action} *{what}* on {target.cluster}"
     text = f"Argo CD {action} of {target.describe()} on {target.cluster}: {doing}"
     return _public(text, [section(f"{WORKING} {head}: {doing}")])
 
@@ -66,8 +66,8 @@ def flux_result(report: FluxReport, user_id: str) -> Message:
     else:
         blocks = [section(head_mrkdwn), *(section(step) for step in steps)]
     tokens = [s.token for s in report.steps if s.token]
-    footer = f"requested by <@{user_id}> · took {report.elapsed:.1f}s"
-    footer += f" · requestedAt `{tokens[-1]}`" if tokens else ""
+    footer = f"requested by {mention(user_id)} · took {report.elapsed:.1f}s"
+    footer += f" · requestedAt `{escape(tokens[-1])}`" if tokens else ""
     blocks.append(context(footer))
     text = "\n".join([head, *(f"- {_step_text(step)}" for step in report.steps)])
     return _public(text, blocks)
@@ -106,7 +106,7 @@ def argo_result(report: ArgoReport, user_id: str) -> Message:
         lines += [f":warning: {escape(error)}" for error in app.errors]
         detail = app.message if report.action == "sync" else ""
     mrkdwn = "\n".join(lines) + (f"\n```{escape(detail)}```" if detail else "")
-    footer = context(f"requested by <@{user_id}> · took {report.elapsed:.1f}s")
+    footer = context(f"requested by {mention(user_id)} · took {report.elapsed:.1f}s")
     text = "\n".join([head, _app_line(app) if app else "", detail]).strip()
     return _public(text, [section(mrkdwn), footer])
 
@@ -142,8 +142,8 @@ def already_under_way(target: Target, asked_by: str) -> Message:
     """The private note refusing a second request while one for the same object runs."""
     what = f"{target.describe()} on {target.cluster} already has a reconcile, refresh or sync"
     rest = "its reply will show the result. Nothing new was requested."
-    text = f"{what} under way (asked by <@{asked_by}>); {rest}"
-    mrkdwn = f"{ICONS['timed out']} {escape(what)} under way (asked by <@{asked_by}>); {rest}"
+    text = f"{what} under way (asked by {mention(asked_by)}); {rest}"
+    mrkdwn = f"{ICONS['timed out']} {escape(what)} under way (asked by {mention(asked_by)}); {rest}"
     return fit_message({"text": text, "blocks": [section(mrkdwn)], "response_type": "ephemeral"})
 
 
@@ -163,12 +163,19 @@ def sync_confirmation(target: Target, app: AppState) -> tuple[str, list[str]]:
 
 
 def sync_audit_text(report: ArgoReport, user_id: str) -> str:
-    """The channel's record of a sync (its result went to the requester alone)."""
+    """The channel's record of a sync (its result went to the requester alone), as mrkdwn:
+    the phase and revision are Argo CD's words, escaped."""
     target = report.target
     return (
-        f"<@{user_id}> synced Argo CD {target.describe()} on {target.cluster}: "
-        f"{_argo_outcome(report)}"
+        f"{mention(user_id)} synced Argo CD {escape(target.describe())} on {target.cluster}: "
+        f"{escape(_argo_outcome(report))}"
     )
+
+
+def change_record(user_id: str, action: str, where: str, how: str) -> str:
+    """A request made in a direct message, said in the alert channel: who, what, how it ended."""
+    asked = f"{mention(user_id)} asked for a {action} of {escape(where)}"
+    return f"{asked} (in a direct message): {escape(how)}"
 
 
 def describe_shortcuts(gitops: GitopsSettings, command_name: str = "/kai") -> str:

@@ -17,7 +17,7 @@ from bot.gitops.suspend import ALREADY_SUSPENDED, ExpiredSuspend, SuspendOutcome
 from bot.gitops.target import Target
 from bot.rules import flux_suspend as record
 from bot.rules.flux_suspend import SuspendRecord
-from bot.slack.blocks import Message, escape, fit_message, section, text_message
+from bot.slack.blocks import Message, escape, fit_message, mention, section, text_message
 
 # The short KIND word of `/kai suspend|resume KIND` for each kind.
 KIND_WORDS = {
@@ -104,7 +104,9 @@ def suspend_announcement(outcome: SuspendOutcome, user: str, until: datetime | N
     """The channel's record of a suspend (mrkdwn; the reason escaped)."""
     target = outcome.plan.target
     when = f" until {show_time(until)}" if until is not None else " until resumed"
-    text = f"<@{user}> suspended Flux {escape(where(target))}{when}: Flux will not reconcile it."
+    text = (
+        f"{mention(user)} suspended Flux {escape(where(target))}{when}: Flux will not reconcile it."
+    )
     reason = _written_reason(outcome.plan)
     return text + (f"\nReason: {escape(reason)}" if reason else "")
 
@@ -126,7 +128,8 @@ def suspend_result(
 def resume_announcement(outcome: SuspendOutcome, user: str) -> str:
     """The channel's record of a resume and of the reconcile after it, in Flux's words."""
     target = outcome.plan.target
-    text = f"<@{user}> resumed Flux {escape(where(target))} (it was {_before(outcome, md=True)})."
+    before = _before(outcome, md=True)
+    text = f"{mention(user)} resumed Flux {escape(where(target))} (it was {before})."
     return f"{text}\n{escape(_reconcile_words(outcome))}"
 
 
@@ -187,7 +190,7 @@ def _written_reason(plan: SuspendPlan) -> str:
 def user_ref(user: str, *, md: bool) -> str:
     """A mention for a user ID we wrote; anything else written by hand is shown as text."""
     if md:
-        return f"<@{user}>" if _USER_ID.fullmatch(user) else escape(user)
+        return mention(user) if _USER_ID.fullmatch(user) else escape(user)
     return user
 
 

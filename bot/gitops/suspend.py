@@ -57,7 +57,7 @@ class SuspendOutcome:
     reconcile: FluxReport | None = None
 
     @property
-    def outcome(self) -> str:
+    def outcome(self) -> Literal["ok", "failed", "unknown"]:
         """The audit word: ok, failed, or unknown (the reconcile's result could not be read)."""
         if self.reconcile is None:
             return "ok"

@@ -64,8 +64,9 @@ class ChangeLine:
     user: str  # a Slack user ID, `slack:<ID>`, or `kai-chatops` for what it did by itself
     action: str
     target: str
-    outcome: str
+    outcome: str  # ok, failed or unknown
     reason: str = ""
+    note: str = ""  # how it ended, in words ("not acknowledged by KEDA", "timed out", ...)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,17 @@ from bot.core import conditions as c
 from bot.core.durations import format_duration
 from bot.core.models import Health, HealthReport
 from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
-from bot.slack.blocks import ICONS, Block, button, context, escape, header, section
+from bot.slack.blocks import (
+    ICONS,
+    Block,
+    button,
+    context,
+    escape,
+    header,
+    mention,
+    neutralise_blocks,
+    section,
+)
 from bot.slack.packing import pack_lines
 
 REFRESH_ACTION = "kai_home_refresh"
@@ -60,14 +70,16 @@ def home_view(home: Home, command: str) -> dict[str, object]:
         "changes",
         "No changes made through kai-chatops yet.",
     )
-    return {"type": "home", "blocks": blocks}
+    return {"type": "home", "blocks": neutralise_blocks(blocks)}
 
 
 def not_allowed_view(message: str) -> dict[str, object]:
     """The Home tab of someone who may not look (not in `access.viewers`)."""
     return {
         "type": "home",
-        "blocks": [header("kai-chatops"), section(f":no_entry: {escape(message)}")],
+        "blocks": neutralise_blocks(
+            [header("kai-chatops"), section(f":no_entry: {escape(message)}")]
+        ),
     }
 
 
@@ -139,7 +151,7 @@ def _change_line(change: ChangeLine) -> str:
     who = _user(user) if _USER_ID.fullmatch(user) else escape(user)
     text = (
         f"{icon} {_time(change.at)} · {who} {escape(change.action)} "
-        f"{escape(change.target)}: {escape(change.outcome)}"
+        f"{escape(change.target)}: {escape(change.note or change.outcome)}"
     )
     return text + (f" — {escape(change.reason)}" if change.reason else "")
 
@@ -150,7 +162,7 @@ def _error_lines(error: str) -> list[str]:
 
 def _user(user: str) -> str:
     """A mention for a user ID; anything else (written by hand on an object) as escaped text."""
-    return f"<@{user}>" if _USER_ID.fullmatch(user) else escape(user)
+    return mention(user) if _USER_ID.fullmatch(user) else escape(user)
 
 
 def _time(moment: datetime) -> str:

@@ -114,6 +114,12 @@ async def _resume_expired(
         outcome = await apply_plan(kube, target, make_plan, wait)
     except errors.BotError as e:
         log.error("could not resume %s after its timed pause: %s", target.describe(), e)
+        unknown = isinstance(e, errors.KubeWriteUnknown)
+        failed = Change(
+            "kai-chatops", "resume", target.describe(), "unknown" if unknown else "failed", now,
+            reason="timed pause expired", note=str(e),
+        )  # fmt: skip
+        audit.log_change(failed)
         return None
     if not outcome.written:
         log.info("timed pause of %s left alone: %s", target.describe(), outcome.plan.nothing_to_do)
@@ -122,8 +128,9 @@ async def _resume_expired(
         user="kai-chatops",
         action="resume",
         target=target.describe(),
-        outcome="done" if outcome.acknowledged else "not acknowledged by KEDA",
+        outcome="ok",
         at=now,
+        note="done" if outcome.acknowledged else "not acknowledged by KEDA",
         reason="timed pause expired",
         details=render_changes.pause_details(expired.state),
     )

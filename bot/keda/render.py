@@ -196,7 +196,7 @@ def annotation_words(state: PauseState) -> str:
 def user_ref(user: str, *, md: bool) -> str:
     """A Slack mention for a user ID we wrote; anything else hand-written, shown as text."""
     if md:
-        return f"<@{user}>" if _USER_ID.fullmatch(user) else render.escape(user)
+        return render.mention(user) if _USER_ID.fullmatch(user) else render.escape(user)
     return user
 
 

@@ -306,8 +306,8 @@ class KubeGateway:
         )
 
 
-def _final(error: errors.KubeError, note: str) -> errors.KubeUnavailable:
-    return errors.KubeUnavailable(f"{error}; {note}")
+def _final(error: errors.KubeError, note: str) -> errors.KubeWriteUnknown:
+    return errors.KubeWriteUnknown(f"{error}; {note}")
 
 
 class _TryAgain(Exception):

@@ -58,3 +58,17 @@ ENDPOINT_SLICE = ResourceRef("discovery.k8s.io", "v1", "endpointslices", "Endpoi
 QUEUE = ResourceRef("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False)
 POD_GROUP = ResourceRef("scheduling.run.ai", "v2alpha2", "podgroups", "PodGroup", namespaced=True)
 BIND_REQUEST = ResourceRef("scheduling.run.ai", "v1alpha2", "bindrequests", "BindRequest", True)
+
+
+def owned_config_map(name: str, namespace: str, data: dict[str, str]) -> dict[str, object]:
+    """A ConfigMap of the bot's own state, labelled as managed by kai-chatops, ready to create."""
+    return {
+        "apiVersion": CONFIG_MAP.api_version,
+        "kind": CONFIG_MAP.kind,
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"app.kubernetes.io/managed-by": "kai-chatops"},
+        },
+        "data": data,
+    }

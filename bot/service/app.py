@@ -6,14 +6,17 @@ Wiring only: no business rules. Listeners live in `handlers/`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 import handlers
+from bot.service import signing
 from bot.service.deps import Deps
 from bot.slack import blocks as render
 
@@ -42,14 +45,29 @@ def build_client(
     return client
 
 
-def build_app(deps: Deps, *, client: AsyncWebClient, signing_secret: str) -> AsyncApp:
-    """The Bolt app with our listeners; the same app serves HTTP mode and Socket Mode."""
+def build_app(
+    deps: Deps, *, client: AsyncWebClient, signing_secret: str, hooks: Sequence[str]
+) -> AsyncApp:
+    """The Bolt app with our listeners; the same app serves HTTP mode and Socket Mode.
+
+    `hooks`: the prefixes a payload's response_url may have (`signing.allowed_hooks`); a
+    payload naming any other is refused before a listener runs, so nothing is posted there.
+    """
     app = AsyncApp(client=client, signing_secret=signing_secret)
+
+    async def refuse_foreign_hooks(body: dict[str, Any], next: Any) -> BoltResponse | None:
+        foreign = [u for u in signing.response_urls(body) if not signing.is_allowed_hook(u, hooks)]
+        if foreign:
+            log.warning("refused a Slack payload whose response_url is not Slack's")
+            return BoltResponse(status=400, body="")
+        await next()
+        return None
 
     async def inject_deps(context: dict[str, Any], next: Any) -> None:
         context["deps"] = deps
         await next()
 
+    app.middleware(refuse_foreign_hooks)
     app.middleware(inject_deps)
     app.error(report_unexpected_error)
     handlers.register(app, deps)

@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from bot.access.confirmations import UsedConfirmations
 from bot.access.journal import ChangeJournal
+from bot.access.once import MemoryOnce, OnceStore
 from bot.alerts.desk import AlertDesk
 from bot.alerts.lease import LeaderLease
 from bot.alerts.store import AlertStore
@@ -37,7 +37,7 @@ class Deps:
     health_checks: SingleFlight[str, HealthReport] = field(default_factory=SingleFlight)
     slack: SlackGateway | None = None  # set by the service once its Slack client exists
     confirm_key: bytes = b""  # signs Confirm buttons; derived from a Slack secret
-    used_confirmations: UsedConfirmations = field(default_factory=UsedConfirmations)
+    once: OnceStore = field(default_factory=MemoryOnce)  # used requests and Confirms; shared
     alert_store: AlertStore | None = None  # None: the service opens the one `state` names
     alerts: AlertDesk | None = None  # set by the service (it needs the Slack gateway)
     lease: LeaderLease | None = None  # None: one replica, this one runs the checks

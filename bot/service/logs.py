@@ -1,7 +1,8 @@
 """Logging set-up: one JSON object per line in a cluster, readable text locally; secrets redacted.
 
 Every record passes a filter that replaces Slack tokens (by shape) and the configured secrets (by
-value) with `[redacted]`, whatever logged them: our code, Bolt, slack_sdk or aiohttp.
+value) with `[redacted]`, whatever logged them (our code, Bolt, slack_sdk or aiohttp), in the
+message, the traceback and every `extra` field.
 """
 
 from __future__ import annotations
@@ -12,9 +13,16 @@ import re
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TextIO
+from typing import Any, TextIO
 
-TOKEN_SHAPE = re.compile(r"\b(?:xox[abposr]|xapp)-[A-Za-z0-9-]+")
+# Every Slack token shape: xoxb/xoxp/xoxa/xoxo/xoxs/xoxr, refresh (`xoxe-`, `xoxe.xoxp-`), client
+# (`xoxc-`), cookie (`xoxd-`, often URL-encoded) and app-level (`xapp-`) tokens.
+TOKEN_SHAPE = re.compile(r"\b(?:xox[a-z](?:\.xox[a-z])?|xapp)-[A-Za-z0-9%._-]+")
+# What every LogRecord has; anything else on a record came from `extra`.
+_STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
+    "message",
+    "asctime",
+}
 REDACTED = "[redacted]"
 FIELDS = ("cluster", "user", "command", "object", "outcome")
 
@@ -38,7 +46,19 @@ class RedactSecrets(logging.Filter):
         if record.exc_info:
             record.exc_text = self.redact(logging.Formatter().formatException(record.exc_info))
             record.exc_info = None
+        for key in record.__dict__.keys() - _STANDARD:
+            setattr(record, key, self._redact_value(getattr(record, key)))
         return True
+
+    def _redact_value(self, value: Any) -> Any:
+        """Strings redacted, inside lists, tuples and dicts too; anything else as it is."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, list | tuple):
+            return type(value)(self._redact_value(item) for item in value)
+        if isinstance(value, dict):
+            return {key: self._redact_value(item) for key, item in value.items()}
+        return value
 
 
 class JsonFormatter(logging.Formatter):

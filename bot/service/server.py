@@ -22,7 +22,7 @@ from slack_sdk.http_retry.request import HttpRequest
 from slack_sdk.http_retry.response import HttpResponse
 from slack_sdk.http_retry.state import RetryState
 
-from bot.access import confirmations
+from bot.access import confirmations, once
 from bot.access import journal as change_journal
 from bot.alerts import desk
 from bot.alerts import store as alert_store
@@ -32,12 +32,13 @@ from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.kube.ports import KubeWriter
 from bot.service import app as bot_app
-from bot.service import probes, schedule
+from bot.service import probes, schedule, signing
 from bot.service.deps import Deps
 from bot.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
 
+SLACK_EVENTS = "/slack/events"
 # Well inside the Deployment's terminationGracePeriodSeconds (30 s).
 DRAIN_SECONDS = 20.0
 
@@ -111,6 +112,7 @@ class Service:
             deps,
             slack=slack,
             confirm_key=confirmations.derive_key(env.bot_token),
+            once=once.open_once(deps.settings, _state_cluster(deps)),
             alert_store=store,
             alerts=desk.AlertDesk(
                 deps.settings, store, slack, deps.metrics, poster=poster, backoffs=slack_backoffs
@@ -121,7 +123,10 @@ class Service:
         )
         self.schedule = schedule.build_scheduler(self.deps, extra_jobs)
         self.app = bot_app.build_app(
-            self.deps, client=self._client, signing_secret=env.signing_secret
+            self.deps,
+            client=self._client,
+            signing_secret=env.signing_secret,
+            hooks=signing.allowed_hooks(env.api_url),
         )
         self._socket: AsyncSocketModeHandler | None = None
         self._runner: web.AppRunner | None = None
@@ -139,7 +144,7 @@ class Service:
 
     async def start(self) -> None:
         """Serve the endpoints, and in Socket Mode connect to Slack."""
-        web_app = web.Application() if self.env.socket_mode else self.app.web_app("/slack/events")
+        web_app = web.Application() if self.env.socket_mode else self._http_app()
         self.probes.add_routes(web_app)
         self.probes.watch.start()
         self._runner = web.AppRunner(web_app, access_log=None)
@@ -154,6 +159,14 @@ class Service:
         self.schedule.start()
         mode = "Socket Mode" if self.env.socket_mode else "HTTP mode on POST /slack/events"
         log.info("kai-chatops serving: %s, port %d", mode, self.port)
+
+    def _http_app(self) -> web.Application:
+        """Bolt's aiohttp app for `POST /slack/events`, behind signature and replay checks."""
+        web_app = self.app.web_app(SLACK_EVENTS)
+        seen = signing.SeenRequests(self.deps.once)
+        guard = signing.verify_requests(self.env.signing_secret, seen, path=SLACK_EVENTS)
+        web_app.middlewares.append(guard)
+        return web_app
 
     async def stop(self, drain_for: float = DRAIN_SECONDS) -> None:
         """Drain, then stop the jobs, give up the Lease, stop serving, release the clusters'
@@ -183,6 +196,7 @@ class Service:
             self.deps.alert_store.close()
         if self.deps.journal is not None:
             self.deps.journal.close()
+        self.deps.once.close()
 
     async def run_until_signalled(self) -> None:
         """Run until SIGTERM or SIGINT, then stop cleanly."""

@@ -1,11 +1,16 @@
 """How results look in Slack: Block Kit dicts plus a plain-text fallback, always within limits.
 
-Pure: plain dicts (easy to assert on), no Slack library. `fit_message` is the one place that
-enforces Slack's limits, truncating with a visible note instead of letting Slack reject a reply.
+Pure: plain dicts (easy to assert on), no Slack library. `fit_message` is the one place every
+message passes through: it escapes the fallback `text` and every mrkdwn text (so no text from
+the cluster or a user can mention, link or broadcast), then enforces Slack's limits, truncating
+with a visible note instead of letting Slack reject a reply. The only mentions that survive are
+the bot's own, made with `mention`.
 """
 
 from __future__ import annotations
 
+import re
+import secrets
 from typing import Any
 
 from bot.core.models import Health
@@ -30,9 +35,57 @@ GENERIC_FAILURE = (
 )
 
 
+# The bot's own mentions travel through rendering sealed, and only `fit_message` opens them,
+# after escaping everything else: the seal is random per process, so text from the cluster or a
+# user cannot forge one. See https://api.slack.com/reference/surfaces/formatting#escaping.
+_SEAL = secrets.token_hex(6)
+_SEALED = re.compile(f"\x02{_SEAL}:([^\x03]*)\x03")
+_USER_ID = re.compile(r"[UW][A-Z0-9]{1,20}")
+_GROUP_ID = re.compile(r"S[A-Z0-9]{1,20}")
+_UNESCAPED = re.compile(r"&(?!amp;|lt;|gt;)|<|>")
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_FENCE = "```"
+_BROKEN_FENCE = "``\u200b`"  # shows as three backticks, cannot close a code block
+
+
 def escape(text: str) -> str:
-    """Slack mrkdwn control characters, escaped as Slack asks (&, <, >)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Text shown exactly as written: Slack's control characters escaped (&, <, >), and code
+    fences broken so text put inside a code block cannot end it. (`fit_message` makes every
+    message safe whatever its parts did; this keeps a literal `&amp;` and code blocks exact.)"""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return escaped.replace(_FENCE, _BROKEN_FENCE)
+
+
+def mention(entry: str) -> str:
+    """A mention the bot makes on its own account: a user ID (`U…`, `W…`) or a user-group ID
+    (`S…`); anything else stays text. Only these survive `fit_message`.
+
+    The one door for mentions: the requester of a change, an operator list, and the mentions
+    configured for alerts (`alerts.mention`, user-group handles resolved to IDs by the caller).
+    """
+    if _USER_ID.fullmatch(entry):
+        return f"\x02{_SEAL}:@{entry}\x03"
+    if _GROUP_ID.fullmatch(entry):
+        return f"\x02{_SEAL}:!subteam^{entry}\x03"
+    return entry
+
+
+def neutralise(text: str) -> str:
+    """mrkdwn that links, mentions and broadcasts nothing but the bot's own `mention`s.
+
+    Every `<`, `>` and bare `&` is escaped (an entity already escaped stays as it is, so escaping
+    twice shows the same), then the sealed mentions are opened.
+    """
+    return _SEALED.sub(r"<\1>", _escape_once(text))
+
+
+def _escape_once(text: str) -> str:
+    return _UNESCAPED.sub(lambda m: _ENTITIES[m.group()[0]], text)
+
+
+def _as_plain(text: str) -> str:
+    """plain_text shows no markup: a sealed mention becomes its ID."""
+    return _SEALED.sub(lambda m: m.group(1).lstrip("@!").removeprefix("subteam^"), text)
 
 
 def section(text: str) -> Block:
@@ -98,14 +151,35 @@ def usage_message(problem: str, usage: str) -> Message:
 
 
 def fit_message(message: Message) -> Message:
-    """The message cut to Slack's limits: block count, section length, message text length."""
-    blocks = [_fit_block(b) for b in message.get("blocks", [])]
+    """The message escaped (`neutralise`: the fallback text and every mrkdwn text object), then
+    cut to Slack's limits: block count, section length, message text length."""
+    blocks = [_fit_block(_neutralise_texts(b)) for b in message.get("blocks", [])]
     if len(blocks) > slack_limits.MAX_BLOCKS:
         hidden = len(blocks) - (slack_limits.MAX_BLOCKS - 1)
         blocks = blocks[: slack_limits.MAX_BLOCKS - 1]
         blocks.append(context(f"… {hidden} more not shown here (Slack shows at most 50 blocks)."))
-    text = truncate(str(message.get("text", "")), slack_limits.MAX_MESSAGE_TEXT)
+    text = truncate(neutralise(str(message.get("text", ""))), slack_limits.MAX_MESSAGE_TEXT)
     return {**message, "text": text, "blocks": blocks}
+
+
+def neutralise_blocks(blocks: list[Block]) -> list[Block]:
+    """Every text object escaped as `fit_message` escapes a message's: for views (the Home tab),
+    which are published, not posted, and so do not pass through `fit_message`."""
+    return [_neutralise_texts(block) for block in blocks]
+
+
+def _neutralise_texts(node: Any) -> Any:
+    """Every text object inside a block, escaped: mrkdwn by `neutralise`, plain_text unsealed."""
+    if isinstance(node, list):
+        return [_neutralise_texts(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    found = {key: _neutralise_texts(value) for key, value in node.items()}
+    if isinstance(found.get("text"), str) and found.get("type") == "mrkdwn":
+        found["text"] = neutralise(found["text"])
+    elif isinstance(found.get("text"), str) and found.get("type") == "plain_text":
+        found["text"] = _as_plain(found["text"])
+    return found
 
 
 def _fit_block(block: Block) -> Block:

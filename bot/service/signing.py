@@ -1,0 +1,138 @@
+"""Slack's request signatures, replays and response_urls, checked before Bolt acts (DESIGN §2).
+
+HTTP mode: a request that cannot be verified, for any reason (missing, malformed or stale
+headers, a wrong signature), is answered 401 here and nothing else happens: Bolt never sees it,
+so no listener, no error handler and no response_url post can follow. A verified request seen
+before (same signature, i.e. same timestamp and body) inside Slack's 5-minute window is answered
+200 and runs nothing, on any replica (`bot.access.once`). Both modes: a response_url that is not
+Slack's is refused, so the bot never posts where a payload tells it to.
+See https://api.slack.com/authentication/verifying-requests-from-slack.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+from slack_sdk.signature import Clock, SignatureVerifier
+
+from bot.access.once import MemoryOnce, OnceStore, OnceUnavailable
+
+log = logging.getLogger(__name__)
+
+WINDOW_SECONDS = 300  # Slack's: a timestamp further than this from now is refused
+SLACK_HOOKS = "https://hooks.slack.com/"
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
+_SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class _FixedClock(Clock):
+    """slack_sdk's clock, at the instant the request is checked."""
+
+    def __init__(self, now: float) -> None:
+        self._now = now
+
+    def now(self) -> float:
+        return self._now
+
+
+def is_verified(
+    secret: str, body: bytes, timestamp: str | None, signature: str | None, now: float
+) -> bool:
+    """Whether Slack signed `body` with `secret` at `timestamp`, within 5 minutes of `now`.
+
+    Header values are checked for shape before any arithmetic, and every failure is False:
+    verification never raises.
+    """
+    if timestamp is None or signature is None:
+        return False
+    if not _TIMESTAMP.fullmatch(timestamp) or not _SIGNATURE.fullmatch(signature):
+        return False
+    try:
+        verifier = SignatureVerifier(secret, clock=_FixedClock(now))
+        return verifier.is_valid(body, timestamp, signature)
+    except Exception:  # whatever the verifier trips on, the request is not verified
+        return False
+
+
+class SeenRequests:
+    """Verified requests already handled, remembered for the window on every replica.
+
+    This replica's own memory is asked first, so a replay to it is caught even while the shared
+    memory cannot be reached (then a replay to another replica is not: said in the log).
+    """
+
+    def __init__(self, shared: OnceStore) -> None:
+        self._local = MemoryOnce()
+        self._shared = shared
+
+    async def is_first(self, signature: str, timestamp: str, now: float) -> bool:
+        key = "req-" + signature.removeprefix("v0=")
+        until = _at(int(timestamp) + WINDOW_SECONDS + 60)  # a minute more for clock skew
+        if not await self._local.claim(key, until, _at(now)):
+            return False
+        try:
+            return await self._shared.claim(key, until, _at(now))
+        except OnceUnavailable as e:
+            log.warning("replays to other replicas cannot be caught just now: %s", e)
+            return True
+
+
+def verify_requests(
+    secret: str, seen: SeenRequests, *, path: str, clock: Callable[[], float] = time.time
+) -> Middleware:
+    """aiohttp middleware: 401 for an unverified request to `path`; 200, nothing run, on replay."""
+
+    @web.middleware
+    async def verify(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if request.path != path or request.method == "GET":
+            return await handler(request)
+        body = await request.read()  # aiohttp keeps it: Bolt reads the same bytes again
+        timestamp = request.headers.get("X-Slack-Request-Timestamp")
+        signature = request.headers.get("X-Slack-Signature")
+        now = clock()
+        if not is_verified(secret, body, timestamp, signature, now):
+            log.warning("refused a request to %s: its Slack signature is not valid", path)
+            return web.Response(status=401)
+        assert timestamp is not None and signature is not None  # verified above
+        if not await seen.is_first(signature, timestamp, now):
+            log.warning("ignored a replayed Slack request (signed at %s)", timestamp)
+            return web.Response(status=200)
+        return await handler(request)
+
+    return verify
+
+
+def allowed_hooks(api_url: str | None) -> tuple[str, ...]:
+    """Where response_urls may point: Slack's hooks, and the origin of `SLACK_API_URL` when one
+    is set (the local emulator in tests and the demo serves its response_urls there)."""
+    if not api_url:
+        return (SLACK_HOOKS,)
+    parts = urlsplit(api_url)
+    return (SLACK_HOOKS, f"{parts.scheme}://{parts.netloc}/")
+
+
+def response_urls(body: Mapping[str, Any]) -> list[str]:
+    """Every response_url a Slack payload carries (commands, actions, view submissions)."""
+    urls = [body.get("response_url")]
+    urls += [item.get("response_url") for item in body.get("response_urls") or [] if item]
+    return [str(url) for url in urls if url]
+
+
+def is_allowed_hook(url: str, allowed: Iterable[str]) -> bool:
+    """Whether `url` starts with one of the allowed prefixes (each ends with `/`, so the host
+    cannot be extended: `https://hooks.slack.com.evil/` does not match)."""
+    return any(url.startswith(prefix) for prefix in allowed)
+
+
+def _at(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC)

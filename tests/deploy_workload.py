@@ -1,0 +1,144 @@
+"""Every feature driven once through the real stack, as users and the scheduler use it.
+
+The deploy tests derive what the service account needs (RBAC, the admission policy) from the
+calls this workload makes to the simulator.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.service import schedule
+from bot.sim import breakage
+from bot.stack import OPERATOR, Stack, running_stack
+from handlers import keda as keda_handlers
+
+OCI_REPOSITORY = {
+    "apiVersion": "source.toolkit.fluxcd.io/v1",
+    "kind": "OCIRepository",
+    "metadata": {"name": "podinfo", "namespace": "flux-system"},
+    "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
+}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+async def confirm(stack: Stack, text: str) -> None:
+    ask = await stack.command(text)
+    assert ask.message is not None, ask.text
+    await stack.click("Confirm", ask.message)
+
+
+async def run_workload(stack: Stack, clock: Clock) -> None:
+    """Every feature once, the way users and the scheduler use it."""
+    await schedule.keep_lease(stack.service.deps)
+    await stack.command("health")
+    await stack.command("scaledjobs")
+    await stack.command("scaledjobs --all-namespaces")
+    await confirm(stack, "pause annia/annia-worker for 1h drain")
+    await confirm(stack, "resume annia/annia-worker")
+    await confirm(stack, "pause scaledobject annia/annia-api for 1h drain")
+    clock.now += timedelta(hours=2)
+    await schedule.keep_lease(stack.service.deps)
+    await schedule.resume_expired_pauses(stack.service.deps, "sim")
+    resumed = stack.sim.get("keda.sh/v1alpha1", "ScaledObject", "annia-api", "annia") or {}
+    assert "autoscaling.keda.sh/paused" not in resumed["metadata"].get("annotations", {})
+    stack.sim.apply(OCI_REPOSITORY)
+    for text in (
+        "reconcile ocirepo flux-system/podinfo",
+        "reconcile hr flux-system/kai-scheduler --with-source",
+        "reconcile ks flux-system/flux-system --with-source",
+        "reconcile gitrepo flux-system/flux-system",
+        "reconcile helmrepo flux-system/kedacore",
+        "reconcile app argocd/kai-scheduler --hard",
+    ):
+        await stack.command(text, to_the_end=True)
+    await confirm(stack, "sync argocd/kai-scheduler")
+    await confirm(stack, "suspend ks flux-system/flux-system for 1h")
+    await confirm(stack, "resume ks flux-system/flux-system")
+    await schedule.sweep_suspends(stack.service.deps, "sim")
+    await inspect_workloads(stack)
+    await alert_cycle(stack, clock)
+    await stack.driver.open_home(user_id=OPERATOR)
+    await stack.slack.wait_for_home(OPERATOR)
+
+
+async def inspect_workloads(stack: Stack) -> None:
+    """What viewers read: diagnoses with logs, KAI queues and jobs, lists, not-found hints."""
+    breakage.metrics_apiserver_crashloop(stack.sim)
+    breakage.gpu_quota_exhausted(stack.sim)
+    crash_binder(stack)
+    for text in (
+        "diagnose kai",
+        "diagnose keda",
+        "diagnose kai-scheduler/binder",
+        "queues",
+        "pending",
+        "pending annia",
+        "why annia/annia-worker-9k4mz-0",
+        *(f"list {kind}" for kind in ("hr", "ks", "gitrepo", "helmrepo", "ocirepo", "app", "sj")),
+        "list so --all-namespaces",
+        "reconcile ks flux-system/kai-scheduler",
+    ):
+        reply = await stack.command(text)
+        assert reply.message is not None, (text, reply.text)
+    breakage.heal(stack.sim)
+
+
+def crash_binder(stack: Stack) -> None:
+    """The binder's pod in CrashLoopBackOff, so `diagnose kai` reads a log in kai.namespace."""
+    pods = stack.sim.store.list_objects(stack.sim.store.resolve("v1", "pods"), "kai-scheduler")
+    pod = next(p for p in pods["items"] if p["metadata"]["name"].startswith("binder-"))
+    pod["status"]["containerStatuses"][0].update(
+        ready=False,
+        state={"waiting": {"reason": "CrashLoopBackOff"}},
+        lastState={"terminated": {"reason": "Error", "exitCode": 1}},
+        restartCount=2,
+    )
+    stack.sim.apply(pod)
+    stack.sim.set_condition(
+        "apps/v1", "Deployment", "binder", "kai-scheduler", "Available", "False", "Min", "down"
+    )
+
+
+async def alert_cycle(stack: Stack, clock: Clock) -> None:
+    """What the scheduler does: hold the Lease, check, fire an alert (whose root post loses its
+    answer, so it is looked for in the channel), keep the state, resolve it (its thread is
+    swept for late copies)."""
+    deps = stack.service.deps
+    await schedule.keep_lease(deps)
+    stack.slack.fail_next("chat.postMessage", status=200, mode="drop_after")
+    for heal in (False, True):
+        (breakage.heal if heal else breakage.dependencies_missing)(stack.sim)
+        await schedule.check_cluster(deps, "sim")
+        clock.now += timedelta(seconds=60)
+        await schedule.keep_lease(deps)
+        await schedule.check_cluster(deps, "sim")
+
+
+@asynccontextmanager
+async def workload_stack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Stack, Clock]]:
+    """The stack as a cluster runs it (ConfigMap state, a KEDA controller), with a clock."""
+    monkeypatch.setattr(
+        keda_handlers, "ACK_WAIT", dataclasses.replace(keda_handlers.ACK_WAIT, timeout=0.2)
+    )
+    clock = Clock()
+    configmap_state = {"state": {"backend": "configmap"}}
+    async with running_stack(
+        tmp_path, clock=clock, keda_controller=True, config_overrides=configmap_state
+    ) as stack:
+        yield stack, clock

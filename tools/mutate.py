@@ -1,0 +1,178 @@
+"""`make mutate`: mutation testing of the security edges with mutmut, kill rate per module.
+
+Each group runs in a copy of the project (mutmut writes its mutants beside the code), against
+only the test files that are about it, so a run stays minutes on two cores. Goal: >= 90 % killed
+per module. Prints one line per module, then the survivors with `--survivors`.
+
+    python tools/mutate.py [--survivors] [--group NAME]...
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOAL = 90.0
+KILLED = {"killed", "timeout"}
+NOT_COUNTED = {"skipped", "not checked"}
+
+
+@dataclass(frozen=True)
+class Group:
+    """Modules mutated together, and the tests that are about them."""
+
+    modules: tuple[str, ...]
+    tests: tuple[str, ...]
+
+
+PINS = "tests/test_security_pins.py"
+GROUPS = {
+    "access": Group(
+        ("bot/access/policy.py", "bot/access/confirmations.py", "bot/access/audit.py"),
+        (
+            "tests/test_access_policy.py",
+            "tests/test_access_confirmations.py",
+            "tests/test_access_audit.py",
+            f"{PINS}::test_pin_a_user_group_id_is_a_group_entry_and_grants_its_members",
+            f"{PINS}::test_pin_a_confirmation_expires_at_five_minutes_sharp",
+        ),
+    ),
+    "replay": Group(
+        ("bot/access/once.py", "bot/service/signing.py"),
+        ("tests/test_access_once.py", "tests/test_service_signing.py"),
+    ),
+    "escaping": Group(
+        ("bot/slack/blocks.py",),
+        (
+            "tests/test_slack_blocks.py",
+            "tests/test_render_hostile.py",
+            "tests/test_render_limits.py",
+        ),
+    ),
+    "lease": Group(
+        ("bot/alerts/lease.py",),
+        (
+            "tests/test_lease_election.py",
+            "tests/test_e2e_lease.py",
+            "tests/test_schedule_jobs.py",
+            f"{PINS}::test_pin_a_holder_renewing_on_schedule_never_stops_being_the_leader",
+        ),
+    ),
+    "alert-state": Group(
+        ("bot/alerts/machine.py", "bot/alerts/model.py", "bot/alerts/store.py"),
+        (
+            "tests/test_alerts_machine.py",
+            "tests/test_alert_store.py",
+            "tests/test_alert_ops.py",
+            "tests/test_alerts_render.py",
+            f"{PINS}::test_pin_the_lease_is_asked_about_after_the_read_not_before",
+        ),
+    ),
+}
+
+
+def mutmut_config(group: Group) -> str:
+    def toml_list(items: tuple[str, ...]) -> str:
+        return "[" + ", ".join(f'"{item}"' for item in items) + "]"
+
+    return (
+        "\n[tool.mutmut]\n"
+        'source_paths = ["bot/", "handlers/"]\n'
+        f"only_mutate = {toml_list(group.modules)}\n"
+        f"pytest_add_cli_args_test_selection = {toml_list(group.tests)}\n"
+    )
+
+
+def run_group(group: Group, workdir: Path) -> dict[str, str]:
+    """Mutant name -> status, for one group run in a copy of the project under `workdir`."""
+    for part in ("bot", "handlers", "tests"):
+        shutil.copytree(ROOT / part, workdir / part, ignore=shutil.ignore_patterns("__pycache__"))
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    (workdir / "pyproject.toml").write_text(pyproject + mutmut_config(group))
+    mutmut = str(Path(sys.executable).with_name("mutmut"))
+    subprocess.run(
+        [mutmut, "run", "--max-children", "2"],
+        cwd=workdir,
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    listed = subprocess.run(
+        [mutmut, "results", "--all", "true"],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found = re.findall(r"^\s*([\w.]+__mutmut_\d+): (.+)$", listed.stdout, re.MULTILINE)
+    return dict(found)
+
+
+def change_of(mutant: str, workdir: Path) -> str:
+    """The mutation, as the lines it removed and added."""
+    mutmut = str(Path(sys.executable).with_name("mutmut"))
+    shown = subprocess.run(
+        [mutmut, "show", mutant], cwd=workdir, capture_output=True, text=True, check=False
+    )
+    lines = [line for line in shown.stdout.splitlines() if line[:2] in ("- ", "+ ")]
+    return "\n".join(f"          {line.strip()}" for line in lines)
+
+
+def report(
+    results: dict[str, str], modules: tuple[str, ...], survivors: bool, workdir: Path
+) -> bool:
+    """Print each module's kill rate; whether every module reached the goal."""
+    reached = True
+    for module in modules:
+        statuses = Counter(
+            status
+            for name, status in results.items()
+            if _module_path(name, modules) == module and status not in NOT_COUNTED
+        )
+        total = sum(statuses.values())
+        killed = sum(statuses[s] for s in KILLED)
+        rate = 100.0 * killed / total if total else 100.0
+        reached &= rate >= GOAL
+        mark = "ok " if rate >= GOAL else "LOW"
+        print(f"{mark} {module:32} {killed:4d}/{total:<4d} killed  {rate:5.1f} %", flush=True)
+        if survivors:
+            for name, status in sorted(results.items()):
+                if _module_path(name, modules) == module and status not in KILLED | NOT_COUNTED:
+                    print(f"      {status:10} {name}\n{change_of(name, workdir)}")
+    return reached
+
+
+def _module_path(mutant: str, modules: tuple[str, ...]) -> str:
+    dotted = mutant.split("__mutmut_")[0]
+    for module in modules:
+        if dotted.startswith(module.removesuffix(".py").replace("/", ".") + "."):
+            return module
+    return ""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--survivors", action="store_true", help="list the surviving mutants")
+    parser.add_argument("--group", action="append", choices=sorted(GROUPS), help="only these")
+    args = parser.parse_args()
+    reached = True
+    for name in args.group or list(GROUPS):
+        group = GROUPS[name]
+        print(f"== {name}: {', '.join(group.modules)}", flush=True)
+        with tempfile.TemporaryDirectory(prefix=f"mutate-{name}-") as workdir:
+            results = run_group(group, Path(workdir))
+            reached &= report(results, group.modules, args.survivors, Path(workdir))
+    print(f"goal: at least {GOAL:.0f} % killed per module: {'met' if reached else 'not met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
