@@ -32,7 +32,13 @@ def build_client(bot_token: str, api_url: str | None) -> AsyncWebClient:
 
 def build_app(deps: Deps, *, client: AsyncWebClient, signing_secret: str) -> AsyncApp:
     """The Bolt app with our listeners; the same app serves HTTP mode and Socket Mode."""
-    app = AsyncApp(client=client, signing_secret=signing_secret)
+    # With `process_before_response` the ack is sent the moment the listener returns. Without
+    # it, Bolt runs the listener in a task and looks for the ack every 10 ms (bolt-python
+    # slack_bolt/listener/asyncio_runner.py, `while ack.response is None ... sleep(0.01)`),
+    # which adds 0-10 ms to every ack and more under load. Bolt's lazy listeners would deep-copy
+    # the request context (and so `Deps`), so listeners start their slow part with
+    # `deps.inflight.spawn` instead (handlers/commands.py, handlers/replies.py).
+    app = AsyncApp(client=client, signing_secret=signing_secret, process_before_response=True)
 
     async def inject_deps(context: dict[str, Any], next: Any) -> None:
         context["deps"] = deps
