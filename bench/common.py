@@ -25,7 +25,8 @@ def ms(seconds: float) -> str:
 def goal(label: str, value: float, limit: float, unit: str = "ms") -> str:
     """`label: VALUE UNIT (goal <= LIMIT UNIT: met)`, or MISSED; lower is better."""
     verdict = "met" if value <= limit else "MISSED"
-    return f"{label}: {value:g} {unit} (goal <= {limit:g} {unit}: {verdict})"
+    unit = f" {unit}" if unit else ""
+    return f"{label}: {value:g}{unit} (goal <= {limit:g}{unit}: {verdict})"
 
 
 def free_port() -> int:

@@ -13,6 +13,7 @@ BENCHES = [
     "reconcile_concurrency.py",
     "alert_latency.py",
     "workloads_scale.py",
+    "fleet_scale.py",
 ]
 
 if __name__ == "__main__":

@@ -114,7 +114,7 @@ async def serve(config_path: str, host: str, port: int) -> int:
     settings = config.load_settings(config_path)
     env = SlackEnv.from_environ(os.environ)
     metrics = Metrics()
-    gateways = {c.name: kube.connect(c, settings.kubernetes, metrics) for c in settings.clusters}
+    gateways = kube.connect_all(settings.clusters, settings.kubernetes, metrics)
     service = Service(Deps(settings, gateways, metrics), env, host=host, port=port)
     await service.run_until_signalled()
     return EXIT_OK

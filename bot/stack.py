@@ -181,9 +181,7 @@ async def running_stack(
 
         def make_service() -> Service:
             metrics = Metrics()
-            gateways = {
-                c.name: kube.connect(c, settings.kubernetes, metrics) for c in settings.clusters
-            }
+            gateways = kube.connect_all(settings.clusters, settings.kubernetes, metrics)
             deps = Deps(settings, gateways, metrics, clock)
             return Service(deps, env, host="127.0.0.1", port=0)
 

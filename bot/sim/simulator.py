@@ -131,16 +131,21 @@ class Simulator:
         """Forget the recorded requests (e.g. after setup, before counting)."""
         self.requests.clear()
 
-    def write_kubeconfig(self, path: str, context: str = "sim") -> str:
-        """Write a kubeconfig for this simulator (plain http, no credentials); returns the path."""
+    def write_kubeconfig(
+        self, path: str, context: str = "sim", *, more_contexts: Sequence[str] = ()
+    ) -> str:
+        """Write a kubeconfig for this simulator (plain http, no credentials); returns the path.
+
+        `more_contexts` adds contexts by those names on this same server: a fleet of clusters
+        for one service, all answered by this simulator.
+        """
+        names = [context, *more_contexts]
         config = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": context, "cluster": {"server": self.url}}],
-            "users": [{"name": context, "user": {}}],
-            "contexts": [
-                {"name": context, "context": {"cluster": context, "user": context}},
-            ],
+            "clusters": [{"name": n, "cluster": {"server": self.url}} for n in names],
+            "users": [{"name": n, "user": {}} for n in names],
+            "contexts": [{"name": n, "context": {"cluster": n, "user": n}} for n in names],
             "current-context": context,
         }
         target = Path(path).expanduser()
