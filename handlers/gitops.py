@@ -176,7 +176,7 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
     with _FLIGHTS.claim(kube, target, clicker):
-        await ops.start_sync(
+        written = await ops.start_sync(
             kube, target, user_id=clicker, channel_id=pending.channel_id, clock=deps.clock
         )
         # Recorded in the channel now, not only at the end: the wait can be long, and the sync
@@ -184,7 +184,7 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
         started = _change(deps, clicker, "sync", target, "requested", {})
         note = f"<@{clicker}> started an Argo CD sync of {target.describe()} on {target.cluster}."
         await confirm.announce(deps, pending, started, note)
-        report = await ops.wait_sync(kube, target, polling=_polling(deps))
+        report = await ops.wait_sync(kube, target, polling=_polling(deps), written=written)
     change = _change(deps, clicker, "sync", target, report.state, _sync_details(report))
     text = render_gitops.sync_audit_text(report, clicker)
     await confirm.announce(deps, pending, change, text)

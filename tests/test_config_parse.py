@@ -311,9 +311,9 @@ PROBLEMS = [
         (
             "kubernetes.threads",
             value,
-            f"kubernetes.threads: {shown} is not a thread count (expected a whole number, 2 to 64)",
+            f"kubernetes.threads: {shown} is not a thread count (expected a whole number, 4 to 64)",
         )
-        for value, shown in [(1, "1"), (65, "65"), (200, "200"), ("16", "'16'")]
+        for value, shown in [(3, "3"), (65, "65"), (200, "200"), ("16", "'16'")]
     ],
     (
         "alrts",

@@ -67,7 +67,7 @@ async def test_forty_clusters_read_at_once_use_no_more_threads_than_configured(
 async def test_a_command_does_not_wait_for_threads_held_by_scheduled_checks(
     sim: Simulator, tmp_path: Path
 ) -> None:
-    gateways = fleet(sim, tmp_path, size=3, threads=2)  # one thread per lane
+    gateways = fleet(sim, tmp_path, size=3, threads=4)  # two command threads, one scheduled
     hung = sim.faults.add(None, resource="configs", delay=0.5, times=2)
     slow, other, asked = gateways.values()
     try:

@@ -129,9 +129,9 @@ def retries(value: object) -> int:
 
 
 def threads(value: object) -> int:
-    if isinstance(value, int) and not isinstance(value, bool) and 2 <= value <= 64:
+    if isinstance(value, int) and not isinstance(value, bool) and 4 <= value <= 64:
         return value
-    raise ValueError(f"{show(value)} is not a thread count (expected a whole number, 2 to 64)")
+    raise ValueError(f"{show(value)} is not a thread count (expected a whole number, 4 to 64)")
 
 
 def as_is(value: object) -> object:

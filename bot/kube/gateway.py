@@ -15,8 +15,9 @@ import asyncio
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+import math
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
+from typing import Any, cast
 
 import urllib3
 from kubernetes import client as k8s_client
@@ -33,6 +34,7 @@ from bot.kube import kinds
 from bot.kube.errors import Call
 from bot.kube.kinds import ResourceRef
 from bot.kube.lanes import ClientThreads
+from bot.kube.watching import SKIP, WatchStream, read_item
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +42,7 @@ BACKOFFS = (0.2, 0.5, 1.0, 2.0, 4.0)
 LIST_PAGE_SIZE = 500
 LIST_RESTARTS = 3  # a paged list whose snapshot expired is read again from the start
 CONNECT_TIMEOUT = 3.0
-THREADS_ALONE = 16  # a gateway built on its own (`kai-chatops check`, tests)
+THREADS_ALONE = 16  # a gateway built without settings (tests)
 # The pods/log subresource as errors name it: RBAC grants it as resource `pods/log`.
 POD_LOG = ResourceRef("", "v1", "pods/log", "Pod", namespaced=True)
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -173,6 +175,60 @@ class KubeGateway:
         path = kinds.POD.path(namespace, pod) + "/log"
         data = await self._exchange(call, "GET", path, query, accept="text/plain")
         return data.decode("utf-8", "replace")
+
+    async def watch_object(
+        self,
+        ref: ResourceRef,
+        name: str,
+        namespace: str | None,
+        *,
+        resource_version: str,
+        seconds: float,
+    ) -> AsyncGenerator[RawObject | None, None]:
+        """Each new state of one object after `resource_version` (None once it is deleted), as
+        the API server sends them, for up to `seconds` (then the stream just ends).
+
+        A watch of the collection narrowed by `fieldSelector=metadata.name=NAME`, as `kubectl
+        get --watch NAME` does, with bookmarks allowed. It holds a thread of the watch lane
+        until it ends; it is never retried (the caller polls instead).
+
+        Raises:
+            KubeForbidden: RBAC does not grant `watch`. KubeExpired: 410, the version is too old.
+            KubeUnavailable: every watch thread is busy, the API server cannot be reached, or the
+                stream broke.
+        """
+        call = Call("watch", ref, name, namespace)
+        lane = self._threads.take_watch_slot()
+        if lane is None:
+            raise errors.KubeUnavailable(f"cluster {self.cluster}: every watch thread is busy")
+        query = [("watch", "true"), ("fieldSelector", f"metadata.name={name}")]
+        query += [("resourceVersion", resource_version), ("allowWatchBookmarks", "true")]
+        query += [("timeoutSeconds", str(max(1, math.ceil(seconds))))]
+        # The server ends the stream after timeoutSeconds; the read timeout only catches a dead
+        # connection, so it runs a little past that.
+        limits = (self._timeout[0], seconds + self._timeout[1])
+        stream = WatchStream(self._api, ref.path(namespace), query, limits)
+        loop = asyncio.get_running_loop()
+        items: asyncio.Queue[object] = asyncio.Queue()
+        self.request_count += 1
+
+        def put(item: object) -> None:
+            loop.call_soon_threadsafe(items.put_nowait, item)
+
+        running = loop.run_in_executor(lane, stream.run, put)
+        running.add_done_callback(lambda _: self._threads.release_watch_slot())
+        outcome = "ok"
+        try:
+            while (item := await items.get()) is not None:
+                change = read_item(item, call, self.cluster)
+                if change is not SKIP:
+                    yield cast("RawObject | None", change)
+        except errors.KubeError:
+            outcome = "error"
+            raise
+        finally:
+            stream.stop()
+            self._count("watch", outcome)
 
     async def server_version(self) -> str:
         """The API server's `gitVersion`; a cheap reachability probe for `/readyz`."""
@@ -358,7 +414,7 @@ def connect(
         retries=settings.retries,
         metrics=metrics,
         sleep=sleep,
-        threads=threads,
+        threads=threads if threads is not None else ClientThreads(settings.threads),
     )
 
 

@@ -127,6 +127,16 @@ class Simulator:
             controllers, self.controllers = self.controllers, None
             await controllers.stop()
 
+    @property
+    def open_watches(self) -> int:
+        """Watch streams still open; each is logged in `requests` once it ends."""
+        return 0 if self._server is None else self._server.open_watches
+
+    def end_watches(self) -> None:
+        """End every open watch stream now (the client sees its stream end early)."""
+        if self._server is not None:
+            self._server.end_watches()
+
     def clear_requests(self) -> None:
         """Forget the recorded requests (e.g. after setup, before counting)."""
         self.requests.clear()
