@@ -35,7 +35,7 @@ from bot.stack import OPERATOR, demo_config
 
 SECRET = "bench-signing-secret"
 HERE = str(Path(__file__).resolve())
-HEALTH_ASKS = 10
+HEALTH_ASKS = 30
 CHECKS = re.compile(r'kai_chatops_alert_checks_total\{cluster="([^"]+)",outcome="ok"\} (\S+)')
 BUCKET = re.compile(r'kai_chatops_alert_check_seconds_bucket\{le="([^"]+)"\} (\S+)')
 
