@@ -22,6 +22,13 @@ def ms(seconds: float) -> str:
     return f"{seconds * 1000:7.1f} ms"
 
 
+def goal(label: str, value: float, limit: float, unit: str = "ms") -> str:
+    """`label: VALUE UNIT (goal <= LIMIT UNIT: met)`, or MISSED; lower is better."""
+    verdict = "met" if value <= limit else "MISSED"
+    unit = f" {unit}" if unit else ""
+    return f"{label}: {value:g}{unit} (goal <= {limit:g}{unit}: {verdict})"
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

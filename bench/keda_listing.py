@@ -112,7 +112,7 @@ async def one_pause(stack: Stack) -> None:
     print("pause annia/annia-worker, command to KEDA-confirmed state:")
     print(f"  command -> confirmation shown      {(asked - started) * 1000:8.1f} ms")
     print(f"  Confirm click -> result posted     {(done - asked) * 1000:8.1f} ms")
-    print(f"  of which KEDA ack -> bot saw it    {(done - acked_at) * 1000:8.1f} ms (poll 0.5 s)")
+    print(f"  of which KEDA ack -> bot saw it    {(done - acked_at) * 1000:8.1f} ms (watch)")
     print(f"  total                              {(done - started) * 1000:8.1f} ms")
     print(f"  API requests: {sum(kinds.values())} ({dict(kinds)})")
     print(f"  result: {post.body.get('text', '')[:160]}")

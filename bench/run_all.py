@@ -11,8 +11,10 @@ BENCHES = [
     "gateway_modes.py",
     "keda_listing.py",
     "reconcile_concurrency.py",
+    "follow_latency.py",
     "alert_latency.py",
     "workloads_scale.py",
+    "fleet_scale.py",
 ]
 
 if __name__ == "__main__":

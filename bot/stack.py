@@ -193,9 +193,7 @@ async def running_stack(
 
         def make_service() -> Service:
             metrics = Metrics()
-            gateways = {
-                c.name: kube.connect(c, settings.kubernetes, metrics) for c in settings.clusters
-            }
+            gateways = kube.connect_all(settings.clusters, settings.kubernetes, metrics)
             deps = Deps(settings, gateways, metrics, clock, monotonic=monotonic)
             return Service(
                 deps,

@@ -30,8 +30,11 @@ def register(app: AsyncApp, deps: Deps) -> None:
     for feature in FEATURES:
         runners |= feature.RUNNERS
         executors |= feature.EXECUTORS
-        feature.register(app)
     runners = {kind: listing.with_elsewhere_hint(run) for kind, run in runners.items()}
+    # Bolt tries listeners in the order they were added, running each one's matchers: the
+    # slash command and Confirm/Cancel go first, as they carry most requests.
     app.command(deps.settings.slack.command)(commands.make_command_listener(runners))
     app.action(render.CONFIRM_ACTION)(confirm.make_confirm_listener(executors))
     app.action(render.CANCEL_ACTION)(confirm.handle_cancel)
+    for feature in FEATURES:
+        feature.register(app)

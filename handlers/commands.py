@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -21,7 +20,6 @@ from handlers import access, replies
 from handlers.invocation import Invocation, Runner
 
 Listener = Callable[..., Awaitable[None]]
-ACK_HEAD_START = 0.02
 
 
 def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
@@ -54,18 +52,18 @@ def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
             note = f"`{name} {subcommand}` is not available in this version of kai-chatops yet."
             await ack(**render.text_message(note), response_type="ephemeral")
             return
-        with deps.inflight.track():  # from the ack on, a shutdown waits for the reply
-            await ack()
-            # Bolt sends the ack when its runner next looks (every 10 ms); give it that head
-            # start before the work competes with it for the loop, so acks stay fast under load.
-            await asyncio.sleep(ACK_HEAD_START)
-            user_id, channel_id = (
-                str(command.get("user_id", "")),
-                str(command.get("channel_id", "")),
-            )
-            invocation = Invocation(user_id, channel_id, name, respond)
-            work = run(parsed, deps, invocation)
-            await replies.deliver(respond, work, subcommand=subcommand, deps=deps, user_id=user_id)
+        await ack()
+        user_id, channel_id = (
+            str(command.get("user_id", "")),
+            str(command.get("channel_id", "")),
+        )
+        invocation = Invocation(user_id, channel_id, name, respond)
+        work = run(parsed, deps, invocation)
+        # The ack leaves when this listener returns (`process_before_response`, see
+        # bot/service/app.py); the work runs after it, and from now on a shutdown waits for it.
+        deps.inflight.spawn(
+            replies.deliver(respond, work, subcommand=subcommand, deps=deps, user_id=user_id)
+        )
 
     return handle_command
 

@@ -182,7 +182,7 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
     with _FLIGHTS.claim(kube, target, clicker):
-        await ops.start_sync(
+        written = await ops.start_sync(
             kube, target, user_id=clicker, channel_id=pending.channel_id, clock=deps.clock
         )
         # Recorded in the channel now, not only at the end: the wait can be long, and the sync
@@ -195,7 +195,7 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
             channel=pending.channel_id,
             alert_channel=deps.settings.slack.alert_channel,
         )
-        report = await ops.wait_sync(kube, target, polling=_polling(deps))
+        report = await ops.wait_sync(kube, target, polling=_polling(deps), written=written)
     change = _change(deps, clicker, "sync", target, report.state, _sync_details(report))
     text = render_gitops.sync_audit_text(report, clicker)
     await confirm.announce(deps, pending, change, text)

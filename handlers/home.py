@@ -50,7 +50,10 @@ async def on_home_opened(
     """`app_home_opened` (Events API): publish the Home tab of the user who opened it."""
     if event.get("tab", "home") != "home":  # the Messages tab: nothing to publish
         return
-    await publish(context["deps"], client, str(event.get("user", "")))
+    # The event is answered when this listener returns (`process_before_response`): publish
+    # after that, in flight (a shutdown waits for it).
+    deps: Deps = context["deps"]
+    deps.inflight.spawn(publish(deps, client, str(event.get("user", ""))))
 
 
 async def on_refresh(
@@ -58,7 +61,8 @@ async def on_refresh(
 ) -> None:
     """`Refresh` on the Home tab: ack at once, then publish it again."""
     await ack()
-    await publish(context["deps"], client, str(body.get("user", {}).get("id", "")))
+    deps: Deps = context["deps"]
+    deps.inflight.spawn(publish(deps, client, str(body.get("user", {}).get("id", ""))))
 
 
 async def publish(deps: Deps, client: AsyncWebClient, user_id: str) -> None:

@@ -78,11 +78,17 @@ def button_listener(name: str, run: ButtonWork) -> Listener:
     ) -> None:
         await ack()
         deps: Deps = context["deps"]
+        deps.inflight.spawn(answer_click(deps, body, str(action.get("value", "")), respond))
+
+    async def answer_click(
+        deps: Deps, body: dict[str, Any], value: str, respond: AsyncRespond
+    ) -> None:
+        """After the ack has left: the work and its reply, or "restarting" while draining."""
         if deps.inflight.draining:  # a click now could start a change the shutdown cuts off
             await respond(**render.text_message(render.RESTARTING), response_type="ephemeral")
             return
         user_id = str(body.get("user", {}).get("id", ""))
-        work = run(deps, user_id, str(action.get("value", "")), body)
+        work = run(deps, user_id, value, body)
         await deliver(respond, work, subcommand=name, deps=deps, user_id=user_id)
 
     return handle_click

@@ -28,7 +28,7 @@ FULL: dict[str, Any] = {
     "keda": {"namespaces": ["annia", "training"], "apiservice": "v1beta1.custom.metrics.io"},
     "alerts": {"interval": "10s", "hold": "2m", "repeat": "1h30m"},
     "state": {"backend": "configmap", "path": "/data/state.sqlite", "configmap": "chatops"},
-    "kubernetes": {"request_timeout": "5s", "retries": 5},
+    "kubernetes": {"request_timeout": "5s", "retries": 5, "threads": 8},
 }
 MINIMAL: dict[str, Any] = {
     "clusters": [{"name": "prod"}],
@@ -71,7 +71,7 @@ def test_a_full_configuration_is_read_with_every_value() -> None:
         timedelta(seconds=10), timedelta(minutes=2), timedelta(hours=1, minutes=30)
     )
     assert settings.state == config.StateSettings("configmap", "/data/state.sqlite", "chatops")
-    assert settings.kubernetes == config.KubernetesSettings(timedelta(seconds=5), 5)
+    assert settings.kubernetes == config.KubernetesSettings(timedelta(seconds=5), 5, threads=8)
 
 
 def test_a_minimal_configuration_gets_the_documented_defaults() -> None:
@@ -306,6 +306,14 @@ PROBLEMS = [
             f"kubernetes.retries: {shown} is not a retry count (expected a whole number, 0 to 10)",
         )
         for value, shown in [(-1, "-1"), (11, "11"), (True, "true"), ("3", "'3'"), (2.5, "2.5")]
+    ],
+    *[
+        (
+            "kubernetes.threads",
+            value,
+            f"kubernetes.threads: {shown} is not a thread count (expected a whole number, 4 to 64)",
+        )
+        for value, shown in [(3, "3"), (65, "65"), (200, "200"), ("16", "'16'")]
     ],
     (
         "alrts",

@@ -165,3 +165,24 @@ async def test_stopping_cancels_a_run_under_way() -> None:
     await asyncio.wait_for(started.wait(), timeout=5)
     await planned.stop()
     assert cancelled.is_set()
+
+
+async def test_a_fleets_first_checks_are_spread_over_one_interval() -> None:
+    fleet = config.parse_settings(
+        {
+            "clusters": [{"name": f"c{i}"} for i in range(4)],
+            "slack": {"alert_channel": "C0ALERTS"},
+            "alerts": {"interval": "40s"},
+        }
+    )
+    planned = schedule.build_scheduler(Deps(fleet, {}, Metrics(), clock=lambda: NOW))
+    started = datetime.now(UTC)
+    planned.start()
+    try:
+        jobs = planned.scheduler.get_jobs()
+        firsts = {j.name: (j.next_run_time - started).total_seconds() for j in jobs}
+        intervals = {j.trigger.interval for j in jobs if j.name.startswith("alerts-")}
+    finally:
+        await planned.stop()
+    assert [round(firsts[f"alerts-c{i}"]) for i in range(4)] == [10, 20, 30, 40]
+    assert intervals == {timedelta(seconds=40)}

@@ -111,6 +111,7 @@ class GitopsSettings:
 class KubernetesSettings:
     request_timeout: timedelta = timedelta(seconds=10)
     retries: int = 3  # retries of 429, 5xx and connection errors
+    threads: int = 32  # the client's threads, shared by every cluster
 
 
 @dataclass(frozen=True)
@@ -358,7 +359,7 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
     ),
     "kubernetes": (
         KubernetesSettings,
-        {"request_timeout": cv.request_timeout, "retries": cv.retries},
+        {"request_timeout": cv.request_timeout, "retries": cv.retries, "threads": cv.threads},
     ),
 }
 

@@ -128,6 +128,12 @@ def retries(value: object) -> int:
     raise ValueError(f"{show(value)} is not a retry count (expected a whole number, 0 to 10)")
 
 
+def threads(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and 4 <= value <= 64:
+        return value
+    raise ValueError(f"{show(value)} is not a thread count (expected a whole number, 4 to 64)")
+
+
 def as_is(value: object) -> object:
     return value
 

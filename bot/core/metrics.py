@@ -37,6 +37,11 @@ class Metrics:
             ["cluster", "outcome"],
             registry=self.registry,
         )
+        self.alert_check_seconds = Histogram(
+            "kai_chatops_alert_check_seconds",
+            "Time one scheduled alert check of one cluster took, from start to end.",
+            registry=self.registry,
+        )
         self.alerts = Gauge(
             "kai_chatops_alerts",
             "Alerts by cluster and state (pending, firing, acknowledged, silenced).",

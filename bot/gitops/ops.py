@@ -1,8 +1,9 @@
 """Flux reconciles and Argo CD refreshes and syncs on one cluster, followed until they end.
 
-The use-case layer: reads and patches through the gateway and polls with a deadline (no watch,
-so the bot needs only `get` and `patch`); every decision is `bot.gitops.plan`'s or
-`bot.gitops.argo`'s. No Slack here. Waits use the event loop's monotonic time, never `deps.clock`.
+The use-case layer: reads and patches through the gateway, then follows the object by watch
+from our own write (`bot.kube.follow`), polling with a deadline when it cannot watch; every
+decision is `bot.gitops.plan`'s or `bot.gitops.argo`'s. No Slack here. Waits use the event loop's
+monotonic time, never `deps.clock`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from bot.core.models import RawObject
 from bot.gitops import argo, plan
 from bot.gitops.plan import FluxPhase, FluxReport, StepResult
 from bot.gitops.target import Request, StepState, Target
+from bot.kube import follow
 from bot.kube.ports import KubeWriter
 
 CONFLICT_RETRIES = 5  # as `flux` and `argocd` retry a conflicting write
@@ -136,12 +138,14 @@ async def _reconcile_one(
     on_requested: OnRequested | None,
 ) -> StepResult:
     target = step.target
-    token, before = await _request_flux(kube, step, user_id, clock, polling.sleep)
+    token, before, written = await _request_flux(kube, step, user_id, clock, polling.sleep)
     if on_requested is not None:
         await on_requested(target, token)
-    obj, done = await _poll(
-        lambda: kube.get_object(target.ref, target.name, target.namespace),
+    obj, done = await _follow(
+        kube,
+        target,
         lambda o: o is None or plan.flux_phase(o, before) is FluxPhase.DONE,
+        written,
         deadline,
         polling,
     )
@@ -153,18 +157,19 @@ async def _reconcile_one(
 
 async def _request_flux(
     kube: KubeWriter, step: FluxStep, user_id: str, clock: Clock, sleep: Sleep
-) -> tuple[str, str]:
+) -> tuple[str, str, RawObject]:
     """Merge-patch a fresh requestedAt; on a conflict, read again and retry with a new token.
 
-    Returns the token and `lastHandledReconcileAt` as read before the request.
+    Returns the token, `lastHandledReconcileAt` as read before the request, and the object as
+    the patch left it.
     """
     target, obj = step.target, step.obj
     for attempt in range(1, CONFLICT_RETRIES + 1):
         token = plan.new_token(clock(), plan.taken_tokens(obj))
         body = plan.flux_request_patch(token, user_id, force=step.force, reset=step.reset)
         try:
-            await kube.patch_object(target.ref, target.name, target.namespace, body)
-            return token, plan.last_handled(obj)
+            written = await kube.patch_object(target.ref, target.name, target.namespace, body)
+            return token, plan.last_handled(obj), written
         except errors.KubeConflict:
             if attempt == CONFLICT_RETRIES:
                 raise
@@ -191,12 +196,14 @@ async def run_refresh(
     loop = asyncio.get_running_loop()
     started = loop.time()
     body = argo.refresh_patch(hard, user_id, clock())
-    await _patch_retrying(kube, target, body, polling.sleep)
+    written = await _patch_retrying(kube, target, body, polling.sleep)
     if on_requested is not None:
         await on_requested(target, body["metadata"]["annotations"][argo.REFRESH])
-    app, done = await _poll(
-        lambda: kube.get_object(target.ref, target.name, target.namespace),
+    app, done = await _follow(
+        kube,
+        target,
         lambda a: a is None or not argo.is_refresh_pending(a),
+        written,
         started + polling.timeout,
         polling,
     )
@@ -225,18 +232,22 @@ async def start_sync(
     raise AssertionError("unreachable")
 
 
-async def wait_sync(kube: KubeWriter, target: Target, *, polling: Polling) -> argo.ArgoReport:
+async def wait_sync(
+    kube: KubeWriter, target: Target, *, polling: Polling, written: RawObject | None = None
+) -> argo.ArgoReport:
     """Wait until the controller clears `operation`, or says a sync window holds it; report
-    `status.operationState`.
+    `status.operationState`. `written`: the Application as `start_sync` left it.
 
     Raises:
         KubeError: a read failed beyond the gateway's retries.
     """
     loop = asyncio.get_running_loop()
     started = loop.time()
-    app, done = await _poll(
-        lambda: kube.get_object(target.ref, target.name, target.namespace),
+    app, done = await _follow(
+        kube,
+        target,
         lambda a: a is None or not argo.is_sync_pending(a) or argo.is_blocked_by_window(a),
+        written,
         started + polling.timeout,
         polling,
     )
@@ -260,15 +271,40 @@ def _argo_report(
     return argo.ArgoReport(target, action, state, argo.read_app(app), elapsed, waited)
 
 
-async def _patch_retrying(kube: KubeWriter, target: Target, body: Any, sleep: Sleep) -> None:
+async def _patch_retrying(kube: KubeWriter, target: Target, body: Any, sleep: Sleep) -> RawObject:
     for attempt in range(1, CONFLICT_RETRIES + 1):
         try:
-            await kube.patch_object(target.ref, target.name, target.namespace, body)
-            return
+            return await kube.patch_object(target.ref, target.name, target.namespace, body)
         except errors.KubeConflict:
             if attempt == CONFLICT_RETRIES:
                 raise
             await sleep(0.05 * attempt)
+    raise AssertionError("unreachable")
+
+
+async def _follow(
+    kube: KubeWriter,
+    target: Target,
+    is_done: follow.IsDone,
+    written: RawObject | None,
+    deadline: float,
+    polling: Polling,
+) -> tuple[RawObject | None, bool]:
+    """Watch the object from our write until `is_done` or the deadline; poll what is left of
+    the wait when it cannot watch. The last object seen, and whether it was done."""
+    if written is not None:
+        watched = await follow.watch_until(
+            kube, target.ref, target.name, target.namespace, is_done,
+            since=written, deadline=deadline,
+        )  # fmt: skip
+        if watched.over:
+            return watched.obj, watched.done
+    return await _poll(
+        lambda: kube.get_object(target.ref, target.name, target.namespace),
+        is_done,
+        deadline,
+        polling,
+    )
 
 
 async def _poll(

@@ -25,6 +25,7 @@ from bot.keda.pause import (
     plan_resume,
     summarise,
 )
+from bot.kube import follow as kube_follow
 from bot.kube import kinds
 from bot.kube.ports import KubeReader, KubeWriter
 from bot.rules import keda
@@ -159,9 +160,10 @@ async def apply_plan(
 async def follow(
     kube: KubeReader, plan: Plan, wait: AckWait, *, written: RawObject | None = None
 ) -> Outcome:
-    """Read the object back, then poll until KEDA's `Paused` condition matches, or the deadline.
+    """Follow the object until KEDA's `Paused` condition matches, or the deadline: by a watch
+    from our write (`written`), else by reading it back and polling.
 
-    Stops at once when the annotations read back are not what the plan wrote (someone changed
+    Stops at once when the annotations seen are not what the plan wrote (someone changed
     them), since KEDA will never acknowledge a state the object no longer asks for. When a read
     fails after the write, the object as the patch returned it stands for the result (the
     change was made and must still be reported and recorded).
@@ -172,6 +174,20 @@ async def follow(
     target, expected = plan.target, plan.action == "pause"
     loop = asyncio.get_running_loop()
     started = loop.time()
+    if written is not None:
+
+        def is_settled(obj: RawObject | None) -> bool:
+            return obj is None or _is_settled(keda.read_pause_state(obj), expected)
+
+        watched = await kube_follow.watch_until(
+            kube, target.ref, target.name, target.namespace, is_settled,
+            since=written, deadline=started + wait.timeout,
+        )  # fmt: skip
+        if watched.over:
+            if watched.obj is None:
+                raise errors.UserError(f"{target.describe()} was deleted right after the change.")
+            state = keda.read_pause_state(watched.obj)
+            return Outcome(plan, state, _is_acknowledged(state, expected), loop.time() - started)
     while True:
         try:
             obj = await kube.get_object(target.ref, target.name, target.namespace)
@@ -184,10 +200,20 @@ async def follow(
         if obj is None:
             raise errors.UserError(f"{target.describe()} was deleted right after the change.")
         state = keda.read_pause_state(obj)
-        # A one-direction pause that stays keeps Paused True after a resume: that is KEDA's ack.
-        wanted_condition = keda.expects_paused_condition(state)
-        acknowledged = state.paused is expected and state.condition_paused is wanted_condition
+        acknowledged = _is_acknowledged(state, expected)
         waited = loop.time() - started
-        if acknowledged or state.paused is not expected or waited >= wait.timeout:
+        if _is_settled(state, expected) or waited >= wait.timeout:
             return Outcome(plan, state, acknowledged, waited)
         await asyncio.sleep(min(wait.interval, wait.timeout - waited))
+
+
+def _is_acknowledged(state: keda.PauseState, expected: bool) -> bool:
+    """KEDA's condition follows the annotation. A one-direction pause that stays keeps Paused
+    True after a resume: that is KEDA's ack."""
+    wanted_condition = keda.expects_paused_condition(state)
+    return state.paused is expected and state.condition_paused is wanted_condition
+
+
+def _is_settled(state: keda.PauseState, expected: bool) -> bool:
+    """Nothing more to wait for: acknowledged, or the object no longer asks for it."""
+    return _is_acknowledged(state, expected) or state.paused is not expected

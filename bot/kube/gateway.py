@@ -1,11 +1,12 @@
 """The Kubernetes gateway: the only module that imports `kubernetes`.
 
-The official client is synchronous, so every call runs on a small thread pool of its own (never on
-the event loop, and never starving the loop's default executor), with a connect and read timeout
-on every request because a thread cannot be cancelled. Objects come back as raw JSON bodies
-(`RawObject`), the same shape `kubectl get -o yaml` prints, so live checks and offline `evaluate`
-share their rules. 429, 5xx and connection errors are retried with bounded backoff honouring
-`Retry-After`; everything else becomes a `bot.core.errors.KubeError` at once.
+The official client is synchronous, so every call runs on the client's threads (`lanes.py`: one
+bounded set shared by every cluster; never the event loop, never the loop's default executor),
+with a connect and read timeout on every request because a thread cannot be cancelled. Objects
+come back as raw JSON bodies (`RawObject`), the same shape `kubectl get -o yaml` prints, so live
+checks and offline `evaluate` share their rules. 429, 5xx and connection errors are retried with
+bounded backoff honouring `Retry-After`; everything else becomes a `bot.core.errors.KubeError`
+at once.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ import asyncio
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+import math
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
+from typing import Any, cast
 
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
+from kubernetes.config import kube_config
 from kubernetes.config.config_exception import ConfigException
 
 from bot.config.settings import ClusterSettings, KubernetesSettings
@@ -31,6 +33,8 @@ from bot.kube import errors as kube_errors
 from bot.kube import kinds
 from bot.kube.errors import Call
 from bot.kube.kinds import ResourceRef
+from bot.kube.lanes import ClientThreads
+from bot.kube.watching import SKIP, WatchStream, read_item
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +42,7 @@ BACKOFFS = (0.2, 0.5, 1.0, 2.0, 4.0)
 LIST_PAGE_SIZE = 500
 LIST_RESTARTS = 3  # a paged list whose snapshot expired is read again from the start
 CONNECT_TIMEOUT = 3.0
+THREADS_ALONE = 16  # a gateway built without settings (tests)
 # The pods/log subresource as errors name it: RBAC grants it as resource `pods/log`.
 POD_LOG = ResourceRef("", "v1", "pods/log", "Pod", namespaced=True)
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -57,6 +62,7 @@ class KubeGateway:
         retries: int,
         metrics: Metrics | None = None,
         sleep: Sleep = asyncio.sleep,
+        threads: ClientThreads | None = None,
     ) -> None:
         self.cluster = cluster
         self.request_count = 0
@@ -65,7 +71,7 @@ class KubeGateway:
         self._retries = retries
         self._metrics = metrics
         self._sleep = sleep
-        self._pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"kube-{cluster}")
+        self._threads = threads if threads is not None else ClientThreads(THREADS_ALONE)
 
     async def get_object(
         self, ref: ResourceRef, name: str, namespace: str | None = None
@@ -170,6 +176,60 @@ class KubeGateway:
         data = await self._exchange(call, "GET", path, query, accept="text/plain")
         return data.decode("utf-8", "replace")
 
+    async def watch_object(
+        self,
+        ref: ResourceRef,
+        name: str,
+        namespace: str | None,
+        *,
+        resource_version: str,
+        seconds: float,
+    ) -> AsyncGenerator[RawObject | None, None]:
+        """Each new state of one object after `resource_version` (None once it is deleted), as
+        the API server sends them, for up to `seconds` (then the stream just ends).
+
+        A watch of the collection narrowed by `fieldSelector=metadata.name=NAME`, as `kubectl
+        get --watch NAME` does, with bookmarks allowed. It holds a thread of the watch lane
+        until it ends; it is never retried (the caller polls instead).
+
+        Raises:
+            KubeForbidden: RBAC does not grant `watch`. KubeExpired: 410, the version is too old.
+            KubeUnavailable: every watch thread is busy, the API server cannot be reached, or the
+                stream broke.
+        """
+        call = Call("watch", ref, name, namespace)
+        lane = self._threads.take_watch_slot()
+        if lane is None:
+            raise errors.KubeUnavailable(f"cluster {self.cluster}: every watch thread is busy")
+        query = [("watch", "true"), ("fieldSelector", f"metadata.name={name}")]
+        query += [("resourceVersion", resource_version), ("allowWatchBookmarks", "true")]
+        query += [("timeoutSeconds", str(max(1, math.ceil(seconds))))]
+        # The server ends the stream after timeoutSeconds; the read timeout only catches a dead
+        # connection, so it runs a little past that.
+        limits = (self._timeout[0], seconds + self._timeout[1])
+        stream = WatchStream(self._api, ref.path(namespace), query, limits)
+        loop = asyncio.get_running_loop()
+        items: asyncio.Queue[object] = asyncio.Queue()
+        self.request_count += 1
+
+        def put(item: object) -> None:
+            loop.call_soon_threadsafe(items.put_nowait, item)
+
+        running = loop.run_in_executor(lane, stream.run, put)
+        running.add_done_callback(lambda _: self._threads.release_watch_slot())
+        outcome = "ok"
+        try:
+            while (item := await items.get()) is not None:
+                change = read_item(item, call, self.cluster)
+                if change is not SKIP:
+                    yield cast("RawObject | None", change)
+        except errors.KubeError:
+            outcome = "error"
+            raise
+        finally:
+            stream.stop()
+            self._count("watch", outcome)
+
     async def server_version(self) -> str:
         """The API server's `gitVersion`; a cheap reachability probe for `/readyz`."""
         call = Call("get", ResourceRef("", "", "version", "Version", False))
@@ -180,8 +240,9 @@ class KubeGateway:
         return str(answer.get("gitVersion", "unknown"))
 
     def close(self) -> None:
-        """Stop the thread pool and close the client's connections."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the client's threads (shared ones too: the service is stopping) and close this
+        cluster's connections."""
+        self._threads.shutdown()
         self._api.close()
 
     async def _request(
@@ -237,7 +298,7 @@ class KubeGateway:
         is_read = call.verb in ("get", "list")
         try:
             status, headers, data = await asyncio.get_running_loop().run_in_executor(
-                self._pool, send
+                self._threads.lane(), send
             )
         except (urllib3.exceptions.HTTPError, OSError) as e:
             error = kube_errors.from_connection_error(e, call, self.cluster)
@@ -325,8 +386,12 @@ def connect(
     metrics: Metrics | None = None,
     *,
     sleep: Sleep = asyncio.sleep,
+    threads: ClientThreads | None = None,
+    kubeconfigs: dict[str, Any] | None = None,
 ) -> KubeGateway:
     """A gateway for one configured cluster: kubeconfig path and context, or in-cluster.
+
+    `threads` and `kubeconfigs` (files already read, by path) are shared by `connect_all`.
 
     Raises:
         ConfigError: the kubeconfig or the in-cluster service account cannot be loaded.
@@ -336,12 +401,7 @@ def connect(
         if cluster.in_cluster:
             k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
         else:
-            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=cluster.kubeconfig,
-                context=cluster.context,
-                client_configuration=configuration,
-                persist_config=False,
-            )
+            _load_kubeconfig(cluster, configuration, {} if kubeconfigs is None else kubeconfigs)
     except (ConfigException, OSError, TypeError, ValueError) as e:
         where = "in-cluster config" if cluster.in_cluster else f"kubeconfig {cluster.kubeconfig}"
         raise errors.ConfigError([f"clusters[{cluster.name}]: cannot load {where}: {e}"]) from e
@@ -354,4 +414,46 @@ def connect(
         retries=settings.retries,
         metrics=metrics,
         sleep=sleep,
+        threads=threads if threads is not None else ClientThreads(settings.threads),
     )
+
+
+def connect_all(
+    clusters: Iterable[ClusterSettings],
+    settings: KubernetesSettings,
+    metrics: Metrics | None = None,
+) -> dict[str, KubeGateway]:
+    """A gateway per cluster, all on one set of `settings.threads` threads; each kubeconfig
+    file is read once, however many clusters name a context in it.
+
+    Raises:
+        ConfigError: as `connect`, for the first cluster that cannot be loaded.
+    """
+    threads = ClientThreads(settings.threads)
+    kubeconfigs: dict[str, Any] = {}
+    return {
+        c.name: connect(c, settings, metrics, threads=threads, kubeconfigs=kubeconfigs)
+        for c in clusters
+    }
+
+
+def _load_kubeconfig(
+    cluster: ClusterSettings, configuration: Any, kubeconfigs: dict[str, Any]
+) -> None:
+    """`load_kube_config(path, context)`, reading each path (or KUBECONFIG list) only once.
+
+    Same steps as the client's own `kubernetes/config/kube_config.py` `load_kube_config`: merge
+    the files (`KubeConfigMerger`, which keeps each file's directory for relative certificate
+    paths), then load the context (`KubeConfigLoader`). Parsing a kubeconfig of 200 contexts once
+    per context made start-up quadratic in the fleet size.
+    """
+    path = cluster.kubeconfig or kube_config.KUBE_CONFIG_DEFAULT_LOCATION
+    if path not in kubeconfigs:
+        kubeconfigs[path] = kube_config.KubeConfigMerger(path)  # type: ignore[no-untyped-call]
+    merged = kubeconfigs[path].config
+    if merged is None:
+        raise ConfigException("Invalid kube-config file. No configuration found.")
+    loader = kube_config.KubeConfigLoader(  # type: ignore[no-untyped-call]
+        config_dict=merged, config_base_path=None, active_context=cluster.context
+    )
+    loader.load_and_set(configuration)  # type: ignore[no-untyped-call]

@@ -5,6 +5,7 @@ One definition for every feature, so a fake or another client only has to match 
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from typing import Any, Protocol, runtime_checkable
 
 from bot.core.models import RawObject
@@ -61,3 +62,19 @@ class KubeWriter(PodLogReader, Protocol):
     async def create_object(
         self, ref: ResourceRef, namespace: str | None, body: RawObject
     ) -> RawObject: ...
+
+
+@runtime_checkable
+class KubeWatcher(KubeReader, Protocol):
+    """Reads plus a watch of one object: each new state after a resourceVersion (None once
+    deleted), for up to `seconds`. Optional: a gateway without it is polled."""
+
+    def watch_object(
+        self,
+        ref: ResourceRef,
+        name: str,
+        namespace: str | None,
+        *,
+        resource_version: str,
+        seconds: float,
+    ) -> AsyncGenerator[RawObject | None, None]: ...

@@ -53,7 +53,13 @@ def build_app(
     `hooks`: the prefixes a payload's response_url may have (`signing.allowed_hooks`); a
     payload naming any other is refused before a listener runs, so nothing is posted there.
     """
-    app = AsyncApp(client=client, signing_secret=signing_secret)
+    # With `process_before_response` the ack is sent the moment the listener returns. Without
+    # it, Bolt runs the listener in a task and looks for the ack every 10 ms (bolt-python
+    # slack_bolt/listener/asyncio_runner.py, `while ack.response is None ... sleep(0.01)`),
+    # which adds 0-10 ms to every ack and more under load. Bolt's lazy listeners would deep-copy
+    # the request context (and so `Deps`), so listeners start their slow part with
+    # `deps.inflight.spawn` instead (handlers/commands.py, handlers/replies.py).
+    app = AsyncApp(client=client, signing_secret=signing_secret, process_before_response=True)
 
     async def refuse_foreign_hooks(body: dict[str, Any], next: Any) -> BoltResponse | None:
         foreign = [u for u in signing.response_urls(body) if not signing.is_allowed_hook(u, hooks)]

@@ -126,6 +126,7 @@ class Probes:
             try:
                 await gateway.server_version()
                 reachable += 1
+                break  # one is enough: a fleet's other clusters need not hold readiness back
             except errors.KubeError as e:
                 problems.append(f"cluster {name}: {e}")
         return problems if problems and (problems[0].startswith("slack") or not reachable) else []

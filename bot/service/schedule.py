@@ -21,6 +21,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.gitops import suspend_expiry
 from bot.keda import expiry as keda_expiry
+from bot.kube import lanes
 from bot.service.deps import Deps
 from bot.slack.blocks import escape
 
@@ -35,7 +36,8 @@ PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is loo
 
 @dataclass(frozen=True)
 class Job:
-    """A job: `run(deps)` every `every`; the first run after `every`, or at once (`at_start`).
+    """A job: `run(deps)` every `every`; the first run after `every`, or at once (`at_start`),
+    or after `first_after` (to spread per-cluster jobs over their interval).
 
     A job that posts or changes things should begin with `if not is_leader(deps): return`, so
     only one replica does it.
@@ -45,6 +47,7 @@ class Job:
     run: JobFunction
     every: timedelta
     at_start: bool = False
+    first_after: timedelta | None = None
 
 
 def is_leader(deps: Deps) -> bool:
@@ -56,9 +59,10 @@ async def check_cluster(deps: Deps, cluster: str) -> None:
     """The alert check of one cluster; does nothing unless this replica holds the Lease."""
     if deps.alerts is None or not is_leader(deps):
         return
-    await deps.alerts.run_check(
-        deps.kube[cluster], deps.clock(), still_leader=lambda: is_leader(deps)
-    )
+    with lanes.scheduled(), deps.metrics.alert_check_seconds.time():
+        await deps.alerts.run_check(
+            deps.kube[cluster], deps.clock(), still_leader=lambda: is_leader(deps)
+        )
 
 
 async def drain_alerts(deps: Deps) -> None:
@@ -156,22 +160,33 @@ class PauseExpiry:
         if moment < self.next_sweep and not is_due:
             return
         self.next_sweep = moment + self.sweep_every
-        self.next_due = await self.sweep(deps, self.cluster)
+        with lanes.scheduled():
+            self.next_due = await self.sweep(deps, self.cluster)
 
 
 def alert_jobs(deps: Deps) -> list[Job]:
     """The Lease renewal (first, at once), and per configured cluster the alert check and the
     timed-pause and timed-suspend expiries (whoever holds the Lease runs them; the expiry is
-    stored on the object)."""
+    stored on the object).
+
+    The clusters' first checks (and first sweeps) are spread evenly over one interval, the last
+    one an interval after the start: a fleet's checks then come a few at a time, never all at
+    once, and each cluster is still checked every interval.
+    """
     jobs = [Job("alerts-drain", drain_alerts, deps.settings.alerts.interval, at_start=True)]
     if deps.lease is not None:
         jobs.append(Job("lease", keep_lease, deps.lease.renew_every, at_start=True))
-    for cluster in deps.settings.clusters:
+    clusters = deps.settings.clusters
+    interval = deps.settings.alerts.interval
+    for index, cluster in enumerate(clusters, start=1):
+        share = index / len(clusters)
         check = functools.partial(check_cluster, cluster=cluster.name)
-        jobs.append(Job(f"alerts-{cluster.name}", check, deps.settings.alerts.interval))
-        expiry = PauseExpiry(cluster.name)
+        jobs.append(Job(f"alerts-{cluster.name}", check, interval, first_after=interval * share))
+        expiry = PauseExpiry(cluster.name, first_sweep_after=PAUSE_SWEEP_EVERY * share)
         jobs.append(Job(f"pause-expiry-{cluster.name}", expiry, PAUSE_TICK))
-        suspends = PauseExpiry(cluster.name, sweep=sweep_suspends)
+        suspends = PauseExpiry(
+            cluster.name, first_sweep_after=PAUSE_SWEEP_EVERY * share, sweep=sweep_suspends
+        )
         jobs.append(Job(f"suspend-expiry-{cluster.name}", suspends, PAUSE_TICK))
     return jobs
 
@@ -193,6 +208,8 @@ class Schedule:
         """
         for job in self.jobs:
             first: dict[str, Any] = {"next_run_time": datetime.now(UTC)} if job.at_start else {}
+            if job.first_after is not None:
+                first = {"start_date": datetime.now(UTC) + job.first_after}
             self.scheduler.add_job(
                 self._runner(job),
                 "interval",

@@ -77,6 +77,15 @@ class ApiServer:
         self.address = f"{host}:{port}"
         return int(port)
 
+    @property
+    def open_watches(self) -> int:
+        """Watch streams still open; a client that went away is noticed within half a second."""
+        return self._hub.open_streams
+
+    def end_watches(self) -> None:
+        """End every open watch stream now, as an API server restart or a proxy timeout does."""
+        self._hub.close_all()
+
     async def stop(self) -> None:
         """Close open watches and connections, stop listening."""
         self._hub.close_all()

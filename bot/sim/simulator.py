@@ -127,20 +127,35 @@ class Simulator:
             controllers, self.controllers = self.controllers, None
             await controllers.stop()
 
+    @property
+    def open_watches(self) -> int:
+        """Watch streams still open; each is logged in `requests` once it ends."""
+        return 0 if self._server is None else self._server.open_watches
+
+    def end_watches(self) -> None:
+        """End every open watch stream now (the client sees its stream end early)."""
+        if self._server is not None:
+            self._server.end_watches()
+
     def clear_requests(self) -> None:
         """Forget the recorded requests (e.g. after setup, before counting)."""
         self.requests.clear()
 
-    def write_kubeconfig(self, path: str, context: str = "sim") -> str:
-        """Write a kubeconfig for this simulator (plain http, no credentials); returns the path."""
+    def write_kubeconfig(
+        self, path: str, context: str = "sim", *, more_contexts: Sequence[str] = ()
+    ) -> str:
+        """Write a kubeconfig for this simulator (plain http, no credentials); returns the path.
+
+        `more_contexts` adds contexts by those names on this same server: a fleet of clusters
+        for one service, all answered by this simulator.
+        """
+        names = [context, *more_contexts]
         config = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": context, "cluster": {"server": self.url}}],
-            "users": [{"name": context, "user": {}}],
-            "contexts": [
-                {"name": context, "context": {"cluster": context, "user": context}},
-            ],
+            "clusters": [{"name": n, "cluster": {"server": self.url}} for n in names],
+            "users": [{"name": n, "user": {}} for n in names],
+            "contexts": [{"name": n, "context": {"cluster": n, "user": n}} for n in names],
             "current-context": context,
         }
         target = Path(path).expanduser()

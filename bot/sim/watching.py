@@ -80,6 +80,11 @@ class WatchHub:
         self.bookmark_every = bookmark_every
         self._queues: set[asyncio.Queue[Event | None]] = set()
 
+    @property
+    def open_streams(self) -> int:
+        """Watch streams still open (a stream is logged in `requests` once it ends)."""
+        return len(self._queues)
+
     def close_all(self) -> None:
         """End every open stream (the server is stopping)."""
         for queue in self._queues:
@@ -120,6 +125,7 @@ class WatchHub:
         self._queues.add(queue)
         response = await _open(request)
         stream = _Stream(response, rtype, options.allow_bookmarks, self.bookmark_every)
+        stream.sent_rv = int(options.since) if options.since.isdigit() else 0
         try:
             for event in first:
                 await stream.send(event)
@@ -176,7 +182,11 @@ class _Stream:
         await _write(self.response, event)
 
     def until_bookmark(self, now: float) -> float:
-        return self.last_sent + self.every - now if self.bookmarks else _POLL_SECONDS
+        # No bookmark without a version to send (a watch from "now" before its first event):
+        # waiting zero seconds then would spin and never read the queue.
+        if not self.bookmarks or not self.sent_rv:
+            return _POLL_SECONDS
+        return self.last_sent + self.every - now
 
     async def bookmark_if_due(self, now: float) -> None:
         if self.bookmarks and self.sent_rv and now - self.last_sent >= self.every:
