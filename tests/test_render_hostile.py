@@ -26,14 +26,19 @@ from bot.config.settings import AccessSettings
 from bot.core import errors
 from bot.core.models import Finding, Health, HealthReport
 from bot.gitops import render as render_gitops
+from bot.gitops import render_suspend
 from bot.gitops.argo import AppState, ArgoReport
 from bot.gitops.plan import FluxReport, StepResult
+from bot.gitops.suspend import ALREADY_SUSPENDED, ExpiredSuspend, SuspendOutcome, SuspendPlan
 from bot.gitops.target import Target as GitopsTarget
 from bot.health import render as render_health
+from bot.home import render as render_home
+from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
 from bot.keda import render as render_keda
 from bot.keda import render_changes
 from bot.keda.pause import Outcome, Target, find_expired_pause, plan_pause, plan_resume, summarise
 from bot.rules import keda
+from bot.rules.flux_suspend import SuspendRecord
 from bot.slack import blocks
 
 OPERATOR, GROUP = "U0OPERATOR", "S0ONCALL"
@@ -158,11 +163,58 @@ def other_messages() -> Iterator[tuple[str, Message]]:
     yield "not an operator", blocks.error_message(refused.value)
 
 
+def suspend_messages() -> Iterator[tuple[str, Message]]:
+    """Flux suspend and resume: the record on the object (who, why, until) is cluster text."""
+    record = SuspendRecord(True, by=HOSTILE, at=HOSTILE, reason=HOSTILE, until=HOSTILE)
+    ours = SuspendRecord(True, by=OPERATOR, at=HOSTILE, reason=HOSTILE, until=HOSTILE)
+    patch = {"metadata": {"annotations": {"kai-chatops/suspend-reason": HOSTILE}}}
+    refused = SuspendPlan("suspend", HR, record, refusal=ALREADY_SUSPENDED)
+    yield "flux suspend refused", render_suspend.refusal_message(refused, "/kai", "prod")
+    suspended = SuspendOutcome(SuspendPlan("suspend", HR, ours, patch=patch), written={})
+    text = render_suspend.suspend_announcement(suspended, OPERATOR, NOW)
+    yield "flux suspend record", blocks.text_message(text)
+    step = StepResult(HR, "failed", HOSTILE, HOSTILE, HOSTILE, HOSTILE, HOSTILE, HOSTILE)
+    resumed = SuspendOutcome(SuspendPlan("resume", HR, ours), {}, FluxReport((step,), 1.0))
+    yield (
+        "resume record",
+        blocks.text_message(render_suspend.resume_announcement(resumed, OPERATOR)),
+    )
+    yield "flux resume result", render_suspend.resume_result(resumed, OPERATOR)
+    expired = ExpiredSuspend(HR, ours, NOW, NOW - timedelta(hours=1))
+    text = render_suspend.auto_resume_announcement(expired, resumed)
+    yield "automatic flux resume", blocks.text_message(text)
+
+
+def home_views() -> Iterator[tuple[str, Message]]:
+    """The Home tab is published, not posted: it is escaped on its own way out."""
+    finding = Finding(HOSTILE, Health.DEGRADED, HOSTILE, HOSTILE)
+    report = HealthReport(cluster="prod", findings=(finding,), checked_at=NOW)
+    home = Home(
+        now=NOW,
+        clusters=(ClusterStatus("prod", report), ClusterStatus("lab", error=HOSTILE)),
+        alerts=(
+            AlertLine(
+                "a1b2c3", "prod", True, HOSTILE, HOSTILE, "silenced", NOW, OPERATOR, NOW, HOSTILE
+            ),
+        ),
+        held=(
+            HeldObject(
+                "paused", "ScaledJob", "annia", "w", "prod", HOSTILE, HOSTILE, HOSTILE, HOSTILE
+            ),
+        ),
+        changes=(ChangeLine(NOW, HOSTILE, "pause", HOSTILE, "ok", HOSTILE, HOSTILE),),
+    )
+    yield "home view", render_home.home_view(home, "/kai")
+    yield "home view not allowed", render_home.not_allowed_view(HOSTILE)
+
+
 def every_message() -> list[tuple[str, Message]]:
     makers: list[Callable[[], Iterator[tuple[str, Message]]]] = [
         keda_messages,
         gitops_messages,
         alert_messages,
+        suspend_messages,
+        home_views,
         other_messages,
     ]
     return [pair for make in makers for pair in make()]
