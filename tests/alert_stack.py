@@ -123,7 +123,13 @@ def roots(stack: Stack) -> list[PostedMessage]:
 
 
 def thread_texts(stack: Stack, root: PostedMessage) -> list[str]:
-    return [m.text for m in stack.slack.thread(ALERT_CHANNEL, root.ts)]
+    """The replies in the root's thread after the first, which is checked to be the diagnosis
+    (every alert but "cannot check cluster" has a component to look at)."""
+    texts = [m.text for m in stack.slack.thread(ALERT_CHANNEL, root.ts)]
+    if "Cannot check cluster" in root.text:
+        return texts
+    assert texts and texts[0].startswith(("Diagnosis of ", "Could not diagnose ")), texts
+    return texts[1:]
 
 
 async def fire(stack: Stack, clock: Clock, service: Service | None = None) -> None:

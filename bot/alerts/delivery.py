@@ -189,7 +189,10 @@ class AlertMessages:
             await sender.update(where, alert.root_ts, render_alerts.root_message(alert))
             return alert.root_ts
         note = owed.note or Note(NoteKind.REMINDER, alert.first_seen)  # loading ensures a note
-        message = render_alerts.reply_message(alert, note)
+        if note.kind is NoteKind.DIAGNOSIS:
+            message = render_alerts.evidence_message(owed.text, owed.blocks)
+        else:
+            message = render_alerts.reply_message(alert, note)
         return await sender.post(where, message, thread_ts=alert.root_ts, metadata=meta)
 
 

@@ -1,6 +1,7 @@
 """The alert state machine: from what a check saw (or a person did) to the next state and effects.
 
 pending (bad, inside `hold`) → firing → acknowledged | silenced → resolved (clear for `hold`).
+Firing owes the root, then the diagnosis as the first reply (filled in by the desk).
 Every function takes the current `ClusterAlerts` and `now` and returns an `Outcome`: the new
 state, whose alerts' outboxes now also hold the Slack effects owed (post a root, reply in its
 thread, edit the root), and those effects again for the caller to log. The drain sends them in
@@ -216,7 +217,7 @@ class _Step:
             self.state = self.state.without(alert.key)  # a flap inside hold: never seen
         elif self.now - alert.first_seen >= hold:
             fired = replace(alert, firing_since=self.now, root_channel=self.policy.channel)
-            self.keep(self._ensure_root(fired))
+            self.keep(self._owe_diagnosis(self._ensure_root(fired)))
         else:
             self.keep(alert)
 
@@ -225,6 +226,16 @@ class _Step:
         if alert.has_thread or any(o.kind is EffectKind.ROOT for o in alert.outbox):
             return alert
         alert = outbox.owe(alert, EffectKind.ROOT)
+        self.effects.append(alert.outbox[-1])
+        return alert
+
+    def _owe_diagnosis(self, alert: AlertState) -> AlertState:
+        """The first reply of a new incident: the failing component's diagnosis, owed empty
+        (the holder gathers it, `bot.alerts.desk`). An immediate alert (the cluster cannot be
+        checked) has no component to look at: the cluster itself does not answer."""
+        if alert.observation.immediate:
+            return alert
+        alert = outbox.owe(alert, EffectKind.REPLY, Note(NoteKind.DIAGNOSIS, self.now))
         self.effects.append(alert.outbox[-1])
         return alert
 

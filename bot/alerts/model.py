@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 
 class Severity(enum.Enum):
@@ -38,6 +39,7 @@ class RootStatus(enum.Enum):
 
 
 class NoteKind(enum.Enum):
+    DIAGNOSIS = "diagnosis"  # the first reply: the failing component's evidence
     REMINDER = "reminder"
     ACKNOWLEDGED = "acknowledged"
     SILENCED = "silenced"
@@ -77,12 +79,15 @@ class Owed:
     `effect_id` is stable and travels with the message in Slack's message metadata, so a
     message whose post had an unknown outcome can be found instead of posted twice. The
     attempt fields fence posters: the replica that made the attempt, its ID and when.
+    A diagnosis reply is owed empty and filled once by the Lease holder (`text` and `blocks`,
+    rendered): every try, by any replica, then sends those same words.
     """
 
     effect_id: str
     kind: EffectKind
     note: Note | None = None
-    text: str = ""  # a notice's words
+    text: str = ""  # a notice's words; a diagnosis's fallback text
+    blocks: tuple[Mapping[str, Any], ...] = ()  # a diagnosis's blocks, as rendered
     attempt: str = ""  # "" never attempted
     attempted_by: str = ""
     attempted_at: datetime | None = None
@@ -90,6 +95,12 @@ class Owed:
     @property
     def was_attempted(self) -> bool:
         return bool(self.attempt)
+
+    @property
+    def awaits_evidence(self) -> bool:
+        """A diagnosis reply whose evidence has not been gathered yet: not sendable."""
+        is_diagnosis = self.note is not None and self.note.kind is NoteKind.DIAGNOSIS
+        return is_diagnosis and not self.text
 
 
 @dataclass(frozen=True, order=True)
