@@ -4,7 +4,8 @@ Every alert message carries its effect ID in Slack message metadata (`<incident>
 being 0 and the replies numbered in the order they were owed), so the channel alone says what
 each incident received. For every incident: exactly one visible root; its replies present
 once each, in order, with no number missing, all in the root's thread; the first reply its
-diagnosis (but for "cannot check cluster"), and no other; a resolved incident's
+diagnosis (but for "cannot check cluster"), and no other; at most one escalation, never
+after an acknowledgement; a resolved incident's
 last reply is the resolution and its root is edited to resolved with its buttons gone; and no
 visible message was posted by a replica that did not hold the Lease at the time.
 """
@@ -134,6 +135,10 @@ def _check_resolution(
     verdict: Verdict, incident: str, root: PostedMessage, replies: list[PostedMessage]
 ) -> None:
     notes = [str(payload(m).get("note") or "") for m in replies]
+    if notes.count("escalated") > 1:
+        verdict.fail(f"{incident}: escalated more than once: {notes}")
+    if "escalated" in notes and "acknowledged" in notes[: notes.index("escalated")]:
+        verdict.fail(f"{incident}: escalated after it was acknowledged: {notes}")
     resolved_root = root.text.startswith("[RESOLVED")
     if "resolved" in notes and notes[-1] != "resolved":
         verdict.fail(f"{incident}: something said after the resolution: {notes}")
@@ -143,6 +148,11 @@ def _check_resolution(
         verdict.fail(f"{incident}: root edited to resolved, no resolution reply", lost=1)
     if resolved_root and any(b.get("type") == "actions" for b in root.blocks):
         verdict.fail(f"{incident}: resolved root still has its buttons")
+
+
+def replies_noted(slack: SlackEmulator, channel: str, note: str) -> int:
+    """How many thread replies in the channel carry `note` (`diagnosis`, `escalated`, …)."""
+    return sum(1 for m in slack.messages(channel) if m.thread_ts and payload(m).get("note") == note)
 
 
 def resolved_incidents(slack: SlackEmulator, channel: str) -> list[PostedMessage]:

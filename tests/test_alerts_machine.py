@@ -7,7 +7,7 @@ outbox after each step (the drain's job), unless a test holds delivery back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -59,6 +59,7 @@ class Script:
     state: ClusterAlerts = field(default_factory=lambda: ClusterAlerts("prod"))
     roots: list[str] = field(default_factory=list)
     posts: int = 0
+    policy: Policy = POLICY
 
     def run(self, at: int, action: str, *, deliver: bool = True) -> list[str]:
         now = T0 + timedelta(seconds=at)
@@ -85,11 +86,11 @@ class Script:
     def _step(self, action: str, now: datetime) -> Outcome:
         verb, *args = action.split()
         if verb == "bad":
-            return alerts.observe(self.state, [DEP], now, POLICY)
+            return alerts.observe(self.state, [DEP], now, self.policy)
         if verb == "clear":
-            return alerts.observe(self.state, [], now, POLICY)
+            return alerts.observe(self.state, [], now, self.policy)
         if verb == "fail":
-            return alerts.check_failed(self.state, UNREACHABLE, now, POLICY)
+            return alerts.check_failed(self.state, UNREACHABLE, now, self.policy)
         alert_id = DEP.key.alert_id
         if verb == "ack":
             return alerts.acknowledge(self.state, alert_id, args[0], now)
@@ -385,3 +386,93 @@ def test_every_effect_of_an_incident_has_its_own_stable_id_in_order() -> None:
     assert reply.effect_id == f"{alert.incident}:2"  # after the root (0) and the diagnosis (1)
     assert edit.effect_id == f"{alert.incident}:edit"
     assert alert.outbox == (reply, edit)
+
+
+ESCALATE = 15 * 60
+ESCALATING = replace(POLICY, escalate_after=timedelta(seconds=ESCALATE))
+DUE = HOLD + ESCALATE  # `escalate_after` after the alert fired (at HOLD)
+ESCALATION_SCRIPTS = {
+    "unanswered: one escalation once it is due, never again": [
+        *FIRED,
+        (DUE - 1, "bad", []),
+        (DUE, "bad", ["reply:escalated"]),
+        (DUE + 30, "bad", []),
+        (DUE + REPEAT - 1, "bad", []),  # it also counted as the reminder
+        (DUE + REPEAT, "bad", ["reply:reminder"]),
+        (DUE + 3 * REPEAT, "bad", ["reply:reminder"]),
+    ],
+    "acknowledged in time: never": [
+        *FIRED,
+        (DUE - 60, "ack U0ONCALL", ["reply:acknowledged", "edit"]),
+        (DUE, "bad", []),
+        (DUE + REPEAT, "bad", []),
+    ],
+    "silenced in time: never, not even once the silence ended": [
+        *FIRED,
+        (DUE - 60, "silence U0ONCALL 1h", ["reply:silenced", "edit"]),
+        (DUE, "bad", []),
+        (DUE - 60 + 3600, "bad", ["reply:silence expired", "edit"]),
+        (DUE + 2 * 3600, "bad", []),
+    ],
+    "a silence lifted before it was due does not spare it": [
+        *FIRED,
+        (120, "silence U0ONCALL 1h", ["reply:silenced", "edit"]),
+        (180, "unsilence U0ONCALL", ["reply:unsilenced", "edit"]),
+        (DUE, "bad", ["reply:escalated"]),
+    ],
+    "acknowledged after the escalation: nothing more": [
+        *FIRED,
+        (DUE, "bad", ["reply:escalated"]),
+        (DUE + 60, "ack U0ONCALL", ["reply:acknowledged", "edit"]),
+        (DUE + REPEAT, "bad", []),
+    ],
+    "resolved before it was due: never": [
+        *FIRED,
+        (100, "clear", []),
+        (100 + HOLD, "clear", ["reply:resolved", "edit:resolved"]),
+        (DUE, "clear", []),
+    ],
+    "clearing when it comes due: not yet; bad again: escalated late": [
+        *FIRED,
+        (DUE - 10, "clear", []),
+        (DUE, "clear", []),
+        (DUE + 20, "bad", ["reply:escalated"]),
+    ],
+    "a gap in the checks when it comes due: decided at the next real check": [
+        *FIRED,
+        (DUE, "fail", []),
+        (DUE + 30, "bad", ["reply:escalated"]),
+    ],
+    "the cannot-check alert escalates too": [
+        (0, "fail", []),
+        (30, "fail", []),
+        (60, "fail", ["root"]),
+        (60 + ESCALATE, "fail", ["reply:escalated"]),
+    ],
+}
+
+
+@pytest.mark.parametrize("steps", list(ESCALATION_SCRIPTS.values()), ids=list(ESCALATION_SCRIPTS))
+def test_escalation_scripts(steps: list[tuple[int, str, list[str]]]) -> None:
+    script = Script(policy=ESCALATING)
+    for at, action, expected in steps:
+        assert script.run(at, action) == expected, f"at {at}s: {action}"
+
+
+def test_without_escalate_after_nothing_escalates() -> None:
+    script = Script()
+    for at, action, _ in FIRED:
+        script.run(at, action)
+    assert script.run(DUE + 10 * REPEAT, "bad") == ["reply:reminder"]
+
+
+def test_the_escalation_is_owed_with_when_so_the_reply_says_how_long_it_waited() -> None:
+    script = Script(policy=ESCALATING)
+    for at, action, _ in FIRED:
+        script.run(at, action)
+    script.run(DUE + 7, "bad", deliver=False)
+    alert = script.state.alerts[DEP.key]
+    [escalation] = alert.outbox
+    assert escalation.note is not None
+    assert escalation.note.at - (alert.firing_since or T0) == timedelta(seconds=ESCALATE + 7)
+    assert alert.escalation.value == "owed"

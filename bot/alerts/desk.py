@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from bot.alerts import machine as alerts
 from bot.alerts import outbox, rules, trouble
 from bot.alerts import render as render_alerts
-from bot.alerts.delivery import AlertMessages, Attempt, MessageSender
+from bot.alerts.delivery import AlertMessages, Attempt, MessageSender, Paging
 from bot.alerts.delivery import Outcome as Sent
 from bot.alerts.drain import SLACK_BACKOFFS, Drain, Poster, Sleep
 from bot.alerts.lease import default_identity
@@ -86,7 +86,8 @@ class AlertDesk:
         self.settings = settings
         self.store = store
         self._metrics = metrics
-        self._messages = AlertMessages(slack, metrics)
+        paging = Paging(settings.alerts.mention, settings.alerts.escalate_to)
+        self._messages = AlertMessages(slack, metrics, paging)
         self._poster = poster or Poster(default_identity(), lambda: True, lambda: datetime.now(UTC))
         channel = settings.slack.alert_channel
         self._drain = Drain(
@@ -105,7 +106,11 @@ class AlertDesk:
     def policy(self) -> alerts.Policy:
         a = self.settings.alerts
         return alerts.Policy(
-            a.hold, a.repeat, a.failures_before_alert, self.settings.slack.alert_channel
+            a.hold,
+            a.repeat,
+            a.failures_before_alert,
+            self.settings.slack.alert_channel,
+            escalate_after=a.escalate_after if a.escalate_to else None,
         )
 
     async def run_check(

@@ -45,7 +45,16 @@ class NoteKind(enum.Enum):
     SILENCED = "silenced"
     UNSILENCED = "unsilenced"
     SILENCE_EXPIRED = "silence expired"
+    ESCALATED = "escalated"  # still firing, unanswered, `escalate_after` after it fired
     RESOLVED = "resolved"
+
+
+class Escalation(enum.Enum):
+    """Whether an incident was escalated: decided once, when `escalate_after` has passed."""
+
+    PENDING = "pending"  # not due yet (or no check has seen it due)
+    OWED = "owed"  # the one escalation reply is owed (or delivered)
+    SPARED = "spared"  # acknowledged or silenced when it came due: never escalated
 
 
 @dataclass(frozen=True)
@@ -159,6 +168,7 @@ class AlertState:
     silence_reason: str = ""
     last_reminder: datetime | None = None
     resolved_at: datetime | None = None
+    escalation: Escalation = Escalation.PENDING
     outbox: tuple[Owed, ...] = ()
     owed_count: int = 0  # effects numbered so far in this incident (the root is 0)
     delivered: Mapping[str, str] = field(default_factory=dict)  # effect ID -> reply ts

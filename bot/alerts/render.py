@@ -63,16 +63,19 @@ def format_time(at: datetime) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def root_message(alert: AlertState) -> Message:
-    """The alert's root: severity, cluster, object, condition, reason, the operator's message,
+def root_message(alert: AlertState, paged: Sequence[str] = ()) -> Message:
+    """The alert's root: who it pages (`paged`: user or group IDs, or handles shown as text;
+    not once resolved), severity, cluster, object, condition, reason, the operator's message,
     since when, what to check first, its state, and the buttons (none once resolved)."""
     seen = alert.observation
     key = seen.key
     resolved = alert.phase is Phase.RESOLVED
     icon = RESOLVED_ICON if resolved else SEVERITY_ICONS[seen.severity]
     label = f"RESOLVED ({seen.severity.value})" if resolved else seen.severity.value.upper()
+    paging = "" if resolved else mentions(paged)
     facts = [
         f"{icon} *{label}* · *{escape(seen.title)}*",
+        *([f"*Paging:* {paging}"] if paging else []),
         f"*Cluster:* {escape(key.cluster)}   *Object:* {escape(key.subject)}   "
         f"*Condition:* {escape(key.condition)}",
     ]
@@ -87,7 +90,14 @@ def root_message(alert: AlertState) -> Message:
     blocks.append(context(_status_line(alert)))
     if not resolved:
         blocks.append(_buttons(key))
-    return fit_message({"text": _root_text(alert, label), "blocks": blocks})
+    text = _root_text(alert, label)
+    return fit_message({"text": f"{text} · {paging}" if paging else text, "blocks": blocks})
+
+
+def mentions(entries: Sequence[str]) -> str:
+    """The configured people: IDs become mentions (`bot.slack.blocks.mention`, the only door);
+    a handle that could not be resolved is shown as text and notifies nobody."""
+    return " ".join(mention(e) if not e.startswith("@") else escape(e) for e in entries)
 
 
 def _root_text(alert: AlertState, label: str) -> str:
@@ -148,11 +158,24 @@ def _elapsed(start: datetime, end: datetime) -> str:
     return format_duration(max(end - start, timedelta(0)))
 
 
-def reply_message(alert: AlertState, note: Note) -> Message:
+def reply_message(alert: AlertState, note: Note, escalate_to: Sequence[str] = ()) -> Message:
     """One reply in the alert's thread: a reminder, who acknowledged or silenced it and why,
-    the end of a silence, or the resolution."""
-    text = _REPLIES[note.kind](alert, note)
+    the end of a silence, the escalation (mentioning `escalate_to`), or the resolution. (The
+    first reply, the diagnosis, is stored rendered: `evidence_message`.)"""
+    if note.kind is NoteKind.ESCALATED:
+        text = _escalated(alert, note, escalate_to)
+    else:
+        text = _REPLIES[note.kind](alert, note)
     return fit_message({"text": text, "blocks": [section(text)]})
+
+
+def _escalated(alert: AlertState, note: Note, escalate_to: Sequence[str]) -> str:
+    since = alert.firing_since or alert.first_seen
+    return (
+        f":sos: Escalating to {mentions(escalate_to) or 'nobody (alerts.escalate_to is empty)'}: "
+        f"{escape(alert.observation.title)} has been firing for {_elapsed(since, note.at)} "
+        f"(since {format_time(since)}), neither acknowledged nor silenced."
+    )
 
 
 def _reminder(alert: AlertState, note: Note) -> str:
