@@ -9,7 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from alert_stack import HOLD, Clock, alert_stack, assert_one_clean_incident, check, roots
+from alert_stack import (
+    HOLD,
+    Clock,
+    alert_stack,
+    assert_one_clean_incident,
+    check,
+    resolve,
+    roots,
+)
+from alert_stack import fire as fire_alert
 
 from bot.sim import Simulator, breakage
 from bot.slackemu import ApiCall, PostedMessage
@@ -33,19 +42,9 @@ def thread(stack: Stack, root: PostedMessage) -> list[PostedMessage]:
 
 async def fire(stack: Stack, clock: Clock, breaking: Callable[[Simulator], None]) -> PostedMessage:
     """Break the cluster, check until the hold has passed; the one root posted."""
-    breaking(stack.sim)
-    await check(stack.service)
-    clock.advance(HOLD)
-    await check(stack.service)
+    await fire_alert(stack, clock, breaking=breaking)
     [root] = roots(stack)
     return root
-
-
-async def heal(stack: Stack, clock: Clock) -> None:
-    breakage.heal(stack.sim)
-    await check(stack.service)
-    clock.advance(HOLD)
-    await check(stack.service)
 
 
 async def test_an_apiservice_page_starts_its_thread_with_the_oomkilled_pod_and_its_log(
@@ -66,7 +65,7 @@ async def test_an_apiservice_page_starts_its_thread_with_the_oomkilled_pod_and_i
         assert "`/kai diagnose keda` looks again" in shown
         assert diagnosis.metadata["event_payload"]["note"] == "diagnosis"
 
-        await heal(stack, clock)
+        await resolve(stack, clock)
         assert [words(m).split("\n")[0][:22] for m in thread(stack, root)] == [
             "Diagnosis of keda on s",
             ":white_check_mark: Res",
@@ -101,7 +100,7 @@ async def test_the_scheduler_down_alert_fires_with_its_deployments_diagnosis_and
         assert "CrashLoopBackOff" in shown and "exit 2" in shown
         assert "panic: runtime error: invalid memory address" in shown
 
-        await heal(stack, clock)
+        await resolve(stack, clock)
         [_, resolution] = thread(stack, root)
         assert resolution.text.startswith(":white_check_mark: Resolved")
         assert stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED (critical)]")
@@ -120,7 +119,7 @@ async def test_a_diagnosis_the_cluster_refuses_is_one_line_and_the_page_goes_on(
         assert failed.text.startswith("Could not diagnose keda on sim: ")
         assert "forbidden" in failed.text.lower()
         assert len(failed.text.splitlines()) == 1
-        await heal(stack, clock)
+        await resolve(stack, clock)
         assert_one_clean_incident(stack)
 
 
@@ -169,5 +168,5 @@ async def test_an_ack_right_after_the_page_comes_after_its_diagnosis_in_the_thre
         assert replies[0].startswith("Could not diagnose keda on sim")
         assert replies[1].startswith(":eyes: Acknowledged by")
         stack.sim.faults.clear()
-        await heal(stack, clock)
+        await resolve(stack, clock)
         assert_one_clean_incident(stack)

@@ -74,6 +74,7 @@ async def test_a_critical_root_mentions_the_configured_group_and_user_and_nothin
         assert "<!subteam" not in everything(resolved)  # the edit to resolved pages nobody
         for reply in thread(stack, root):
             assert "<!subteam" not in everything(reply) and "<@U0LEAD>" not in everything(reply)
+        assert len(stack.slack.calls_to("usergroups.list")) == 1  # the handle's ID is cached
         assert_one_clean_incident(stack)
 
 

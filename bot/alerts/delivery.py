@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from bot.alerts import render as render_alerts
-from bot.alerts.model import AlertState, EffectKind, Note, NoteKind, Owed, Severity
+from bot.alerts.model import AlertState, EffectKind, Note, NoteKind, Owed, Phase, Severity
 from bot.core.metrics import Metrics
 from bot.slack import blocks as render
 from bot.slack.gateway import SlackUnavailable
@@ -186,6 +186,12 @@ class AlertMessages:
         self._metrics.slack_sends.labels("ok").inc()
         return True
 
+    def _paged(self, alert: AlertState) -> tuple[str, ...]:
+        """Who the root mentions: `alerts.mention` while a critical alert is live; nobody for a
+        warning, nor once resolved (the edit to resolved pages no one)."""
+        critical = alert.observation.severity is Severity.CRITICAL
+        return self._paging.mention if critical and alert.phase is not Phase.RESOLVED else ()
+
     async def _call(
         self,
         sender: MessageSender,
@@ -198,8 +204,7 @@ class AlertMessages:
             return await sender.post(channel, render.text_message(owed.text), metadata=meta)
         where = alert.root_channel
         if owed.kind in (EffectKind.ROOT, EffectKind.EDIT):
-            paged = self._paging.mention if alert.observation.severity is Severity.CRITICAL else ()
-            root = render_alerts.root_message(alert, await _resolved(sender, paged))
+            root = render_alerts.root_message(alert, await _resolved(sender, self._paged(alert)))
             if owed.kind is EffectKind.ROOT:
                 return await sender.post(where, root, metadata=meta)
             await sender.update(where, alert.root_ts, root)

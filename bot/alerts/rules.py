@@ -161,23 +161,11 @@ def _progressing_alerts(
 
 def _operator_alerts(cluster: str, snapshot: ClusterSnapshot) -> list[Observation]:
     """A warning when the kai-operator Deployment has no available replica (or is missing)."""
-    namespace = snapshot.kai_namespace
-    name = health.OPERATOR_DEPLOYMENT
+    namespace, name = snapshot.kai_namespace, health.OPERATOR_DEPLOYMENT
     operator = deployments.find_deployment(snapshot.deployments, namespace, name)
-    down = _down(operator)
-    if down is None:
-        return []
-    reason, state = down
-    return [
-        Observation(
-            key=AlertKey(cluster, "Deployment", f"{namespace}/{name}", "Available"),
-            severity=Severity.WARNING,
-            title=f"{name} down: {state}",
-            reason=reason,
-            message=_deployment_message(operator),
-            check_first=_CHECK_OPERATOR.format(ns=namespace),
-        )
-    ]
+    check_first = _CHECK_OPERATOR.format(ns=namespace)
+    down = _deployment_down(cluster, (namespace, name), operator, Severity.WARNING, check_first)
+    return [down] if down else []
 
 
 def _scheduler_alerts(cluster: str, snapshot: ClusterSnapshot) -> list[Observation]:
@@ -193,22 +181,40 @@ def _scheduler_alerts(cluster: str, snapshot: ClusterSnapshot) -> list[Observati
     for shard in sorted(snapshot.shards, key=c.object_name):
         name = health.shard_scheduler(scheduler, shard)
         deployment = deployments.find_deployment(snapshot.deployments, namespace, name)
-        down = _down(deployment)
-        if down is None or (deployment is None and _progressing(shard)):
+        if deployment is None and _progressing(shard):
             continue
-        reason, state = down
         shard_name = c.object_name(shard)
-        found.append(
-            Observation(
-                key=AlertKey(cluster, "Deployment", f"{namespace}/{name}", "Available"),
-                severity=Severity.CRITICAL,
-                title=f"KAI scheduler {name} down: {state}",
-                reason=reason,
-                message=_deployment_message(deployment),
-                check_first=_CHECK_SCHEDULER.format(ns=namespace, name=name, shard=shard_name),
-            )
+        check_first = _CHECK_SCHEDULER.format(ns=namespace, name=name, shard=shard_name)
+        down = _deployment_down(
+            cluster, (namespace, name), deployment, Severity.CRITICAL, check_first, "KAI scheduler "
         )
+        found += [down] if down else []
     return found
+
+
+def _deployment_down(
+    cluster: str,
+    where: tuple[str, str],
+    deployment: RawObject | None,
+    severity: Severity,
+    check_first: str,
+    what: str = "",
+) -> Observation | None:
+    """The alert of Deployment `where` (namespace, name) with no available replica (or
+    missing), or None; its title names it, after `what` it is."""
+    down = _down(deployment)
+    if down is None:
+        return None
+    reason, state = down
+    namespace, name = where
+    return Observation(
+        key=AlertKey(cluster, "Deployment", f"{namespace}/{name}", "Available"),
+        severity=severity,
+        title=f"{what}{name} down: {state}",
+        reason=reason,
+        message=_deployment_message(deployment),
+        check_first=check_first,
+    )
 
 
 def _down(deployment: RawObject | None) -> tuple[str, str] | None:
