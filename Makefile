@@ -21,7 +21,7 @@ lint: $(STAMP)
 test: lint
 	$(BIN)/pytest
 
-# The seeded randomised soak of alert delivery (about a minute): prints seeds, incidents, faults
+# The seeded randomised soak of alert delivery (about 1.5 minutes): prints seeds, incidents, faults
 # injected, lost and duplicated; fails unless both are 0. `make test` runs three of its seeds.
 soak: $(STAMP)
 	$(BIN)/python tests/alert_soak.py --seeds 1-20 --incidents 6

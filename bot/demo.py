@@ -26,7 +26,8 @@ BANNER = """kai-chatops demo: the service is running against a simulated cluster
   /kai help            what the bot understands (type any /kai command as in Slack)
   click Confirm        press a button of the last reply, or of the newest alert (Acknowledge)
   sim                  ways to break or heal the simulated cluster (sim dependencies_missing)
-  wait 10s             let time pass (a broken cluster alerts after alerts.hold, 6s here)
+  wait 10s             let time pass (a broken cluster alerts after alerts.hold, 6s here;
+                       unanswered for alerts.escalate_after, 1m here, it escalates)
   home                 the bot's Home tab: clusters, alerts, pauses and suspends, recent changes
   quit                 stop
 What the bot posts in its channels is printed as it happens: [#alerts] lines for the alert
@@ -36,8 +37,18 @@ The simulated cluster, for kubectl while the demo runs:
 """
 
 
-# Quicker than a real install's defaults, so a broken cluster raises its alert within seconds.
-DEMO_ALERTS = {"alerts": {"interval": "3s", "hold": "6s", "repeat": "10m"}}
+# Quicker than a real install's defaults, so a broken cluster raises its alert within seconds
+# (paging the on-call group), and one left unanswered for a minute escalates.
+DEMO_ALERTS = {
+    "alerts": {
+        "interval": "3s",
+        "hold": "6s",
+        "repeat": "10m",
+        "mention": ["@platform-oncall"],
+        "escalate_after": "1m",
+        "escalate_to": ["@platform-leads"],
+    }
+}
 
 
 async def run(commands: Sequence[str]) -> int:

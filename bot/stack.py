@@ -180,6 +180,7 @@ async def running_stack(
         slack.add_user(OPERATOR, "oncall-operator")
         slack.add_user(VIEWER, "curious-viewer")
         slack.add_usergroup("S0ONCALL", "platform-oncall", [OPERATOR])
+        slack.add_usergroup("S0LEADS", "platform-leads", [VIEWER])  # who alerts escalate to
         kubeconfig = sim.write_kubeconfig(str(workdir / "kubeconfig"))
         state = {"state": {"path": str(workdir / "kai-chatops-state.sqlite")}}
         raw = {**demo_config(kubeconfig), **state, **(config_overrides or {})}

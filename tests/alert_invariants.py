@@ -3,7 +3,9 @@
 Every alert message carries its effect ID in Slack message metadata (`<incident>:<n>`, the root
 being 0 and the replies numbered in the order they were owed), so the channel alone says what
 each incident received. For every incident: exactly one visible root; its replies present
-once each, in order, with no number missing, all in the root's thread; a resolved incident's
+once each, in order, with no number missing, all in the root's thread; the first reply its
+diagnosis (but for "cannot check cluster"), and no other; at most one escalation, never
+after an acknowledgement; a resolved incident's
 last reply is the resolution and its root is edited to resolved with its buttons gone; and no
 visible message was posted by a replica that did not hold the Lease at the time.
 """
@@ -108,13 +110,35 @@ def _check_incident(
         verdict.fail(f"{incident}: replies missing: {missing}", lost=len(missing))
     if numbers != sorted(numbers):
         verdict.fail(f"{incident}: replies out of order: {numbers}")
+    _check_diagnosis(verdict, incident, root, replies)
     _check_resolution(verdict, incident, root, [m for _, m in replies])
+
+
+def _check_diagnosis(
+    verdict: Verdict, incident: str, root: PostedMessage, replies: list[tuple[int, PostedMessage]]
+) -> None:
+    """Reply 1 of every page with a component to look at is its diagnosis, and only reply 1."""
+    diagnoses = [n for n, m in replies if payload(m).get("note") == "diagnosis"]
+    if "Cannot check cluster" in root.text:
+        if diagnoses:
+            verdict.fail(f"{incident}: a diagnosis of a cluster that cannot be checked")
+        return
+    if 1 not in diagnoses:
+        # No reply at all: the diagnosis is lost (a gap before later replies is counted above).
+        lost = 0 if replies else 1
+        verdict.fail(f"{incident}: its first reply is not its diagnosis", lost=lost)
+    if [n for n in diagnoses if n != 1]:
+        verdict.fail(f"{incident}: diagnoses after the first reply: {diagnoses}")
 
 
 def _check_resolution(
     verdict: Verdict, incident: str, root: PostedMessage, replies: list[PostedMessage]
 ) -> None:
     notes = [str(payload(m).get("note") or "") for m in replies]
+    if notes.count("escalated") > 1:
+        verdict.fail(f"{incident}: escalated more than once: {notes}")
+    if "escalated" in notes and "acknowledged" in notes[: notes.index("escalated")]:
+        verdict.fail(f"{incident}: escalated after it was acknowledged: {notes}")
     resolved_root = root.text.startswith("[RESOLVED")
     if "resolved" in notes and notes[-1] != "resolved":
         verdict.fail(f"{incident}: something said after the resolution: {notes}")
@@ -124,6 +148,11 @@ def _check_resolution(
         verdict.fail(f"{incident}: root edited to resolved, no resolution reply", lost=1)
     if resolved_root and any(b.get("type") == "actions" for b in root.blocks):
         verdict.fail(f"{incident}: resolved root still has its buttons")
+
+
+def replies_noted(slack: SlackEmulator, channel: str, note: str) -> int:
+    """How many thread replies in the channel carry `note` (`diagnosis`, `escalated`, …)."""
+    return sum(1 for m in slack.messages(channel) if m.thread_ts and payload(m).get("note") == note)
 
 
 def resolved_incidents(slack: SlackEmulator, channel: str) -> list[PostedMessage]:

@@ -4,7 +4,9 @@ Per seed: the whole stack (one replica, or two sharing a Lease), a Slack that ra
 429, fails with a 5xx before or after doing the call, drops the connection before or after
 doing it, or answers after the client gave up; an API server that randomly fails reads; Lease
 holders that stop renewing (a failover); replicas restarted, or killed while a post is on the
-wire. Each incident is broken, acknowledged now and then (a signed `/kai ack`), and healed;
+wire. Each incident is broken (its page mentions the on-call group, its first reply is its
+diagnosis), acknowledged now and then (a signed `/kai ack`), left unanswered long enough to
+escalate now and then, and healed;
 then faults stop, the checks go on until nothing is owed, and the invariant checker reads the
 final channel. Run `python tests/alert_soak.py --seeds 1-20` (`make soak`); the test suite runs a
 few seeds (`tests/test_alert_soak.py`).
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from alert_invariants import check_channel
+from alert_invariants import check_channel, replies_noted
 from alert_stack import SLACK_TIMEOUT, Clock, Gate, alert_stack
 
 from bot.alerts.model import ClusterAlerts, Phase
@@ -37,6 +39,12 @@ STEP = 30  # seconds between checks
 WRITES = ("chat.postMessage", "chat.update", "chat.delete")
 READS = ("conversations.history", "conversations.replies")
 MAX_STEPS = 40  # per phase of an incident, and for the quiet period at the end
+# Pages mention the on-call group; unanswered for a check, an incident escalates.
+ALERTS = {
+    "mention": ["@platform-oncall"],
+    "escalate_after": "30s",
+    "escalate_to": ["@platform-oncall"],
+}
 
 
 @dataclass
@@ -45,6 +53,8 @@ class Figures:
 
     seeds: list[int] = field(default_factory=list)
     incidents: int = 0
+    diagnoses: int = 0
+    escalations: int = 0
     faults: Counter[str] = field(default_factory=Counter)
     lost: int = 0
     duplicated: int = 0
@@ -53,6 +63,8 @@ class Figures:
     def add(self, other: Figures) -> None:
         self.seeds += other.seeds
         self.incidents += other.incidents
+        self.diagnoses += other.diagnoses
+        self.escalations += other.escalations
         self.faults.update(other.faults)
         self.lost += other.lost
         self.duplicated += other.duplicated
@@ -62,7 +74,8 @@ class Figures:
         faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items()))
         seeds = f"{self.seeds[0]}-{self.seeds[-1]}" if len(self.seeds) > 1 else str(self.seeds)
         return (
-            f"seeds {seeds} ({len(self.seeds)}): incidents {self.incidents}, faults injected "
+            f"seeds {seeds} ({len(self.seeds)}): incidents {self.incidents} (diagnoses "
+            f"{self.diagnoses}, escalations {self.escalations}), faults injected "
             f"{sum(self.faults.values())} ({faults}); lost {self.lost}, "
             f"duplicated {self.duplicated}"
         )
@@ -115,6 +128,8 @@ class Soak:
             await self.until(lambda s: _phase(s) is Phase.FIRING)
             if self.rng.random() < 0.5:
                 await self.acknowledge()
+            for _ in range(self.rng.randrange(4)):  # long enough, unanswered, it escalates
+                await self.step()
             breakage.heal(self.stack.sim)
             await self.until(lambda s: _phase(s) is None)
             self.figures.incidents += 1
@@ -203,6 +218,8 @@ class Soak:
             for m in self.stack.slack.root_messages(ALERT_CHANNEL)
             if "DependenciesFulfilled" in m.text and m.text.startswith("[RESOLVED")
         )
+        self.figures.diagnoses += replies_noted(self.stack.slack, ALERT_CHANNEL, "diagnosis")
+        self.figures.escalations += replies_noted(self.stack.slack, ALERT_CHANNEL, "escalated")
         self.figures.lost += verdict.lost + max(0, wanted - found)
         self.figures.duplicated += verdict.duplicated + max(0, found - wanted)
         self.figures.problems += [f"seed {self.figures.seeds[0]}: {p}" for p in verdict.problems]
@@ -221,7 +238,11 @@ async def soak_seed(seed: int, workdir: Path, incidents: int) -> Figures:
     clock = Clock()
     lease = {"enabled": True, "duration": "1h" if seed % 2 else "15s"}
     kubernetes = {"request_timeout": "5s", "retries": 0}  # a failed read fails the check
-    async with alert_stack(workdir, clock, lease=lease, kubernetes=kubernetes) as (stack, _):
+    alerts = {**ALERTS, "hold": "60s", "interval": "1h", "repeat": "4h"}
+    async with alert_stack(workdir, clock, lease=lease, kubernetes=kubernetes, alerts=alerts) as (
+        stack,
+        _,
+    ):
         replicas = [stack.service]
         if seed % 2 == 0:
             replicas.append(stack.make_service())

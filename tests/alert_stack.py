@@ -8,7 +8,7 @@ scheduler's interval is an hour, so it never runs a check behind a test's back.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -123,13 +123,25 @@ def roots(stack: Stack) -> list[PostedMessage]:
 
 
 def thread_texts(stack: Stack, root: PostedMessage) -> list[str]:
-    return [m.text for m in stack.slack.thread(ALERT_CHANNEL, root.ts)]
+    """The replies in the root's thread after the first, which is checked to be the diagnosis
+    (every alert but "cannot check cluster" has a component to look at)."""
+    texts = [m.text for m in stack.slack.thread(ALERT_CHANNEL, root.ts)]
+    if "Cannot check cluster" in root.text:
+        return texts
+    assert texts and texts[0].startswith(("Diagnosis of ", "Could not diagnose ")), texts
+    return texts[1:]
 
 
-async def fire(stack: Stack, clock: Clock, service: Service | None = None) -> None:
-    """Break DependenciesFulfilled and check until the hold has passed."""
+async def fire(
+    stack: Stack,
+    clock: Clock,
+    service: Service | None = None,
+    *,
+    breaking: Callable[[Simulator], None] = breakage.dependencies_missing,
+) -> None:
+    """Break the cluster (DependenciesFulfilled) and check until the hold has passed."""
     service = service or stack.service
-    breakage.dependencies_missing(stack.sim)
+    breaking(stack.sim)
     await check(service)
     clock.advance(HOLD)
     await check(service)

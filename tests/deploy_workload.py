@@ -16,7 +16,7 @@ import pytest
 
 from bot.service import schedule
 from bot.sim import breakage
-from bot.stack import OPERATOR, Stack, running_stack
+from bot.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 from handlers import keda as keda_handlers
 
 OCI_REPOSITORY = {
@@ -115,8 +115,8 @@ def crash_binder(stack: Stack) -> None:
 
 async def alert_cycle(stack: Stack, clock: Clock) -> None:
     """What the scheduler does: hold the Lease, check, fire an alert (whose root post loses its
-    answer, so it is looked for in the channel), keep the state, resolve it (its thread is
-    swept for late copies)."""
+    answer, so it is looked for in the channel) with its diagnosis as the first reply, keep the
+    state, resolve it (its thread is swept for late copies)."""
     deps = stack.service.deps
     await schedule.keep_lease(deps)
     stack.slack.fail_next("chat.postMessage", status=200, mode="drop_after")
@@ -126,6 +126,9 @@ async def alert_cycle(stack: Stack, clock: Clock) -> None:
         clock.now += timedelta(seconds=60)
         await schedule.keep_lease(deps)
         await schedule.check_cluster(deps, "sim")
+    [root] = [m for m in stack.slack.root_messages(ALERT_CHANNEL) if m.text.startswith("[")]
+    first_reply = stack.slack.thread(ALERT_CHANNEL, root.ts)[0]
+    assert first_reply.text.startswith("Diagnosis of kai on sim"), first_reply.text
 
 
 @asynccontextmanager

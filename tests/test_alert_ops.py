@@ -129,11 +129,17 @@ async def test_a_failing_slack_is_retried_with_backoff_then_left_owed_for_the_ne
     [alert] = (await store.load("sim")).state.alerts.values()
     assert alert.root_status is RootStatus.POSTING  # still owed
 
+    [alert] = (await store.load("sim")).state.alerts.values()
+    [_, diagnosis] = alert.outbox  # gathered meanwhile, waiting behind its root
+    assert diagnosis.text.startswith("Diagnosis of kai on sim")
+
     await desk.run_check(gateway, T0 + timedelta(seconds=90))
-    assert len(slack.posts) == 1
     [alert] = (await store.load("sim")).state.alerts.values()
     assert alert.root_status is RootStatus.POSTED
     assert alert.outbox == ()
+    [(_, _, root_thread), (_, first_reply, thread)] = slack.posts
+    assert root_thread is None and thread == alert.root_ts
+    assert first_reply.startswith("Diagnosis of kai on sim")
 
 
 async def test_a_root_post_that_may_have_landed_is_looked_for_not_posted_again(
@@ -143,7 +149,7 @@ async def test_a_root_post_that_may_have_landed_is_looked_for_not_posted_again(
     desk = make_desk(store, slack, waits)
     await fire(desk, gateway, sim)
 
-    assert len(slack.posts) == 1
+    assert [thread for _, _, thread in slack.posts] == [None, slack.stored[0]["ts"]]
     [alert] = (await store.load("sim")).state.alerts.values()
     assert alert.root_ts == slack.stored[0]["ts"]
     assert alert.outbox == ()
@@ -163,8 +169,9 @@ async def test_the_attempt_is_saved_before_the_root_is_posted(
             thread_ts: str | None = None,
             metadata: Mapping[str, Any] | None = None,
         ) -> str:
-            [alert] = (await store.load("sim")).state.alerts.values()
-            seen_while_posting.append((alert.root_status, alert.outbox[0].attempted_by))
+            if thread_ts is None:  # the root, not its thread's diagnosis
+                [alert] = (await store.load("sim")).state.alerts.values()
+                seen_while_posting.append((alert.root_status, alert.outbox[0].attempted_by))
             return await super().post(channel, message, thread_ts=thread_ts, metadata=metadata)
 
     await fire(make_desk(store, Watching()), gateway, sim)

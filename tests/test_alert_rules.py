@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
+from health_snapshots import kai_snapshot, with_deployment, without_deployment
+from objects import deployment, kai_conditions, kai_config, shard
 
 from bot.alerts import render as render_alerts
 from bot.alerts import rules
 from bot.alerts.model import AlertState, Observation, Severity
-from bot.core.models import Health
+from bot.core.models import ClusterSnapshot, Health
 from bot.health import report as health
 from bot.health import usecase as usecases
 from bot.kube.gateway import KubeGateway
@@ -50,9 +53,10 @@ async def test_a_healthy_cluster_raises_nothing(gateway: KubeGateway) -> None:
          "keda-operator-metrics-apiserver"),
         ("apiservice_missing", Severity.CRITICAL, "APIService", "Missing", APISERVICE),
         ("operator_down", Severity.WARNING, "Deployment", "Available", "kai-operator"),
+        ("scheduler_down", Severity.CRITICAL, "Deployment", "Available", "kai-scheduler-default"),
     ],
     ids=["dependencies-missing", "kai-config-missing", "apiservice-unavailable",
-         "apiservice-missing", "operator-unavailable"],
+         "apiservice-missing", "operator-unavailable", "scheduler-unavailable"],
 )  # fmt: skip
 async def test_each_bad_state_raises_its_alert(
     sim: Simulator,
@@ -133,3 +137,74 @@ async def test_missing_everywhere_for_an_absent_expected_object(
 
     assert finding.health is Health.MISSING
     assert alert.key.condition == "Missing"
+
+
+def detect_in(snapshot: ClusterSnapshot) -> list[Observation]:
+    now = datetime(2026, 3, 1, tzinfo=UTC)
+    report = health.build_report(snapshot, cluster="prod", now=now, progressing_timeout=TIMEOUT)
+    return rules.detect(
+        snapshot, report, now=now, progressing_timeout=TIMEOUT, apiservice_name=APISERVICE
+    )
+
+
+SCHEDULER = "kai-scheduler/kai-scheduler-default"
+OPERATOR = "kai-scheduler/kai-operator"
+OPERATOR_DOWN = deployment("kai-operator", operand=False, available="False")
+PROGRESSING_SHARD = shard(conditions=kai_conditions(3, Available=("False", "not yet")))
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({}, []),
+        ({"deployments": with_deployment(deployment("kai-scheduler-default", available="False"))},
+         [(SCHEDULER, Severity.CRITICAL, "MinimumReplicasUnavailable", "no available replica")]),
+        ({"deployments": with_deployment(deployment("kai-scheduler-default", replicas=0))},
+         [(SCHEDULER, Severity.CRITICAL, "ScaledToZero", "scaled to 0 replicas")]),
+        ({"deployments": without_deployment("kai-scheduler-default")},
+         [(SCHEDULER, Severity.CRITICAL, "NotFound", "missing")]),
+        ({"deployments": without_deployment("kai-scheduler-default"),
+          "shards": (PROGRESSING_SHARD,)}, []),
+        ({"deployments": without_deployment("kai-scheduler-default"), "kai_config": None},
+         [("kai-config", Severity.CRITICAL, "NotFound", "kai-config is missing")]),
+        ({"deployments": with_deployment(
+            deployment("kai-scheduler-default", replicas=3, updated=3, available="False")
+            | {"status": {"replicas": 3, "updatedReplicas": 3, "availableReplicas": 1}})}, []),
+        ({"deployments": with_deployment(OPERATOR_DOWN)},
+         [(OPERATOR, Severity.WARNING, "MinimumReplicasUnavailable", "no available replica")]),
+        ({"deployments": without_deployment("kai-operator")},
+         [(OPERATOR, Severity.WARNING, "NotFound", "missing")]),
+        ({"deployments": with_deployment(deployment("kai-operator", operand=False, replicas=0))},
+         [(OPERATOR, Severity.WARNING, "ScaledToZero", "scaled to 0 replicas")]),
+    ],
+    ids=["healthy", "scheduler-unavailable", "scheduler-scaled-to-0", "scheduler-missing",
+         "scheduler-not-created-yet", "kai-config-missing-says-it-all", "one-of-three-available",
+         "operator-unavailable", "operator-missing", "operator-scaled-to-0"],
+)  # fmt: skip
+def test_scheduler_and_operator_deployments_alert_when_no_replica_is_available(
+    changes: dict[str, Any], expected: list[tuple[str, Severity, str, str]]
+) -> None:
+    found = [
+        (o.key.object, o.severity, o.reason, o.title.split(": ", 1)[-1])
+        for o in detect_in(kai_snapshot(**changes))
+    ]
+    assert found == expected
+
+
+def test_each_shard_has_its_own_scheduler_alert_named_after_the_config() -> None:
+    config = kai_config(
+        conditions=kai_conditions(3),
+        spec={"namespace": "kai-operands", "global": {"schedulerName": "gpu"}},
+    )
+    shards = (
+        shard("default", conditions=kai_conditions(3)),
+        shard("a100", conditions=kai_conditions(3)),
+    )
+    up = deployment("gpu-default", "kai-operands")
+    down = deployment("gpu-a100", "kai-operands", available="False")
+    snapshot = kai_snapshot(
+        kai_config=config, shards=shards, deployments=(*kai_snapshot().deployments, up, down)
+    )
+    [alert] = [o for o in detect_in(snapshot) if o.key.object.endswith("a100")]
+    assert alert.key.object == "kai-operands/gpu-a100"
+    assert "shard a100" in alert.check_first

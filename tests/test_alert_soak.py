@@ -16,5 +16,6 @@ async def test_random_faults_lose_and_double_nothing(seed: int, tmp_path: Path) 
     figures = await soak_seed(seed, tmp_path, incidents=4)
     print(figures.summary())
     assert figures.incidents == 4
+    assert figures.diagnoses == 4  # every page's first reply, delivered under the faults too
     assert sum(figures.faults.values()) > 0
     assert (figures.lost, figures.duplicated, figures.problems) == (0, 0, [])

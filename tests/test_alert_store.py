@@ -76,8 +76,15 @@ FIRING = AlertState(
             attempted_at=T0 + timedelta(minutes=2),
         ),
         Owed("prod/abc/1:edit", EffectKind.EDIT),
+        Owed(
+            "prod/abc/1:3",
+            EffectKind.REPLY,
+            Note(NoteKind.DIAGNOSIS, T0),
+            text="Diagnosis of keda on prod: Degraded",
+            blocks=({"type": "header", "text": {"type": "plain_text", "text": "Diagnosis"}},),
+        ),
     ),
-    owed_count=3,
+    owed_count=4,
     delivered={"prod/abc/1:1": "1700000000.000200"},
 )
 RESOLVED = replace(FIRING, resolved_at=T0 + timedelta(hours=2), outbox=FIRING.outbox[1:])
@@ -123,6 +130,9 @@ DAMAGED = {
     "an alert without its observation": '{"schema": 2, "alerts": [{"first_seen": "2026"}]}',
     "alerts is a number": '{"schema": 2, "alerts": 7}',
     "a reply without its note": dump_cluster(STATE).replace('"note": {', '"nothing": {', 1),
+    "a stored block that is not a mapping": dump_cluster(STATE).replace(
+        '"blocks": [{', '"blocks": ["x", {', 1
+    ),
     "a bad time": dump_cluster(STATE).replace("2026-03-01T10:00:00+00:00", "yesterday", 1),
 }
 

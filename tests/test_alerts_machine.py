@@ -7,7 +7,7 @@ outbox after each step (the drain's job), unless a test holds delivery back.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -49,7 +49,7 @@ UNREACHABLE = Observation(
     "connection refused",
     immediate=True,
 )
-FIRED = [(0, "bad", []), (HOLD, "bad", ["root"])]
+FIRED = [(0, "bad", []), (HOLD, "bad", ["root", "reply:diagnosis"])]
 
 
 @dataclass
@@ -59,6 +59,7 @@ class Script:
     state: ClusterAlerts = field(default_factory=lambda: ClusterAlerts("prod"))
     roots: list[str] = field(default_factory=list)
     posts: int = 0
+    policy: Policy = POLICY
 
     def run(self, at: int, action: str, *, deliver: bool = True) -> list[str]:
         now = T0 + timedelta(seconds=at)
@@ -72,6 +73,10 @@ class Script:
     def deliver(self) -> None:
         for alert in outbox.incidents(self.state):
             while (owed := outbox.head(self.state, alert.incident)) is not None:
+                if owed.awaits_evidence:  # the desk's part: gather it
+                    words = ("diagnosis", [{"type": "section"}])
+                    self.state = outbox.gathered(self.state, alert.incident, owed.effect_id, *words)
+                    continue
                 self.posts += 1
                 ts = f"ts{self.posts}"
                 if owed.kind is EffectKind.ROOT:
@@ -81,11 +86,11 @@ class Script:
     def _step(self, action: str, now: datetime) -> Outcome:
         verb, *args = action.split()
         if verb == "bad":
-            return alerts.observe(self.state, [DEP], now, POLICY)
+            return alerts.observe(self.state, [DEP], now, self.policy)
         if verb == "clear":
-            return alerts.observe(self.state, [], now, POLICY)
+            return alerts.observe(self.state, [], now, self.policy)
         if verb == "fail":
-            return alerts.check_failed(self.state, UNREACHABLE, now, POLICY)
+            return alerts.check_failed(self.state, UNREACHABLE, now, self.policy)
         alert_id = DEP.key.alert_id
         if verb == "ack":
             return alerts.acknowledge(self.state, alert_id, args[0], now)
@@ -200,7 +205,7 @@ SCRIPTS = {
             (100, "clear", []),
             (160, "clear", ["reply:resolved", "edit:resolved"]),
             (300, "bad", []),
-            (300 + HOLD, "bad", ["root"]),
+            (300 + HOLD, "bad", ["root", "reply:diagnosis"]),
         ],
         Phase.FIRING,
     ),
@@ -247,7 +252,7 @@ SCRIPTS = {
         None,
     ),
     "a pending alert neither fires nor vanishes during a gap": (
-        [(0, "bad", []), (30, "fail", []), (HOLD, "bad", ["root"])],
+        [(0, "bad", []), (30, "fail", []), (HOLD, "bad", ["root", "reply:diagnosis"])],
         Phase.FIRING,
     ),
 }
@@ -299,10 +304,10 @@ def test_who_silenced_until_when_and_why_is_kept_on_the_alert() -> None:
 def test_a_root_stays_owed_until_slack_confirms_it_and_is_owed_once() -> None:
     script = Script()
     script.run(0, "bad", deliver=False)
-    assert script.run(HOLD, "bad", deliver=False) == ["root"]
+    assert script.run(HOLD, "bad", deliver=False) == ["root", "reply:diagnosis"]
     assert script.run(HOLD + 30, "bad", deliver=False) == []  # not owed a second time
     [alert] = script.state.alerts.values()
-    assert [o.kind for o in alert.outbox] == [EffectKind.ROOT]
+    assert [o.kind for o in alert.outbox] == [EffectKind.ROOT, EffectKind.REPLY]
     script.deliver()
     assert script.roots == ["ts1"]
     assert script.state.alerts[DEP.key].root_ts == "ts1"
@@ -314,8 +319,10 @@ def test_what_is_said_before_the_root_is_posted_waits_behind_it_in_the_outbox() 
     script.run(HOLD, "bad", deliver=False)
     assert script.run(90, "ack U0ONCALL", deliver=False) == ["reply:acknowledged", "edit"]
     [alert] = script.state.alerts.values()
-    assert [o.kind for o in alert.outbox] == [EffectKind.ROOT, EffectKind.REPLY, EffectKind.EDIT]
-    assert [o.effect_id.rsplit(":", 1)[1] for o in alert.outbox] == ["0", "1", "edit"]
+    kinds = [o.kind for o in alert.outbox]
+    assert kinds == [EffectKind.ROOT, EffectKind.REPLY, EffectKind.REPLY, EffectKind.EDIT]
+    assert [o.effect_id.rsplit(":", 1)[1] for o in alert.outbox] == ["0", "1", "2", "edit"]
+    assert alert.outbox[1].awaits_evidence  # the diagnosis, first in the thread
 
 
 def test_a_resolved_incident_stays_until_its_resolution_is_delivered() -> None:
@@ -376,6 +383,96 @@ def test_every_effect_of_an_incident_has_its_own_stable_id_in_order() -> None:
     reply, edit = outcome.effects
     alert = outcome.state.alerts[DEP.key]
     assert alert.acked_by == "U1"
-    assert reply.effect_id == f"{alert.incident}:1"
+    assert reply.effect_id == f"{alert.incident}:2"  # after the root (0) and the diagnosis (1)
     assert edit.effect_id == f"{alert.incident}:edit"
     assert alert.outbox == (reply, edit)
+
+
+ESCALATE = 15 * 60
+ESCALATING = replace(POLICY, escalate_after=timedelta(seconds=ESCALATE))
+DUE = HOLD + ESCALATE  # `escalate_after` after the alert fired (at HOLD)
+ESCALATION_SCRIPTS = {
+    "unanswered: one escalation once it is due, never again": [
+        *FIRED,
+        (DUE - 1, "bad", []),
+        (DUE, "bad", ["reply:escalated"]),
+        (DUE + 30, "bad", []),
+        (DUE + REPEAT - 1, "bad", []),  # it also counted as the reminder
+        (DUE + REPEAT, "bad", ["reply:reminder"]),
+        (DUE + 3 * REPEAT, "bad", ["reply:reminder"]),
+    ],
+    "acknowledged in time: never": [
+        *FIRED,
+        (DUE - 60, "ack U0ONCALL", ["reply:acknowledged", "edit"]),
+        (DUE, "bad", []),
+        (DUE + REPEAT, "bad", []),
+    ],
+    "silenced in time: never, not even once the silence ended": [
+        *FIRED,
+        (DUE - 60, "silence U0ONCALL 1h", ["reply:silenced", "edit"]),
+        (DUE, "bad", []),
+        (DUE - 60 + 3600, "bad", ["reply:silence expired", "edit"]),
+        (DUE + 2 * 3600, "bad", []),
+    ],
+    "a silence lifted before it was due does not spare it": [
+        *FIRED,
+        (120, "silence U0ONCALL 1h", ["reply:silenced", "edit"]),
+        (180, "unsilence U0ONCALL", ["reply:unsilenced", "edit"]),
+        (DUE, "bad", ["reply:escalated"]),
+    ],
+    "acknowledged after the escalation: nothing more": [
+        *FIRED,
+        (DUE, "bad", ["reply:escalated"]),
+        (DUE + 60, "ack U0ONCALL", ["reply:acknowledged", "edit"]),
+        (DUE + REPEAT, "bad", []),
+    ],
+    "resolved before it was due: never": [
+        *FIRED,
+        (100, "clear", []),
+        (100 + HOLD, "clear", ["reply:resolved", "edit:resolved"]),
+        (DUE, "clear", []),
+    ],
+    "clearing when it comes due: not yet; bad again: escalated late": [
+        *FIRED,
+        (DUE - 10, "clear", []),
+        (DUE, "clear", []),
+        (DUE + 20, "bad", ["reply:escalated"]),
+    ],
+    "a gap in the checks when it comes due: decided at the next real check": [
+        *FIRED,
+        (DUE, "fail", []),
+        (DUE + 30, "bad", ["reply:escalated"]),
+    ],
+    "the cannot-check alert escalates too": [
+        (0, "fail", []),
+        (30, "fail", []),
+        (60, "fail", ["root"]),
+        (60 + ESCALATE, "fail", ["reply:escalated"]),
+    ],
+}
+
+
+@pytest.mark.parametrize("steps", list(ESCALATION_SCRIPTS.values()), ids=list(ESCALATION_SCRIPTS))
+def test_escalation_scripts(steps: list[tuple[int, str, list[str]]]) -> None:
+    script = Script(policy=ESCALATING)
+    for at, action, expected in steps:
+        assert script.run(at, action) == expected, f"at {at}s: {action}"
+
+
+def test_without_escalate_after_nothing_escalates() -> None:
+    script = Script()
+    for at, action, _ in FIRED:
+        script.run(at, action)
+    assert script.run(DUE + 10 * REPEAT, "bad") == ["reply:reminder"]
+
+
+def test_the_escalation_is_owed_with_when_so_the_reply_says_how_long_it_waited() -> None:
+    script = Script(policy=ESCALATING)
+    for at, action, _ in FIRED:
+        script.run(at, action)
+    script.run(DUE + 7, "bad", deliver=False)
+    alert = script.state.alerts[DEP.key]
+    [escalation] = alert.outbox
+    assert escalation.note is not None
+    assert escalation.note.at - (alert.firing_since or T0) == timedelta(seconds=ESCALATE + 7)
+    assert alert.escalation.value == "owed"

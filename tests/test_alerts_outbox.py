@@ -37,7 +37,8 @@ def test_the_attempt_named_by_the_entry_records_its_message() -> None:
     state, verdict = outbox.confirmed(state, incident, root, "a", "C0ALERTS", "1.1")
     assert verdict is Confirmation.RECORDED
     assert state.alerts[DEP.key].root_ts == "1.1"
-    assert state.alerts[DEP.key].outbox == ()
+    [diagnosis] = state.alerts[DEP.key].outbox  # next: the first reply, still to be gathered
+    assert diagnosis.effect_id == f"{incident}:1" and diagnosis.awaits_evidence
 
 
 def test_a_poster_whose_attempt_was_replaced_records_nothing_while_the_other_is_under_way() -> None:

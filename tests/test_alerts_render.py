@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,6 +17,7 @@ from bot.alerts.model import (
     Observation,
     Severity,
 )
+from bot.slack import blocks
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 KEY = AlertKey("prod", "Config", "kai-config", "DependenciesFulfilled")
@@ -142,3 +144,24 @@ def test_the_listing_shows_ids_states_silences_and_failing_checks() -> None:
 def test_an_empty_listing_says_so_per_cluster() -> None:
     message = render_alerts.alerts_listing([ClusterAlerts("prod")], hold=timedelta(seconds=60))
     assert "No active alerts or silences on prod." in message["text"]
+
+
+def test_a_long_diagnosis_is_kept_within_its_cap_and_says_what_was_left_out() -> None:
+    log = "```" + "\n".join(f"line {i} " + "x" * 150 for i in range(20)) + "```"
+    sections = [blocks.section(f"*Component {i}*\n{log}") for i in range(45)]
+    message = blocks.fit_message(
+        {"text": "Diagnosis of kai on prod\n" + log * 10, "blocks": sections}
+    )
+
+    text, kept = render_alerts.kept_evidence(message)
+
+    assert len(json.dumps({"text": text, "blocks": kept})) <= render_alerts.EVIDENCE_KEPT
+    assert text.startswith("Diagnosis of kai on prod")
+    assert kept[0]["text"]["text"].startswith("*Component 0*")
+    assert kept[0]["text"]["text"].count("```") % 2 == 0  # a cut code block is closed
+    assert "more part(s) of the diagnosis not kept" in kept[-1]["elements"][0]["text"]
+
+
+def test_a_short_diagnosis_is_kept_whole() -> None:
+    message = blocks.fit_message({"text": "Diagnosis", "blocks": [blocks.section("all fine")]})
+    assert render_alerts.kept_evidence(message) == ("Diagnosis", message["blocks"])

@@ -325,7 +325,7 @@ PROBLEMS = [
         "alerts.intervall",
         "30s",
         "alerts: unknown key 'intervall' (known keys: interval, hold, repeat, "
-        "failures_before_alert, max_silence)",
+        "failures_before_alert, max_silence, mention, escalate_after, escalate_to)",
     ),
 ]
 
@@ -405,6 +405,45 @@ def test_the_example_configuration_loads_and_matches_the_design() -> None:
     assert settings.access.operators == ("U0123ABCD", "@platform-oncall")
     assert settings.access.viewers is None
     assert settings.keda.namespaces == ("annia",)
+    assert settings.alerts.mention == ("@platform-oncall",)
+    assert settings.alerts.escalate_after == timedelta(minutes=15)
+    assert settings.alerts.escalate_to == ("@platform-leads",)
+
+
+@pytest.mark.parametrize(
+    ("alerts", "problems"),
+    [
+        ({"mention": ["U0ONCALL", "S0GROUP", "@platform-oncall"]}, []),
+        ({"mention": ["platform-oncall"]},
+         ["alerts.mention[0]: 'platform-oncall' is not a user or user group (expected a user ID "
+          "like U0123ABCD, a user-group ID like S0123ABCD or '@a-group')"]),
+        ({"mention": "@platform-oncall"},
+         ["alerts.mention: '@platform-oncall' is not a list (expected a list like [a, b])"]),
+        ({"escalate_after": "15m", "escalate_to": ["@leads"]}, []),
+        ({"escalate_after": "15m"},
+         ['alerts.escalate_to: required with escalate_after (expected who to mention, like '
+          '["@platform-leads"])']),
+        ({"escalate_to": ["@leads"]},
+         ["alerts.escalate_after: required with escalate_to (expected a duration like 15m)"]),
+        ({"escalate_after": "15m", "escalate_to": []},
+         ["alerts.escalate_to: [] mentions nobody (expected one or more users or groups)"]),
+        ({"escalate_after": "soon", "escalate_to": ["@leads"]},
+         ["alerts.escalate_after: 'soon' is not a duration (expected a duration like 30s, 5m, "
+          "2h or 1h30m)"]),
+    ],
+    ids=["ids and handles", "a bare name", "not a list", "escalation", "no one to escalate to",
+         "no time to escalate after", "escalate to nobody", "a bad duration"],
+)  # fmt: skip
+def test_paging_and_escalation_keys_are_checked(
+    alerts: dict[str, object], problems: list[str]
+) -> None:
+    raw = {"clusters": [{"name": "prod"}], "slack": {"alert_channel": "C0123"}, "alerts": alerts}
+    if not problems:
+        assert config.parse_settings(raw).alerts.mention == tuple(alerts.get("mention", []))
+        return
+    with pytest.raises(errors.ConfigError) as raised:
+        config.parse_settings(raw)
+    assert raised.value.problems == problems
 
 
 def test_the_example_configuration_writes_out_every_key_the_service_knows() -> None:

@@ -81,3 +81,27 @@ async def test_demo_alert_buttons_can_be_clicked_after_a_wait(
     out = capsys.readouterr().out
     assert "Acknowledged" in out
     assert "No button labelled" not in out
+
+
+async def test_demo_sim_scheduler_down_raises_a_paging_alert_with_evidence_and_heal_resolves_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fast = {**demo.DEMO_ALERTS["alerts"], "interval": "1s", "hold": "0s"}  # the demo's, quicker
+    async with running_stack(tmp_path, config_overrides={"alerts": fast}) as stack:
+        console = demo.Console(stack)
+        await console.execute("sim scheduler_down")
+        [root] = await stack.slack.wait_for_messages(ALERT_CHANNEL, count=1, timeout=15)
+        [first] = await stack.slack.wait_for_messages(
+            ALERT_CHANNEL, thread_ts=root.ts, count=1, timeout=15
+        )
+        await console.execute("sim heal")
+        await stack.slack.wait_for(
+            lambda: stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED"),
+            timeout=15,
+        )
+    assert root.text.startswith("[CRITICAL] sim: Deployment kai-scheduler/kai-scheduler-default")
+    assert root.text.endswith("<!subteam^S0ONCALL>")  # the demo pages the on-call group
+    assert first.text.startswith("Diagnosis of kai-scheduler/kai-scheduler-default on sim")
+    assert (
+        "simulator: The kai-scheduler-default Deployment is unavailable" in capsys.readouterr().out
+    )

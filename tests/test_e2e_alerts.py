@@ -13,7 +13,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from alert_stack import HOLD, Clock, overrides, resolve
+from alert_stack import HOLD, Clock, overrides, resolve, thread_texts
 from alert_stack import fire as fire_alert
 
 from bot.alerts import render as render_alerts
@@ -45,10 +45,6 @@ async def check(service: Service) -> None:
 
 def roots(stack: Stack) -> list[PostedMessage]:
     return stack.slack.root_messages(ALERT_CHANNEL)
-
-
-def thread_texts(stack: Stack, root: PostedMessage) -> list[str]:
-    return [m.text for m in stack.slack.thread(ALERT_CHANNEL, root.ts)]
 
 
 def text_of(message: PostedMessage) -> str:
@@ -171,11 +167,12 @@ async def test_two_rate_limited_answers_delay_the_root_which_arrives_once(
     await fire(stack, clock)
 
     assert len(roots(stack)) == 1
-    assert len(stack.slack.calls_to("chat.postMessage")) == 3
+    posts = stack.slack.calls_to("chat.postMessage")
+    assert [bool(c.params.get("thread_ts")) for c in posts] == [False] * 3 + [True]
     metrics = stack.service.deps.metrics.registry
     sends = "kai_chatops_slack_sends_total"
     assert metrics.get_sample_value(sends, {"outcome": "rate_limited"}) == 2
-    assert metrics.get_sample_value(sends, {"outcome": "ok"}) == 1
+    assert metrics.get_sample_value(sends, {"outcome": "ok"}) == 2  # the root, its diagnosis
 
 
 async def test_metrics_show_checks_alerts_by_state_sends_and_the_last_good_check(
@@ -189,7 +186,7 @@ async def test_metrics_show_checks_alerts_by_state_sends_and_the_last_good_check
     assert 'kai_chatops_alert_checks_total{cluster="sim",outcome="ok"} 2.0' in body
     assert 'kai_chatops_alerts{cluster="sim",state="firing"} 1.0' in body
     assert 'kai_chatops_alerts{cluster="sim",state="pending"} 0.0' in body
-    assert 'kai_chatops_slack_sends_total{outcome="ok"} 1.0' in body
+    assert 'kai_chatops_slack_sends_total{outcome="ok"} 2.0' in body  # root and diagnosis
     last = 'kai_chatops_last_successful_check_timestamp_seconds{cluster="sim"} '
     [value] = [line.removeprefix(last) for line in body.splitlines() if line.startswith(last)]
     assert float(value) == pytest.approx(clock().timestamp())

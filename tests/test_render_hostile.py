@@ -25,6 +25,8 @@ from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Observation, S
 from bot.config.settings import AccessSettings
 from bot.core import errors
 from bot.core.models import Finding, Health, HealthReport
+from bot.diagnostics import render as render_diagnosis
+from bot.diagnostics.model import Component, Diagnosis, EventLine, LogTail
 from bot.gitops import render as render_gitops
 from bot.gitops import render_suspend
 from bot.gitops.argo import AppState, ArgoReport
@@ -142,8 +144,21 @@ def alert_messages() -> Iterator[tuple[str, Message]]:
     )
     yield "alert root", render_alerts.root_message(alert)
     for kind in NoteKind:
+        if kind is NoteKind.DIAGNOSIS:  # its words are stored, rendered: see the next one
+            continue
         note = Note(kind, NOW, OPERATOR, HOSTILE, NOW + timedelta(hours=1))
         yield f"alert reply {kind.value}", render_alerts.reply_message(alert, note)
+    # An alert's diagnosis, kept in the state until it is posted, then sent as kept.
+    log = LogTail(HOSTILE, HOSTILE, True, (HOSTILE, HOSTILE))
+    event = EventLine("Pod", HOSTILE, HOSTILE, HOSTILE, 3, NOW)
+    component = Component(HOSTILE, Health.DEGRADED, HOSTILE, (), (HOSTILE,), (event,), log)
+    diagnosis = Diagnosis("prod", HOSTILE, NOW, (component,), (HOSTILE,))
+    for name, rendered in (
+        ("diagnosis", render_diagnosis.diagnosis_message(diagnosis)),
+        ("failed diagnosis", render_diagnosis.failed_message(HOSTILE, "prod", OSError(HOSTILE))),
+    ):
+        kept = render_alerts.kept_evidence(rendered, limit=2_000)
+        yield f"alert {name}, kept and sent", render_alerts.evidence_message(*kept)
     listing = [ClusterAlerts("prod", {key: alert}, failures=3, last_error=HOSTILE)]
     yield "alerts listing", render_alerts.alerts_listing(listing, hold=timedelta(seconds=60))
 

@@ -12,6 +12,7 @@ import pytest
 from bot.sim import Simulator, scenario_names
 from bot.sim.breakage import ACTIONS, MISSING_ENDPOINTS, describe_actions, heal
 from bot.sim.selectors import parse_selector
+from bot.sim.workload_breakage import SCHEDULER_POD
 
 KAI = "kai.scheduler/v1"
 APISERVICE = ("apiregistration.k8s.io/v1", "APIService", "v1beta1.external.metrics.k8s.io")
@@ -128,6 +129,13 @@ def check_scheduler_down(sim: Simulator) -> None:
     assert conditions(scheduler)["Available"]["status"] == "False"
     shard = conditions(sim.get(KAI, "SchedulingShard", "default"))
     assert "kai-scheduler-default" in shard["Available"]["message"]
+    pod = sim.get("v1", "Pod", SCHEDULER_POD, "kai-scheduler")
+    assert pod is not None
+    [container] = pod["status"]["containerStatuses"]
+    assert container["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert container["lastState"]["terminated"]["exitCode"] == 2
+    previous = sim.logs.text("kai-scheduler", SCHEDULER_POD, "kai-scheduler-default", True)
+    assert "panic: runtime error" in previous
 
 
 def check_apiservice_down(sim: Simulator) -> None:
@@ -171,6 +179,10 @@ def test_breakage_does_what_it_says_and_heal_restores_health(
     assert conditions(deployment(sim, "kai-operator"))["Available"]["status"] == "True"
     assert conditions(deployment(sim, "kai-scheduler-default"))["Available"]["status"] == "True"
     assert conditions(sim.get(*APISERVICE))["Available"]["status"] == "True"
+    pod, original = (
+        found("v1", "Pod", SCHEDULER_POD, "kai-scheduler") for found in (sim.get, sim.original)
+    )
+    assert pod is not None and original is not None and pod["status"] == original["status"]
 
 
 def test_heal_after_several_breakages_leaves_a_healthy_cluster(sim: Simulator) -> None:

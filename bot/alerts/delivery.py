@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from bot.alerts import render as render_alerts
-from bot.alerts.model import AlertState, EffectKind, Note, NoteKind, Owed
+from bot.alerts.model import AlertState, EffectKind, Note, NoteKind, Owed, Phase, Severity
 from bot.core.metrics import Metrics
 from bot.slack import blocks as render
 from bot.slack.gateway import SlackUnavailable
@@ -48,6 +48,17 @@ class MessageSender(Protocol):
     async def find_messages(
         self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
     ) -> list[Mapping[str, Any]]: ...
+
+    async def resolve_mentions(self, entries: Iterable[str]) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Paging:
+    """Who alerts mention (DESIGN 1.4): `mention` on the root of a critical alert, `escalate_to`
+    in the escalation reply. User IDs, group IDs or `@handles`, resolved when sent."""
+
+    mention: tuple[str, ...] = ()
+    escalate_to: tuple[str, ...] = ()
 
 
 class Outcome(enum.Enum):
@@ -95,9 +106,12 @@ def effect_of(message: Mapping[str, Any]) -> str:
 class AlertMessages:
     """One effect at a time through a sender; a missing sender (no Slack) applies nothing."""
 
-    def __init__(self, sender: MessageSender | None, metrics: Metrics) -> None:
+    def __init__(
+        self, sender: MessageSender | None, metrics: Metrics, paging: Paging = Paging()
+    ) -> None:
         self._sender = sender
         self._metrics = metrics
+        self._paging = paging
 
     async def send(
         self, alert: AlertState | None, owed: Owed, attempt: Attempt, channel: str
@@ -172,8 +186,14 @@ class AlertMessages:
         self._metrics.slack_sends.labels("ok").inc()
         return True
 
-    @staticmethod
+    def _paged(self, alert: AlertState) -> tuple[str, ...]:
+        """Who the root mentions: `alerts.mention` while a critical alert is live; nobody for a
+        warning, nor once resolved (the edit to resolved pages no one)."""
+        critical = alert.observation.severity is Severity.CRITICAL
+        return self._paging.mention if critical and alert.phase is not Phase.RESOLVED else ()
+
     async def _call(
+        self,
         sender: MessageSender,
         alert: AlertState | None,
         owed: Owed,
@@ -183,14 +203,26 @@ class AlertMessages:
         if alert is None or owed.kind is EffectKind.NOTICE:
             return await sender.post(channel, render.text_message(owed.text), metadata=meta)
         where = alert.root_channel
-        if owed.kind is EffectKind.ROOT:
-            return await sender.post(where, render_alerts.root_message(alert), metadata=meta)
-        if owed.kind is EffectKind.EDIT:
-            await sender.update(where, alert.root_ts, render_alerts.root_message(alert))
+        if owed.kind in (EffectKind.ROOT, EffectKind.EDIT):
+            root = render_alerts.root_message(alert, await _resolved(sender, self._paged(alert)))
+            if owed.kind is EffectKind.ROOT:
+                return await sender.post(where, root, metadata=meta)
+            await sender.update(where, alert.root_ts, root)
             return alert.root_ts
         note = owed.note or Note(NoteKind.REMINDER, alert.first_seen)  # loading ensures a note
-        message = render_alerts.reply_message(alert, note)
+        if note.kind is NoteKind.DIAGNOSIS:
+            message = render_alerts.evidence_message(owed.text, owed.blocks)
+        elif note.kind is NoteKind.ESCALATED:
+            who = await _resolved(sender, self._paging.escalate_to)
+            message = render_alerts.reply_message(alert, note, who)
+        else:
+            message = render_alerts.reply_message(alert, note)
         return await sender.post(where, message, thread_ts=alert.root_ts, metadata=meta)
+
+
+async def _resolved(sender: MessageSender, entries: tuple[str, ...]) -> list[str]:
+    """The entries as mentions take them (`@handles` resolved by the gateway, cached)."""
+    return await sender.resolve_mentions(entries) if entries else []
 
 
 def _ts_order(ts: str) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from bot.alerts import machine as alerts
 from bot.alerts import outbox, rules, trouble
 from bot.alerts import render as render_alerts
-from bot.alerts.delivery import AlertMessages, Attempt, MessageSender
+from bot.alerts.delivery import AlertMessages, Attempt, MessageSender, Paging
 from bot.alerts.delivery import Outcome as Sent
 from bot.alerts.drain import SLACK_BACKOFFS, Drain, Poster, Sleep
 from bot.alerts.lease import default_identity
@@ -32,15 +32,34 @@ from bot.alerts.store import AlertStore, Damage, StoreUnavailable, update
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.metrics import Metrics
+from bot.diagnostics import render as render_diagnosis
+from bot.diagnostics import subjects
+from bot.diagnostics import usecase as diagnostics
 from bot.health import report as health
 from bot.health import usecase as usecases
-from bot.kube.ports import KubeReader
-from bot.slack.blocks import escape
+from bot.kube.ports import KubeReader, PodLogReader
+from bot.slack.blocks import Block, Message, escape
 
 log = logging.getLogger(__name__)
 
 TROUBLE_REPEAT = timedelta(hours=1)
 Step = Callable[[ClusterAlerts], alerts.Outcome]
+
+
+def _with_evidence(
+    incident: str, effect_id: str, text: str, blocks: list[Block]
+) -> Callable[[ClusterAlerts], tuple[ClusterAlerts, ClusterAlerts]]:
+    def change(state: ClusterAlerts) -> tuple[ClusterAlerts, ClusterAlerts]:
+        changed = outbox.gathered(state, incident, effect_id, text, blocks)
+        return changed, changed
+
+    return change
+
+
+def _is_next(state: ClusterAlerts, incident: str, effect_id: str) -> bool:
+    """Whether `effect_id` heads its incident's outbox (its root is already in Slack)."""
+    head = outbox.head(state, incident)
+    return head is not None and head.effect_id == effect_id
 
 
 def repair_damaged(state: ClusterAlerts, damage: Damage) -> ClusterAlerts:
@@ -67,7 +86,8 @@ class AlertDesk:
         self.settings = settings
         self.store = store
         self._metrics = metrics
-        self._messages = AlertMessages(slack, metrics)
+        paging = Paging(settings.alerts.mention, settings.alerts.escalate_to)
+        self._messages = AlertMessages(slack, metrics, paging)
         self._poster = poster or Poster(default_identity(), lambda: True, lambda: datetime.now(UTC))
         channel = settings.slack.alert_channel
         self._drain = Drain(
@@ -86,17 +106,26 @@ class AlertDesk:
     def policy(self) -> alerts.Policy:
         a = self.settings.alerts
         return alerts.Policy(
-            a.hold, a.repeat, a.failures_before_alert, self.settings.slack.alert_channel
+            a.hold,
+            a.repeat,
+            a.failures_before_alert,
+            self.settings.slack.alert_channel,
+            escalate_after=a.escalate_after if a.escalate_to else None,
         )
 
     async def run_check(
-        self, kube: KubeReader, now: datetime, *, still_leader: Callable[[], bool] = lambda: True
+        self,
+        kube: PodLogReader,
+        now: datetime,
+        *,
+        still_leader: Callable[[], bool] = lambda: True,
     ) -> None:
         """One check of `kube.cluster`: read, decide, save, post. Never raises for Kubernetes,
         Slack or store trouble (each is logged and counted).
 
         `still_leader` is asked again once the (possibly slow) read is done: a replica that lost
-        the Lease meanwhile must leave the posting to the new holder.
+        the Lease meanwhile must leave the posting to the new holder. Each new incident's
+        diagnosis is gathered after its root went out, then posted as its first reply.
         """
         cluster = kube.cluster
         step = await self._check_step(kube, now)  # reading needs no lock: commands go on
@@ -112,7 +141,59 @@ class AlertDesk:
                 return
         self._count_alerts(outcome.state)
         await self._store_trouble(cluster, now, None)
-        await self.drain(cluster)
+        await self.drain(cluster)  # roots first: a page never waits for its evidence
+        ready = await self._gather_evidence(kube, cluster, now)
+        if ready:
+            await self._drain.drain(cluster, only=ready)
+
+    async def _gather_evidence(self, kube: PodLogReader, cluster: str, now: datetime) -> list[str]:
+        """Diagnose the failing component of every incident whose first reply still waits for
+        it, and store the rendered words in its outbox (once: a retry, a restart or another
+        replica sends those same words). Returns the incidents whose thread can go on now
+        (their root is in Slack). Never raises: a diagnosis that fails is one line in the
+        thread, a store that fails leaves it for the next check."""
+        ready = []
+        try:
+            waiting = outbox.awaiting_evidence((await self.store.load(cluster)).state)
+            for alert, owed in waiting:
+                text, blocks = render_alerts.kept_evidence(await self._evidence(kube, alert, now))
+                state = await update(
+                    self.store,
+                    cluster,
+                    _with_evidence(alert.incident, owed.effect_id, text, blocks),
+                    repair=repair_damaged,
+                )
+                if _is_next(state, alert.incident, owed.effect_id):
+                    ready.append(alert.incident)
+        except StoreUnavailable as e:
+            log.error("alerts of cluster %s: cannot store a diagnosis: %s", cluster, e)
+        return ready
+
+    async def _evidence(self, kube: PodLogReader, alert: AlertState, now: datetime) -> Message:
+        """The diagnosis of what `alert` points at, as `/kai diagnose` renders it; one line when
+        there is nothing to look at or the cluster would not say."""
+        key = alert.key
+        subject = subjects.subject_for_alert(
+            key.kind,
+            key.object,
+            alert.observation.message,
+            kai_namespace=self.settings.kai.namespace,
+            apiservice=self.settings.keda.apiservice,
+        )
+        if subject is None:
+            return render_alerts.no_evidence(key)
+        try:
+            diagnosis = await diagnostics.diagnose(kube, subject, now=now)
+        except errors.KubeError as e:
+            log.warning("%s: no diagnosis of %s: %s", alert.incident, subject.describe(), e)
+            return render_diagnosis.failed_message(subject.describe(), key.cluster, e)
+        except Exception:  # a bug must not cost the page its thread: say it, log it
+            log.exception("%s: diagnosing %s failed", alert.incident, subject.describe())
+            error = RuntimeError("an internal error (the details are in the service log)")
+            return render_diagnosis.failed_message(subject.describe(), key.cluster, error)
+        message = render_diagnosis.diagnosis_message(diagnosis)
+        footer = render_alerts.evidence_footer(f"/kai diagnose {subject.describe()}")
+        return {**message, "blocks": [*message["blocks"], footer]}
 
     async def drain(self, cluster: str) -> None:
         """Deliver what `cluster`'s alerts owe Slack (on the Lease holder only); never raises."""

@@ -2,8 +2,9 @@
 
 Loading never lets a decoding error escape as anything but `DamagedState`: a document that is
 not ours, or ours but damaged (`"failures": [3]`, a missing field, a bad time), is one error the
-store can act on. Documents of schema 1 (before the outbox) load too: a root that was "posting"
-becomes a root owed with an attempt of unknown outcome, so it is looked for before it is posted.
+store can act on. Documents of schema 1 (before the outbox) and 2 (before diagnoses and
+escalations) load too: a schema-1 root that was "posting" becomes a root owed with an attempt
+of unknown outcome, so it is looked for before it is posted.
 Pure: no I/O, no clock.
 """
 
@@ -21,6 +22,7 @@ from bot.alerts.model import (
     AlertState,
     ClusterAlerts,
     EffectKind,
+    Escalation,
     Note,
     NoteKind,
     Observation,
@@ -29,8 +31,8 @@ from bot.alerts.model import (
 )
 from bot.core.conditions import parse_timestamp
 
-SCHEMA = 2
-READABLE_SCHEMAS = (1, 2)
+SCHEMA = 3  # 3: diagnosis replies with their evidence, escalation
+READABLE_SCHEMAS = (1, 2, 3)
 LEGACY_ATTEMPT = "legacy"  # a schema-1 root that was being posted: its outcome is unknown
 
 
@@ -106,7 +108,9 @@ def _dump_alert(alert: AlertState) -> dict[str, Any]:
 
 
 def _dump_owed(owed: Owed) -> dict[str, Any]:
-    raw = {k: _dump_value(v) for k, v in asdict(owed).items() if k != "note"}
+    raw = {k: _dump_value(v) for k, v in asdict(owed).items() if k not in ("note", "blocks")}
+    if owed.blocks:
+        raw["blocks"] = [dict(b) for b in owed.blocks]
     if owed.note is not None:
         raw["note"] = {k: _dump_value(v) for k, v in asdict(owed.note).items()}
     return raw
@@ -146,6 +150,7 @@ def _load_alert(raw: Mapping[str, Any]) -> AlertState:
         silence_reason=str(raw.get("silence_reason") or ""),
         last_reminder=parse_timestamp(raw.get("last_reminder")),
         resolved_at=parse_timestamp(raw.get("resolved_at")),
+        escalation=Escalation(raw.get("escalation") or Escalation.PENDING.value),
         outbox=tuple(_load_owed(o) for o in _list(raw.get("outbox"))),
         owed_count=int(raw.get("owed_count") or 0),
         delivered={str(k): str(v) for k, v in (raw.get("delivered") or {}).items()},
@@ -174,10 +179,17 @@ def _load_owed(raw: Mapping[str, Any]) -> Owed:
         kind=kind,
         note=_load_note(note) if note else None,
         text=str(raw.get("text") or ""),
+        blocks=tuple(_block(b) for b in _list(raw.get("blocks"))),
         attempt=str(raw.get("attempt") or ""),
         attempted_by=str(raw.get("attempted_by") or ""),
         attempted_at=parse_timestamp(raw.get("attempted_at")),
     )
+
+
+def _block(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise DamagedState(f"a stored block is not a mapping: {type(raw).__name__}")
+    return raw
 
 
 def _load_note(raw: Mapping[str, Any]) -> Note:

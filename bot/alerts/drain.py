@@ -20,7 +20,7 @@ import asyncio
 import logging
 import secrets
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeVar
@@ -71,13 +71,15 @@ class Drain:
         self._backoffs = tuple(backoffs)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
-    async def drain(self, cluster: str) -> None:
-        """Send everything `cluster` owes that Slack takes now. Never raises for Slack or
-        store trouble (each is logged; what is left is tried at the next drain)."""
+    async def drain(self, cluster: str, only: Collection[str] | None = None) -> None:
+        """Send everything `cluster` owes that Slack takes now (of the incidents `only`, if
+        given). Never raises for Slack or store trouble (each is logged; what is left is tried
+        at the next drain)."""
         async with self._locks[cluster]:
             try:
                 state = (await self._store.load(cluster)).state
-                for where in [NOTICES, *(a.incident for a in outbox.incidents(state))]:
+                owing = [NOTICES, *(a.incident for a in outbox.incidents(state))]
+                for where in owing if only is None else [w for w in owing if w in only]:
                     await self._drain_one(cluster, where)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
@@ -88,8 +90,8 @@ class Drain:
         while self._poster.is_holder():
             state = (await self._store.load(cluster)).state
             owed = outbox.head(state, where)
-            if owed is None:
-                return
+            if owed is None or owed.awaits_evidence:
+                return  # an empty diagnosis waits for the holder's check to gather it
             if await self._deliver(cluster, where, outbox.find_incident(state, where), owed):
                 tries = 0
                 continue

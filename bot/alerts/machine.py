@@ -1,6 +1,8 @@
 """The alert state machine: from what a check saw (or a person did) to the next state and effects.
 
 pending (bad, inside `hold`) → firing → acknowledged | silenced → resolved (clear for `hold`).
+Firing owes the root, then the diagnosis as the first reply (filled in by the desk); an alert
+still firing and unanswered `escalate_after` after it fired owes one escalation reply.
 Every function takes the current `ClusterAlerts` and `now` and returns an `Outcome`: the new
 state, whose alerts' outboxes now also hold the Slack effects owed (post a root, reply in its
 thread, edit the root), and those effects again for the caller to log. The drain sends them in
@@ -19,6 +21,7 @@ from bot.alerts.model import (
     AlertState,
     ClusterAlerts,
     EffectKind,
+    Escalation,
     Note,
     NoteKind,
     Observation,
@@ -33,12 +36,14 @@ NO_HOLD = timedelta(0)
 
 @dataclass(frozen=True)
 class Policy:
-    """The timers of DESIGN 1.4 `alerts`, and where new root messages go."""
+    """The timers of DESIGN 1.4 `alerts`, and where new root messages go; `escalate_after`
+    None: never escalate."""
 
     hold: timedelta
     repeat: timedelta
     failures_before_alert: int
     channel: str
+    escalate_after: timedelta | None = None
 
 
 @dataclass(frozen=True)
@@ -209,14 +214,14 @@ class _Step:
             if self.now - clear_since >= self.policy.hold:
                 self._resolve(alert)
                 return
-        self.keep(self._ensure_root(self._remind(alert)))
+        self.keep(self._ensure_root(self._remind(self._escalate(alert))))
 
     def _advance_pending(self, alert: AlertState, bad: bool, hold: timedelta) -> None:
         if not bad:
             self.state = self.state.without(alert.key)  # a flap inside hold: never seen
         elif self.now - alert.first_seen >= hold:
             fired = replace(alert, firing_since=self.now, root_channel=self.policy.channel)
-            self.keep(self._ensure_root(fired))
+            self.keep(self._owe_diagnosis(self._ensure_root(fired)))
         else:
             self.keep(alert)
 
@@ -228,6 +233,16 @@ class _Step:
         self.effects.append(alert.outbox[-1])
         return alert
 
+    def _owe_diagnosis(self, alert: AlertState) -> AlertState:
+        """The first reply of a new incident: the failing component's diagnosis, owed empty
+        (the holder gathers it, `bot.alerts.desk`). An immediate alert (the cluster cannot be
+        checked) has no component to look at: the cluster itself does not answer."""
+        if alert.observation.immediate:
+            return alert
+        alert = outbox.owe(alert, EffectKind.REPLY, Note(NoteKind.DIAGNOSIS, self.now))
+        self.effects.append(alert.outbox[-1])
+        return alert
+
     def _expire_silence(self, alert: AlertState, *, still_bad: bool) -> AlertState:
         until = alert.silenced_until
         if until is None or self.now < until:
@@ -235,6 +250,22 @@ class _Step:
         note = Note(NoteKind.SILENCE_EXPIRED, until, alert.silenced_by, still_bad=still_bad)
         alert, owed = _in_thread(_unsilenced(alert, self.now), note)
         self.effects.extend(owed)
+        return alert
+
+    def _escalate(self, alert: AlertState) -> AlertState:
+        """Decided once, at the first check `escalate_after` after the alert fired (not while
+        its condition is clearing): still firing, neither acknowledged nor silenced → one reply
+        mentioning `escalate_to` (it also counts as the reminder); otherwise never."""
+        after, since = self.policy.escalate_after, alert.firing_since
+        if after is None or since is None or alert.escalation is not Escalation.PENDING:
+            return alert
+        if alert.clear_since is not None or self.now - since < after:
+            return alert
+        if alert.phase is not Phase.FIRING:
+            return replace(alert, escalation=Escalation.SPARED)
+        alert = replace(alert, escalation=Escalation.OWED, last_reminder=self.now)
+        alert = outbox.owe(alert, EffectKind.REPLY, Note(NoteKind.ESCALATED, self.now))
+        self.effects.append(alert.outbox[-1])
         return alert
 
     def _remind(self, alert: AlertState) -> AlertState:

@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
+from typing import Any
 
 
 class Severity(enum.Enum):
@@ -38,12 +39,22 @@ class RootStatus(enum.Enum):
 
 
 class NoteKind(enum.Enum):
+    DIAGNOSIS = "diagnosis"  # the first reply: the failing component's evidence
     REMINDER = "reminder"
     ACKNOWLEDGED = "acknowledged"
     SILENCED = "silenced"
     UNSILENCED = "unsilenced"
     SILENCE_EXPIRED = "silence expired"
+    ESCALATED = "escalated"  # still firing, unanswered, `escalate_after` after it fired
     RESOLVED = "resolved"
+
+
+class Escalation(enum.Enum):
+    """Whether an incident was escalated: decided once, when `escalate_after` has passed."""
+
+    PENDING = "pending"  # not due yet (or no check has seen it due)
+    OWED = "owed"  # the one escalation reply is owed (or delivered)
+    SPARED = "spared"  # acknowledged or silenced when it came due: never escalated
 
 
 @dataclass(frozen=True)
@@ -77,12 +88,15 @@ class Owed:
     `effect_id` is stable and travels with the message in Slack's message metadata, so a
     message whose post had an unknown outcome can be found instead of posted twice. The
     attempt fields fence posters: the replica that made the attempt, its ID and when.
+    A diagnosis reply is owed empty and filled once by the Lease holder (`text` and `blocks`,
+    rendered): every try, by any replica, then sends those same words.
     """
 
     effect_id: str
     kind: EffectKind
     note: Note | None = None
-    text: str = ""  # a notice's words
+    text: str = ""  # a notice's words; a diagnosis's fallback text
+    blocks: tuple[Mapping[str, Any], ...] = ()  # a diagnosis's blocks, as rendered
     attempt: str = ""  # "" never attempted
     attempted_by: str = ""
     attempted_at: datetime | None = None
@@ -90,6 +104,12 @@ class Owed:
     @property
     def was_attempted(self) -> bool:
         return bool(self.attempt)
+
+    @property
+    def awaits_evidence(self) -> bool:
+        """A diagnosis reply whose evidence has not been gathered yet: not sendable."""
+        is_diagnosis = self.note is not None and self.note.kind is NoteKind.DIAGNOSIS
+        return is_diagnosis and not self.text
 
 
 @dataclass(frozen=True, order=True)
@@ -148,6 +168,7 @@ class AlertState:
     silence_reason: str = ""
     last_reminder: datetime | None = None
     resolved_at: datetime | None = None
+    escalation: Escalation = Escalation.PENDING
     outbox: tuple[Owed, ...] = ()
     owed_count: int = 0  # effects numbered so far in this incident (the root is 0)
     delivered: Mapping[str, str] = field(default_factory=dict)  # effect ID -> reply ts

@@ -14,6 +14,7 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Note, Owed
 
@@ -45,6 +46,28 @@ def owe_notice(state: ClusterAlerts, notice_id: str, text: str) -> ClusterAlerts
     if any(o.effect_id == notice_id for o in state.notices):
         return state
     return replace(state, notices=(*state.notices, Owed(notice_id, EffectKind.NOTICE, text=text)))
+
+
+def awaiting_evidence(state: ClusterAlerts) -> list[tuple[AlertState, Owed]]:
+    """Every diagnosis still owed without its evidence, with its incident."""
+    return [(a, o) for a in incidents(state) for o in a.outbox if o.awaits_evidence]
+
+
+def gathered(
+    state: ClusterAlerts,
+    where: str,
+    effect_id: str,
+    text: str,
+    blocks: Sequence[Mapping[str, Any]],
+) -> ClusterAlerts:
+    """The diagnosis `effect_id` of incident `where` with its evidence, rendered. Set once:
+    evidence another replica stored first is kept, so every try sends the same words."""
+    outbox = _outbox(state, where)
+    entry = next((o for o in outbox if o.effect_id == effect_id), None)
+    if entry is None or not entry.awaits_evidence or not text:
+        return state
+    filled = replace(entry, text=text, blocks=tuple(blocks))
+    return _with_outbox(state, where, tuple(filled if o is entry else o for o in outbox))
 
 
 def incidents(state: ClusterAlerts) -> list[AlertState]:

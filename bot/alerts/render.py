@@ -6,8 +6,10 @@ shown comes from the alert or the note). Operators' messages are shown verbatim,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Note, NoteKind, Phase, Severity
 from bot.core import errors
@@ -22,6 +24,7 @@ from bot.slack.blocks import (
     mention,
     section,
     truncate,
+    truncate_mrkdwn,
 )
 
 ACK_ACTION = "kai_alert_ack"
@@ -33,6 +36,10 @@ SILENCE_ACTIONS = {SILENCE_1H_ACTION: timedelta(hours=1), SILENCE_4H_ACTION: tim
 SEVERITY_ICONS = {Severity.CRITICAL: ":rotating_light:", Severity.WARNING: ":warning:"}
 RESOLVED_ICON = ":white_check_mark:"
 _FALLBACK_MESSAGE = 300  # characters of the operator's message in the notification text
+EVIDENCE_KEPT = 12_000  # characters (as JSON) of a diagnosis stored in the state until posted
+_EVIDENCE_TEXT = 2_000  # of which its fallback text
+_BLOCK_OVERHEAD = 120  # JSON around a block's text
+_BLOCK_SHARE = 600  # characters a cut block keeps at least: fewer blocks, each still readable
 
 
 def button_value(key: AlertKey) -> str:
@@ -56,16 +63,19 @@ def format_time(at: datetime) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def root_message(alert: AlertState) -> Message:
-    """The alert's root: severity, cluster, object, condition, reason, the operator's message,
+def root_message(alert: AlertState, paged: Sequence[str] = ()) -> Message:
+    """The alert's root: who it pages (`paged`: user or group IDs, or handles shown as text;
+    not once resolved), severity, cluster, object, condition, reason, the operator's message,
     since when, what to check first, its state, and the buttons (none once resolved)."""
     seen = alert.observation
     key = seen.key
     resolved = alert.phase is Phase.RESOLVED
     icon = RESOLVED_ICON if resolved else SEVERITY_ICONS[seen.severity]
     label = f"RESOLVED ({seen.severity.value})" if resolved else seen.severity.value.upper()
+    paging = "" if resolved else mentions(paged)
     facts = [
         f"{icon} *{label}* · *{escape(seen.title)}*",
+        *([f"*Paging:* {paging}"] if paging else []),
         f"*Cluster:* {escape(key.cluster)}   *Object:* {escape(key.subject)}   "
         f"*Condition:* {escape(key.condition)}",
     ]
@@ -80,7 +90,14 @@ def root_message(alert: AlertState) -> Message:
     blocks.append(context(_status_line(alert)))
     if not resolved:
         blocks.append(_buttons(key))
-    return fit_message({"text": _root_text(alert, label), "blocks": blocks})
+    text = _root_text(alert, label)
+    return fit_message({"text": f"{text} · {paging}" if paging else text, "blocks": blocks})
+
+
+def mentions(entries: Sequence[str]) -> str:
+    """The configured people: IDs become mentions (`bot.slack.blocks.mention`, the only door);
+    a handle that could not be resolved is shown as text and notifies nobody."""
+    return " ".join(mention(e) if not e.startswith("@") else escape(e) for e in entries)
 
 
 def _root_text(alert: AlertState, label: str) -> str:
@@ -141,11 +158,24 @@ def _elapsed(start: datetime, end: datetime) -> str:
     return format_duration(max(end - start, timedelta(0)))
 
 
-def reply_message(alert: AlertState, note: Note) -> Message:
+def reply_message(alert: AlertState, note: Note, escalate_to: Sequence[str] = ()) -> Message:
     """One reply in the alert's thread: a reminder, who acknowledged or silenced it and why,
-    the end of a silence, or the resolution."""
-    text = _REPLIES[note.kind](alert, note)
+    the end of a silence, the escalation (mentioning `escalate_to`), or the resolution. (The
+    first reply, the diagnosis, is stored rendered: `evidence_message`.)"""
+    if note.kind is NoteKind.ESCALATED:
+        text = _escalated(alert, note, escalate_to)
+    else:
+        text = _REPLIES[note.kind](alert, note)
     return fit_message({"text": text, "blocks": [section(text)]})
+
+
+def _escalated(alert: AlertState, note: Note, escalate_to: Sequence[str]) -> str:
+    since = alert.firing_since or alert.first_seen
+    return (
+        f":sos: Escalating to {mentions(escalate_to) or 'nobody (alerts.escalate_to is empty)'}: "
+        f"{escape(alert.observation.title)} has been firing for {_elapsed(since, note.at)} "
+        f"(since {format_time(since)}), neither acknowledged nor silenced."
+    )
 
 
 def _reminder(alert: AlertState, note: Note) -> str:
@@ -207,6 +237,58 @@ _REPLIES = {
     NoteKind.SILENCE_EXPIRED: _silence_expired,
     NoteKind.RESOLVED: _resolved,
 }
+
+
+def evidence_message(text: str, blocks: Sequence[Mapping[str, Any]]) -> Message:
+    """A stored diagnosis as the thread's first reply (escaped again: the state document is
+    not trusted to be as we wrote it)."""
+    return fit_message({"text": text, "blocks": [dict(b) for b in blocks]})
+
+
+def no_evidence(key: AlertKey) -> Message:
+    """The first reply of an alert with no component to diagnose."""
+    text = f"No diagnosis for {key.subject} {key.condition}: nothing to look at beyond the alert."
+    return fit_message({"text": escape(text), "blocks": [context(escape(text))]})
+
+
+def evidence_footer(command: str) -> Block:
+    return context(f"Gathered when the alert fired. `{escape(command)}` looks again.")
+
+
+def kept_evidence(message: Message, limit: int = EVIDENCE_KEPT) -> tuple[str, list[Block]]:
+    """A rendered diagnosis within `limit` characters of JSON, so the state document stays
+    small while it is owed: long texts are cut first (each to its share), then whole blocks
+    from the end, saying how many were left out."""
+    text = truncate(str(message.get("text", "")), _EVIDENCE_TEXT)
+    blocks: list[Block] = [dict(b) for b in message.get("blocks", [])]
+    budget = limit - len(json.dumps(text)) - _BLOCK_OVERHEAD
+    if _json_size(blocks) > budget:
+        share = max(budget // max(len(blocks), 1) - _BLOCK_OVERHEAD, _BLOCK_SHARE)
+        blocks = [_shortened(b, share) for b in blocks]
+    dropped = 0
+    while blocks and _json_size(blocks) > budget:
+        blocks.pop()
+        dropped += 1
+    if dropped:
+        blocks.append(context(f"… {dropped} more part(s) of the diagnosis not kept here."))
+    return text, blocks
+
+
+def _json_size(blocks: Sequence[Block]) -> int:
+    return len(json.dumps(blocks))
+
+
+def _shortened(block: Block, limit: int) -> Block:
+    if block.get("type") == "section" and "text" in block:
+        inner = {**block["text"], "text": truncate_mrkdwn(block["text"]["text"], limit)}
+        return {**block, "text": inner}
+    if block.get("type") == "context":
+        elements = [
+            {**e, "text": truncate(e["text"], limit)} if isinstance(e.get("text"), str) else e
+            for e in block.get("elements", [])
+        ]
+        return {**block, "elements": elements}
+    return block
 
 
 def alerts_listing(states: Sequence[ClusterAlerts], *, hold: timedelta) -> Message:

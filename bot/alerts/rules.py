@@ -1,8 +1,10 @@
 """What is worth an alert in one cluster snapshot, and the "cannot check" alert.
 
 Critical: `DependenciesFulfilled` False at the current generation on kai-config; kai-config
-missing; the external-metrics APIService not Available or missing. Warnings: KAI conditions
-Progressing longer than `kai.progressing_timeout`; kai-operator unavailable. Reuses the health
+missing; the external-metrics APIService not Available or missing; a shard's scheduler
+Deployment (`<schedulerName>-<shard>`) with no available replica or missing. Warnings: KAI
+conditions Progressing longer than `kai.progressing_timeout`; the kai-operator Deployment with
+no available replica or missing (DESIGN 2 "Alerts"). Reuses the health
 report's findings and the per-object rules; pure: no I/O, `now` comes from the caller.
 """
 
@@ -25,8 +27,14 @@ _CHECK_DEPENDENCIES = (
     "spec; `/kai health` shows when the operator agrees."
 )
 _CHECK_OPERATOR = (
-    "`kubectl -n {ns} describe deployment kai-operator`, then its pods' events and logs. While "
-    "it is down the KAI conditions are frozen, so other KAI alerts may be stale."
+    "While it is down the KAI conditions are frozen, so other KAI alerts may be stale. The "
+    "diagnosis in the thread shows its pods, events and log; `kubectl -n {ns} describe "
+    "deployment kai-operator` for more."
+)
+_CHECK_SCHEDULER = (
+    "Nothing of shard {shard} gets scheduled while it is down: new pods stay Pending. The "
+    "diagnosis in the thread shows its pods, events and log; `kubectl -n {ns} describe "
+    "deployment {name}` for more. The kai-operator recreates it if it was deleted."
 )
 _CHECK_PROGRESSING = (
     "The kai-operator logs (`kubectl -n {ns} logs deploy/kai-operator`): it has not updated "
@@ -71,7 +79,8 @@ def detect(
         found += _progressing_alerts(
             cluster, "SchedulingShard", shard, now, progressing_timeout, snapshot.kai_namespace
         )
-    found += _operator_alerts(cluster, report, snapshot.kai_namespace)
+    found += _operator_alerts(cluster, snapshot)
+    found += _scheduler_alerts(cluster, snapshot)
     found += _apiservice_alerts(cluster, snapshot.apiservice, report, apiservice_name)
     return found
 
@@ -150,21 +159,84 @@ def _progressing_alerts(
     ]
 
 
-def _operator_alerts(cluster: str, report: HealthReport, namespace: str) -> list[Observation]:
-    subject = deployments.deployment_subject(namespace, health.OPERATOR_DEPLOYMENT)
-    finding = _finding(report, subject)
-    if finding is None or finding.health not in (Health.DEGRADED, Health.MISSING):
+def _operator_alerts(cluster: str, snapshot: ClusterSnapshot) -> list[Observation]:
+    """A warning when the kai-operator Deployment has no available replica (or is missing)."""
+    namespace, name = snapshot.kai_namespace, health.OPERATOR_DEPLOYMENT
+    operator = deployments.find_deployment(snapshot.deployments, namespace, name)
+    check_first = _CHECK_OPERATOR.format(ns=namespace)
+    down = _deployment_down(cluster, (namespace, name), operator, Severity.WARNING, check_first)
+    return [down] if down else []
+
+
+def _scheduler_alerts(cluster: str, snapshot: ClusterSnapshot) -> list[Observation]:
+    """A critical alert per shard whose scheduler Deployment has no available replica or is
+    missing: nothing of that shard gets scheduled. Not while kai-config is missing (its own
+    alert says the operator garbage-collected every operand), nor before the shard's first
+    scheduler exists (the shard is still Progressing: its own alert covers a stuck operator)."""
+    if snapshot.kai_config is None:
         return []
-    return [
-        Observation(
-            key=AlertKey(cluster, "Deployment", f"{namespace}/kai-operator", "Available"),
-            severity=Severity.WARNING,
-            title=f"kai-operator unavailable: {finding.summary}",
-            reason="Unavailable",
-            message=finding.detail,
-            check_first=_CHECK_OPERATOR.format(ns=namespace),
+    namespace = health.operand_namespace(snapshot)
+    scheduler = health.scheduler_name(snapshot)
+    found = []
+    for shard in sorted(snapshot.shards, key=c.object_name):
+        name = health.shard_scheduler(scheduler, shard)
+        deployment = deployments.find_deployment(snapshot.deployments, namespace, name)
+        if deployment is None and _progressing(shard):
+            continue
+        shard_name = c.object_name(shard)
+        check_first = _CHECK_SCHEDULER.format(ns=namespace, name=name, shard=shard_name)
+        down = _deployment_down(
+            cluster, (namespace, name), deployment, Severity.CRITICAL, check_first, "KAI scheduler "
         )
-    ]
+        found += [down] if down else []
+    return found
+
+
+def _deployment_down(
+    cluster: str,
+    where: tuple[str, str],
+    deployment: RawObject | None,
+    severity: Severity,
+    check_first: str,
+    what: str = "",
+) -> Observation | None:
+    """The alert of Deployment `where` (namespace, name) with no available replica (or
+    missing), or None; its title names it, after `what` it is."""
+    down = _down(deployment)
+    if down is None:
+        return None
+    reason, state = down
+    namespace, name = where
+    return Observation(
+        key=AlertKey(cluster, "Deployment", f"{namespace}/{name}", "Available"),
+        severity=severity,
+        title=f"{what}{name} down: {state}",
+        reason=reason,
+        message=_deployment_message(deployment),
+        check_first=check_first,
+    )
+
+
+def _down(deployment: RawObject | None) -> tuple[str, str] | None:
+    """(reason, what is wrong) for a Deployment with no available replica, or None."""
+    if deployment is None:
+        return "NotFound", "missing"
+    if not deployments.has_no_available_replica(deployment):
+        return None
+    if deployments.desired_replicas(deployment) == 0:
+        return "ScaledToZero", "scaled to 0 replicas"
+    available = c.find_condition(c.list_conditions(deployment), "Available")
+    return c.condition_reason(available) or "Unavailable", "no available replica"
+
+
+def _deployment_message(deployment: RawObject | None) -> str:
+    if deployment is None:
+        return ""
+    return deployments.assess_deployment(deployment).headline
+
+
+def _progressing(shard: RawObject) -> bool:
+    return kai.assess_kai_object(shard).health is Health.PROGRESSING
 
 
 def _apiservice_alerts(

@@ -79,9 +79,17 @@ _DESCRIPTIONS: dict[str, tuple[str, bool]] = {
     "help": ("show this help, or how to use one command", False),
     "health": ("KAI Scheduler and external-metrics (KEDA) health of a cluster", False),
     "scaledjobs": ("list KEDA ScaledJobs with their health and whether they are paused", False),
-    "alerts": ("list the alerts that are firing, acknowledged or silenced", False),
+    "alerts": (
+        "list the alerts that are firing, acknowledged or silenced (a critical one pages "
+        "alerts.mention; each alert's thread starts with its diagnosis)",
+        False,
+    ),
     "list": ("list Flux objects, Argo CD Applications or KEDA objects with verdicts", False),
-    "diagnose": ("pods, restarts, last termination, Warning events and log tail", False),
+    "diagnose": (
+        "pods, restarts, last termination, Warning events and log tail (also the first reply "
+        "in each alert's thread)",
+        False,
+    ),
     "queues": ("KAI queues: tree, GPU quota and limit, allocated and requested", False),
     "pending": ("KAI PodGroups that cannot be scheduled, with the scheduler's reasons", False),
     "why": ("why one pod is not running: its PodGroup, queue, reasons and binds", False),
@@ -100,8 +108,11 @@ _DESCRIPTIONS: dict[str, tuple[str, bool]] = {
     ),
     "reconcile": ("make Flux reconcile an object now, or Argo CD refresh an Application", True),
     "sync": ("sync an Argo CD Application; asks to confirm", True),
-    "ack": ("acknowledge an alert: you are on it, reminders stop", True),
-    "silence": ("silence an alert for a while", True),
+    "ack": ("acknowledge an alert: you are on it, reminders stop, it does not escalate", True),
+    "silence": (
+        "silence an alert for a while: no reminders, and no escalation if it falls due meanwhile",
+        True,
+    ),
     "unsilence": ("end an alert's silence", True),
 }
 _VIEWERS = "For everyone allowed to view (access.viewers)"

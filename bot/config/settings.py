@@ -67,6 +67,9 @@ class AlertSettings:
     repeat: timedelta = timedelta(hours=4)
     failures_before_alert: int = 3  # failed checks in a row before "cannot check cluster X"
     max_silence: timedelta = timedelta(days=7)  # the longest silence accepted
+    mention: tuple[str, ...] = ()  # who the root of a critical alert mentions (IDs, @handles)
+    escalate_after: timedelta | None = None  # None: never escalate
+    escalate_to: tuple[str, ...] = ()  # who the escalation reply mentions
 
 
 @dataclass(frozen=True)
@@ -181,9 +184,26 @@ def parse_settings(raw: object) -> Settings:
     gitops = _read_gitops(problems, top.get("gitops"))
     if _is_missing(top.get("slack"), "alert_channel"):
         problems.append("slack.alert_channel: required (expected the channel ID for alert posts)")
+    problems += _escalation_problems(top.get("alerts"))
     if problems:
         raise errors.ConfigError(problems)
     return Settings(clusters=clusters, gitops=gitops, **sections)
+
+
+def _escalation_problems(raw: object) -> list[str]:
+    """`escalate_after` and `escalate_to` come together: one without the other would look like
+    an escalation that never happens."""
+    after, to = (not _is_missing(raw, key) for key in ("escalate_after", "escalate_to"))
+    if after and not to:
+        return [
+            "alerts.escalate_to: required with escalate_after (expected who to mention, "
+            'like ["@platform-leads"])'
+        ]
+    if to and not after:
+        return ["alerts.escalate_after: required with escalate_to (expected a duration like 15m)"]
+    if to and isinstance(raw, Mapping) and raw.get("escalate_to") == []:
+        return ["alerts.escalate_to: [] mentions nobody (expected one or more users or groups)"]
+    return []
 
 
 def load_settings(path: str) -> Settings:
@@ -337,6 +357,9 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
             "repeat": cv.duration,
             "failures_before_alert": cv.failure_count,
             "max_silence": cv.duration,
+            "mention": cv.principals,
+            "escalate_after": cv.duration,
+            "escalate_to": cv.principals,
         },
     ),
     "state": (

@@ -47,6 +47,12 @@ def desired_replicas(deployment: RawObject) -> int:
     return 1 if replicas is None else replicas
 
 
+def has_no_available_replica(deployment: RawObject) -> bool:
+    """`status.availableReplicas` is 0 or absent: nothing of this Deployment serves (scaled to
+    0 included). One available replica of several is not this: it still works, degraded."""
+    return (c.as_int(c.status(deployment).get("availableReplicas")) or 0) == 0
+
+
 def assess_deployment(deployment: RawObject) -> c.Assessment:
     """Healthy when available as KAI counts it; Progressing mid-rollout; else Degraded."""
     status = c.status(deployment)

@@ -76,13 +76,28 @@ def build_report(
     return HealthReport(cluster=cluster, findings=tuple(findings), checked_at=now)
 
 
+def operand_namespace(snapshot: ClusterSnapshot) -> str:
+    """Where the operator puts its operands and shard schedulers: kai-config's `spec.namespace`."""
+    spec = c.spec(snapshot.kai_config or {})
+    return c.as_text(spec.get("namespace")) or snapshot.kai_namespace
+
+
+def scheduler_name(snapshot: ClusterSnapshot) -> str:
+    """kai-config's `spec.global.schedulerName`, or KAI's default."""
+    spec = c.spec(snapshot.kai_config or {})
+    named = c.as_text(c.as_mapping(spec.get("global")).get("schedulerName"))
+    return named or DEFAULT_SCHEDULER_NAME
+
+
+def shard_scheduler(scheduler: str, shard: RawObject) -> str:
+    """KAI names a shard's scheduler Deployment `<global.schedulerName>-<shard name>`."""
+    return f"{scheduler}-{c.object_name(shard)}"
+
+
 def _context(snapshot: ClusterSnapshot, now: datetime, timeout: timedelta) -> _Context:
-    config = snapshot.kai_config or {}
-    spec = c.spec(config)
-    scheduler_name = c.as_text(c.as_mapping(spec.get("global")).get("schedulerName"))
     return _Context(
-        operand_namespace=c.as_text(spec.get("namespace")) or snapshot.kai_namespace,
-        scheduler_name=scheduler_name or DEFAULT_SCHEDULER_NAME,
+        operand_namespace=operand_namespace(snapshot),
+        scheduler_name=scheduler_name(snapshot),
         config_missing=snapshot.kai_config is None,
         now=now,
         progressing_timeout=timeout,
@@ -158,8 +173,7 @@ def _assess_scheduler(
 
 
 def _scheduler_deployment(shard: RawObject, ctx: _Context) -> str:
-    """KAI names a shard's scheduler `<global.schedulerName>-<shard name>`."""
-    return f"{ctx.scheduler_name}-{c.object_name(shard)}"
+    return shard_scheduler(ctx.scheduler_name, shard)
 
 
 def _crd_finding(crd_names: frozenset[str]) -> Finding:

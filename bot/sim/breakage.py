@@ -11,6 +11,8 @@ from typing import Any
 
 from bot.sim.simulator import Simulator
 from bot.sim.workload_breakage import (
+    SCHEDULER_POD,
+    crashloop_pod,
     gpu_quota_exhausted,
     heal_workloads,
     metrics_apiserver_crashloop,
@@ -22,6 +24,14 @@ APISERVICE = ("apiregistration.k8s.io/v1", "APIService", "v1beta1.external.metri
 MISSING_ENDPOINTS = (
     'endpointslices for service/keda-operator-metrics-apiserver in "keda" '
     'have no addresses with port name "https"'
+)
+# A Go program's last words before a panic (exit code 2), as a crashing scheduler prints them.
+_SCHEDULER_LOG = (
+    'I0101 00:00:01.000000 1 main.go:64] "Starting scheduler" shard="default"',
+    'I0101 00:00:01.300000 1 cache.go:118] "Waiting for informer caches to sync"',
+    "panic: runtime error: invalid memory address or nil pointer dereference",
+    "[signal SIGSEGV: segmentation violation code=0x1 addr=0x28 pc=0x1b2f4c7]",
+    "goroutine 1 [running]:",
 )
 _HEALABLE = (
     (KAI, "Config", "kai-config", None),
@@ -61,8 +71,18 @@ def operator_down(sim: Simulator) -> None:
 
 
 def scheduler_down(sim: Simulator) -> None:
-    """The kai-scheduler-default Deployment is unavailable, and the default shard says so."""
+    """The kai-scheduler-default Deployment is unavailable (its pod crashlooping), and the
+    default shard says so."""
     _make_unavailable(sim, "kai-scheduler-default")
+    if sim.get("v1", "Pod", SCHEDULER_POD, KAI_NS) is not None:  # the kai-workloads scenario
+        crashloop_pod(
+            sim,
+            KAI_NS,
+            SCHEDULER_POD,
+            last=("Error", 2),
+            previous_log=_SCHEDULER_LOG,
+            current_log=_SCHEDULER_LOG[:1],
+        )
     message = (
         "SchedulerForShard: Deployment [kai-scheduler-default] is not available\n"
         "SchedulerForShard: not available"

@@ -9,6 +9,7 @@ events, logs). `gpu_quota_exhausted`: new GPU jobs in annia wait on queue limits
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -16,6 +17,8 @@ from bot.sim.objects import timestamp
 from bot.sim.simulator import Simulator
 
 KEDA_NS = "keda"
+KAI_NS = "kai-scheduler"
+SCHEDULER_POD = "kai-scheduler-default-5b4c7d8f6-w4n6b"  # the default shard's scheduler
 METRICS = "keda-operator-metrics-apiserver"
 METRICS_POD = f"{METRICS}-7b9f6c5d48-p4x9z"
 METRICS_SLICE = f"{METRICS}-8fj2k"
@@ -24,7 +27,6 @@ PODGROUP = "scheduling.run.ai/v2alpha2"
 QUEUE_API = "scheduling.run.ai/v2"
 WORK_NS = "annia"
 _HEALABLE = (
-    ("v1", "Pod", METRICS_POD, KEDA_NS),
     ("apps/v1", "Deployment", METRICS, KEDA_NS),
     ("discovery.k8s.io/v1", "EndpointSlice", METRICS_SLICE, KEDA_NS),
     (*APISERVICE, None),
@@ -70,20 +72,15 @@ _PENDING_JOBS = (
 
 def metrics_apiserver_crashloop(sim: Simulator) -> None:
     """KEDA's metrics apiserver in CrashLoopBackOff after OOMKilled (logs, events, no endpoint)."""
-    now = sim.store.clock()
-    pod = _require(sim.get("v1", "Pod", METRICS_POD, KEDA_NS), METRICS_POD)
-    container = pod["spec"]["containers"][0]["name"]
-    finished = timestamp(now - timedelta(seconds=20))
-    status = copy.deepcopy(pod["status"])
-    status["conditions"] = [_ready(c, "False") for c in status["conditions"]]
-    status["containerStatuses"][0].update(
-        ready=False,
-        started=False,
-        restartCount=7,
-        state={"waiting": {"reason": "CrashLoopBackOff", "message": _back_off(container)}},
-        lastState={"terminated": {"reason": "OOMKilled", "exitCode": 137, "finishedAt": finished}},
+    crashloop_pod(
+        sim,
+        KEDA_NS,
+        METRICS_POD,
+        last=("OOMKilled", 137),
+        previous_log=_PREVIOUS_LOG,
+        current_log=_CURRENT_LOG,
+        readiness_url="https://10.244.1.23:6443/readyz",
     )
-    sim.patch_status("v1", "Pod", METRICS_POD, KEDA_NS, status)
     deployment = ("apps/v1", "Deployment", METRICS, KEDA_NS)
     sim.patch_status(
         *deployment, {"readyReplicas": 0, "availableReplicas": 0, "unavailableReplicas": 1}
@@ -106,13 +103,44 @@ def metrics_apiserver_crashloop(sim: Simulator) -> None:
         '"https"'
     )
     sim.set_condition(*APISERVICE, None, "Available", "False", "MissingEndpoints", message)
-    sim.write_log(KEDA_NS, METRICS_POD, container, _PREVIOUS_LOG, previous=True)
-    sim.write_log(KEDA_NS, METRICS_POD, container, _CURRENT_LOG)
-    sim.apply(_event(KEDA_NS, "Pod", METRICS_POD, "BackOff", _back_off(container), 12, now))
-    unhealthy = 'Readiness probe failed: Get "https://10.244.1.23:6443/readyz": connection refused'
-    sim.apply(
-        _event(KEDA_NS, "Pod", METRICS_POD, "Unhealthy", unhealthy, 5, now - timedelta(minutes=2))
+
+
+def crashloop_pod(
+    sim: Simulator,
+    namespace: str,
+    name: str,
+    *,
+    last: tuple[str, int],
+    previous_log: Sequence[str],
+    current_log: Sequence[str],
+    readiness_url: str = "",
+) -> None:
+    """A pod's first container in CrashLoopBackOff after terminating with `last` (reason, exit
+    code), as the kubelet shows it: not ready, restarts, both instances' logs, BackOff events
+    (and failed readiness probes of `readiness_url`). `heal_workloads` undoes it."""
+    now = sim.store.clock()
+    pod = _require(sim.get("v1", "Pod", name, namespace), name)
+    container = pod["spec"]["containers"][0]["name"]
+    reason, exit_code = last
+    finished = timestamp(now - timedelta(seconds=20))
+    status = copy.deepcopy(pod["status"])
+    status["conditions"] = [_ready(c, "False") for c in status["conditions"]]
+    status["containerStatuses"][0].update(
+        ready=False,
+        started=False,
+        restartCount=7,
+        state={"waiting": {"reason": "CrashLoopBackOff", "message": _back_off(container, name)}},
+        lastState={"terminated": {"reason": reason, "exitCode": exit_code, "finishedAt": finished}},
     )
+    sim.patch_status("v1", "Pod", name, namespace, status)
+    sim.write_log(namespace, name, container, previous_log, previous=True)
+    sim.write_log(namespace, name, container, current_log)
+    back_off = _back_off(container, name)
+    sim.apply(_event(namespace, "Pod", name, "BackOff", back_off, 12, now))
+    if readiness_url:
+        unhealthy = f'Readiness probe failed: Get "{readiness_url}": connection refused'
+        earlier = now - timedelta(minutes=2)
+        sim.apply(_event(namespace, "Pod", name, "Unhealthy", unhealthy, 5, earlier))
 
 
 def gpu_quota_exhausted(sim: Simulator) -> None:
@@ -193,12 +221,17 @@ def heal_workloads(sim: Simulator) -> None:
         sim.delete(PODGROUP, "PodGroup", _group_name(job), WORK_NS)
         for index in range(count):
             sim.delete("v1", "Pod", f"{job}-{index}", WORK_NS)
-    for namespace in (KEDA_NS, WORK_NS):
+    for namespace in (KEDA_NS, WORK_NS, KAI_NS):
         for event in sim.store.list_objects(sim.store.resolve("v1", "Event"), namespace)["items"]:
             if event["metadata"]["name"].startswith("sim-"):
                 sim.delete("v1", "Event", event["metadata"]["name"], namespace)
-    sim.logs.write(KEDA_NS, METRICS_POD, "keda-operator-metrics-apiserver", "", previous=True)
-    sim.logs.write(KEDA_NS, METRICS_POD, "keda-operator-metrics-apiserver", "")
+    for namespace, pod in ((KEDA_NS, METRICS_POD), (KAI_NS, SCHEDULER_POD)):
+        original = sim.original("v1", "Pod", pod, namespace)
+        if original is not None:
+            sim.apply(original)
+            container = original["spec"]["containers"][0]["name"]
+            sim.logs.write(namespace, pod, container, "", previous=True)
+            sim.logs.write(namespace, pod, container, "")
 
 
 def _group_name(job: str) -> str:
@@ -321,8 +354,8 @@ def _ready(condition: dict[str, Any], status: str) -> dict[str, Any]:
     return condition
 
 
-def _back_off(container: str) -> str:
-    return f"back-off 5m0s restarting failed container={container} pod={METRICS_POD}"
+def _back_off(container: str, pod: str) -> str:
+    return f"back-off 5m0s restarting failed container={container} pod={pod}"
 
 
 def _require(obj: dict[str, Any] | None, name: str) -> dict[str, Any]:

@@ -61,6 +61,7 @@ class SlackGateway:
         self._monotonic = monotonic
         self._members: dict[str, tuple[float, frozenset[str]]] = {}
         self._handles: dict[str, str] = {}
+        self._handles_read: float | None = None  # when usergroups.list was last read
         self._restricted: dict[str, tuple[float, bool]] = {}
 
     async def post(
@@ -132,6 +133,23 @@ class SlackGateway:
         """Members of each user group (`@handle` or `S…`); unknown groups have none."""
         return {group: await self._group_members(group) for group in groups}
 
+    async def resolve_mentions(self, entries: Iterable[str]) -> list[str]:
+        """Each entry as `bot.slack.blocks.mention` takes it: user and group IDs as they are,
+        `@handles` resolved to their group IDs (`usergroups.list`, cached). A handle that
+        cannot be resolved (unknown, or Slack cannot say) stays as written, so it is shown as
+        text, and is logged: a page is never held back for want of a mention."""
+        resolved = []
+        for entry in entries:
+            try:
+                group = await self._group_id(entry)
+            except SlackUnavailable as e:
+                log.warning("cannot resolve user group %s, mentioned as text: %s", entry, e)
+                group = None
+            if group is None:
+                log.warning("no user group with the handle %s; mentioned as text", entry)
+            resolved.append(group or entry)
+        return resolved
+
     async def is_guest_or_deactivated(self, user_id: str) -> bool:
         """Whether Slack says the account is a guest or deactivated (`users.info`, cached).
 
@@ -170,10 +188,15 @@ class SlackGateway:
         return members
 
     async def _group_id(self, entry: str) -> str | None:
+        """The group ID of `@handle` (an ID is its own); None for an unknown handle. The
+        handles are read again for an unknown one, at most once a minute (Tier 2)."""
         if not entry.startswith("@"):
             return entry
-        if entry not in self._handles:
+        read = self._handles_read
+        fresh = read is not None and self._monotonic() - read < GROUP_CACHE_SECONDS
+        if entry not in self._handles and not fresh:
             answer = await self._call("usergroups_list")
+            self._handles_read = self._monotonic()
             for group in answer.get("usergroups") or []:
                 self._handles["@" + str(group.get("handle"))] = str(group.get("id"))
         return self._handles.get(entry)
