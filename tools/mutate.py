@@ -61,15 +61,24 @@ GROUPS = {
         ("bot/alerts/lease.py",),
         (
             "tests/test_lease_election.py",
+            "tests/test_lease_mutants.py",
             "tests/test_e2e_lease.py",
             "tests/test_schedule_jobs.py",
             f"{PINS}::test_pin_a_holder_renewing_on_schedule_never_stops_being_the_leader",
         ),
     ),
     "alert-state": Group(
-        ("bot/alerts/machine.py", "bot/alerts/model.py", "bot/alerts/store.py"),
+        (
+            "bot/alerts/machine.py",
+            "bot/alerts/model.py",
+            "bot/alerts/store.py",
+            "bot/alerts/outbox.py",
+            "bot/alerts/document.py",
+            "bot/alerts/trouble.py",
+        ),
         (
             "tests/test_alerts_machine.py",
+            "tests/test_alerts_outbox.py",
             "tests/test_alert_store.py",
             "tests/test_alert_ops.py",
             "tests/test_alerts_render.py",
