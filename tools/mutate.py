@@ -79,6 +79,10 @@ GROUPS = {
         (
             "tests/test_alerts_machine.py",
             "tests/test_alerts_outbox.py",
+            "tests/test_alerts_mutants_machine.py",
+            "tests/test_alerts_mutants_outbox.py",
+            "tests/test_alerts_mutants_document.py",
+            "tests/test_alerts_mutants_store.py",
             "tests/test_alert_store.py",
             "tests/test_alert_ops.py",
             "tests/test_alerts_render.py",
