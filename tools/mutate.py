@@ -41,6 +41,7 @@ GROUPS = {
             "tests/test_access_policy.py",
             "tests/test_access_confirmations.py",
             "tests/test_access_audit.py",
+            "tests/test_access_audit_journal.py",
             f"{PINS}::test_pin_a_user_group_id_is_a_group_entry_and_grants_its_members",
             f"{PINS}::test_pin_a_confirmation_expires_at_five_minutes_sharp",
         ),
