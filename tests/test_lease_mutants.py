@@ -248,6 +248,19 @@ async def test_two_replicas_taking_an_expired_lease_at_once_elect_one(
     ]
 
 
+async def test_two_replicas_that_both_found_no_lease_elect_the_one_whose_create_landed(
+    gateway: KubeGateway, sim: Simulator, ticks: Ticks
+) -> None:
+    together = ReadTogether(gateway, 2)
+    b, c = replica(together, ticks, "b"), replica(together, ticks, "c")
+
+    won = await asyncio.gather(b.renew(at(ticks, 0)), c.renew(at(ticks, 0)))
+
+    assert sorted(won) == [False, True]
+    assert spec(sim)["holderIdentity"] == ("replica-b" if won[0] else "replica-c")
+    assert [b.is_leader(), c.is_leader()] == won
+
+
 async def test_a_replica_that_lost_the_lease_leaves_the_new_holder_alone_when_it_stops(
     gateway: KubeGateway, sim: Simulator, ticks: Ticks
 ) -> None:
