@@ -480,3 +480,30 @@ async def test_a_410_that_keeps_coming_is_an_error_not_a_partial_list(
     with pytest.raises(errors.KubeExpired):
         await gateway.list_objects(kinds.SCALED_JOB, "annia", page_size=1)
     gateway.close()
+
+
+# --- a create names the version of its URL, or none -------------------------------------------
+
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/kai-chatops/leases"
+
+
+@pytest.mark.parametrize(
+    ("api_version", "code"),
+    [("coordination.k8s.io/v1", 201), (None, 201), ("coordination.k8s.io/v2", 400), ("v1", 400)],
+    ids=["the URL's", "none: the URL's is taken", "another version", "another group"],
+)
+async def test_a_create_in_another_api_version_than_its_url_is_400(
+    sim: Simulator, api_version: str | None, code: int
+) -> None:
+    lease: dict[str, Any] = {"kind": "Lease", "metadata": {"name": "probe"}, "spec": {}}
+    if api_version is not None:
+        lease["apiVersion"] = api_version
+    answered, body = await http(sim, "POST", LEASES, body=lease)
+    assert answered == code
+    if code == 400:
+        assert body["message"] == (
+            f"the API version in the data ({api_version}) does not match the expected API "
+            "version (coordination.k8s.io/v1)"
+        )
+    stored = sim.get("coordination.k8s.io/v1", "Lease", "probe", "kai-chatops")
+    assert (stored is not None) is (code == 201)

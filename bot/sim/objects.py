@@ -52,9 +52,10 @@ def prepare_create(
     """The object a create stores (before its resourceVersion is assigned).
 
     Raises:
-        ApiError: 400 for a body that is not an object of this kind or a namespace mismatch,
-            422 without a name.
+        ApiError: 400 for a body that is not an object of this kind or version or a namespace
+            mismatch, 422 without a name.
     """
+    _check_api_version(rtype, body)
     obj = _checked_body(rtype, body)
     metadata = obj.setdefault("metadata", {})
     _assign_name(rtype, metadata)
@@ -166,6 +167,18 @@ def _checked_body(rtype: ResourceType, body: Any) -> dict[str, Any]:
     if not isinstance(obj.get("metadata", {}), dict):
         raise st.ApiError(400, "metadata must be a JSON object")
     return obj
+
+
+def _check_api_version(rtype: ResourceType, body: Any) -> None:
+    """A create names the version of its URL, or none (then the URL's is taken): k8s.io/apiserver
+    pkg/endpoints/handlers/create.go `AcceptsGroupVersion`, a 400 BadRequest otherwise."""
+    given = body.get("apiVersion") if isinstance(body, dict) else None
+    if given and given != rtype.api_version:
+        message = (
+            f"the API version in the data ({given}) does not match the expected API version "
+            f"({rtype.api_version})"
+        )
+        raise st.ApiError(400, message)
 
 
 def _assign_name(rtype: ResourceType, metadata: dict[str, Any]) -> None:
