@@ -43,7 +43,8 @@ def t(seconds: float) -> datetime:
 
 
 def owing_root_reply_and_edit() -> tuple[ClusterAlerts, AlertState]:
-    """Fired (root not yet posted) and acknowledged: root, reply, edit owed in that order."""
+    """Fired (root not yet posted) and acknowledged: root, diagnosis, reply, edit owed in that
+    order."""
     state = machine.observe(ClusterAlerts("prod"), [DEP], T0, NO_HOLD).state
     state = machine.acknowledge(state, DEP.key.alert_id, "U1", t(5)).state
     return state, state.alerts[DEP.key]
@@ -58,21 +59,22 @@ def deliver_all(state: ClusterAlerts) -> ClusterAlerts:
 
 def test_delivering_the_head_leaves_the_rest_owed_in_order() -> None:
     state, alert = owing_root_reply_and_edit()
-    root, reply, edit = alert.outbox
+    root, diagnosis, reply, edit = alert.outbox
     after = outbox.adopted(state, alert.incident, root.effect_id, "C0ALERTS", "1.1")
-    assert after.alerts[DEP.key].outbox == (reply, edit)
-    after = outbox.adopted(after, alert.incident, reply.effect_id, "C0ALERTS", "1.2")
+    assert after.alerts[DEP.key].outbox == (diagnosis, reply, edit)
+    after = outbox.adopted(after, alert.incident, diagnosis.effect_id, "C0ALERTS", "1.2")
+    after = outbox.adopted(after, alert.incident, reply.effect_id, "C0ALERTS", "1.3")
     assert after.alerts[DEP.key].outbox == (edit,)
 
 
 def test_marking_an_attempt_records_who_and_since_when_and_keeps_the_rest_owed() -> None:
     state, alert = owing_root_reply_and_edit()
-    root, reply, edit = alert.outbox
+    root, diagnosis, reply, edit = alert.outbox
     marked = outbox.attempted(state, alert.incident, root.effect_id, "a1", "replica-a", t(7))
     assert marked is not None
     head, *rest = marked.alerts[DEP.key].outbox
     assert (head.attempt, head.attempted_by, head.attempted_at) == ("a1", "replica-a", t(7))
-    assert rest == [reply, edit]
+    assert rest == [diagnosis, reply, edit]
 
 
 @pytest.mark.parametrize("record", ["adopted", "confirmed"])
@@ -93,7 +95,7 @@ def test_the_root_is_recorded_where_slack_says_it_landed(record: str) -> None:
 
 def test_a_copy_found_of_something_that_is_not_the_head_changes_nothing() -> None:
     state, alert = owing_root_reply_and_edit()
-    root, reply, _ = alert.outbox
+    root, _, reply, _ = alert.outbox
     assert outbox.adopted(state, alert.incident, reply.effect_id, "C0ALERTS", "1.2") == state
     done = outbox.adopted(state, alert.incident, root.effect_id, "C0ALERTS", "1.1")
     assert outbox.adopted(done, alert.incident, root.effect_id, "C0ALERTS", "1.5") == done
@@ -103,10 +105,10 @@ def test_a_copy_found_of_something_that_is_not_the_head_changes_nothing() -> Non
 
 def test_dropping_gives_up_only_the_head_and_a_resolved_incident_then_leaves() -> None:
     state, alert = owing_root_reply_and_edit()
-    root, reply, edit = alert.outbox
+    root, diagnosis, reply, edit = alert.outbox
     assert outbox.dropped(state, alert.incident, reply.effect_id) == state  # not the head
     state = outbox.dropped(state, alert.incident, root.effect_id)
-    assert state.alerts[DEP.key].outbox == (reply, edit)
+    assert state.alerts[DEP.key].outbox == (diagnosis, reply, edit)
 
     fired = deliver_all(machine.observe(ClusterAlerts("prod"), [DEP], T0, NO_HOLD).state)
     resolved = machine.observe(fired, [], t(10), NO_HOLD).state
@@ -122,8 +124,8 @@ def test_every_reply_of_an_incident_gets_the_next_number() -> None:
     for second in (10, 20):
         alert = outbox.owe(alert, EffectKind.REPLY, Note(NoteKind.REMINDER, t(second)))
     numbers = [o.effect_id.rsplit(":", 1)[1] for o in alert.outbox]
-    assert numbers == ["0", "1", "edit", "2", "3"]
-    assert alert.owed_count == 4
+    assert numbers == ["0", "1", "2", "edit", "3", "4"]
+    assert alert.owed_count == 5
 
 
 def test_the_latest_replies_are_remembered_to_fence_late_posters_and_no_more() -> None:
