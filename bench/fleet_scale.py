@@ -31,7 +31,7 @@ from common import free_port, goal, ms, percentile, start_process
 
 from bot.sim import Simulator
 from bot.slackemu import SlackDriver, SlackEmulator
-from bot.stack import OPERATOR, demo_config
+from bot.stack import OPERATOR, add_demo_people, demo_config
 
 SECRET = "bench-signing-secret"
 HERE = str(Path(__file__).resolve())
@@ -231,7 +231,7 @@ async def main(counts: list[int], interval: float) -> None:
         await sim.stdout.readline()
         try:
             async with SlackEmulator() as slack:
-                slack.add_user(OPERATOR, "oncall-operator")
+                add_demo_people(slack)
                 rows = [await measure(workdir, count, interval, slack) for count in counts]
         finally:
             sim.terminate()

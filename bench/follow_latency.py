@@ -30,7 +30,7 @@ from bot.sim import Simulator
 from bot.sim.selectors import parse_selector
 from bot.slack import blocks as render
 from bot.slackemu import SlackDriver, SlackEmulator
-from bot.stack import DEMO_CHANNEL, OPERATOR, demo_config
+from bot.stack import DEMO_CHANNEL, OPERATOR, add_demo_people, demo_config
 
 SECRET = "bench-signing-secret"
 HR_API, HR = "helm.toolkit.fluxcd.io/v2", "kai-scheduler"
@@ -128,7 +128,7 @@ async def watches_ended(sim: Simulator) -> None:
 async def measure(rounds: int, workdir: Path) -> None:
     async with Simulator(scenarios=("default",)) as sim, SlackEmulator() as slack:
         sim.start_controllers(keda=False)
-        slack.add_user(OPERATOR, "oncall-operator")
+        add_demo_people(slack)
         config = demo_config(sim.write_kubeconfig(str(workdir / "kubeconfig")))
         config["state"] = {"path": str(workdir / "state.sqlite")}
         (workdir / "config.yaml").write_text(yaml.safe_dump(config))

@@ -24,7 +24,7 @@ from common import free_port, ms, percentile, start_process, wait_ready
 from bot.sim import Simulator
 from bot.sim.controller_answers import Behaviour
 from bot.slackemu import SlackDriver, SlackEmulator
-from bot.stack import OPERATOR, demo_config
+from bot.stack import OPERATOR, add_demo_people, demo_config
 
 HR_API = "helm.toolkit.fluxcd.io/v2"
 ACK_GOAL = 0.050
@@ -84,7 +84,7 @@ async def measure(workdir: Path, reconciles: int, seconds: float) -> None:
     config_path.write_text(yaml.safe_dump(demo_config(kubeconfig)))
     port = free_port()
     async with SlackEmulator() as slack:
-        slack.add_user(OPERATOR, "oncall-operator")
+        add_demo_people(slack)
         env = {"SLACK_BOT_TOKEN": slack.bot_token, "SLACK_SIGNING_SECRET": SECRET}
         env["SLACK_API_URL"] = slack.api_url
         service = await start_process("-m", "bot", "serve", "--config", str(config_path),

@@ -149,6 +149,15 @@ def find_button(message: Mapping[str, Any], label: str) -> str:
     raise LookupError(f"no button labelled {label!r} in that message")
 
 
+def add_demo_people(slack: SlackEmulator) -> None:
+    """The workspace `demo_config` expects: OPERATOR an operator only through
+    `@platform-oncall`, VIEWER a viewer who is in `@platform-leads` (alerts escalate to it)."""
+    slack.add_user(OPERATOR, "oncall-operator")
+    slack.add_user(VIEWER, "curious-viewer")
+    slack.add_usergroup("S0ONCALL", "platform-oncall", [OPERATOR])
+    slack.add_usergroup("S0LEADS", "platform-leads", [VIEWER])
+
+
 @asynccontextmanager
 async def running_stack(
     workdir: Path,
@@ -177,10 +186,7 @@ async def running_stack(
     async with simulator as sim, emulator as slack:
         if keda_controller:
             sim.start_controllers(keda=True)
-        slack.add_user(OPERATOR, "oncall-operator")
-        slack.add_user(VIEWER, "curious-viewer")
-        slack.add_usergroup("S0ONCALL", "platform-oncall", [OPERATOR])
-        slack.add_usergroup("S0LEADS", "platform-leads", [VIEWER])  # who alerts escalate to
+        add_demo_people(slack)
         kubeconfig = sim.write_kubeconfig(str(workdir / "kubeconfig"))
         state = {"state": {"path": str(workdir / "kai-chatops-state.sqlite")}}
         raw = {**demo_config(kubeconfig), **state, **(config_overrides or {})}

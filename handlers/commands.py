@@ -58,12 +58,15 @@ def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
             str(command.get("channel_id", "")),
         )
         invocation = Invocation(user_id, channel_id, name, respond)
-        work = run(parsed, deps, invocation)
+
+        async def reply() -> None:
+            work = run(parsed, deps, invocation)
+            await replies.deliver(respond, work, subcommand=subcommand, deps=deps, user_id=user_id)
+
         # The ack leaves when this listener returns (`process_before_response`, see
-        # bot/service/app.py); the work runs after it, and from now on a shutdown waits for it.
-        deps.inflight.spawn(
-            replies.deliver(respond, work, subcommand=subcommand, deps=deps, user_id=user_id)
-        )
+        # bot/service/app.py); the work runs after it (unless the request is a replay another
+        # replica handled), and from now on a shutdown waits for it.
+        deps.inflight.spawn(reply(), first_time=context.get("first_time"))
 
     return handle_command
 

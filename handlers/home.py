@@ -53,7 +53,8 @@ async def on_home_opened(
     # The event is answered when this listener returns (`process_before_response`): publish
     # after that, in flight (a shutdown waits for it).
     deps: Deps = context["deps"]
-    deps.inflight.spawn(publish(deps, client, str(event.get("user", ""))))
+    work = publish(deps, client, str(event.get("user", "")))
+    deps.inflight.spawn(work, first_time=context.get("first_time"))
 
 
 async def on_refresh(
@@ -62,7 +63,8 @@ async def on_refresh(
     """`Refresh` on the Home tab: ack at once, then publish it again."""
     await ack()
     deps: Deps = context["deps"]
-    deps.inflight.spawn(publish(deps, client, str(body.get("user", {}).get("id", ""))))
+    work = publish(deps, client, str(body.get("user", {}).get("id", "")))
+    deps.inflight.spawn(work, first_time=context.get("first_time"))
 
 
 async def publish(deps: Deps, client: AsyncWebClient, user_id: str) -> None:

@@ -78,13 +78,17 @@ def button_listener(name: str, run: ButtonWork) -> Listener:
     ) -> None:
         await ack()
         deps: Deps = context["deps"]
-        deps.inflight.spawn(answer_click(deps, body, str(action.get("value", "")), respond))
+        # Decided now, not when the work starts: a click that came before a shutdown began is
+        # carried out (the shutdown waits for it); one that came during it could be cut off.
+        draining = deps.inflight.draining
+        work = answer_click(deps, body, str(action.get("value", "")), respond, draining)
+        deps.inflight.spawn(work, first_time=context.get("first_time"))
 
     async def answer_click(
-        deps: Deps, body: dict[str, Any], value: str, respond: AsyncRespond
+        deps: Deps, body: dict[str, Any], value: str, respond: AsyncRespond, draining: bool
     ) -> None:
         """After the ack has left: the work and its reply, or "restarting" while draining."""
-        if deps.inflight.draining:  # a click now could start a change the shutdown cuts off
+        if draining:
             await respond(**render.text_message(render.RESTARTING), response_type="ephemeral")
             return
         user_id = str(body.get("user", {}).get("id", ""))

@@ -11,6 +11,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
@@ -46,12 +47,19 @@ def build_client(
 
 
 def build_app(
-    deps: Deps, *, client: AsyncWebClient, signing_secret: str, hooks: Sequence[str]
+    deps: Deps,
+    *,
+    client: AsyncWebClient,
+    signing_secret: str,
+    hooks: Sequence[str],
+    seen: signing.SeenRequests | None = None,
 ) -> AsyncApp:
     """The Bolt app with our listeners; the same app serves HTTP mode and Socket Mode.
 
     `hooks`: the prefixes a payload's response_url may have (`signing.allowed_hooks`); a
     payload naming any other is refused before a listener runs, so nothing is posted there.
+    `seen` (HTTP mode): each request's claim in the shared memory of requests, which the work
+    after the ack waits for (`context["first_time"]`), so a replay runs nothing.
     """
     # With `process_before_response` the ack is sent the moment the listener returns. Without
     # it, Bolt runs the listener in a task and looks for the ack every 10 ms (bolt-python
@@ -69,8 +77,11 @@ def build_app(
         await next()
         return None
 
-    async def inject_deps(context: dict[str, Any], next: Any) -> None:
+    async def inject_deps(req: AsyncBoltRequest, context: dict[str, Any], next: Any) -> None:
         context["deps"] = deps
+        if seen is not None:
+            signatures = req.headers.get("x-slack-signature") or []
+            context["first_time"] = seen.claim_of(signatures[0] if signatures else None)
         await next()
 
     app.middleware(refuse_foreign_hooks)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Iterator
+from collections.abc import Awaitable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -38,14 +38,19 @@ class InFlight:
         finally:
             self._end()
 
-    def spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def spawn(
+        self, work: Coroutine[Any, Any, None], *, first_time: Awaitable[bool] | None = None
+    ) -> asyncio.Task[None]:
         """Run `work` in a task of its own, in flight from this call until it ends.
 
         Listeners ack and return at once (the app runs with `process_before_response`, so the
         ack leaves as soon as the listener returns) and do the slow part here. An exception
-        escaping `work` is logged, never lost.
+        escaping `work` is logged, never lost. With `first_time` (whether the request is new on
+        every replica, `bot.service.signing.SeenRequests`), `work` runs only if it says so.
         """
         self._begin()
+        if first_time is not None:
+            work = _unless_replayed(work, first_time)
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)  # the loop keeps only a weak reference to a task
         task.add_done_callback(self._finished)
@@ -73,3 +78,12 @@ class InFlight:
         except TimeoutError:
             return False
         return True
+
+
+async def _unless_replayed(work: Coroutine[Any, Any, None], first_time: Awaitable[bool]) -> None:
+    """`work`, unless another replica already handled the same signed request."""
+    if not await first_time:
+        work.close()  # never started: nothing of it ran
+        log.warning("ignored a replayed Slack request (handled on another replica)")
+        return
+    await work

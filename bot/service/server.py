@@ -122,11 +122,14 @@ class Service:
             or change_journal.open_journal(deps.settings, _state_cluster(deps)),
         )
         self.schedule = schedule.build_scheduler(self.deps, extra_jobs)
+        # HTTP mode: requests are signed, so replays are caught (Socket Mode has no signature).
+        self._seen = None if env.socket_mode else signing.SeenRequests(self.deps.once)
         self.app = bot_app.build_app(
             self.deps,
             client=self._client,
             signing_secret=env.signing_secret,
             hooks=signing.allowed_hooks(env.api_url),
+            seen=self._seen,
         )
         self._socket: AsyncSocketModeHandler | None = None
         self._runner: web.AppRunner | None = None
@@ -163,7 +166,7 @@ class Service:
     def _http_app(self) -> web.Application:
         """Bolt's aiohttp app for `POST /slack/events`, behind signature and replay checks."""
         web_app = self.app.web_app(SLACK_EVENTS)
-        seen = signing.SeenRequests(self.deps.once)
+        seen = self._seen or signing.SeenRequests(self.deps.once)
         guard = signing.verify_requests(self.env.signing_secret, seen, path=SLACK_EVENTS)
         web_app.middlewares.append(guard)
         return web_app

@@ -3,14 +3,18 @@
 HTTP mode: a request that cannot be verified, for any reason (missing, malformed or stale
 headers, a wrong signature), is answered 401 here and nothing else happens: Bolt never sees it,
 so no listener, no error handler and no response_url post can follow. A verified request seen
-before (same signature, i.e. same timestamp and body) inside Slack's 5-minute window is answered
-200 and runs nothing, on any replica (`bot.access.once`). Both modes: a response_url that is not
-Slack's is refused, so the bot never posts where a payload tells it to.
+before (same signature, i.e. same timestamp and body) inside Slack's 5-minute window runs nothing,
+on any replica (`bot.access.once`): this replica's memory answers at once (200, Bolt never sees
+it); the shared memory is asked while the ack leaves, and the work after the ack waits for its
+answer (`InFlight.spawn(..., unless_replayed=...)`), so a claim in a ConfigMap never slows an ack.
+Both modes: a response_url that is not Slack's is refused, so the bot never posts where a
+payload tells it to.
 See https://api.slack.com/authentication/verifying-requests-from-slack.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 import time
@@ -74,12 +78,34 @@ class SeenRequests:
     def __init__(self, shared: OnceStore) -> None:
         self._local = MemoryOnce()
         self._shared = shared
+        self._claims: dict[str, asyncio.Task[bool]] = {}  # by signature, while Bolt handles it
 
-    async def is_first(self, signature: str, timestamp: str, now: float) -> bool:
+    async def begin(self, signature: str, timestamp: str, now: float) -> bool:
+        """False when this replica has seen the request; else True, and its claim in the shared
+        memory starts, for the listener to wait on (`claim_of`) before it runs anything."""
         key = "req-" + signature.removeprefix("v0=")
         until = _at(int(timestamp) + WINDOW_SECONDS + 60)  # a minute more for clock skew
         if not await self._local.claim(key, until, _at(now)):
             return False
+        self._claims[signature] = asyncio.create_task(self._claim_shared(key, until, now))
+        return True
+
+    def claim_of(self, signature: str | None) -> Awaitable[bool] | None:
+        """Whether the request is the first on every replica, once the shared memory answers."""
+        return self._claims.get(signature or "")
+
+    def end(self, signature: str) -> None:
+        """The request is handled: its claim belongs to the work it started, if any."""
+        self._claims.pop(signature, None)
+
+    async def is_first(self, signature: str, timestamp: str, now: float) -> bool:
+        """`begin`, then the shared memory's answer."""
+        if not await self.begin(signature, timestamp, now):
+            return False
+        claim = self._claims.pop(signature)
+        return await claim
+
+    async def _claim_shared(self, key: str, until: datetime, now: float) -> bool:
         try:
             return await self._shared.claim(key, until, _at(now))
         except OnceUnavailable as e:
@@ -104,10 +130,13 @@ def verify_requests(
             log.warning("refused a request to %s: its Slack signature is not valid", path)
             return web.Response(status=401)
         assert timestamp is not None and signature is not None  # verified above
-        if not await seen.is_first(signature, timestamp, now):
+        if not await seen.begin(signature, timestamp, now):
             log.warning("ignored a replayed Slack request (signed at %s)", timestamp)
             return web.Response(status=200)
-        return await handler(request)
+        try:
+            return await handler(request)
+        finally:
+            seen.end(signature)
 
     return verify
 
