@@ -18,7 +18,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -78,16 +78,18 @@ class SeenRequests:
     def __init__(self, shared: OnceStore) -> None:
         self._local = MemoryOnce()
         self._shared = shared
-        self._claims: dict[str, asyncio.Task[bool]] = {}  # by signature, while Bolt handles it
+        self._claims: dict[str, _Claim] = {}  # by signature, while Bolt handles the request
 
     async def begin(self, signature: str, timestamp: str, now: float) -> bool:
         """False when this replica has seen the request; else True, and its claim in the shared
-        memory starts, for the listener to wait on (`claim_of`) before it runs anything."""
+        memory is ready for the work after the ack to wait on (`claim_of`): it is made only then,
+        so the store is never written while an ack is on its way, nor for a request that runs
+        nothing after its ack (a usage text, the help)."""
         key = "req-" + signature.removeprefix("v0=")
         until = _at(int(timestamp) + WINDOW_SECONDS + 60)  # a minute more for clock skew
         if not await self._local.claim(key, until, _at(now)):
             return False
-        self._claims[signature] = asyncio.create_task(self._claim_shared(key, until, now))
+        self._claims[signature] = _Claim(lambda: self._claim_shared(key, until, now))
         return True
 
     def claim_of(self, signature: str | None) -> Awaitable[bool] | None:
@@ -111,6 +113,19 @@ class SeenRequests:
         except OnceUnavailable as e:
             log.warning("replays to other replicas cannot be caught just now: %s", e)
             return True
+
+
+class _Claim:
+    """A claim in the shared memory, made when it is first awaited (and only once)."""
+
+    def __init__(self, make: Callable[[], Coroutine[Any, Any, bool]]) -> None:
+        self._make = make
+        self._task: asyncio.Task[bool] | None = None
+
+    def __await__(self) -> Generator[Any, None, bool]:
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._make())
+        return self._task.__await__()
 
 
 def verify_requests(
