@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from bot.access.audit import Change, Outcome
 from bot.config.settings import Settings
 from bot.core import errors
-from bot.kube.kinds import CONFIG_MAP
+from bot.kube.kinds import CONFIG_MAP, owned_config_map
 from bot.kube.ports import KubeWriter
 
 KEEP = 50  # entries kept; the Home tab shows 10
@@ -193,7 +193,9 @@ class ConfigMapJournal:
         entries = [*_entries(found), dump_change(change)][-KEEP:]
         data = {DATA_KEY: json.dumps(entries, sort_keys=True)}
         if found is None:
-            await self._kube.create_object(CONFIG_MAP, self.namespace, self._new(data))
+            await self._kube.create_object(
+                CONFIG_MAP, self.namespace, owned_config_map(self.name, self.namespace, data)
+            )
             return
         version = str(found["metadata"]["resourceVersion"])
         patch = {"metadata": {"resourceVersion": version}, "data": data}
@@ -201,18 +203,6 @@ class ConfigMapJournal:
 
     def _where(self) -> str:
         return f"change journal ConfigMap {self.namespace}/{self.name}"
-
-    def _new(self, data: dict[str, str]) -> dict[str, Any]:
-        return {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": self.name,
-                "namespace": self.namespace,
-                "labels": {"app.kubernetes.io/managed-by": "kai-chatops"},
-            },
-            "data": data,
-        }
 
 
 def _entries(found: Any) -> list[Any]:

@@ -25,7 +25,7 @@ from bot.alerts.model import ClusterAlerts
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.kube.kinds import CONFIG_MAP
+from bot.kube.kinds import CONFIG_MAP, owned_config_map
 from bot.kube.ports import KubeWriter
 
 log = logging.getLogger(__name__)
@@ -294,24 +294,14 @@ class ConfigMapStore:
 
     async def _create(self, data: dict[str, str]) -> RawObject:
         try:
-            return await self._kube.create_object(CONFIG_MAP, self.namespace, self._new(data))
+            return await self._kube.create_object(
+                CONFIG_MAP, self.namespace, owned_config_map(self.name, self.namespace, data)
+            )
         except errors.KubeNotFound as e:  # not a race: the namespace itself is missing
             raise StoreUnavailable(f"alert state ConfigMap: namespace {self.namespace}: {e}") from e
 
     def close(self) -> None:
         """Nothing to release: the Kubernetes gateway belongs to the service."""
-
-    def _new(self, data: dict[str, str]) -> dict[str, object]:
-        return {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": {
-                "name": self.name,
-                "namespace": self.namespace,
-                "labels": {"app.kubernetes.io/managed-by": "kai-chatops"},
-            },
-            "data": data,
-        }
 
 
 def open_store(settings: Settings, kube: KubeWriter) -> AlertStore:
