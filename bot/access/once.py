@@ -95,11 +95,6 @@ class SqliteOnce:
         if self._db is None:
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             db = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False)
-            # A claim comes with every Slack request, before its ack: write-ahead logging
-            # without an fsync per commit keeps it well under a millisecond. A claim lost to a
-            # power cut can only let one replay through; a crash of the process loses nothing.
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
             db.execute("CREATE TABLE IF NOT EXISTS once_keys (key TEXT PRIMARY KEY, until REAL)")
             db.commit()
             self._db = db
