@@ -5,7 +5,13 @@ Prints ack latency (p50, p99, max; goal p99 <= 10 ms) and end-to-end reply laten
 requests one health check makes, on the default scenario and on a cluster with many shards and
 Deployments.
 
-    .venv/bin/python bench/ack_latency.py [--concurrency 50] [--rounds 3]
+HTTP mode sends each round's N requests at once, each in one write on a keep-alive connection of
+its own, and times each from its write to the last byte of its ack: what Slack, sending from
+many machines, would see. (A Python HTTP client with N requests in flight times its own
+scheduling too: aiohttp's writes each body in a task of its own, so no request leaves before all
+N have been prepared, and the first one's clock runs meanwhile.)
+
+    .venv/bin/python bench/ack_latency.py [--concurrency 50] [--rounds 10]
 """
 
 from __future__ import annotations
@@ -32,6 +38,57 @@ async def one_command(driver: SlackDriver, slack: SlackEmulator, mode: Mode) -> 
     delivery = await driver.send_command("health", user_id="U0OPERATOR", mode=mode)
     await slack.wait_for_response(delivery.hook_id, timeout=60)
     return delivery.latency, time.perf_counter() - started
+
+
+class Burst:
+    """N keep-alive HTTP/1.1 connections to the bot; each round writes N requests at once."""
+
+    def __init__(self, port: int, concurrency: int) -> None:
+        self.port, self.concurrency = port, concurrency
+        self.connections: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+
+    async def open(self) -> None:
+        for _ in range(self.concurrency):
+            self.connections.append(await asyncio.open_connection("127.0.0.1", self.port))
+
+    def close(self) -> None:
+        for _, writer in self.connections:
+            writer.close()
+
+    async def round(self, driver: SlackDriver, slack: SlackEmulator) -> list[tuple[float, float]]:
+        """(ack, reply) seconds of each of N `/kai health` sent at once."""
+        requests = [driver.signed_command("health", user_id="U0OPERATOR") for _ in self.connections]
+        sent = []
+        for (_, writer), request in zip(self.connections, requests, strict=True):
+            sent.append(time.perf_counter())
+            writer.write(http_post("/slack/events", request.body, request.headers))
+
+        async def answer(i: int) -> tuple[float, float]:
+            status = await read_response(self.connections[i][0])
+            acked = time.perf_counter() - sent[i]
+            assert status == 200, f"the bot answered {status}"
+            await slack.wait_for_response(requests[i].hook_id, timeout=60)
+            return acked, time.perf_counter() - sent[i]
+
+        return await asyncio.gather(*(answer(i) for i in range(self.concurrency)))
+
+
+def http_post(path: str, body: str, headers: dict[str, str]) -> bytes:
+    encoded = body.encode()
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(encoded)}"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + encoded
+
+
+async def read_response(reader: asyncio.StreamReader) -> int:
+    """Read one HTTP/1.1 response with a Content-Length; its status."""
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+    length = next(
+        (int(line.split(":", 1)[1]) for line in head if line.lower().startswith("content-length:")),
+        0,
+    )
+    await reader.readexactly(length)
+    return int(head[0].split(" ")[1])
 
 
 async def requests_per_check(stack: Stack) -> int:
@@ -68,17 +125,27 @@ async def latency(workdir: Path, concurrency: int, rounds: int, mode: Mode) -> N
             )
             if mode == "socket":
                 await driver.wait_socket_connected(timeout=30)
+            burst = Burst(port, concurrency)
+            if mode == "http":
+                await burst.open()
+
+            async def one_round() -> list[tuple[float, float]]:
+                if mode == "http":
+                    return await burst.round(driver, slack)
+                return await asyncio.gather(
+                    *(one_command(driver, slack, mode) for _ in range(concurrency))
+                )
+
             # Warm up: Bolt's auth.test, and a connection per concurrent command (Slack keeps
             # its connections to an app open too).
-            await asyncio.gather(*(one_command(driver, slack, mode) for _ in range(concurrency)))
+            await one_round()
             acks: list[float] = []
             ends: list[float] = []
             for _ in range(rounds):
-                results = await asyncio.gather(
-                    *(one_command(driver, slack, mode) for _ in range(concurrency))
-                )
+                results = await one_round()
                 acks += [a for a, _ in results]
                 ends += [e for _, e in results]
+            burst.close()
             await driver.aclose()
         finally:
             for process in (service, sim):
@@ -122,6 +189,6 @@ async def main(concurrency: int, rounds: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, default=50)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
     asyncio.run(main(args.concurrency, args.rounds))

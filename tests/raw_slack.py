@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
 
+from bot.slackemu.driver import SignedRequest
 from bot.slackemu.payloads import (
     Origin,
     block_actions_payload,
@@ -26,18 +26,8 @@ from bot.slackemu.payloads import (
 )
 from bot.stack import DEMO_CHANNEL, OPERATOR, Stack, find_button
 
-
-@dataclass(frozen=True)
-class RawRequest:
-    """A request body and its headers, ready to be sent (again and again)."""
-
-    body: str
-    headers: Mapping[str, str]
-    response_url: str
-
-    @property
-    def hook_id(self) -> str:
-        return self.response_url.rsplit("/", 1)[-1]
+# A request body and its headers, ready to be sent (again and again).
+RawRequest = SignedRequest
 
 
 def origin(stack: Stack, user_id: str = OPERATOR, channel_id: str = DEMO_CHANNEL) -> Origin:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -11,8 +11,17 @@ from typing import Any
 import pytest
 from sim_gateway import connect
 
-from bot.access import once
-from bot.access.once import ConfigMapOnce, MemoryOnce, OnceStore, OnceUnavailable, SqliteOnce
+from bot.access import grouped, once
+from bot.access.grouped import GroupedClaims
+from bot.access.once import (
+    BatchStore,
+    Claim,
+    ConfigMapOnce,
+    MemoryOnce,
+    OnceStore,
+    OnceUnavailable,
+    SqliteOnce,
+)
 from bot.config import settings as config
 from bot.sim import Simulator
 
@@ -37,17 +46,44 @@ def stored(sim: Simulator) -> dict[str, Any]:
     return sim.get("v1", "ConfigMap", "state-once", "kai-chatops") or {}
 
 
-@pytest.fixture(params=["memory", "sqlite", "configmap"])
+@pytest.fixture(params=["memory", "sqlite", "configmap", "sqlite grouped", "configmap grouped"])
 def make(request: pytest.FixtureRequest, tmp_path: Path) -> Make:
-    """A maker of stores sharing one memory (one process's memory for `memory`)."""
+    """A maker of stores sharing one memory (one process's memory for `memory`); "grouped" is
+    each shared store as the service uses it, its concurrent claims grouped into one write."""
     if request.param == "memory":
         shared = MemoryOnce()
         return lambda: shared
-    if request.param == "sqlite":
+    make_store = batch_stores(request, tmp_path, request.param.split()[0])
+    if request.param.endswith("grouped"):
+        return lambda: GroupedClaims(make_store())
+    return make_store
+
+
+def batch_stores(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str
+) -> Callable[[], BatchStore]:
+    if backend == "sqlite":
         return lambda: SqliteOnce(str(tmp_path / "state.once.sqlite"))
     sim = request.getfixturevalue("sim")
     gateway = connect(sim, tmp_path)
     return lambda: ConfigMapOnce(gateway, namespace="kai-chatops", name="state-once")
+
+
+class CountingStore:
+    """A shared store that counts its writes."""
+
+    def __init__(self, store: BatchStore) -> None:
+        self.store, self.writes = store, 0
+
+    async def claim(self, key: str, until: datetime, now: datetime) -> bool:
+        return (await self.claim_all([Claim(key, until, now)]))[0]
+
+    async def claim_all(self, claims: Sequence[Claim]) -> list[bool]:
+        self.writes += 1
+        return await self.store.claim_all(claims)
+
+    def close(self) -> None:
+        self.store.close()
 
 
 async def test_a_key_is_claimed_once_until_its_time_then_free_again(make: Make) -> None:
@@ -74,6 +110,47 @@ async def test_of_racing_claims_exactly_one_wins(make: Make, first: bool) -> Non
     stores = [make() for _ in range(4)]
     won = await asyncio.gather(*(s.claim("req-race", LATER, T0) for s in stores))
     assert sorted(won) == [False, False, False, True]
+
+
+@pytest.fixture(params=["sqlite", "configmap"])
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], BatchStore]:
+    return batch_stores(request, tmp_path, request.param)
+
+
+async def test_claims_made_at_once_are_one_write_each_answered_as_if_claimed_in_turn(
+    make_store: Callable[[], BatchStore],
+) -> None:
+    """What a burst of commands does: claims made together are one write."""
+    counting = CountingStore(make_store())
+    store = GroupedClaims(counting)
+    keys = [f"req-{i % 30}" for i in range(40)]  # ten of them twice: replays in the same burst
+    won = await asyncio.gather(*(store.claim(key, LATER, T0) for key in keys))
+    assert won == [True] * 30 + [False] * 10
+    assert counting.writes == 1
+    other_replica = GroupedClaims(make_store())
+    assert not any(await asyncio.gather(*(other_replica.claim(k, LATER, T0) for k in keys)))
+
+
+async def test_two_replicas_bursting_on_one_configmap_lose_no_claim_to_conflicts(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    """Ungrouped, 40 claims racing on one ConfigMap mostly end in 409s and are given up."""
+    first, second = (GroupedClaims(configmap_once(sim, tmp_path)) for _ in range(2))
+    claims = [(first if i % 2 else second).claim(f"req-{i}", LATER, T0) for i in range(40)]
+    assert all(await asyncio.gather(*claims))
+    assert len(stored(sim)["data"]) == 40
+
+
+async def test_a_failed_write_fails_every_claim_in_it_and_the_next_write_is_tried_afresh(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    store = GroupedClaims(configmap_once(sim, tmp_path))
+    sim.faults.add(503, resource="configmaps", times=1)
+    failed = await asyncio.gather(
+        *(store.claim(f"req-{i}", LATER, T0) for i in range(3)), return_exceptions=True
+    )
+    assert [type(result) for result in failed] == [OnceUnavailable] * 3
+    assert await store.claim("req-0", LATER, T0)
 
 
 async def test_expiry_is_kept_per_space_each_with_its_own_clock(make: Make) -> None:
@@ -182,13 +259,13 @@ def test_the_memory_lives_beside_the_alert_state_in_the_backend_it_names(tmp_pat
         {"clusters": [{"name": "a"}], "slack": {"alert_channel": "C0ALERTS"},
          "state": {"path": str(tmp_path / "s.sqlite")}}
     )  # fmt: skip
-    opened = once.open_once(settings, None)  # type: ignore[arg-type]
+    opened = grouped.open_once(settings, None).store  # type: ignore[arg-type]
     assert isinstance(opened, SqliteOnce) and opened.path == str(tmp_path / "s.once.sqlite")
     in_cluster = config.parse_settings(
         {"clusters": [{"name": "a"}], "slack": {"alert_channel": "C0ALERTS"},
          "state": {"backend": "configmap", "configmap": "mine", "namespace": "ops"}}
     )  # fmt: skip
-    shared = once.open_once(in_cluster, None)  # type: ignore[arg-type]
+    shared = grouped.open_once(in_cluster, None).store  # type: ignore[arg-type]
     assert isinstance(shared, ConfigMapOnce)
     assert (shared.namespace, shared.name) == ("ops", "mine-once")
 
@@ -200,6 +277,6 @@ async def test_the_configmap_memory_is_opened_on_the_given_cluster(
         {"clusters": [{"name": "a"}], "slack": {"alert_channel": "C0ALERTS"},
          "state": {"backend": "configmap", "namespace": "kai-chatops"}}
     )  # fmt: skip
-    store = once.open_once(in_cluster, connect(sim, tmp_path))
+    store = grouped.open_once(in_cluster, connect(sim, tmp_path))
     assert await store.claim("req-a", LATER, T0)
     assert sim.get("v1", "ConfigMap", "kai-chatops-state-once", "kai-chatops") is not None

@@ -92,3 +92,14 @@ async def test_a_shutdown_waits_for_a_click_whose_work_is_in_flight(tmp_path: Pa
         await stack.service.start()
     assert in_flight >= 1
     assert len(posted) == 1 and "annia/annia-worker" in str(posted[0].body["text"])
+
+
+async def test_replies_to_many_commands_reuse_the_bots_connections_to_slack(stack: Stack) -> None:
+    """A reply is one post to a response_url; Bolt's own `respond` opens a new connection (in
+    production, a TLS handshake with hooks.slack.com) for every one of them."""
+    for _ in range(6):
+        reply = await stack.command("health")
+        assert reply.text.startswith("KAI health on sim")
+    connections = {post.connection for post in stack.slack.hook_posts}
+    assert len(stack.slack.hook_posts) == 6
+    assert len(connections) == 1

@@ -6,14 +6,18 @@ The memory lives where the alert state does (`state.backend`): a SQLite file of 
 resourceVersion read, so two replicas racing for one key cannot both win. Expired keys are
 dropped on the next claim of the same space (a key is `SPACE-ID`; requests and confirmations
 keep time by different clocks: Slack's and the service's). Not the alert store: claims come
-with every request, and must not contend with alert saves.
+with every request, and must not contend with alert saves. Each store takes claims in batches,
+in order, in one write (`claim_all`); `bot.access.grouped` gathers concurrent claims into one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import sqlite3
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -30,6 +34,15 @@ class OnceUnavailable(errors.BotError):
     """The shared memory could not be read or written; whether the key was used is unknown."""
 
 
+@dataclass(frozen=True)
+class Claim:
+    """Claim `key` until `until`, as of `now` (by the clock of the key's space)."""
+
+    key: str
+    until: datetime
+    now: datetime
+
+
 class OnceStore(Protocol):
     """Claim a key until a time; True exactly once for each key while it is remembered."""
 
@@ -40,19 +53,39 @@ class OnceStore(Protocol):
     def close(self) -> None: ...
 
 
+class BatchStore(OnceStore, Protocol):
+    """A store that takes several claims in one write: each answered as if claimed in turn."""
+
+    async def claim_all(self, claims: Sequence[Claim]) -> list[bool]:
+        """Raises: OnceUnavailable (then none of the claims was made)."""
+        ...
+
+
 class MemoryOnce:
-    """One process's memory: for tests and tools, never for the service."""
+    """One process's memory: each replica's own memory of requests (`SeenRequests`), and tests.
+
+    Forgetting costs only the keys that expired: a heap per space, soonest expiry first, so a
+    claim never walks the whole memory (it is asked before every ack).
+    """
 
     def __init__(self) -> None:
         self._until: dict[str, datetime] = {}
+        self._expiries: dict[str, list[tuple[datetime, str]]] = {}
 
     async def claim(self, key: str, until: datetime, now: datetime) -> bool:
-        space = space_of(key)
-        self._until = {k: t for k, t in self._until.items() if t > now or space_of(k) != space}
+        self._forget_expired(space_of(key), now)
         if key in self._until:
             return False
         self._until[key] = until
+        heapq.heappush(self._expiries.setdefault(space_of(key), []), (until, key))
         return True
+
+    def _forget_expired(self, space: str, now: datetime) -> None:
+        expiries = self._expiries.get(space, [])
+        while expiries and expiries[0][0] <= now:
+            until, key = heapq.heappop(expiries)
+            if self._until.get(key) == until:
+                del self._until[key]
 
     def close(self) -> None:
         """Nothing to release."""
@@ -67,7 +100,10 @@ class SqliteOnce:
         self._db: sqlite3.Connection | None = None
 
     async def claim(self, key: str, until: datetime, now: datetime) -> bool:
-        return await asyncio.to_thread(self._claim, key, until.timestamp(), now.timestamp())
+        return (await self.claim_all([Claim(key, until, now)]))[0]
+
+    async def claim_all(self, claims: Sequence[Claim]) -> list[bool]:
+        return await asyncio.to_thread(self._claim_all, claims)
 
     def close(self) -> None:
         with self._lock:
@@ -75,21 +111,26 @@ class SqliteOnce:
                 self._db.close()
                 self._db = None
 
-    def _claim(self, key: str, until: float, now: float) -> bool:
+    def _claim_all(self, claims: Sequence[Claim]) -> list[bool]:
         try:
             with self._lock:
                 db = self._connection()
-                with db:  # one transaction: drop the expired, then insert unless present
-                    db.execute(
-                        "DELETE FROM once_keys WHERE until <= ? AND key LIKE ?",
-                        (now, space_of(key) + "-%"),
-                    )
-                    inserted = db.execute(
-                        "INSERT OR IGNORE INTO once_keys (key, until) VALUES (?, ?)", (key, until)
-                    ).rowcount
+                with db:  # one transaction: per claim, drop the expired, insert unless present
+                    return [self._claim_in(db, claim) for claim in claims]
         except (sqlite3.Error, OSError) as e:
             raise OnceUnavailable(f"request memory file {self.path}: {e}") from e
-        return inserted == 1
+
+    @staticmethod
+    def _claim_in(db: sqlite3.Connection, claim: Claim) -> bool:
+        db.execute(
+            "DELETE FROM once_keys WHERE until <= ? AND key LIKE ?",
+            (claim.now.timestamp(), space_of(claim.key) + "-%"),
+        )
+        inserted = db.execute(
+            "INSERT OR IGNORE INTO once_keys (key, until) VALUES (?, ?)",
+            (claim.key, claim.until.timestamp()),
+        ).rowcount
+        return bool(inserted == 1)
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
@@ -110,35 +151,50 @@ class ConfigMapOnce:
         self.name = name
 
     async def claim(self, key: str, until: datetime, now: datetime) -> bool:
+        return (await self.claim_all([Claim(key, until, now)]))[0]
+
+    async def claim_all(self, claims: Sequence[Claim]) -> list[bool]:
         for _ in range(CLAIM_RETRIES):
             try:
-                return await self._try_claim(key, until.timestamp(), now.timestamp())
+                return await self._try_claim_all(claims)
             except errors.KubeConflict:
                 continue
             except errors.KubeError as e:
                 raise OnceUnavailable(f"request memory ConfigMap: {e}") from e
         raise OnceUnavailable("request memory ConfigMap kept changing under us")
 
-    async def _try_claim(self, key: str, until: float, now: float) -> bool:
+    async def _try_claim_all(self, claims: Sequence[Claim]) -> list[bool]:
         found = await self._kube.get_object(CONFIG_MAP, self.name, self.namespace)
+        data = dict((found or {}).get("data") or {})
+        changes: dict[str, str | None] = {}
+        won = [_claim_in(data, changes, claim) for claim in claims]
+        if not any(won):
+            return won
         if found is None:
-            body = owned_config_map(self.name, self.namespace, {key: repr(until)})
+            body = owned_config_map(self.name, self.namespace, data)
             await self._kube.create_object(CONFIG_MAP, self.namespace, body)
-            return True
-        data = found.get("data") or {}
-        if key in data and _expiry(data[key]) > now:
-            return False
-        space = space_of(key)
-        dropped: dict[str, str | None] = {
-            k: None for k, v in data.items() if _expiry(v) <= now and space_of(k) == space
-        }
+            return won
         version = str(found["metadata"]["resourceVersion"])
-        patch = {"metadata": {"resourceVersion": version}, "data": dropped | {key: repr(until)}}
+        patch = {"metadata": {"resourceVersion": version}, "data": changes}
         await self._kube.patch_object(CONFIG_MAP, self.name, self.namespace, patch)
-        return True
+        return won
 
     def close(self) -> None:
         """Nothing to release: the Kubernetes gateway belongs to the service."""
+
+
+def _claim_in(data: dict[str, str], changes: dict[str, str | None], claim: Claim) -> bool:
+    """One claim against a ConfigMap's data, in place; what changed is noted in `changes`
+    (None: the key is dropped)."""
+    now = claim.now.timestamp()
+    if claim.key in data and _expiry(data[claim.key]) > now:
+        return False
+    space = space_of(claim.key)
+    for key in [k for k, v in data.items() if _expiry(v) <= now and space_of(k) == space]:
+        del data[key]
+        changes[key] = None
+    data[claim.key] = changes[claim.key] = repr(claim.until.timestamp())
+    return True
 
 
 def space_of(key: str) -> str:
@@ -165,8 +221,9 @@ def configmap_name(state_configmap: str) -> str:
     return f"{state_configmap}-once"
 
 
-def open_once(settings: Settings, kube: KubeWriter) -> OnceStore:
-    """The memory `state.backend` names; `kube` is the first cluster's gateway (for configmap)."""
+def open_store(settings: Settings, kube: KubeWriter) -> BatchStore:
+    """The memory `state.backend` names; `kube` is the first cluster's gateway (for configmap).
+    The service groups concurrent claims over it (`bot.access.grouped.open_once`)."""
     state = settings.state
     if state.backend == "sqlite":
         return SqliteOnce(sqlite_path(state.path))

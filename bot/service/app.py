@@ -6,11 +6,12 @@ Wiring only: no business rules. Listeners live in `handlers/`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
@@ -20,6 +21,7 @@ import handlers
 from bot.service import signing
 from bot.service.deps import Deps
 from bot.slack import blocks as render
+from bot.slack.responses import ResponseUrls
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +55,7 @@ def build_app(
     signing_secret: str,
     hooks: Sequence[str],
     seen: signing.SeenRequests | None = None,
+    responses: ResponseUrls | None = None,
 ) -> AsyncApp:
     """The Bolt app with our listeners; the same app serves HTTP mode and Socket Mode.
 
@@ -60,6 +63,7 @@ def build_app(
     payload naming any other is refused before a listener runs, so nothing is posted there.
     `seen` (HTTP mode): each request's claim in the shared memory of requests, which the work
     after the ack waits for (`context["first_time"]`), so a replay runs nothing.
+    `responses`: the connection pool `respond` posts through (Bolt's own opens one per post).
     """
     # With `process_before_response` the ack is sent the moment the listener returns. Without
     # it, Bolt runs the listener in a task and looks for the ack every 10 ms (bolt-python
@@ -67,28 +71,60 @@ def build_app(
     # which adds 0-10 ms to every ack and more under load. Bolt's lazy listeners would deep-copy
     # the request context (and so `Deps`), so listeners start their slow part with
     # `deps.inflight.spawn` instead (handlers/commands.py, handlers/replies.py).
-    app = AsyncApp(client=client, signing_secret=signing_secret, process_before_response=True)
+    # Signatures are checked once, before Bolt sees a request (`endpoint.SlackEvents`: Bolt
+    # never gets an unsigned HTTP request; Socket Mode requests carry no signature); the bot
+    # runs no workflow functions, so it has no function tokens to attach. Both are work every
+    # ack would pay for again.
+    app = AsyncApp(
+        client=client,
+        signing_secret=signing_secret,
+        process_before_response=True,
+        request_verification_enabled=False,
+        attaching_function_token_enabled=False,
+    )
+    responses = responses or ResponseUrls()
 
-    async def refuse_foreign_hooks(body: dict[str, Any], next: Any) -> BoltResponse | None:
-        foreign = [u for u in signing.response_urls(body) if not signing.is_allowed_hook(u, hooks)]
-        if foreign:
-            log.warning("refused a Slack payload whose response_url is not Slack's")
-            return BoltResponse(status=400, body="")
-        await next()
-        return None
-
-    async def inject_deps(req: AsyncBoltRequest, context: dict[str, Any], next: Any) -> None:
-        context["deps"] = deps
-        if seen is not None:
-            signatures = req.headers.get("x-slack-signature") or []
-            context["first_time"] = seen.claim_of(signatures[0] if signatures else None)
-        await next()
-
-    app.middleware(refuse_foreign_hooks)
-    app.middleware(inject_deps)
+    app.use(_RequestSetup(deps, hooks, seen, responses))
     app.error(report_unexpected_error)
     handlers.register(app, deps)
     return app
+
+
+class _RequestSetup(AsyncMiddleware):
+    """Before any listener: refuse a payload whose response_url is not Slack's, so nothing is
+    ever posted there; give listeners `deps`, the request's shared replay claim and a pooled
+    `respond`. One class, not three functions: Bolt builds every argument a function middleware
+    might take on each request (slack_bolt/kwargs_injection/async_utils.py), and a class is
+    handed the request as it is; each saving is paid back on every ack (bench/ack_latency.py)."""
+
+    def __init__(
+        self,
+        deps: Deps,
+        hooks: Sequence[str],
+        seen: signing.SeenRequests | None,
+        responses: ResponseUrls,
+    ) -> None:
+        self._deps, self._hooks, self._seen, self._responses = deps, hooks, seen, responses
+
+    async def async_process(
+        self,
+        *,
+        req: AsyncBoltRequest,
+        resp: BoltResponse,
+        next: Callable[[], Awaitable[BoltResponse]],
+    ) -> BoltResponse | None:
+        urls = signing.response_urls(req.body)
+        if any(not signing.is_allowed_hook(url, self._hooks) for url in urls):
+            log.warning("refused a Slack payload whose response_url is not Slack's")
+            return BoltResponse(status=400, body="")
+        context = req.context
+        context["deps"] = self._deps
+        if self._seen is not None:
+            signatures = req.headers.get("x-slack-signature") or []
+            context["first_time"] = self._seen.claim_of(signatures[0] if signatures else None)
+        if context.response_url:
+            context["respond"] = self._responses.respond_to(context.response_url)
+        return await next()
 
 
 async def report_unexpected_error(

@@ -1,7 +1,11 @@
-"""Work in flight, so a shutdown can finish it instead of cutting a reply off mid-way.
+"""Work in flight, so a shutdown can finish it instead of cutting a reply off mid-way, and
+acks ahead of it.
 
 Listeners start the work that follows an ack with `spawn()` (or wrap it in `track()`); on SIGTERM
 the service stops taking new commands and waits (up to a deadline) until nothing is tracked.
+While requests are being acked (`acking()`, around each HTTP request), spawned work waits: with
+many commands at once, every ack leaves before the replies' work takes the event loop, so one
+command's reply never delays another command's ack (bench/ack_latency.py).
 """
 
 from __future__ import annotations
@@ -9,20 +13,32 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Coroutine, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+# A burst of requests is over once no ack has been sent for this long (libuv's timers tick in
+# milliseconds): the acks of one burst are sent before any of its replies' work starts.
+QUIET = 0.002
+# The longest a reply's work waits for acks: a steady stream of requests never starves it.
+ACKS_FIRST_FOR = 0.2
 
 
 class InFlight:
     """A count of running pieces of work, and an event that is set while there are none."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, quiet: float = QUIET, acks_first_for: float = ACKS_FIRST_FOR) -> None:
+        self._quiet, self._acks_first_for = quiet, acks_first_for
         self._count = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._acking = 0
+        self._acks_sent = asyncio.Event()  # set once a burst of acks is over
+        self._acks_sent.set()
+        self._last_ack = 0.0
+        self._quiet_timer: asyncio.TimerHandle | None = None
         self.draining = False
 
     @property
@@ -38,6 +54,33 @@ class InFlight:
         finally:
             self._end()
 
+    @contextmanager
+    def acking(self) -> Iterator[None]:
+        """Count the enclosed request as being acked: spawned work waits until none has been
+        for `quiet` seconds (so the rest of a burst is acked first)."""
+        self._acking += 1
+        self._acks_sent.clear()
+        try:
+            yield
+        finally:
+            self._acking -= 1
+            self._last_ack = asyncio.get_running_loop().time()
+            if self._quiet_timer is None:
+                self._quiet_timer = asyncio.get_running_loop().call_at(
+                    self._last_ack + self._quiet, self._maybe_burst_over
+                )
+
+    def _maybe_burst_over(self) -> None:
+        """One timer per burst: it ends the burst, or waits on after the latest ack."""
+        loop = asyncio.get_running_loop()
+        self._quiet_timer = None
+        if self._acking:
+            return  # the ack being sent starts the timer again when it is done
+        if loop.time() < self._last_ack + self._quiet:
+            self._quiet_timer = loop.call_at(self._last_ack + self._quiet, self._maybe_burst_over)
+            return
+        self._acks_sent.set()
+
     def spawn(
         self, work: Coroutine[Any, Any, None], *, first_time: Awaitable[bool] | None = None
     ) -> asyncio.Task[None]:
@@ -47,14 +90,22 @@ class InFlight:
         ack leaves as soon as the listener returns) and do the slow part here. An exception
         escaping `work` is logged, never lost. With `first_time` (whether the request is new on
         every replica, `bot.service.signing.SeenRequests`), `work` runs only if it says so.
+        `work` starts once a burst of acks is over (`acking`), or after `acks_first_for` at most.
         """
         self._begin()
         if first_time is not None:
             work = _unless_replayed(work, first_time)
+        work = self._after_acks(work)
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)  # the loop keeps only a weak reference to a task
         task.add_done_callback(self._finished)
         return task
+
+    async def _after_acks(self, work: Coroutine[Any, Any, None]) -> None:
+        if not self._acks_sent.is_set():
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._acks_sent.wait(), self._acks_first_for)
+        await work
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)

@@ -17,14 +17,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from aiohttp import web
-from aiohttp.typedefs import Middleware
 from slack_sdk.signature import Clock, SignatureVerifier
 
 from bot.access.once import MemoryOnce, OnceStore, OnceUnavailable
@@ -35,8 +32,6 @@ WINDOW_SECONDS = 300  # Slack's: a timestamp further than this from now is refus
 SLACK_HOOKS = "https://hooks.slack.com/"
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
 _SIGNATURE = re.compile(r"v0=[0-9a-f]{64}")
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class _FixedClock(Clock):
@@ -126,34 +121,6 @@ class _Claim:
         if self._task is None:
             self._task = asyncio.ensure_future(self._make())
         return self._task.__await__()
-
-
-def verify_requests(
-    secret: str, seen: SeenRequests, *, path: str, clock: Callable[[], float] = time.time
-) -> Middleware:
-    """aiohttp middleware: 401 for an unverified request to `path`; 200, nothing run, on replay."""
-
-    @web.middleware
-    async def verify(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path != path or request.method == "GET":
-            return await handler(request)
-        body = await request.read()  # aiohttp keeps it: Bolt reads the same bytes again
-        timestamp = request.headers.get("X-Slack-Request-Timestamp")
-        signature = request.headers.get("X-Slack-Signature")
-        now = clock()
-        if not is_verified(secret, body, timestamp, signature, now):
-            log.warning("refused a request to %s: its Slack signature is not valid", path)
-            return web.Response(status=401)
-        assert timestamp is not None and signature is not None  # verified above
-        if not await seen.begin(signature, timestamp, now):
-            log.warning("ignored a replayed Slack request (signed at %s)", timestamp)
-            return web.Response(status=200)
-        try:
-            return await handler(request)
-        finally:
-            seen.end(signature)
-
-    return verify
 
 
 def allowed_hooks(api_url: str | None) -> tuple[str, ...]:

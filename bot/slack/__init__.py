@@ -1,5 +1,6 @@
 """The Slack gateway (Web API calls), Slack's limits, and the Block Kit helpers every message
 is built with.
 
-Imports `bot.core`; the gateway is the only module here that does I/O.
+Imports `bot.core`; the gateway (Web API calls) and `responses` (response_url posts) are the
+only modules here that do I/O.
 """

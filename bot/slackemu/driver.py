@@ -34,6 +34,19 @@ Mode = Literal["auto", "http", "socket"]
 
 
 @dataclass(frozen=True)
+class SignedRequest:
+    """A request as Slack would POST it to the bot: form body, headers, its response_url."""
+
+    body: str
+    headers: dict[str, str]
+    response_url: str
+
+    @property
+    def hook_id(self) -> str:
+        return SlackEmulator.hook_id_of(self.response_url)
+
+
+@dataclass(frozen=True)
 class Delivery:
     """How the bot took one command or click.
 
@@ -141,6 +154,26 @@ class SlackDriver:
         if self._resolve(mode) == "socket":
             return await self._send_envelope("slash_commands", fields, response_url, ack_timeout)
         return await self._post(urlencode(fields), response_url, signature, timestamp_offset)
+
+    def signed_command(
+        self, text: str, *, user_id: str, channel_id: str = "C0DEMO", command: str = "/kai"
+    ) -> SignedRequest:
+        """`/kai <text>` as Slack would POST it, signed now, with a fresh response_url, not sent
+        (for load generators that send many at once)."""
+        if self.signing_secret is None:
+            raise ValueError("signing needs SlackDriver(signing_secret=...)")
+        response_url = self.emulator.new_response_url(channel_id=channel_id)
+        fields = slash_command_fields(
+            self._origin(user_id, channel_id), text=text, command=command, response_url=response_url
+        )
+        body = urlencode(fields)
+        timestamp = str(int(time.time()))
+        headers = {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Slack-Request-Timestamp": timestamp,
+            "X-Slack-Signature": sign_request(self.signing_secret, timestamp, body),
+        }
+        return SignedRequest(body, headers, response_url)
 
     async def click_button(
         self,

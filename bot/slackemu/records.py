@@ -46,6 +46,7 @@ class HookPost:
     body: JsonObject
     at: float
     status: int
+    connection: str = ""  # the sender's address and port: which connection the post came on
 
     @property
     def accepted(self) -> bool:

@@ -292,7 +292,9 @@ class SlackEmulator(EmulatorViews):
             body = None
         status, text = self._answer_hook(hook_id, body)
         recorded = body if isinstance(body, dict) else {}
-        self._hooks.record(HookPost(hook_id, recorded, self._clock(), status))
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        connection = f"{peer[0]}:{peer[1]}" if peer else ""
+        self._hooks.record(HookPost(hook_id, recorded, self._clock(), status, connection))
         self._changes.notify()
         return web.Response(status=status, text=text)
 
