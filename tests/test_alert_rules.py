@@ -35,7 +35,12 @@ async def observe(gateway: KubeGateway, now: datetime) -> list[Observation]:
         snapshot, cluster="sim", now=now, progressing_timeout=TIMEOUT, apiservice_name=APISERVICE
     )
     return rules.detect(
-        snapshot, report, now=now, progressing_timeout=TIMEOUT, apiservice_name=APISERVICE
+        snapshot,
+        report,
+        now=now,
+        progressing_timeout=TIMEOUT,
+        apiservice_name=APISERVICE,
+        command="/kai",
     )
 
 
@@ -116,7 +121,9 @@ async def test_alert_text_does_not_repeat_itself(
 ) -> None:
     breakage.ACTIONS[action](sim)
     [alert] = [o for o in await observe(gateway, datetime.now(UTC)) if o.title == title]
-    root = render_alerts.root_message(AlertState(alert, first_seen=datetime.now(UTC)))
+    root = render_alerts.root_message(
+        AlertState(alert, first_seen=datetime.now(UTC)), command="/kai"
+    )
 
     assert root["text"].count(title) == 1, root["text"]
     assert alert.message and not alert.message.startswith(title)
@@ -143,7 +150,12 @@ def detect_in(snapshot: ClusterSnapshot) -> list[Observation]:
     now = datetime(2026, 3, 1, tzinfo=UTC)
     report = health.build_report(snapshot, cluster="prod", now=now, progressing_timeout=TIMEOUT)
     return rules.detect(
-        snapshot, report, now=now, progressing_timeout=TIMEOUT, apiservice_name=APISERVICE
+        snapshot,
+        report,
+        now=now,
+        progressing_timeout=TIMEOUT,
+        apiservice_name=APISERVICE,
+        command="/kai",
     )
 
 

@@ -24,7 +24,7 @@ DEPENDENCIES = "DependenciesFulfilled"
 _CHECK_DEPENDENCIES = (
     "The message above names what is missing (with prometheus enabled in kai-config: the "
     "Prometheus operator and its CRDs). Install it, or turn that feature off in kai-config's "
-    "spec; `/kai health` shows when the operator agrees."
+    "spec; `{command} health` shows when the operator agrees."
 )
 _CHECK_OPERATOR = (
     "While it is down the KAI conditions are frozen, so other KAI alerts may be stale. The "
@@ -71,10 +71,12 @@ def detect(
     now: datetime,
     progressing_timeout: timedelta,
     apiservice_name: str,
+    command: str,
 ) -> list[Observation]:
-    """Every alert-worthy condition in one snapshot of `report.cluster` (empty when all is well)."""
+    """Every alert-worthy condition in one snapshot of `report.cluster` (empty when all is well);
+    `command` is the configured slash command, named where an alert suggests one."""
     cluster = report.cluster
-    found = _config_alerts(cluster, snapshot, report, now, progressing_timeout)
+    found = _config_alerts(cluster, snapshot, report, now, progressing_timeout, command)
     for shard in snapshot.shards:
         found += _progressing_alerts(
             cluster, "SchedulingShard", shard, now, progressing_timeout, snapshot.kai_namespace
@@ -105,6 +107,7 @@ def _config_alerts(
     report: HealthReport,
     now: datetime,
     timeout: timedelta,
+    command: str,
 ) -> list[Observation]:
     config = snapshot.kai_config
     name = health.KAI_CONFIG_NAME
@@ -131,7 +134,7 @@ def _config_alerts(
                 title=kai.assess_kai_object(config).headline,
                 reason=c.condition_reason(deps),
                 message=c.condition_message(deps),
-                check_first=_CHECK_DEPENDENCIES,
+                check_first=_CHECK_DEPENDENCIES.format(command=command),
                 since=c.last_transition(deps),
             )
         ]
