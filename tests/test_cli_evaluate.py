@@ -277,3 +277,31 @@ def test_evaluate_input_without_kind_has_no_stray_separator(
     assert lines[0] == "x: Unknown: not a Kubernetes object: it has no kind"
     assert lines[1] == "Pod: Unknown: not a Kubernetes object: this Pod has no metadata.name"
     assert not any(" : " in line or line.startswith(" ") for line in lines)
+
+
+FLUX_SOURCES = """
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: kai, namespace: flux-system, generation: 1}
+spec: {type: oci, url: "oci://ghcr.io/kai-scheduler/kai-scheduler"}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: keda, namespace: flux-system, generation: 3}
+status:
+  observedGeneration: 3
+  conditions:
+  - {type: Stalled, status: "True", reason: InvalidChartReference, message: "no chart"}
+  - {type: Ready, status: "Unknown", reason: Progressing, message: "fetching chart keda@2.17"}
+"""
+
+
+def test_evaluate_flux_an_oci_helmrepository_is_progressing_and_stalled_speaks_ready_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    oci, stalled = evaluate_json(tmp_path, FLUX_SOURCES, capsys)
+
+    assert oci["health"] == "Progressing"
+    assert "Flux does not reconcile a HelmRepository of type oci" in str(oci["message"])
+    assert stalled["health"] == "Degraded"
+    assert str(stalled["message"]).endswith(": fetching chart keda@2.17")
