@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from health_snapshots import kai_snapshot, with_deployment, without_deployment
-from objects import deployment, kai_conditions, kai_config, shard
+from objects import apiservice, deployment, kai_conditions, kai_config, shard
 
 from bot.alerts import render as render_alerts
 from bot.alerts import rules
@@ -220,3 +220,50 @@ def test_each_shard_has_its_own_scheduler_alert_named_after_the_config() -> None
     [alert] = [o for o in detect_in(snapshot) if o.key.object.endswith("a100")]
     assert alert.key.object == "kai-operands/gpu-a100"
     assert "shard a100" in alert.check_first
+
+
+NO_ENDPOINTS = "endpointslices for service/keda-operator-metrics-apiserver have no addresses"
+
+
+@pytest.mark.parametrize(
+    ("service", "title", "reason", "hint"),
+    [
+        pytest.param(
+            apiservice("False", "MissingEndpoints", NO_ENDPOINTS),
+            "Available is False (MissingEndpoints), backed by Service "
+            "keda/keda-operator-metrics-apiserver port 443",
+            "MissingEndpoints",
+            "No ready pod backs Service keda/keda-operator-metrics-apiserver",
+            id="false",
+        ),
+        pytest.param(
+            apiservice("Unknown", "FailedDiscoveryCheck", "the check timed out"),
+            "Available is Unknown: the aggregator could not check",
+            "FailedDiscoveryCheck",
+            "could not finish its availability check of Service keda/"
+            "keda-operator-metrics-apiserver",
+            id="unknown",
+        ),
+        pytest.param(
+            apiservice(None),
+            "no Available condition yet",
+            "",
+            "if it stays absent, the aggregator's availability checks are not running",
+            id="no-condition",
+        ),
+    ],
+)
+def test_an_apiservice_whose_available_is_not_true_is_one_critical_alert_saying_which(
+    service: dict[str, Any], title: str, reason: str, hint: str
+) -> None:
+    [alert] = [o for o in detect_in(kai_snapshot(apiservice=service)) if o.key.kind == "APIService"]
+
+    assert (alert.key.object, alert.key.condition) == (APISERVICE, "Available")
+    assert (alert.severity, alert.title, alert.reason) == (Severity.CRITICAL, title, reason)
+    assert alert.message == (service["status"]["conditions"] or [{}])[0].get("message", "")
+    assert hint in alert.check_first
+    assert not alert.immediate
+
+
+def test_an_available_apiservice_raises_nothing() -> None:
+    assert detect_in(kai_snapshot(apiservice=apiservice("True"))) == []

@@ -7,7 +7,7 @@ hour, so it never runs a check behind a test's back.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,51 @@ async def test_dependencies_missing_posts_one_root_after_hold_with_the_condition
     assert buttons(root) == ["Acknowledge", "Silence 1h", "Silence 4h", "Run health check"]
     assert thread_texts(stack, root) == []
     assert stack.slack.violations == []
+
+
+def apiservice_unknown(stack: Stack) -> None:
+    stack.sim.set_condition(
+        *breakage.APISERVICE, None, "Available", "Unknown", "FailedDiscoveryCheck", "timed out"
+    )
+
+
+def apiservice_without_conditions(stack: Stack) -> None:
+    stack.sim.patch_status(*breakage.APISERVICE, None, {"conditions": None})
+
+
+@pytest.mark.parametrize(
+    ("breaking", "says"),
+    [
+        pytest.param(
+            apiservice_unknown,
+            "Available is Unknown: the aggregator could not check",
+            id="available-unknown",
+        ),
+        pytest.param(
+            apiservice_without_conditions, "no Available condition yet", id="no-condition"
+        ),
+    ],
+)
+async def test_an_apiservice_not_available_pages_after_hold_saying_which_way(
+    stack: Stack, clock: Clock, breaking: Callable[[Stack], None], says: str
+) -> None:
+    await check(stack.service)
+    breaking(stack)
+    await check(stack.service)
+    clock.advance(HOLD - 1)
+    await check(stack.service)
+    assert roots(stack) == []
+
+    clock.advance(1)
+    await check(stack.service)
+
+    [root] = roots(stack)
+    assert root.text.startswith(
+        f"[CRITICAL] {CLUSTER}: APIService v1beta1.external.metrics.k8s.io Available: {says}"
+    )
+    assert buttons(root) == ["Acknowledge", "Silence 1h", "Silence 4h", "Run health check"]
+    await resolve(stack, clock)
+    assert stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED (critical)]")
 
 
 async def test_acknowledge_is_refused_to_a_viewer_and_recorded_for_an_operator(
