@@ -13,7 +13,7 @@ from objects import apiservice, deployment, kai_conditions, kai_config, shard
 from bot.alerts import render as render_alerts
 from bot.alerts import rules
 from bot.alerts.model import AlertState, Observation, Severity
-from bot.core.models import ClusterSnapshot, Health
+from bot.core.models import ClusterSnapshot, Health, HealthReport
 from bot.health import report as health
 from bot.health import usecase as usecases
 from bot.kube.gateway import KubeGateway
@@ -34,6 +34,10 @@ async def observe(gateway: KubeGateway, now: datetime) -> list[Observation]:
     report = health.build_report(
         snapshot, cluster="sim", now=now, progressing_timeout=TIMEOUT, apiservice_name=APISERVICE
     )
+    return detect(snapshot, report, now)
+
+
+def detect(snapshot: ClusterSnapshot, report: HealthReport, now: datetime) -> list[Observation]:
     return rules.detect(
         snapshot,
         report,
@@ -149,14 +153,7 @@ async def test_missing_everywhere_for_an_absent_expected_object(
 def detect_in(snapshot: ClusterSnapshot) -> list[Observation]:
     now = datetime(2026, 3, 1, tzinfo=UTC)
     report = health.build_report(snapshot, cluster="prod", now=now, progressing_timeout=TIMEOUT)
-    return rules.detect(
-        snapshot,
-        report,
-        now=now,
-        progressing_timeout=TIMEOUT,
-        apiservice_name=APISERVICE,
-        command="/kai",
-    )
+    return detect(snapshot, report, now)
 
 
 SCHEDULER = "kai-scheduler/kai-scheduler-default"
