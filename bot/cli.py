@@ -151,10 +151,17 @@ def report_json(report: HealthReport) -> dict[str, object]:
 
 
 def evaluate(files: Sequence[str], output: str, *, strict: bool = False) -> int:
-    """Print a verdict per object; with `strict`, exit 1 when any is not Healthy."""
+    """Print a verdict per object; with `strict`, exit 1 when any is not Healthy.
+
+    Raises:
+        UserError: a file cannot be read, is not UTF-8, or is not YAML/JSON objects (exit 2).
+    """
     objects = []
     for path in files:
-        objects += manifests.parse_documents(read_input(path), path)
+        source = "stdin" if path == "-" else path
+        objects += manifests.parse_documents(
+            manifests.decode_text(read_input(path), source), source
+        )
     if not objects:
         print(f"no objects in {', '.join(files)}", file=sys.stderr if output == "json" else None)
         return EXIT_OK
@@ -175,14 +182,19 @@ def evaluate_any(obj: RawObject) -> Verdict:
     return rules.evaluate_object(obj)
 
 
-def read_input(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
+def read_input(path: str) -> bytes:
+    """The bytes of `path`, or of stdin for "-": decoding is the parser's, so a file and stdin
+    that are not UTF-8 get the same message whatever the terminal's locale."""
+    name = "stdin" if path == "-" else path
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        if path != "-":
+            with open(path, "rb") as f:
+                return f.read()
+        if sys.stdin is None:  # started with stdin closed (`<&-`)
+            raise errors.UserError("cannot read stdin: it is closed")
+        return sys.stdin.buffer.read()
     except OSError as e:
-        raise errors.UserError(f"cannot read {path}: {e.strerror}") from e
+        raise errors.UserError(f"cannot read {name}: {e.strerror or e}") from e
 
 
 def verdict_text(verdict: Verdict) -> str:

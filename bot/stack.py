@@ -87,12 +87,15 @@ class Stack:
         channel_id: str = DEMO_CHANNEL,
         to_the_end: bool = False,
     ) -> Reply:
-        """Type `/kai TEXT` as `user_id`; wait for the ack, and for the reply if one follows.
+        """Type `/kai TEXT` (the configured `slack.command`) as `user_id`; wait for the ack, and
+        for the reply if one follows.
 
         With `to_the_end`, a "reconciling…" progress reply is followed to the message that
         replaces it in place.
         """
-        delivery = await self.driver.send_command(text, user_id=user_id, channel_id=channel_id)
+        delivery = await self.driver.send_command(
+            text, user_id=user_id, channel_id=channel_id, command=self.settings.slack.command
+        )
         if not delivery.acked or delivery.ack_text:
             return Reply(delivery, None)
         post = await self.slack.wait_for_response(delivery.hook_id, timeout=30.0)

@@ -35,7 +35,12 @@ async def run_pending(parsed: Pending, deps: Deps, invocation: Invocation) -> Me
     groups, stale, _read = await usecase.read_pending(kube, namespace)
     scope = f"namespace {namespace}" if namespace else "all namespaces"
     message = render_workloads.pending_message(
-        groups, stale, cluster=kube.cluster, scope=scope, now=deps.clock()
+        groups,
+        stale,
+        cluster=kube.cluster,
+        scope=scope,
+        now=deps.clock(),
+        command=deps.settings.slack.command,
     )
     return {**message, "response_type": "ephemeral"}
 
@@ -46,7 +51,8 @@ async def run_why(parsed: Why, deps: Deps, invocation: Invocation) -> Message:
         deps, invocation.user_id, f"explain pod {parsed.namespace}/{parsed.name}"
     )
     kube = deps.kube_for(parsed.cluster)
-    answer = await usecase.explain_pod(kube, parsed.namespace, parsed.name)
+    command = deps.settings.slack.command
+    answer = await usecase.explain_pod(kube, parsed.namespace, parsed.name, command=command)
     return {
         **render_workloads.why_message(answer, cluster=kube.cluster),
         "response_type": "ephemeral",

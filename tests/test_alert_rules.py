@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 from health_snapshots import kai_snapshot, with_deployment, without_deployment
-from objects import deployment, kai_conditions, kai_config, shard
+from objects import apiservice, deployment, kai_conditions, kai_config, shard
 
 from bot.alerts import render as render_alerts
 from bot.alerts import rules
 from bot.alerts.model import AlertState, Observation, Severity
-from bot.core.models import ClusterSnapshot, Health
+from bot.core.models import ClusterSnapshot, Health, HealthReport
 from bot.health import report as health
 from bot.health import usecase as usecases
 from bot.kube.gateway import KubeGateway
@@ -34,8 +34,17 @@ async def observe(gateway: KubeGateway, now: datetime) -> list[Observation]:
     report = health.build_report(
         snapshot, cluster="sim", now=now, progressing_timeout=TIMEOUT, apiservice_name=APISERVICE
     )
+    return detect(snapshot, report, now)
+
+
+def detect(snapshot: ClusterSnapshot, report: HealthReport, now: datetime) -> list[Observation]:
     return rules.detect(
-        snapshot, report, now=now, progressing_timeout=TIMEOUT, apiservice_name=APISERVICE
+        snapshot,
+        report,
+        now=now,
+        progressing_timeout=TIMEOUT,
+        apiservice_name=APISERVICE,
+        command="/kai",
     )
 
 
@@ -116,7 +125,9 @@ async def test_alert_text_does_not_repeat_itself(
 ) -> None:
     breakage.ACTIONS[action](sim)
     [alert] = [o for o in await observe(gateway, datetime.now(UTC)) if o.title == title]
-    root = render_alerts.root_message(AlertState(alert, first_seen=datetime.now(UTC)))
+    root = render_alerts.root_message(
+        AlertState(alert, first_seen=datetime.now(UTC)), command="/kai"
+    )
 
     assert root["text"].count(title) == 1, root["text"]
     assert alert.message and not alert.message.startswith(title)
@@ -142,9 +153,7 @@ async def test_missing_everywhere_for_an_absent_expected_object(
 def detect_in(snapshot: ClusterSnapshot) -> list[Observation]:
     now = datetime(2026, 3, 1, tzinfo=UTC)
     report = health.build_report(snapshot, cluster="prod", now=now, progressing_timeout=TIMEOUT)
-    return rules.detect(
-        snapshot, report, now=now, progressing_timeout=TIMEOUT, apiservice_name=APISERVICE
-    )
+    return detect(snapshot, report, now)
 
 
 SCHEDULER = "kai-scheduler/kai-scheduler-default"
@@ -208,3 +217,50 @@ def test_each_shard_has_its_own_scheduler_alert_named_after_the_config() -> None
     [alert] = [o for o in detect_in(snapshot) if o.key.object.endswith("a100")]
     assert alert.key.object == "kai-operands/gpu-a100"
     assert "shard a100" in alert.check_first
+
+
+NO_ENDPOINTS = "endpointslices for service/keda-operator-metrics-apiserver have no addresses"
+
+
+@pytest.mark.parametrize(
+    ("service", "title", "reason", "hint"),
+    [
+        pytest.param(
+            apiservice("False", "MissingEndpoints", NO_ENDPOINTS),
+            "Available is False (MissingEndpoints), backed by Service "
+            "keda/keda-operator-metrics-apiserver port 443",
+            "MissingEndpoints",
+            "No ready pod backs Service keda/keda-operator-metrics-apiserver",
+            id="false",
+        ),
+        pytest.param(
+            apiservice("Unknown", "FailedDiscoveryCheck", "the check timed out"),
+            "Available is Unknown: the aggregator could not check",
+            "FailedDiscoveryCheck",
+            "could not finish its availability check of Service keda/"
+            "keda-operator-metrics-apiserver",
+            id="unknown",
+        ),
+        pytest.param(
+            apiservice(None),
+            "no Available condition yet",
+            "",
+            "if it stays absent, the aggregator's availability checks are not running",
+            id="no-condition",
+        ),
+    ],
+)
+def test_an_apiservice_whose_available_is_not_true_is_one_critical_alert_saying_which(
+    service: dict[str, Any], title: str, reason: str, hint: str
+) -> None:
+    [alert] = [o for o in detect_in(kai_snapshot(apiservice=service)) if o.key.kind == "APIService"]
+
+    assert (alert.key.object, alert.key.condition) == (APISERVICE, "Available")
+    assert (alert.severity, alert.title, alert.reason) == (Severity.CRITICAL, title, reason)
+    assert alert.message == (service["status"]["conditions"] or [{}])[0].get("message", "")
+    assert hint in alert.check_first
+    assert not alert.immediate
+
+
+def test_an_available_apiservice_raises_nothing() -> None:
+    assert detect_in(kai_snapshot(apiservice=apiservice("True"))) == []

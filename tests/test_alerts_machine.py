@@ -93,12 +93,14 @@ class Script:
             return alerts.check_failed(self.state, UNREACHABLE, now, self.policy)
         alert_id = DEP.key.alert_id
         if verb == "ack":
-            return alerts.acknowledge(self.state, alert_id, args[0], now)
+            return alerts.acknowledge(self.state, alert_id, args[0], now, command="/kai")
         if verb == "silence":
             hours = timedelta(hours=int(args[1].removesuffix("h")))
-            return alerts.silence(self.state, alert_id, args[0], hours, " ".join(args[2:]), now)
+            return alerts.silence(
+                self.state, alert_id, args[0], hours, " ".join(args[2:]), now, command="/kai"
+            )
         if verb == "unsilence":
-            return alerts.unsilence(self.state, alert_id, args[0], now)
+            return alerts.unsilence(self.state, alert_id, args[0], now, command="/kai")
         raise AssertionError(f"unknown action {action}")
 
     def phase(self) -> Phase | None:
@@ -379,7 +381,9 @@ def test_every_effect_of_an_incident_has_its_own_stable_id_in_order() -> None:
     script = Script()
     for at, action, _ in FIRED:
         script.run(at, action)
-    outcome = alerts.acknowledge(script.state, DEP.key.alert_id, "U1", T0 + timedelta(seconds=90))
+    outcome = alerts.acknowledge(
+        script.state, DEP.key.alert_id, "U1", T0 + timedelta(seconds=90), command="/kai"
+    )
     reply, edit = outcome.effects
     alert = outcome.state.alerts[DEP.key]
     assert alert.acked_by == "U1"

@@ -106,7 +106,9 @@ def test_a_silence_without_a_positive_duration_is_refused_with_an_example(
 ) -> None:
     script, _ = play(FIRED)
     with pytest.raises(errors.UserError) as refused:
-        machine.silence(script.state, DEP.key.alert_id, "U2", duration, "why", t(90))
+        machine.silence(
+            script.state, DEP.key.alert_id, "U2", duration, "why", t(90), command="/kai"
+        )
     assert str(refused.value) == "A silence needs a duration longer than zero, like 1h."
 
 

@@ -46,7 +46,7 @@ def owing_root_reply_and_edit() -> tuple[ClusterAlerts, AlertState]:
     """Fired (root not yet posted) and acknowledged: root, diagnosis, reply, edit owed in that
     order."""
     state = machine.observe(ClusterAlerts("prod"), [DEP], T0, NO_HOLD).state
-    state = machine.acknowledge(state, DEP.key.alert_id, "U1", t(5)).state
+    state = machine.acknowledge(state, DEP.key.alert_id, "U1", t(5), command="/kai").state
     return state, state.alerts[DEP.key]
 
 

@@ -72,7 +72,7 @@ def test_a_marked_attempt_on_an_entry_already_delivered_is_refused() -> None:
 def test_the_sweep_deletes_every_copy_but_the_kept_ones_and_never_an_unknown_one() -> None:
     state, incident, root = fired()
     state = outbox.adopted(state, incident, root, "C0ALERTS", "1.1")
-    acked = alerts.acknowledge(state, DEP.key.alert_id, "U1", T0).state
+    acked = alerts.acknowledge(state, DEP.key.alert_id, "U1", T0, command="/kai").state
     reply = acked.alerts[DEP.key].outbox[0].effect_id
     acked = outbox.adopted(acked, incident, reply, "C0ALERTS", "1.5")
     found = {root: ["1.1", "1.3"], reply: ["1.5", "1.6"], f"{incident}:9": ["1.9"]}

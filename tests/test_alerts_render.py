@@ -55,7 +55,7 @@ def labels(message: dict[str, Any]) -> list[str]:
 
 
 def test_the_root_says_what_where_why_since_when_and_what_to_check_first() -> None:
-    text = all_text(render_alerts.root_message(FIRING))
+    text = all_text(render_alerts.root_message(FIRING, command="/kai"))
     for expected in (
         "CRITICAL",
         "*Cluster:* prod",
@@ -71,7 +71,7 @@ def test_the_root_says_what_where_why_since_when_and_what_to_check_first() -> No
 
 
 def test_the_root_offers_the_four_alert_buttons_carrying_the_alert() -> None:
-    message = render_alerts.root_message(FIRING)
+    message = render_alerts.root_message(FIRING, command="/kai")
     assert labels(message) == ["Acknowledge", "Silence 1h", "Silence 4h", "Run health check"]
     values = {
         e["value"] for b in message["blocks"] if b["type"] == "actions" for e in b["elements"]
@@ -81,7 +81,7 @@ def test_the_root_offers_the_four_alert_buttons_carrying_the_alert() -> None:
 
 def test_the_resolved_root_says_for_how_long_it_fired_and_has_no_buttons() -> None:
     resolved = replace(FIRING, resolved_at=T0 + timedelta(minutes=29))
-    message = render_alerts.root_message(resolved)
+    message = render_alerts.root_message(resolved, command="/kai")
     assert labels(message) == []
     assert message["text"].startswith("[RESOLVED (critical)] prod:")
     assert "after firing for 28m" in all_text(message)
@@ -96,7 +96,7 @@ def test_the_root_shows_who_acknowledged_and_who_silenced_until_when() -> None:
         silenced_until=T0 + timedelta(hours=2),
         silence_reason="node drain",
     )
-    text = all_text(render_alerts.root_message(owned))
+    text = all_text(render_alerts.root_message(owned, command="/kai"))
     assert "acknowledged by <@U1> at 2026-03-01 10:03:00 UTC" in text
     assert "silenced by <@U2> until 2026-03-01 12:00:00 UTC: node drain" in text
 
@@ -116,12 +116,17 @@ def test_thread_replies_name_who_when_and_why() -> None:
 def test_durations_after_a_clock_step_back_are_never_negative() -> None:
     stepped_back = FIRING.firing_since - timedelta(hours=2)  # type: ignore[operator]
     resolved = replace(FIRING, resolved_at=stepped_back)
-    assert "after firing for 0s" in all_text(render_alerts.root_message(resolved))
+    assert "after firing for 0s" in all_text(render_alerts.root_message(resolved, command="/kai"))
     note = Note(NoteKind.RESOLVED, stepped_back)
     assert "It fired for 0s" in render_alerts.reply_message(FIRING, note)["text"]
     reminder = render_alerts.reply_message(FIRING, Note(NoteKind.REMINDER, stepped_back))
     assert "(0s)" in reminder["text"]
-    assert "-" not in all_text(render_alerts.root_message(resolved)).split("firing for")[1][:3]
+    assert (
+        "-"
+        not in all_text(render_alerts.root_message(resolved, command="/kai")).split("firing for")[
+            1
+        ][:3]
+    )
 
 
 def test_the_listing_shows_ids_states_silences_and_failing_checks() -> None:

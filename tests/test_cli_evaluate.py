@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,6 +121,71 @@ def test_a_missing_file_exits_two(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "cannot read" in capsys.readouterr().err
 
 
+UNREADABLE = [
+    pytest.param(b"kind: Config\nmetadata: {name: caf\xe9}\n", "not UTF-8 text", id="latin-1"),
+    pytest.param(b"\x7fELF\x02\x01\x01\x00\x00\x00\xc3\x28", "not UTF-8 text", id="binary"),
+    pytest.param('{"kind": "Config"}'.encode("utf-16"), "UTF-16 or UTF-32", id="json-in-utf-16"),
+    pytest.param(b'{"kind": "Config", "x": "\xe9"}', "not UTF-8 text", id="json-not-utf-8"),
+    pytest.param(b"just some text\n", "bare value (str)", id="yaml-a-string"),
+    pytest.param(b"- 1\n- 2\n", "bare value (int)", id="yaml-a-list-of-numbers"),
+    pytest.param(b"[" * 5000 + b"]" * 5000, "nested too deeply", id="json-nested-too-deeply"),
+    pytest.param(b"x: " + b"1" * 5000, "cannot read a value", id="a-5000-digit-number"),
+]
+
+
+@pytest.mark.parametrize(("content", "said"), UNREADABLE)
+def test_unreadable_input_exits_two_with_one_line_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, said: str
+) -> None:
+    path = tmp_path / "dump.yaml"
+    path.write_bytes(content)
+
+    assert cli.main(["evaluate", "--output", "json", str(path)]) == 2
+
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    [line] = captured.err.splitlines()
+    assert line.startswith(f"kai-chatops: cannot read {path}: ") or line.startswith(
+        f"kai-chatops: {path}: "
+    )
+    assert said in line
+
+
+def test_a_directory_exits_two_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["evaluate", str(tmp_path)]) == 2
+
+    assert capsys.readouterr().err == f"kai-chatops: cannot read {tmp_path}: Is a directory\n"
+
+
+def test_stdin_that_is_not_utf8_exits_two_whatever_the_locale() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "evaluate", "-"],
+        input=b"kind: Config\nmetadata: {name: caf\xe9}\n",
+        capture_output=True,
+        env={**os.environ, "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": ""},
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        "kai-chatops: cannot read stdin: not UTF-8 text (byte 0xe9 on line 2);"
+        " evaluate reads YAML or JSON in UTF-8\n"
+    )
+
+
+def test_a_utf8_byte_order_mark_is_read_as_text(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "dump.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + PAUSED_SCALEDJOB.encode())
+
+    assert cli.main(["evaluate", str(path)]) == 0
+    assert capsys.readouterr().out.startswith("ScaledJob annia/annia-worker: Suspended")
+
+
 def test_stdin_is_read_with_a_dash() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "bot", "evaluate", "--output", "json", "-"],
@@ -211,3 +277,31 @@ def test_evaluate_input_without_kind_has_no_stray_separator(
     assert lines[0] == "x: Unknown: not a Kubernetes object: it has no kind"
     assert lines[1] == "Pod: Unknown: not a Kubernetes object: this Pod has no metadata.name"
     assert not any(" : " in line or line.startswith(" ") for line in lines)
+
+
+FLUX_SOURCES = """
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: kai, namespace: flux-system, generation: 1}
+spec: {type: oci, url: "oci://ghcr.io/kai-scheduler/kai-scheduler"}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: keda, namespace: flux-system, generation: 3}
+status:
+  observedGeneration: 3
+  conditions:
+  - {type: Stalled, status: "True", reason: InvalidChartReference, message: "no chart"}
+  - {type: Ready, status: "Unknown", reason: Progressing, message: "fetching chart keda@2.17"}
+"""
+
+
+def test_evaluate_flux_an_oci_helmrepository_is_progressing_and_stalled_speaks_ready_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    oci, stalled = evaluate_json(tmp_path, FLUX_SOURCES, capsys)
+
+    assert oci["health"] == "Progressing"
+    assert "Flux does not reconcile a HelmRepository of type oci" in str(oci["message"])
+    assert stalled["health"] == "Degraded"
+    assert str(stalled["message"]).endswith(": fetching chart keda@2.17")

@@ -94,3 +94,24 @@ def test_yaml_tags_that_build_python_objects_are_refused(tmp_path: Path) -> None
     [problem] = problems_loading(path)
 
     assert "not valid YAML" in problem
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ("clusters: " + "[" * 5000 + "]" * 5000 + "\n", "nested too deeply"),
+        ("clusters: " + "1" * 5000 + "\n", "Exceeds the limit (4300 digits)"),
+    ],
+    ids=["nested-too-deeply", "a-5000-digit-number"],
+)
+def test_yaml_the_parser_cannot_build_is_one_line_not_a_traceback(
+    tmp_path: Path, content: str, said: str
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(content, encoding="utf-8")
+
+    [problem] = problems_loading(path)
+
+    assert problem.startswith(f"{path}: not valid YAML: ")
+    assert said in problem
+    assert "sys.set_int_max_str_digits" not in problem

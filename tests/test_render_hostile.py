@@ -142,7 +142,7 @@ def alert_messages() -> Iterator[tuple[str, Message]]:
         silenced_until=NOW + timedelta(hours=1),
         silence_reason=HOSTILE,
     )
-    yield "alert root", render_alerts.root_message(alert)
+    yield "alert root", render_alerts.root_message(alert, command="/kai")
     for kind in NoteKind:
         if kind is NoteKind.DIAGNOSIS:  # its words are stored, rendered: see the next one
             continue

@@ -71,6 +71,29 @@ FAILED = "Helm upgrade failed for release apps/podinfo with chart podinfo@6.7.2:
             id="stalled-uses-ready-message",
         ),
         pytest.param(
+            {
+                "conditions": [
+                    condition("Stalled", "True", reason="InvalidChartReference", message="bad"),
+                    condition("Ready", "Unknown", reason="Progressing", message="fetching chart"),
+                ]
+            },
+            Health.DEGRADED,
+            "Stalled is True (InvalidChartReference), Ready is Unknown (Progressing): "
+            "fetching chart",
+            id="stalled-with-ready-unknown-uses-ready-message",
+        ),
+        pytest.param(
+            {
+                "conditions": [
+                    condition("Stalled", "True", reason="InvalidChartReference", message="bad"),
+                    condition("Ready", "Unknown", reason="Progressing", message=""),
+                ]
+            },
+            Health.DEGRADED,
+            "Stalled is True (InvalidChartReference): bad",
+            id="stalled-with-a-silent-ready-uses-stalled-message",
+        ),
+        pytest.param(
             {"conditions": [condition("Ready", "False", reason="UpgradeFailed", message=FAILED)]},
             Health.DEGRADED,
             FAILED,
@@ -162,15 +185,18 @@ def test_suspend_false_is_not_suspended() -> None:
     assert flux.evaluate_flux_object(obj).health is Health.HEALTHY
 
 
-def test_static_oci_helmrepository_without_status_is_healthy() -> None:
+def test_an_oci_helmrepository_without_status_is_progressing_and_says_none_is_expected() -> None:
+    """DESIGN 2 "no conditions → Progressing" holds for every kind; upstream never reconciles an
+    OCI HelmRepository, so the message says no status will come (docs/gitops.md "Verdicts")."""
     obj = flux_object(
         "HelmRepository", observed=None, spec_extra={"type": "oci", "url": "oci://ghcr.io/x"}
     )
 
     verdict = flux.evaluate_flux_object(obj)
 
-    assert verdict.health is Health.HEALTHY
-    assert "static" in verdict.message
+    assert verdict.health is Health.PROGRESSING
+    assert "Flux does not reconcile a HelmRepository of type oci" in verdict.message
+    assert "no status is expected" in verdict.message
 
 
 ROLLED_BACK = (
@@ -205,6 +231,16 @@ _ALL_FLUX_KINDS = [
             [RETRYING, condition("Stalled", "True", reason="BuildFailed", message="bad")],
             "retrying: Stalled is True (BuildFailed): bad",
             id="stalled-true-without-ready",
+        ),
+        pytest.param(
+            "Kustomization",
+            [
+                RETRYING,
+                condition("Stalled", "True", reason="BuildFailed", message="bad"),
+                condition("Ready", "Unknown", reason="Progressing", message="building"),
+            ],
+            "retrying: Stalled is True (BuildFailed), Ready is Unknown (Progressing): building",
+            id="stalled-true-with-ready-unknown",
         ),
         pytest.param(
             "HelmRelease",

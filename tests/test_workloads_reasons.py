@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from bot.workloads import pending, queues, why
-from bot.workloads.reasons import UNSCHEDULABLE_WITHOUT_REASON, advice, read_reason
+from bot.workloads import render as render_workloads
+from bot.workloads.reasons import advice, read_reason, unschedulable_without_reason
 
 NOW = datetime(2026, 8, 7, 10, 0, tzinfo=UTC)
 
@@ -92,11 +93,11 @@ def entry(reason: str, message: str, details: dict[str, Any] | None = None) -> d
             "the scheduler says: a reason this bot has never seen",
             id="free-text",
         ),
-        pytest.param(entry("", ""), UNSCHEDULABLE_WITHOUT_REASON, id="no-reason"),
+        pytest.param(entry("", ""), unschedulable_without_reason("/kai"), id="no-reason"),
     ],
 )
 def test_each_scheduling_reason_has_a_line_of_what_to_do(raw: dict[str, Any], line: str) -> None:
-    assert advice(read_reason(raw), "team-a") == line
+    assert advice(read_reason(raw), "team-a", command="/kai") == line
 
 
 def queue(name: str, parent: str = "", **gpu_spec: float) -> dict[str, Any]:
@@ -203,6 +204,7 @@ def test_why_ends_with_the_first_reasons_advice_and_keeps_kai_warnings_only() ->
         queue=queue("team-a", quota=4, limit=8, overQuotaWeight=1),
         bind_request=None,
         events=events,
+        command="/kai",
     )
 
     assert answer.conditions == ("PodScheduled False (Unschedulable): m",)
@@ -219,7 +221,13 @@ def test_why_names_a_failed_bind_when_the_scheduler_gave_no_reason() -> None:
     placed["status"].pop("schedulingConditions")
 
     answer = why.explain(
-        pod(), kai_scheduler="kai-scheduler", group=placed, queue=None, bind_request=bind, events=()
+        pod(),
+        kai_scheduler="kai-scheduler",
+        group=placed,
+        queue=None,
+        bind_request=bind,
+        events=(),
+        command="/kai",
     )
 
     assert answer.bind_failure == "to node gpu-7: node gone"
@@ -235,6 +243,23 @@ def test_a_pod_of_another_scheduler_is_said_so_and_nothing_more() -> None:
         queue=None,
         bind_request=None,
         events=(),
+        command="/kai",
     )
 
     assert not answer.by_kai and answer.scheduler == "volcano" and answer.group == ""
+
+
+def test_a_long_pending_listing_names_the_configured_command_in_its_advice_and_notes() -> None:
+    groups = [
+        pending.PendingGroup(f"ns-{i}", f"pg-{i}", "team-a", "default", NOW, (), "")
+        for i in range(1000)
+    ]
+
+    message = render_workloads.pending_message(
+        groups, 0, cluster="prod", scope="all namespaces", now=NOW, command="/gpu"
+    )
+
+    shown = str(message)
+    assert "`/gpu pending NAMESPACE` shows one namespace." in shown
+    assert "(`/gpu queues`); put the job in a leaf queue" in shown
+    assert "/kai" not in shown

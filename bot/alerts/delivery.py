@@ -107,11 +107,17 @@ class AlertMessages:
     """One effect at a time through a sender; a missing sender (no Slack) applies nothing."""
 
     def __init__(
-        self, sender: MessageSender | None, metrics: Metrics, paging: Paging = Paging()
+        self,
+        sender: MessageSender | None,
+        metrics: Metrics,
+        paging: Paging = Paging(),
+        *,
+        command: str,
     ) -> None:
         self._sender = sender
         self._metrics = metrics
         self._paging = paging
+        self._command = command  # the configured slash command, named in every root
 
     async def send(
         self, alert: AlertState | None, owed: Owed, attempt: Attempt, channel: str
@@ -204,7 +210,8 @@ class AlertMessages:
             return await sender.post(channel, render.text_message(owed.text), metadata=meta)
         where = alert.root_channel
         if owed.kind in (EffectKind.ROOT, EffectKind.EDIT):
-            root = render_alerts.root_message(alert, await _resolved(sender, self._paged(alert)))
+            paged = await _resolved(sender, self._paged(alert))
+            root = render_alerts.root_message(alert, paged, command=self._command)
             if owed.kind is EffectKind.ROOT:
                 return await sender.post(where, root, metadata=meta)
             await sender.update(where, alert.root_ts, root)

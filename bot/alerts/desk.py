@@ -87,7 +87,7 @@ class AlertDesk:
         self.store = store
         self._metrics = metrics
         paging = Paging(settings.alerts.mention, settings.alerts.escalate_to)
-        self._messages = AlertMessages(slack, metrics, paging)
+        self._messages = AlertMessages(slack, metrics, paging, command=settings.slack.command)
         self._poster = poster or Poster(default_identity(), lambda: True, lambda: datetime.now(UTC))
         channel = settings.slack.alert_channel
         self._drain = Drain(
@@ -101,6 +101,11 @@ class AlertDesk:
         )
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._troubles: dict[str, trouble.Trouble] = {}
+
+    @property
+    def _command_name(self) -> str:
+        """The configured slash command (DESIGN 1.3), named wherever a message suggests one."""
+        return self.settings.slack.command
 
     @property
     def policy(self) -> alerts.Policy:
@@ -192,7 +197,8 @@ class AlertDesk:
             error = RuntimeError("an internal error (the details are in the service log)")
             return render_diagnosis.failed_message(subject.describe(), key.cluster, error)
         message = render_diagnosis.diagnosis_message(diagnosis)
-        footer = render_alerts.evidence_footer(f"/kai diagnose {subject.describe()}")
+        command = f"{self._command_name} diagnose {subject.describe()}"
+        footer = render_alerts.evidence_footer(command)
         return {**message, "blocks": [*message["blocks"], footer]}
 
     async def drain(self, cluster: str) -> None:
@@ -255,7 +261,9 @@ class AlertDesk:
             UserError: no such active alert, or already acknowledged; StoreUnavailable.
         """
         return await self._command(
-            cluster, alert_id, lambda s: alerts.acknowledge(s, alert_id, user, now)
+            cluster,
+            alert_id,
+            lambda s: alerts.acknowledge(s, alert_id, user, now, command=self._command_name),
         )
 
     async def silence(
@@ -274,7 +282,11 @@ class AlertDesk:
             UserError: no such active alert; StoreUnavailable.
         """
         return await self._command(
-            cluster, alert_id, lambda s: alerts.silence(s, alert_id, user, duration, reason, now)
+            cluster,
+            alert_id,
+            lambda s: alerts.silence(
+                s, alert_id, user, duration, reason, now, command=self._command_name
+            ),
         )
 
     async def unsilence(
@@ -286,7 +298,9 @@ class AlertDesk:
             UserError: no such active alert, or not silenced; StoreUnavailable.
         """
         return await self._command(
-            cluster, alert_id, lambda s: alerts.unsilence(s, alert_id, user, now)
+            cluster,
+            alert_id,
+            lambda s: alerts.unsilence(s, alert_id, user, now, command=self._command_name),
         )
 
     async def list_alerts(self, cluster: str | None = None) -> list[ClusterAlerts]:
@@ -308,7 +322,8 @@ class AlertDesk:
             found = state.find(alert_id)
             if found is not None:
                 return found
-        raise errors.UserError(f"No active alert {alert_id!r}; `/kai alerts` lists them.")
+        listing = f"{self._command_name} alerts"
+        raise errors.UserError(f"No active alert {alert_id!r}; `{listing}` lists them.")
 
     async def _check_step(self, kube: KubeReader, now: datetime) -> Step:
         cluster, policy = kube.cluster, self.policy
@@ -341,6 +356,7 @@ class AlertDesk:
             now=now,
             progressing_timeout=self.settings.kai.progressing_timeout,
             apiservice_name=self.settings.keda.apiservice,
+            command=self._command_name,
         )
         return lambda state: alerts.observe(state, seen, now, policy)
 

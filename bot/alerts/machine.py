@@ -95,13 +95,16 @@ def check_failed(
     return step.outcome()
 
 
-def acknowledge(state: ClusterAlerts, alert_id: str, user: str, now: datetime) -> Outcome:
-    """`user` takes the alert: no more reminders for this incident.
+def acknowledge(
+    state: ClusterAlerts, alert_id: str, user: str, now: datetime, *, command: str
+) -> Outcome:
+    """`user` takes the alert: no more reminders for this incident. `command` is the
+    configured slash command, named in the error that lists the alerts.
 
     Raises:
         UserError: no such active alert, or it is already acknowledged.
     """
-    alert = find_active(state, alert_id)
+    alert = find_active(state, alert_id, command=command)
     if alert.acked_by:
         raise errors.UserError(
             f"Alert {alert.alert_id} is already acknowledged by {mention(alert.acked_by)}."
@@ -117,6 +120,8 @@ def silence(
     duration: timedelta,
     reason: str,
     now: datetime,
+    *,
+    command: str,
 ) -> Outcome:
     """Mute the alert's reminders until `now + duration` (a new silence replaces the old one).
 
@@ -125,27 +130,30 @@ def silence(
     """
     if duration <= NO_HOLD:
         raise errors.UserError("A silence needs a duration longer than zero, like 1h.")
-    alert = find_active(state, alert_id)
+    alert = find_active(state, alert_id, command=command)
     until = now + duration
     alert = replace(alert, silenced_by=user, silenced_until=until, silence_reason=reason)
     return _changed(state, alert, Note(NoteKind.SILENCED, now, user, reason, until))
 
 
-def unsilence(state: ClusterAlerts, alert_id: str, user: str, now: datetime) -> Outcome:
+def unsilence(
+    state: ClusterAlerts, alert_id: str, user: str, now: datetime, *, command: str
+) -> Outcome:
     """End the alert's silence early.
 
     Raises:
         UserError: no such active alert, or it is not silenced.
     """
-    alert = find_active(state, alert_id)
+    alert = find_active(state, alert_id, command=command)
     if alert.silenced_until is None:
         raise errors.UserError(f"Alert {alert.alert_id} is not silenced.")
     note = Note(NoteKind.UNSILENCED, now, user, still_bad=alert.clear_since is None)
     return _changed(state, _unsilenced(alert, now), note)
 
 
-def find_active(state: ClusterAlerts, alert_id: str) -> AlertState:
-    """The firing, acknowledged or silenced alert with that ID.
+def find_active(state: ClusterAlerts, alert_id: str, *, command: str) -> AlertState:
+    """The firing, acknowledged or silenced alert with that ID (`command`: the configured slash
+    command, which the error names).
 
     Raises:
         UserError: none has it (unknown, resolved, or still pending inside `hold`).
@@ -153,7 +161,7 @@ def find_active(state: ClusterAlerts, alert_id: str) -> AlertState:
     alert = state.find(alert_id)
     if alert is None:
         raise errors.UserError(
-            f"No active alert {alert_id!r} on {state.cluster}; `/kai alerts` lists them."
+            f"No active alert {alert_id!r} on {state.cluster}; `{command} alerts` lists them."
         )
     if not alert.is_active:
         raise errors.UserError(

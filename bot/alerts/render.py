@@ -63,10 +63,11 @@ def format_time(at: datetime) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def root_message(alert: AlertState, paged: Sequence[str] = ()) -> Message:
+def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) -> Message:
     """The alert's root: who it pages (`paged`: user or group IDs, or handles shown as text;
     not once resolved), severity, cluster, object, condition, reason, the operator's message,
-    since when, what to check first, its state, and the buttons (none once resolved)."""
+    since when, what to check first, its state (with the `command` to ack or silence it: the
+    configured slash command), and the buttons (none once resolved)."""
     seen = alert.observation
     key = seen.key
     resolved = alert.phase is Phase.RESOLVED
@@ -87,7 +88,7 @@ def root_message(alert: AlertState, paged: Sequence[str] = ()) -> Message:
         blocks.append(section(f"*Message:*\n```{escape(seen.message.strip(chr(10)))}```"))
     if seen.check_first and not resolved:
         blocks.append(section(f"*Check first:* {escape(seen.check_first)}"))
-    blocks.append(context(_status_line(alert)))
+    blocks.append(context(_status_line(alert, command)))
     if not resolved:
         blocks.append(_buttons(key))
     text = _root_text(alert, label)
@@ -107,12 +108,12 @@ def _root_text(alert: AlertState, label: str) -> str:
     return f"{text}: {truncate(message, _FALLBACK_MESSAGE)}" if message else text
 
 
-def _status_line(alert: AlertState) -> str:
+def _status_line(alert: AlertState, command: str) -> str:
     alert_id = alert.alert_id
     state = _describe_phase(alert)
     if alert.phase is Phase.RESOLVED:
         return f"Alert `{alert_id}` · {state}"
-    commands = f"`/kai ack {alert_id}` · `/kai silence {alert_id} 2h REASON`"
+    commands = f"`{command} ack {alert_id}` · `{command} silence {alert_id} 2h REASON`"
     return f"Alert `{alert_id}` · {state} · {commands}"
 
 

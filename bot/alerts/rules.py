@@ -1,11 +1,12 @@
 """What is worth an alert in one cluster snapshot, and the "cannot check" alert.
 
 Critical: `DependenciesFulfilled` False at the current generation on kai-config; kai-config
-missing; the external-metrics APIService not Available or missing; a shard's scheduler
-Deployment (`<schedulerName>-<shard>`) with no available replica or missing. Warnings: KAI
-conditions Progressing longer than `kai.progressing_timeout`; the kai-operator Deployment with
-no available replica or missing (DESIGN 2 "Alerts"). Reuses the health
-report's findings and the per-object rules; pure: no I/O, `now` comes from the caller.
+missing; the external-metrics APIService missing, or its `Available` condition not True (False,
+Unknown, or not there at all); a shard's scheduler Deployment (`<schedulerName>-<shard>`) with
+no available replica or missing. Warnings: KAI conditions Progressing longer than
+`kai.progressing_timeout`; the kai-operator Deployment with no available replica or missing
+(DESIGN 2 "Alerts"). Reuses the health report's findings and the per-object rules; pure: no
+I/O, `now` comes from the caller.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ DEPENDENCIES = "DependenciesFulfilled"
 _CHECK_DEPENDENCIES = (
     "The message above names what is missing (with prometheus enabled in kai-config: the "
     "Prometheus operator and its CRDs). Install it, or turn that feature off in kai-config's "
-    "spec; `/kai health` shows when the operator agrees."
+    "spec; `{command} health` shows when the operator agrees."
 )
 _CHECK_OPERATOR = (
     "While it is down the KAI conditions are frozen, so other KAI alerts may be stale. The "
@@ -50,6 +51,16 @@ _CHECK_APISERVICE = {
     "external.metrics.k8s.io.",
 }
 _CHECK_APISERVICE_OTHER = "`kubectl describe apiservice {name}`, then the pods behind {svc}."
+_CHECK_APISERVICE_UNKNOWN = (
+    "kube-apiserver's aggregator could not finish its availability check of Service {svc}: "
+    "look at the kube-apiserver log and `kubectl describe apiservice {name}`; the diagnosis in "
+    "the thread shows the pods behind it."
+)
+_CHECK_APISERVICE_NO_CONDITION = (
+    "kube-apiserver's aggregator writes this condition on every APIService soon after it is "
+    "created: if it stays absent, the aggregator's availability checks are not running. Look "
+    "at the kube-apiserver log and `kubectl describe apiservice {name}`."
+)
 _CHECK_APISERVICE_MISSING = (
     "KEDA registers it: upgrade or reinstall KEDA (or sync its GitOps application), and find "
     "out what deleted it."
@@ -71,10 +82,12 @@ def detect(
     now: datetime,
     progressing_timeout: timedelta,
     apiservice_name: str,
+    command: str,
 ) -> list[Observation]:
-    """Every alert-worthy condition in one snapshot of `report.cluster` (empty when all is well)."""
+    """Every alert-worthy condition in one snapshot of `report.cluster` (empty when all is well);
+    `command` is the configured slash command, named where an alert suggests one."""
     cluster = report.cluster
-    found = _config_alerts(cluster, snapshot, report, now, progressing_timeout)
+    found = _config_alerts(cluster, snapshot, report, now, progressing_timeout, command)
     for shard in snapshot.shards:
         found += _progressing_alerts(
             cluster, "SchedulingShard", shard, now, progressing_timeout, snapshot.kai_namespace
@@ -105,6 +118,7 @@ def _config_alerts(
     report: HealthReport,
     now: datetime,
     timeout: timedelta,
+    command: str,
 ) -> list[Observation]:
     config = snapshot.kai_config
     name = health.KAI_CONFIG_NAME
@@ -131,7 +145,7 @@ def _config_alerts(
                 title=kai.assess_kai_object(config).headline,
                 reason=c.condition_reason(deps),
                 message=c.condition_message(deps),
-                check_first=_CHECK_DEPENDENCIES,
+                check_first=_CHECK_DEPENDENCIES.format(command=command),
                 since=c.last_transition(deps),
             )
         ]
@@ -257,27 +271,43 @@ def _apiservice_alerts(
             )
         ]
     available = c.find_condition(c.list_conditions(service), "Available")
-    if c.condition_status(available) != "False":
+    if c.is_condition_true(available):
         return []
-    reason = c.condition_reason(available)
     return [
         Observation(
             key=AlertKey(cluster, "APIService", name, "Available"),
             severity=Severity.CRITICAL,
-            title=apiservice.assess_apiservice(service).headline,
-            reason=reason,
+            title=_apiservice_title(service, available),
+            reason=c.condition_reason(available),
             message=c.condition_message(available),
-            check_first=_apiservice_hint(service, reason, name),
+            check_first=_apiservice_hint(service, available, name),
             since=c.last_transition(available),
         )
     ]
 
 
-def _apiservice_hint(service: RawObject, reason: str, name: str) -> str:
+def _apiservice_title(service: RawObject, available: c.Condition | None) -> str:
+    """Which way it is not Available: False (the rule's headline: reason and backing Service),
+    Unknown (the aggregator's check itself failed), or no condition at all."""
+    if available is None:
+        return "no Available condition yet"
+    state = c.condition_status(available)
+    if state == "False":
+        return apiservice.assess_apiservice(service).headline
+    return f"Available is {state or 'unset'}: the aggregator could not check"
+
+
+def _apiservice_hint(service: RawObject, available: c.Condition | None, name: str) -> str:
     spec = c.as_mapping(c.spec(service).get("service"))
     namespace = c.as_text(spec.get("namespace")) or "?"
     backing = f"{namespace}/{c.as_text(spec.get('name')) or '?'}"
-    template = _CHECK_APISERVICE.get(reason, _CHECK_APISERVICE_OTHER)
+    if available is None:
+        template = _CHECK_APISERVICE_NO_CONDITION
+    elif c.condition_status(available) != "False":
+        template = _CHECK_APISERVICE_UNKNOWN
+    else:
+        reason = c.condition_reason(available)
+        template = _CHECK_APISERVICE.get(reason, _CHECK_APISERVICE_OTHER)
     return template.format(svc=backing, ns=namespace, name=name)
 
 

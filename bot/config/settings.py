@@ -226,6 +226,10 @@ def load_settings(path: str) -> Settings:
         raw = yaml.load(data, Loader=_UniqueKeyLoader)  # a SafeLoader: plain data only
     except yaml.YAMLError as e:
         raise errors.ConfigError([f"{path}: not valid YAML: {_describe_yaml_error(e)}"]) from None
+    except RecursionError:
+        raise errors.ConfigError([f"{path}: not valid YAML: nested too deeply"]) from None
+    except ValueError as e:  # a number of more than 4300 digits: Python's int limit
+        raise errors.ConfigError([f"{path}: not valid YAML: {str(e).split(';')[0]}"]) from None
     return parse_settings(raw)
 
 

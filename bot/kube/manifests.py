@@ -2,11 +2,13 @@
 
 Accepts one document, a multi-document YAML stream, or a `kind: List` (any `*List` with
 `items`, as `kubectl get -o yaml` prints), flattened to its items. Pure: the caller reads the
-file; this module only parses text, and raises `UserError` for text it cannot parse.
+file's bytes; this module only decodes and parses them, and raises `UserError` (one line naming
+the source) for anything it cannot read, never another exception.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -27,6 +29,32 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
+_WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+def decode_text(data: bytes, source: str) -> str:
+    """The text of a dump: UTF-8, with or without a byte-order mark.
+
+    Raises:
+        UserError: the bytes are not UTF-8 (a binary file, Latin-1, UTF-16 as PowerShell's `>`
+            writes), naming the source, the first bad byte and its line.
+    """
+    # UTF-32 LE's mark begins with UTF-16 LE's: test the longer marks first.
+    if data.startswith(_WIDE_BOMS):
+        raise UserError(
+            f"cannot read {source}: it is UTF-16 or UTF-32 text, and evaluate reads UTF-8"
+            " (convert it first, e.g. iconv -f UTF-16 -t UTF-8)"
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise UserError(
+            f"cannot read {source}: not UTF-8 text (byte 0x{data[error.start]:02x} on line"
+            f" {line}); evaluate reads YAML or JSON in UTF-8"
+        ) from None
+
+
 def parse_documents(text: str, source: str) -> list[RawObject]:
     """Every object in `text`, in order, with List kinds flattened and empty documents skipped.
 
@@ -44,10 +72,24 @@ def parse_documents(text: str, source: str) -> list[RawObject]:
 
 
 def _load_documents(text: str, source: str) -> list[Any]:
+    """The parsed documents; what the parsers raise besides their own errors becomes a
+    `UserError` too: a number of more than 4300 digits (Python's `int` limit raises
+    ValueError) and nesting deeper than the interpreter's recursion limit."""
+    try:
+        return _parse_json_or_yaml(text, source)
+    except RecursionError:
+        raise UserError(f"{source}: nested too deeply to read") from None
+    except ValueError as error:
+        # Python's own advice after ";" (sys.set_int_max_str_digits) is not the user's to take.
+        what = str(error).split(";")[0].splitlines()[0] if str(error) else "unreadable"
+        raise UserError(f"{source}: cannot read a value: {what}") from None
+
+
+def _parse_json_or_yaml(text: str, source: str) -> list[Any]:
     if text.lstrip().startswith(("{", "[")):
         try:
             return [json.loads(text)]
-        except json.JSONDecodeError:
+        except ValueError:
             pass  # maybe YAML flow style; the YAML parser gives the better error
     try:
         return list(yaml.load_all(text, Loader=_Loader))

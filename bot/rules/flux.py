@@ -3,7 +3,8 @@
 DESIGN 2 "Flux objects' health": suspended first, then failure (`Stalled` True or `Ready` False,
 even while `Reconciling` is True: reason `ProgressingWithRetry` means a failed attempt is being
 retried), then in-progress signals (`Reconciling`, a stale `status.observedGeneration`, `Ready`
-Unknown), then Healthy. As Argo CD's Flux health checks rate it (argo-cd
+Unknown), then Healthy; no conditions at all is Progressing, an OCI HelmRepository included
+(see `_NEVER_RECONCILED`). As Argo CD's Flux health checks rate it (argo-cd
 resource_customizations/helm.toolkit.fluxcd.io/HelmRelease/testdata/degraded.yaml); the reason
 is fluxcd/pkg apis/meta/conditions.go `ProgressingWithRetryReason`. Pure: no I/O.
 """
@@ -35,38 +36,43 @@ def evaluate_flux_object(obj: RawObject) -> Verdict:
 
 
 def assess_flux_object(obj: RawObject) -> c.Assessment:
-    """Suspended, then Progressing, then Degraded, then Healthy (DESIGN 2)."""
+    """Suspended, then Degraded, then Progressing, then Healthy (DESIGN 2)."""
     if c.spec(obj).get("suspend") is True:
         return c.Assessment(Health.SUSPENDED, "suspended (spec.suspend: true)")
     conds = c.list_conditions(obj)
     if not conds:
-        if _is_static(obj):
-            return c.Assessment(
-                Health.HEALTHY,
-                "HelmRepository of type oci is static: Flux does not reconcile it, "
-                "so it has no status to check",
-            )
-        return c.Assessment(
-            Health.PROGRESSING,
-            "no status.conditions yet: the Flux controller has not reconciled it",
-        )
+        never = _is_never_reconciled(obj)
+        return c.Assessment(Health.PROGRESSING, _NEVER_RECONCILED if never else _NOT_YET)
     return _assess_failure(conds) or _assess_progress(obj, conds) or _assess_outcome(obj, conds)
 
 
 def _assess_failure(conds: Sequence[c.Condition]) -> c.Assessment | None:
-    """Stalled True or Ready False: Degraded with Ready's words, "retrying" when Flux retries."""
+    """Stalled True or Ready False: Degraded with Ready's words (Stalled's only when Ready has
+    none to say), "retrying" when Flux retries."""
     ready = c.find_condition(conds, "Ready")
     stalled = c.find_condition(conds, "Stalled")
     if c.condition_status(ready) == "False":
         failed = c.assess_condition(Health.DEGRADED, ready)
     elif c.is_condition_true(stalled):
-        failed = c.assess_condition(Health.DEGRADED, stalled)
+        failed = _stalled(stalled, ready)
     else:
         return None
     reconciling = c.find_condition(conds, "Reconciling")
     if c.is_condition_true(reconciling) and c.condition_reason(reconciling) == RETRYING:
         return c.Assessment(Health.DEGRADED, f"retrying: {failed.headline}", failed.detail)
     return failed
+
+
+def _stalled(stalled: c.Condition | None, ready: c.Condition | None) -> c.Assessment:
+    """Stalled True while Ready is not False (Flux sets both together, so this is a moment
+    between two writes, or another tool's doing): the headline names both, the detail is
+    Ready's message; Stalled's own only when Ready has no message."""
+    if not c.condition_message(ready).strip():
+        return c.assess_condition(Health.DEGRADED, stalled)
+    said_stalled = c.assess_condition(Health.DEGRADED, stalled).headline
+    said_ready = c.assess_condition(Health.DEGRADED, ready)
+    headline = f"{said_stalled}, {said_ready.headline}"
+    return c.Assessment(Health.DEGRADED, headline, said_ready.detail)
 
 
 def _assess_progress(obj: RawObject, conds: Sequence[c.Condition]) -> c.Assessment | None:
@@ -108,6 +114,19 @@ def _describe_revision(obj: RawObject) -> str:
     return f"fetched revision {fetched}" if fetched else ""
 
 
-def _is_static(obj: RawObject) -> bool:
-    """An OCI HelmRepository: source-controller strips its status and never reconciles it."""
+_NOT_YET = "no status.conditions yet: the Flux controller has not reconciled it"
+# DESIGN 2 says "no conditions → Progressing" without exception, and we follow it. Upstream
+# differs for one kind: source-controller never reconciles a HelmRepository of `type: oci` (a
+# static object: fluxcd/source-controller internal/controller/helmrepository_controller.go
+# `Reconcile` hands it to `migrationToStatic`; fluxcd/flux2 cmd/flux/reconcile.go `isStatic`
+# refuses to reconcile it), so such an object stays without conditions. The message says so,
+# so nobody waits for it to progress (docs/gitops.md "Verdicts").
+_NEVER_RECONCILED = (
+    "no status.conditions: Flux does not reconcile a HelmRepository of type oci (each HelmChart "
+    "pulls its chart itself), so no status is expected"
+)
+
+
+def _is_never_reconciled(obj: RawObject) -> bool:
+    """An OCI HelmRepository: source-controller never reconciles it, so it has no status."""
     return obj.get("kind") == "HelmRepository" and c.spec(obj).get("type") == "oci"

@@ -54,15 +54,16 @@ def read_reason(entry: Mapping[str, Any]) -> Reason:
     return Reason(c.as_text(entry.get("reason")), c.as_text(entry.get("message")), numbers)
 
 
-def advice(reason: Reason, queue: str = "") -> str:
-    """What to do about one reason, in plain words, with the queue's numbers where known."""
+def advice(reason: Reason, queue: str = "", *, command: str) -> str:
+    """What to do about one reason, in plain words, with the queue's numbers where known
+    (`command`: the configured slash command, for the advice that suggests one)."""
     numbers = reason.numbers or QueueNumbers(queue)
     name = numbers.queue or queue or "its queue"
     write = _ADVICE.get(reason.reason)
     if write is not None:
         return write(reason, numbers, name)
     said = reason.message or reason.reason
-    return f"the scheduler says: {said}" if said else UNSCHEDULABLE_WITHOUT_REASON
+    return f"the scheduler says: {said}" if said else unschedulable_without_reason(command)
 
 
 def _over_limit(reason: Reason, numbers: QueueNumbers, name: str) -> str:
@@ -122,7 +123,12 @@ _ADVICE: dict[str, Callable[[Reason, QueueNumbers, str], str]] = {
     "PodSchedulingErrors": _no_node,
     "Not enough resources for the workload": _topology,
 }
-UNSCHEDULABLE_WITHOUT_REASON = (
-    "the scheduler gave no reason: its queue is not a leaf queue or its parent queue is missing "
-    "(`/kai queues`); put the job in a leaf queue"
-)
+
+
+def unschedulable_without_reason(command: str) -> str:
+    """The advice for a PodGroup the scheduler gave no reason for (`command`: the configured
+    slash command)."""
+    return (
+        "the scheduler gave no reason: its queue is not a leaf queue or its parent queue is "
+        f"missing (`{command} queues`); put the job in a leaf queue"
+    )

@@ -16,7 +16,7 @@ from bot.slack import packing
 from bot.slack.blocks import Block, Message
 from bot.workloads.pending import PendingGroup
 from bot.workloads.queues import QueueRow, gpu_numbers
-from bot.workloads.reasons import UNSCHEDULABLE_WITHOUT_REASON, advice
+from bot.workloads.reasons import advice, unschedulable_without_reason
 from bot.workloads.why import Why
 
 MAX_SECTIONS = 45  # of Slack's 50 blocks: the rest for the header and the notes
@@ -52,9 +52,16 @@ def queue_line(row: QueueRow) -> str:
 
 
 def pending_message(
-    groups: Sequence[PendingGroup], stale: int, *, cluster: str, scope: str, now: datetime
+    groups: Sequence[PendingGroup],
+    stale: int,
+    *,
+    cluster: str,
+    scope: str,
+    now: datetime,
+    command: str,
 ) -> Message:
-    """Pending PodGroups oldest first, each reason with what to do; the rest counted."""
+    """Pending PodGroups oldest first, each reason with what to do; the rest counted. `command`
+    is the configured slash command, named where the reply suggests one."""
     title = f"KAI pending PodGroups on {cluster}: {scope}"
     counts = f"{len(groups)} pending"
     if stale:
@@ -63,18 +70,18 @@ def pending_message(
         note = f"Nothing waits for the KAI scheduler in {scope}."
         empty = [render.header(title), render.context(counts), render.section(note)]
         return render.fit_message({"text": f"{title}\n{counts}\n{note}", "blocks": empty})
-    entries = [render.escape(group_entry(g, now)) for g in groups]
+    entries = [render.escape(group_entry(g, now, command)) for g in groups]
     sections, placed = packing.pack_lines([_bold_first(e) for e in entries], MAX_SECTIONS)
     notes = _left_out(len(groups) - placed, "PodGroup")
     if notes and scope == "all namespaces":
-        notes.append("`/kai pending NAMESPACE` shows one namespace.")
+        notes.append(f"`{render.escape(command)} pending NAMESPACE` shows one namespace.")
     blocks: list[Block] = [render.header(title), render.context(counts), *sections]
     blocks += [render.context(n) for n in notes]
     text = packing.fit_text([title, counts], entries, notes)
     return render.fit_message({"text": text, "blocks": blocks})
 
 
-def group_entry(group: PendingGroup, now: datetime) -> str:
+def group_entry(group: PendingGroup, now: datetime, command: str) -> str:
     """`annia/pg-x · queue annia · pool default · waiting 12m` then one line per reason."""
     waited = format_age(now - group.since) if group.since else "?"
     where = f"queue {group.queue or '?'} · pool {group.node_pool} · waiting {waited}"
@@ -83,11 +90,11 @@ def group_entry(group: PendingGroup, now: datetime) -> str:
         lines.append(
             f"    {reason.reason}: {reason.message}" if reason.reason else f"    {reason.message}"
         )
-        lines.append(f"    → {advice(reason, group.queue)}")
+        lines.append(f"    → {advice(reason, group.queue, command=command)}")
     if not group.reasons:
         lines += [
             f"    {group.message or 'Unable to schedule podgroup'}",
-            f"    → {UNSCHEDULABLE_WITHOUT_REASON}",
+            f"    → {unschedulable_without_reason(command)}",
         ]
     return "\n".join(lines)
 

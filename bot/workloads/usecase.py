@@ -42,8 +42,9 @@ async def read_pending(
     return found, stale, len(groups)
 
 
-async def explain_pod(kube: KubeReader, namespace: str, name: str) -> why.Why:
-    """Why the pod is not running (or that it is, or that KAI does not schedule it).
+async def explain_pod(kube: KubeReader, namespace: str, name: str, *, command: str) -> why.Why:
+    """Why the pod is not running (or that it is, or that KAI does not schedule it); the advice
+    names `command`, the configured slash command.
 
     Raises:
         UserError: the pod does not exist. KubeError: unreachable or forbidden.
@@ -58,7 +59,13 @@ async def explain_pod(kube: KubeReader, namespace: str, name: str) -> why.Why:
     scheduler = c.as_text(global_spec.get("schedulerName")) or kai_report.DEFAULT_SCHEDULER_NAME
     if c.as_text(c.spec(pod).get("schedulerName")) != scheduler:
         return why.explain(
-            pod, kai_scheduler=scheduler, group=None, queue=None, bind_request=None, events=()
+            pod,
+            kai_scheduler=scheduler,
+            group=None,
+            queue=None,
+            bind_request=None,
+            events=(),
+            command=command,
         )
     group_name = c.as_text(c.annotations_of(pod).get(why.POD_GROUP_ANNOTATION))
     on_pod = f"involvedObject.kind=Pod,involvedObject.name={name}"
@@ -76,6 +83,7 @@ async def explain_pod(kube: KubeReader, namespace: str, name: str) -> why.Why:
         queue=queue,
         bind_request=bind_request,
         events=events,
+        command=command,
     )
 
 

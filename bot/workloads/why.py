@@ -16,7 +16,7 @@ from bot.core import conditions as c
 from bot.core.models import RawObject
 from bot.workloads.pending import PendingGroup, is_stale, read_pending
 from bot.workloads.queues import gpu_numbers, queue_rows
-from bot.workloads.reasons import UNSCHEDULABLE_WITHOUT_REASON, advice
+from bot.workloads.reasons import advice, unschedulable_without_reason
 
 POD_GROUP_ANNOTATION = "pod-group-name"
 NODE_POOL_LABEL = "kai.scheduler/node-pool"
@@ -52,8 +52,10 @@ def explain(
     queue: RawObject | None,
     bind_request: RawObject | None,
     events: Sequence[RawObject],
+    command: str,
 ) -> Why:
-    """The answer for `pod`, from what was read about it (None: absent)."""
+    """The answer for `pod`, from what was read about it (None: absent); the advice names
+    `command`, the configured slash command, where it suggests one."""
     name = f"{c.object_namespace(pod)}/{c.object_name(pod)}"
     phase = c.as_text(c.status(pod).get("phase")) or "Unknown"
     scheduler = c.as_text(c.spec(pod).get("schedulerName")) or "default-scheduler"
@@ -73,7 +75,7 @@ def explain(
         reasons=_reason_lines(pending),
         bind_failure=failure,
         events=tuple(_event_line(e) for e in events if _is_kai_warning(e)),
-        advice=_advice(phase, group_name, group, pending, failure, queue_name),
+        advice=_advice(phase, group_name, group, pending, failure, queue_name, command),
     )
 
 
@@ -153,6 +155,7 @@ def _advice(
     pending: Sequence[PendingGroup],
     bind_failure: str,
     queue: str,
+    command: str,
 ) -> str:
     """The one line of what to do: the first reason's advice, else what the state implies."""
     if phase in ("Running", "Succeeded"):
@@ -160,20 +163,20 @@ def _advice(
     if not group_name:
         return (
             "it has no pod-group-name annotation: the pod-grouper has not handled it; is it "
-            "running? (`/kai diagnose kai`)"
+            f"running? (`{command} diagnose kai`)"
         )
     if group is None:
         return f"its PodGroup {group_name} does not exist: the pod-grouper has not created it yet"
     reasons = [r for g in pending for r in g.reasons]
     if reasons:
-        return advice(reasons[0], queue)
+        return advice(reasons[0], queue, command=command)
     if bind_failure:
         return (
             f"binding failed ({bind_failure}); the scheduler retries on its next cycle: if it "
-            "repeats, check that node and the binder's log (`/kai diagnose kai`)"
+            f"repeats, check that node and the binder's log (`{command} diagnose kai`)"
         )
     if pending:
-        return UNSCHEDULABLE_WITHOUT_REASON
+        return unschedulable_without_reason(command)
     return (
         "the scheduler has not reported on it yet: it may wait for the rest of its gang "
         f"(minMember {c.as_int(c.spec(group).get('minMember')) or 1}); see the PodGroup's events"
