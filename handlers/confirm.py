@@ -20,6 +20,8 @@ from handlers import access, replies
 from handlers.invocation import Executor, Invocation
 
 Listener = Callable[..., Awaitable[None]]
+# A confirmation's action name where the command's word differs (Flux resume beside KEDA's).
+_ACTION_WORDS = {"flux-resume": "resume"}
 
 
 def ask(
@@ -55,11 +57,8 @@ def make_confirm_listener(executors: Mapping[str, Executor]) -> Listener:
         await claim_once(deps, pending)
         try:
             result = await execute(pending, deps, user_id)
-        except errors.KubeWriteUnknown as e:
-            await announce_unknown(deps, pending, user_id, e)
-            raise
         except errors.BotError as e:  # executors record what they return; this, they raised
-            audit.log_change(_change(deps, pending, user_id, "failed", str(e)))
+            await _record_error(deps, pending, user_id, e)
             raise
         return {**result, "replace_original": True}
 
@@ -109,26 +108,26 @@ async def announce(deps: Deps, pending: Pending, change: audit.Change, text: str
     )
 
 
-async def announce_unknown(
-    deps: Deps, pending: Pending, user_id: str, error: errors.KubeWriteUnknown
-) -> None:
-    """A confirmed change whose write got no answer: it may have been applied, so it is on the
-    record (outcome `unknown`) and said in the channel, for someone to check the object."""
-    change = _change(deps, pending, user_id, "unknown", str(error))
-    text = (
-        f"{render.mention(user_id)} asked to {pending.action} {render.escape(change.target)}; "
-        "the cluster did not answer in time, so it may or may not have been done. "
-        "Check the object."
+async def _record_error(deps: Deps, pending: Pending, user_id: str, error: errors.BotError) -> None:
+    """A confirmed change that raised: `failed` (the clicker sees the error), or `unknown` when
+    its write got no answer, said where `announce` says changes, for someone to check."""
+    await audit.record_error(
+        _change(deps, pending, user_id),
+        error,
+        who=render.mention(user_id),
+        slack=deps.slack,
+        channel=pending.channel_id,
+        alert_channel=deps.settings.slack.alert_channel,
+        journal=deps.journal,
     )
-    await announce(deps, pending, change, text)
 
 
-def _change(
-    deps: Deps, pending: Pending, user_id: str, outcome: audit.Outcome, note: str
-) -> audit.Change:
-    """The record of a confirmed change that ended in an error, from what it asked for."""
+def _change(deps: Deps, pending: Pending, user_id: str) -> audit.Change:
+    """The record of a confirmed change that ended in an error, from what it asked for (its
+    outcome and note are set by `audit.record_error`)."""
     params = pending.params
     what = f"{params.get('kind', '')} {params.get('namespace') or params.get('ns', '')}/"
     what += f"{params.get('name', '')} on {params.get('cluster', '')}"
     reason = params.get("reason", "")
-    return audit.Change(user_id, pending.action, what, outcome, deps.clock(), reason, note=note)
+    action = _ACTION_WORDS.get(pending.action, pending.action)
+    return audit.Change(user_id, action, what, "failed", deps.clock(), reason)

@@ -26,7 +26,7 @@ from bot.commands.parsed import Reconcile, ReconcileShortcut, Sync
 from bot.core import errors
 from bot.gitops import argo, ops
 from bot.gitops import render as render_gitops
-from bot.gitops.target import Request, StepState, Target, resolve_request
+from bot.gitops.target import Request, StepState, Target, audit_outcome, resolve_request
 from bot.kube.ports import KubeWriter
 from bot.service.deps import Deps
 from bot.slack import blocks as render
@@ -118,6 +118,7 @@ async def _reconcile_flux(
         )
         final = report.steps[-1]
         details = {"requestedAt": final.token, "ready": final.ready, "reason": final.reason}
+        details |= {"note": final.note} if final.state == "not read back" else {}
         change = _change(deps, user, "reconcile", request.target, report.outcome, details)
         await _record(deps, invocation, change)
         return render_gitops.flux_result(report, user)
@@ -150,7 +151,8 @@ async def _refresh(
             polling=_polling(deps),
             on_requested=requested,
         )
-        await _record(deps, invocation, _change(deps, user, action, target, report.state, {}))
+        details = _argo_details(report)
+        await _record(deps, invocation, _change(deps, user, action, target, report.state, details))
         return render_gitops.argo_result(report, user)
 
     progress = render_gitops.argo_progress(target, action, user)
@@ -196,7 +198,7 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
             alert_channel=deps.settings.slack.alert_channel,
         )
         report = await ops.wait_sync(kube, target, polling=_polling(deps), written=written)
-    change = _change(deps, clicker, "sync", target, report.state, _sync_details(report))
+    change = _change(deps, clicker, "sync", target, report.state, _argo_details(report))
     text = render_gitops.sync_audit_text(report, clicker)
     await confirm.announce(deps, pending, change, text)
     return {**render_gitops.argo_result(report, clicker), "response_type": "ephemeral"}
@@ -240,18 +242,6 @@ def _polling(deps: Deps) -> ops.Polling:
     return ops.Polling(timeout=deps.settings.gitops.reconcile_timeout.total_seconds())
 
 
-# How a request ended, as the audit record's outcome.
-_OUTCOMES: dict[StepState, audit.Outcome] = {
-    "succeeded": "ok",
-    "skipped": "ok",
-    "failed": "failed",
-    "not started": "failed",
-    "unknown": "unknown",
-    "timed out": "unknown",
-    "blocked": "unknown",  # written, held by a sync window: it runs when the window opens
-}
-
-
 def _change(
     deps: Deps,
     user: str,
@@ -260,9 +250,9 @@ def _change(
     state: StepState,
     details: dict[str, str],
 ) -> audit.Change:
-    where = f"{target.describe()} on {target.cluster}"
+    where, outcome = f"{target.describe()} on {target.cluster}", audit_outcome(state)
     return audit.Change(
-        f"slack:{user}", action, where, _OUTCOMES[state], deps.clock(), details=details, note=state
+        f"slack:{user}", action, where, outcome, deps.clock(), details=details, note=state
     )
 
 
@@ -307,9 +297,11 @@ class _Action:
         await _record(self.deps, self.invocation, dataclasses.replace(change, note=note))
 
 
-def _sync_details(report: argo.ArgoReport) -> dict[str, str]:
+def _argo_details(report: argo.ArgoReport) -> dict[str, str]:
     app = report.app
     if app is None:
+        return {"error": report.error} if report.error else {}
+    if report.action != "sync":
         return {}
     return {"phase": app.phase, "message": app.message, "revision": app.synced_revision}
 

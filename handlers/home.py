@@ -23,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.alerts.model import AlertState, ClusterAlerts, Phase, Severity
 from bot.core import errors
 from bot.gitops import kinds as gitops_kinds
-from bot.gitops import render_suspend, suspend_expiry
+from bot.gitops import render_suspend
 from bot.health import usecase as health
 from bot.home import usecase as home_reads
 from bot.home.assemble import ordered
@@ -120,7 +120,8 @@ async def _held(deps: Deps, cluster: str) -> tuple[list[HeldObject], list[str]]:
         for ns in deps.settings.keda.namespaces
         for ref in (kinds.SCALED_JOB, kinds.SCALED_OBJECT)
     ]
-    flux_places = [(ref, ns) for ns in suspend_expiry.NAMESPACES for ref in FLUX_REFS]
+    # Flux objects may be suspended in any namespace (a timed suspend too): one list per kind.
+    flux_places = [(ref, None) for ref in FLUX_REFS]
     return await home_reads.read_held(deps.kube[cluster], keda_places, flux_places)
 
 

@@ -186,9 +186,9 @@ async def _report(
             user=clicker,
             action=plan.action,
             target=plan.target.describe(),
-            outcome="ok",
+            outcome=outcome.audit_outcome,
             at=now,
-            note=_outcome_word(outcome),
+            note=outcome.audit_note,
             reason=pending.params.get("reason", ""),
             details=words.pause_details(state) | {"requested_by": pending.requested_by},
         )
@@ -205,12 +205,6 @@ def _record_refusal(
     """A change the cluster refused: logged only (the user sees the message)."""
     change = Change(user, action, target.describe(), "failed", now, note=str(error))
     audit.log_change(change)
-
-
-def _outcome_word(outcome: Outcome) -> str:
-    if not outcome.took_effect:
-        return "changed by someone else meanwhile"
-    return "done" if outcome.acknowledged else "not acknowledged by KEDA"
 
 
 def _target(kind: str, namespace: str, name: str, cluster: str | None, deps: Deps) -> Target:

@@ -12,12 +12,10 @@ from datetime import timedelta
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.access import audit
 from bot.access.audit import Change
 from bot.access.confirmations import Pending
 from bot.commands.parsed import FluxResume, Suspend
-from bot.core import errors
-from bot.gitops import ops, suspend_expiry, suspend_ops
+from bot.gitops import ops, suspend_ops
 from bot.gitops import render_suspend as words
 from bot.gitops.suspend import SuspendPlan
 from bot.gitops.target import Target
@@ -33,12 +31,6 @@ async def ask_suspend(parsed: Suspend, deps: Deps, invocation: Invocation) -> Me
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
     await access.require_operator(deps, invocation.user_id, f"suspend {target.describe()}")
     check_reason(parsed.reason)
-    if parsed.duration is not None and target.namespace not in suspend_expiry.NAMESPACES:
-        raise errors.UserError(
-            f"A timed suspend is only kept in {', '.join(suspend_expiry.NAMESPACES)}, where "
-            "kai-chatops looks for suspends that are due; suspend it without `for DURATION` "
-            "and resume it by hand. Nothing was changed."
-        )
     now = deps.clock()
     make_plan = suspend_ops.suspending(
         target,
@@ -86,12 +78,8 @@ async def execute_suspend(pending: Pending, deps: Deps, clicker: str) -> Message
     make_plan = suspend_ops.suspending(
         target, user=clicker, reason=reason, duration=duration, now=now
     )
-    kube = deps.kube_for(target.cluster)
-    try:
-        outcome = await suspend_ops.suspend(kube, target, make_plan)
-    except errors.KubeError as e:
-        await _record_failure("suspend", target, clicker, reason, deps, e)
-        raise
+    # An error is raised to `handlers.confirm`, which writes its one audit line.
+    outcome = await suspend_ops.suspend(deps.kube_for(target.cluster), target, make_plan)
     if outcome.written is None:
         return _refusal(outcome.plan, deps)
     until = outcome.plan.until
@@ -109,33 +97,22 @@ async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
     target = Target.from_params(pending.params)
     now = deps.clock()
     polling = ops.Polling(timeout=deps.settings.gitops.reconcile_timeout.total_seconds())
-    kube = deps.kube_for(target.cluster)
-    try:
-        outcome = await suspend_ops.resume(
-            kube,
-            target,
-            suspend_ops.resuming(target),
-            user_id=clicker,
-            clock=deps.clock,
-            polling=polling,
-        )
-    except errors.KubeError as e:
-        await _record_failure("resume", target, clicker, "", deps, e)
-        raise
+    # An error (the resume was not written, or maybe was) is raised to `handlers.confirm`, which
+    # writes its one audit line; once written, the reconcile's end is in the outcome.
+    outcome = await suspend_ops.resume(
+        deps.kube_for(target.cluster),
+        target,
+        suspend_ops.resuming(target),
+        user_id=clicker,
+        clock=deps.clock,
+        polling=polling,
+    )
     if outcome.written is None:
         return _refusal(outcome.plan, deps)
     details = words.details(outcome) | {"requested_by": pending.requested_by}
     change = Change(clicker, "resume", words.where(target), outcome.outcome, now, "", details)
     await confirm.announce(deps, pending, change, words.resume_announcement(outcome, clicker))
     return words.resume_result(outcome, clicker)
-
-
-async def _record_failure(
-    action: str, target: Target, user: str, reason: str, deps: Deps, error: errors.KubeError
-) -> None:
-    """A change the cluster refused or could not take: logged only (the user sees the error)."""
-    change = Change(user, action, words.where(target), "failed", deps.clock(), reason)
-    await audit.record(change, slack=None, channel="", text=str(error))
 
 
 def _refusal(plan: SuspendPlan, deps: Deps) -> Message:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from bot.access import audit
+from bot.core import errors
 from bot.slack.gateway import SlackUnavailable
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
@@ -109,3 +110,41 @@ async def test_with_no_alert_channel_a_direct_message_is_announced_there_alone()
 def test_direct_messages_are_channels_whose_id_starts_with_d() -> None:
     assert audit.is_direct_message("D0123")
     assert not audit.is_direct_message("C0123") and not audit.is_direct_message("G0123")
+
+
+@pytest.mark.parametrize(
+    ("error", "outcome", "posts"),
+    [
+        pytest.param(errors.KubeForbidden("cannot patch scaledjobs"), "failed", [], id="refused"),
+        pytest.param(
+            errors.KubeWriteUnknown("no answer within 5s"),
+            "unknown",
+            [
+                (
+                    "C0TEAM",
+                    "kai-chatops asked to pause ScaledJob annia/w on prod (by hand &lt;here&gt;); "
+                    "the cluster did not answer in time, so it may or may not have been done. "
+                    "Check the object.",
+                )
+            ],
+            id="no-answer",
+        ),
+    ],
+)
+async def test_an_action_that_raised_is_one_line_and_said_only_when_it_may_have_been_done(
+    caplog: pytest.LogCaptureFixture,
+    error: errors.KubeError,
+    outcome: str,
+    posts: list[tuple[str, str]],
+) -> None:
+    caplog.set_level(logging.INFO, logger="kai_chatops.audit")
+    slack = Channels()
+    gateway: Any = slack
+
+    await audit.record_error(
+        CHANGE, error, who="kai-chatops", why=" (by hand <here>)", slack=gateway, channel="C0TEAM"
+    )
+
+    [line] = [json.loads(r.getMessage()) for r in caplog.records]
+    assert (line["action"], line["outcome"], line["note"]) == ("pause", outcome, str(error))
+    assert slack.posts == posts

@@ -28,6 +28,18 @@ OCI_REPOSITORY = {
     "metadata": {"name": "podinfo", "namespace": "flux-system"},
     "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
 }
+PODINFO_RELEASE = {
+    "apiVersion": "helm.toolkit.fluxcd.io/v2",
+    "kind": "HelmRelease",
+    "metadata": {"name": "podinfo", "namespace": "apps", "generation": 1},
+    "spec": {"interval": "10m", "chart": {"spec": {"chart": "podinfo"}}},
+    "status": {"observedGeneration": 1, "conditions": [
+        {"type": "Ready", "status": "True", "reason": "InstallSucceeded", "message": "ok"}
+    ]},
+}  # fmt: skip
+FLUX_RESOURCES = (
+    "helmreleases", "kustomizations", "gitrepositories", "helmrepositories", "ocirepositories",
+)  # fmt: skip
 # (command word, apiVersion, kind, name) of one object of each Flux kind the simulator serves.
 KINDS = [
     pytest.param("hr", "helm.toolkit.fluxcd.io/v2", "HelmRelease", "keda", id="helmrelease"),
@@ -278,11 +290,29 @@ async def test_the_timed_suspend_job_leaves_a_suspend_changed_by_hand_alone(
     assert flux_object(stack, api, "HelmRelease", "keda")["spec"]["suspend"] is True
 
 
-async def test_a_timed_suspend_outside_flux_system_is_refused(stack: Stack) -> None:
+async def test_a_timed_suspend_in_any_namespace_resumes_by_itself_with_one_list_per_kind(
+    stack: Stack, clock: Clock
+) -> None:
+    stack.sim.apply(PODINFO_RELEASE)
+    _, done = await confirmed(stack, "suspend hr apps/podinfo for 1h canary")
+    assert "Suspended HelmRelease apps/podinfo on sim until 2026-08-24 09:00 UTC" in done["text"]
+    await stack.restart_service()
+    deps = stack.service.deps
+    clock.now += timedelta(hours=1, minutes=1)
     stack.sim.clear_requests()
-    reply = await stack.command("suspend hr apps/podinfo for 1h")
-    assert "A timed suspend is only kept in flux-system" in reply.text
-    assert stack.sim.requests == []
+
+    swept = await suspend_expiry.sweep(
+        deps.kube_for(None), deps.slack, deps.settings, clock.now, polling=ops.Polling(timeout=10)
+    )
+
+    assert [o.plan.target.describe() for o in swept.outcomes] == ["HelmRelease apps/podinfo"]
+    podinfo = stack.sim.get("helm.toolkit.fluxcd.io/v2", "HelmRelease", "podinfo", "apps")
+    assert podinfo is not None and podinfo["spec"]["suspend"] is False
+    (post,) = channel_texts(stack, ALERT_CHANNEL)
+    assert "HelmRelease apps/podinfo on sim resumed automatically after 1h" in post
+    assert "Flux reconcile of HelmRelease apps/podinfo on sim: reconciled" in post
+    lists = [(r.resource, r.namespace) for r in stack.sim.requests if r.verb == "list"]
+    assert sorted(lists) == [(kind, None) for kind in sorted(FLUX_RESOURCES)]
 
 
 async def test_a_reason_cannot_mention_anyone_in_blocks_or_fallback_text(stack: Stack) -> None:

@@ -146,6 +146,34 @@ async def test_the_home_tab_lists_clusters_alerts_pauses_suspends_and_changes(
     assert "Refresh" in lines(view)
 
 
+async def test_flux_objects_suspended_in_any_namespace_are_listed_with_one_list_per_kind(
+    stack: Stack,
+) -> None:
+    release = stack.sim.get("helm.toolkit.fluxcd.io/v2", "HelmRelease", "keda", "flux-system")
+    assert release is not None
+    release["metadata"] = {"name": "podinfo", "namespace": "apps"}
+    stack.sim.apply(release)
+    await confirm(stack, "suspend hr apps/podinfo for 1h canary")
+    stack.sim.clear_requests()
+
+    view = await open_home(stack)
+
+    [held] = after(view, "Paused and suspended")
+    assert held.startswith(":double_vertical_bar: *HelmRelease apps/podinfo* on sim — suspended")
+    flux_lists = [
+        (r.resource, r.namespace)
+        for r in stack.sim.requests
+        if r.verb == "list" and r.group.endswith("toolkit.fluxcd.io")
+    ]
+    assert sorted(flux_lists) == [
+        (kind, None)
+        for kind in sorted(
+            ("helmreleases", "kustomizations", "gitrepositories", "helmrepositories",
+             "ocirepositories")
+        )
+    ]  # fmt: skip
+
+
 async def test_refresh_publishes_the_tab_again_with_what_changed(stack: Stack) -> None:
     first = await open_home(stack)
     assert after(first, "Paused and suspended") == ["Nothing paused or suspended."]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -405,6 +406,49 @@ def test_a_result_overtaken_by_a_concurrent_change_says_so() -> None:
 
     assert f'now reads {PAUSED}: "false"' in text
     assert "someone changed it at the same time" in text
+
+
+@pytest.mark.parametrize(
+    ("outcome", "audit_outcome", "note"),
+    [
+        pytest.param(written(True), "ok", "done", id="acknowledged"),
+        pytest.param(written(False), "ok", "not acknowledged by KEDA", id="not-acknowledged"),
+        pytest.param(
+            written(False, {PAUSED: "false"}), "ok", "changed by someone else meanwhile", id="raced"
+        ),
+        pytest.param(
+            dataclasses.replace(written(False), read_error="503 unavailable"),
+            "unknown",
+            "written, but not read back: 503 unavailable",
+            id="not-read-back",
+        ),
+    ],
+)
+def test_a_written_change_is_unknown_only_when_it_could_not_be_read_back(
+    outcome: Outcome, audit_outcome: str, note: str
+) -> None:
+    assert (outcome.audit_outcome, outcome.audit_note) == (audit_outcome, note)
+
+
+def test_a_result_not_read_back_says_it_was_written_and_that_keda_is_not_known() -> None:
+    outcome = dataclasses.replace(written(False), read_error="503 unavailable")
+
+    text = render_changes.result_message(outcome, wait_timeout=10, now=NOW)["text"]
+    announced = render_changes.announcement_text(
+        outcome, user="U0123ABCD", requested_by="", now=NOW
+    )
+
+    assert text == (
+        "The pause is written on ScaledJob annia/annia-worker on prod (the API server accepted "
+        "the patch), but it could not be read back afterwards (503 unavailable), so whether "
+        "KEDA acknowledged it is not known. List it again to see where it stands."
+    )
+    assert blocks.neutralise(announced).startswith(
+        ":grey_question: <@U0123ABCD> paused ScaledJob annia/annia-worker on prod"
+    )
+    assert announced.endswith(
+        "It could not be read back after the change, so KEDA's answer is not known."
+    )
 
 
 def test_the_automatic_resume_names_its_length_who_paused_it_and_why() -> None:

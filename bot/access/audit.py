@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from bot.core import errors
 from bot.slack import blocks as render
 from bot.slack.gateway import SlackGateway, SlackUnavailable
 
@@ -78,6 +79,43 @@ async def record(
     log_change(change)
     await _keep(change, journal)
     await announce(text, slack=slack, channel=channel, alert_channel=alert_channel)
+
+
+async def record_error(
+    change: Change,
+    error: Exception,
+    *,
+    who: str,
+    why: str = "",
+    slack: SlackGateway | None,
+    channel: str,
+    alert_channel: str = "",
+    journal: Journal | None = None,
+) -> None:
+    """The one audit line of an action that raised `error`.
+
+    A write that got no answer (`KubeWriteUnknown`) may have been applied: `unknown`, kept in
+    the journal and said in `channel` (`who`, mrkdwn, asked to do it; `why`, plain text, says
+    more), since nothing later would. Anything else is `failed` and logged only: whoever asked
+    sees the error, or the job that tried tries again.
+    """
+    if not isinstance(error, errors.KubeWriteUnknown):
+        log_change(replace(change, outcome="failed", note=str(error)))
+        return
+    target = render.escape(change.target) + render.escape(why)
+    text = (
+        f"{who} asked to {change.action} {target}; the cluster did not answer in time, so it "
+        "may or may not have been done. Check the object."
+    )
+    unknown = replace(change, outcome="unknown", note=str(error))
+    await record(
+        unknown,
+        slack=slack,
+        channel=channel,
+        text=text,
+        alert_channel=alert_channel,
+        journal=journal,
+    )
 
 
 async def _keep(change: Change, journal: Journal | None) -> None:

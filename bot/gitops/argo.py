@@ -160,9 +160,16 @@ class ArgoReport:
     target: Target
     action: str  # "refresh", "hard refresh" or "sync"
     state: StepState
-    app: AppState | None  # None: the Application was deleted while waiting
+    app: AppState | None  # None: deleted while waiting, or (state "not read back") unread
     elapsed: float
     waited: str = ""  # the timeout, named in a timed-out report
+    error: str = ""  # why the Application could not be read after the request
+
+
+def unread_report(target: Target, action: str, elapsed: float, error: str) -> ArgoReport:
+    """A refresh or sync that was requested but whose Application could not be read since:
+    Argo CD acts on it (a sync runs) whether or not we can see it."""
+    return ArgoReport(target, action, "not read back", None, elapsed, error=error)
 
 
 def judge_sync(app: RawObject) -> StepState:

@@ -107,9 +107,11 @@ async def run_flux(
     on_requested: OnRequested | None = None,
 ) -> FluxReport:
     """Reconcile each step in turn and wait for it; a step that does not succeed stops the rest.
+    A read that fails after a step's request ends that step as "not read back".
 
     Raises:
-        KubeError: a patch or read failed beyond the gateway's retries.
+        KubeError: a request (or the read before retrying a conflicting one) failed beyond the
+            gateway's retries.
     """
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -141,14 +143,17 @@ async def _reconcile_one(
     token, before, written = await _request_flux(kube, step, user_id, clock, polling.sleep)
     if on_requested is not None:
         await on_requested(target, token)
-    obj, done = await _follow(
-        kube,
-        target,
-        lambda o: o is None or plan.flux_phase(o, before) is FluxPhase.DONE,
-        written,
-        deadline,
-        polling,
-    )
+    try:
+        obj, done = await _follow(
+            kube,
+            target,
+            lambda o: o is None or plan.flux_phase(o, before) is FluxPhase.DONE,
+            written,
+            deadline,
+            polling,
+        )
+    except errors.KubeError as e:  # written: Flux may act on it, we cannot see whether
+        return plan.judge_flux_unread(target, token, str(e))
     if not done or obj is None:
         waited = plan.format_wait(polling.timeout)
         return plan.judge_flux_timeout(obj, target, token, before, waited)
@@ -188,10 +193,11 @@ async def run_refresh(
     polling: Polling,
     on_requested: OnRequested | None = None,
 ) -> argo.ArgoReport:
-    """Ask Argo CD to refresh the Application (read first by the caller) and wait until it has.
+    """Ask Argo CD to refresh the Application (read first by the caller) and wait until it has;
+    a read that fails after the request ends the wait as "not read back".
 
     Raises:
-        KubeError: a patch or read failed beyond the gateway's retries.
+        KubeError: the patch failed beyond the gateway's retries.
     """
     loop = asyncio.get_running_loop()
     started = loop.time()
@@ -199,16 +205,19 @@ async def run_refresh(
     written = await _patch_retrying(kube, target, body, polling.sleep)
     if on_requested is not None:
         await on_requested(target, body["metadata"]["annotations"][argo.REFRESH])
-    app, done = await _follow(
-        kube,
-        target,
-        lambda a: a is None or not argo.is_refresh_pending(a),
-        written,
-        started + polling.timeout,
-        polling,
-    )
-    state: StepState = "succeeded" if done and app is not None else "timed out"
     action = "hard refresh" if hard else "refresh"
+    try:
+        app, done = await _follow(
+            kube,
+            target,
+            lambda a: a is None or not argo.is_refresh_pending(a),
+            written,
+            started + polling.timeout,
+            polling,
+        )
+    except errors.KubeError as e:  # requested: Argo CD may act on it, we cannot see whether
+        return argo.unread_report(target, action, loop.time() - started, str(e))
+    state: StepState = "succeeded" if done and app is not None else "timed out"
     return _argo_report(target, action, state, app, loop.time() - started, polling)
 
 
@@ -236,21 +245,22 @@ async def wait_sync(
     kube: KubeWriter, target: Target, *, polling: Polling, written: RawObject | None = None
 ) -> argo.ArgoReport:
     """Wait until the controller clears `operation`, or says a sync window holds it; report
-    `status.operationState`. `written`: the Application as `start_sync` left it.
-
-    Raises:
-        KubeError: a read failed beyond the gateway's retries.
+    `status.operationState`. `written`: the Application as `start_sync` left it. A read that
+    fails meanwhile ends the wait as "not read back": the sync was started either way.
     """
     loop = asyncio.get_running_loop()
     started = loop.time()
-    app, done = await _follow(
-        kube,
-        target,
-        lambda a: a is None or not argo.is_sync_pending(a) or argo.is_blocked_by_window(a),
-        written,
-        started + polling.timeout,
-        polling,
-    )
+    try:
+        app, done = await _follow(
+            kube,
+            target,
+            lambda a: a is None or not argo.is_sync_pending(a) or argo.is_blocked_by_window(a),
+            written,
+            started + polling.timeout,
+            polling,
+        )
+    except errors.KubeError as e:  # started: Argo CD runs it, we cannot see how it ends
+        return argo.unread_report(target, "sync", loop.time() - started, str(e))
     state: StepState = "timed out"
     if done and app is not None:
         state = argo.judge_sync(app)

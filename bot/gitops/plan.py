@@ -239,6 +239,22 @@ def judge_flux_timeout(
     return StepResult(target, "timed out", message=detail, note=note, token=token)
 
 
+def judge_flux_unread(target: Target, token: str, error: str) -> StepResult:
+    """The result when the request was written but the object could not be read afterwards:
+    Flux may well act on it, so it is neither done nor failed."""
+    note = f"requested, but the object could not be read since: {error}"
+    return StepResult(target, "not read back", note=note, token=token)
+
+
+def judge_flux_request_error(target: Target, error: errors.KubeError) -> StepResult:
+    """The result when the reconcile request itself failed: refused (nothing written), or got
+    no answer (it may have been written)."""
+    if isinstance(error, errors.KubeWriteUnknown):
+        note = f"the reconcile request got no answer, so it may or may not have been made: {error}"
+        return StepResult(target, "not read back", note=note)
+    return StepResult(target, "failed", note=f"the reconcile could not be requested: {error}")
+
+
 @dataclass(frozen=True)
 class FluxReport:
     """Every step of one reconcile, sources first, and how long it took in seconds."""

@@ -22,12 +22,14 @@ ICONS: dict[StepState, str] = {
     "skipped": ":fast_forward:",
     "not started": ":heavy_minus_sign:",
     "blocked": ":no_entry:",
+    "not read back": ":grey_question:",
 }
 _FLUX_OUTCOMES: dict[StepState, str] = {
     "succeeded": "reconciled",
     "failed": "failed",
     "unknown": "finished, but its status can't be determined (no Ready condition)",
     "timed out": "no result in time",
+    "not read back": "its result could not be read back",
 }
 WORKING = ":arrows_counterclockwise:"
 
@@ -84,7 +86,7 @@ def _step_text(step: StepResult) -> str:
 
 
 def _summary(step: StepResult) -> str:
-    if step.state in ("timed out", "skipped", "not started"):
+    if step.state in ("timed out", "skipped", "not started", "not read back"):
         return step.note
     parts = [f"Ready {step.ready}" + (f" ({step.reason})" if step.reason else "")]
     if not step.ready:
@@ -112,6 +114,12 @@ def argo_result(report: ArgoReport, user_id: str) -> Message:
 
 
 def _argo_outcome(report: ArgoReport) -> str:
+    if report.state == "not read back":
+        done = "started" if report.action == "sync" else "requested"
+        return (
+            f"{done}, but its result could not be read: the Application could not be read "
+            f"since ({report.error}). Check it before trying again"
+        )
     if report.app is None:
         return "the Application was deleted while waiting"
     if report.state == "blocked":

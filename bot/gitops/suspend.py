@@ -19,7 +19,7 @@ from typing import Any, Literal
 from bot.core import conditions as c
 from bot.core.models import RawObject
 from bot.gitops.plan import FluxReport
-from bot.gitops.target import Target
+from bot.gitops.target import AuditOutcome, Target, audit_outcome
 from bot.rules import flux_suspend as record
 from bot.rules.flux_suspend import SuspendRecord, read_suspend_record
 
@@ -57,14 +57,9 @@ class SuspendOutcome:
     reconcile: FluxReport | None = None
 
     @property
-    def outcome(self) -> Literal["ok", "failed", "unknown"]:
-        """The audit word: ok, failed, or unknown (the reconcile's result could not be read)."""
-        if self.reconcile is None:
-            return "ok"
-        state = self.reconcile.outcome
-        if state in ("succeeded", "skipped"):
-            return "ok"
-        return "failed" if state == "failed" else "unknown"
+    def outcome(self) -> AuditOutcome:
+        """The audit word: a suspend written is `ok`; a resume ends as its reconcile does."""
+        return "ok" if self.reconcile is None else audit_outcome(self.reconcile.outcome)
 
 
 @dataclass(frozen=True)

@@ -2,15 +2,16 @@
 
 Like the timed KEDA pause (`bot.keda.expiry`): the expiry lives on the object, so any replica, or
 the service after a restart, finds it; the object as it stands decides, so a suspend resumed or
-changed by hand is left alone. A resume is followed by a reconcile, as `/kai resume` does. Runs
-from the scheduler (`bot.service.schedule`); posts through `bot.access.audit`.
+changed by hand is left alone. Timed suspends are found in every namespace (one cluster-wide list
+per Flux kind). A resume is followed by a reconcile, as `/kai resume` does. Runs from the
+scheduler (`bot.service.schedule`); posts through `bot.access.audit`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from bot.access import audit
@@ -35,11 +36,9 @@ from bot.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
 
-# Where timed suspends are looked for: Flux's own namespace, where the deploy's Role lets the bot
-# read and patch Flux objects (deploy/base/rbac-flux.yaml). A timed suspend elsewhere is refused.
-NAMESPACES = ("flux-system",)
 REFS = tuple(gitops_kinds.FLUX[kind] for kind in words.KIND_WORDS)
 CHANGED_BY_HAND = "its suspend was changed by hand since"
+EXPIRED = "timed suspend expired"  # the reason of an automatic resume's audit line
 
 
 @dataclass(frozen=True)
@@ -59,13 +58,15 @@ async def sweep(
     polling: ops.Polling | None = None,
     journal: audit.Journal | None = None,
 ) -> Sweep:
-    """Resume our Flux suspends in `NAMESPACES` whose `suspend-until` has passed, on one cluster.
+    """Resume our Flux suspends, in every namespace, whose `suspend-until` has passed, on one
+    cluster.
 
     Each is reconciled, then posted in `slack.alert_channel` ("resumed automatically after 2h",
-    who suspended it and why, the reconcile's result) and logged. A failure is logged and the
-    others go on.
+    who suspended it and why, the reconcile's result); each try is one audit line. A resume that
+    fails is logged (the next pass tries again) and the others go on; one whose write got no
+    answer is also said in the channel.
     """
-    pages = await asyncio.gather(*(_list_quietly(kube, r, ns) for ns in NAMESPACES for r in REFS))
+    pages = await asyncio.gather(*(_list_quietly(kube, ref) for ref in REFS))
     objs = [obj for page in pages for obj in page]
     found = [find_expired_suspend(obj, kube.cluster, now) for obj in objs]
     expired = [e for e in found if e is not None]
@@ -95,36 +96,33 @@ async def _resume_expired(
             return SuspendPlan("resume", target, expired.record, refusal=CHANGED_BY_HAND)
         return plan_resume(obj, target)
 
+    record = Change("kai-chatops", "resume", words.where(target), "ok", now, EXPIRED)
     try:
         outcome = await suspend_ops.resume(
             kube, target, make_plan, user_id="kai-chatops", clock=lambda: now, polling=polling
         )
     except errors.BotError as e:
         log.error("could not resume %s after its timed suspend: %s", words.where(target), e)
+        why = " (its timed suspend was over)"
+        await audit.record_error(
+            record, e, who="kai-chatops", why=why, slack=slack, channel=channel, journal=journal
+        )
         return None
     if outcome.written is None:
         log.info("timed suspend of %s left alone: %s", words.where(target), outcome.plan.refusal)
         return None
-    change = Change(
-        user="kai-chatops",
-        action="resume",
-        target=words.where(target),
-        outcome=outcome.outcome,
-        at=now,
-        reason="timed suspend expired",
-        details=words.details(outcome),
-    )
+    change = replace(record, outcome=outcome.outcome, details=words.details(outcome))
     text = words.auto_resume_announcement(expired, outcome)
     await audit.record(change, slack=slack, channel=channel, text=text, journal=journal)
     return outcome
 
 
-async def _list_quietly(kube: KubeReader, ref: ResourceRef, namespace: str) -> list[RawObject]:
-    """One namespace's objects of one kind; a failure is logged so the others are still checked."""
+async def _list_quietly(kube: KubeReader, ref: ResourceRef) -> list[RawObject]:
+    """One kind's objects in every namespace; a failure is logged so the others are checked."""
     try:
-        return await kube.list_objects(ref, namespace)
+        return await kube.list_objects(ref)
     except errors.KubeNotFound:  # this kind is not served here (Flux, or that source, absent)
         return []
     except errors.KubeError as e:
-        log.error("timed suspends: cannot list %s in %s: %s", ref.qualified, namespace, e)
+        log.error("timed suspends: cannot list %s in all namespaces: %s", ref.qualified, e)
         return []

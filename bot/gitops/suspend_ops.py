@@ -9,6 +9,7 @@ read again and decided again, never overwritten. No Slack here.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -17,6 +18,7 @@ from bot.core import conditions as c
 from bot.core import errors
 from bot.core.models import RawObject
 from bot.gitops import ops
+from bot.gitops.plan import FluxReport, judge_flux_request_error
 from bot.gitops.suspend import SuspendOutcome, SuspendPlan, plan_resume, plan_suspend
 from bot.gitops.target import Target
 from bot.kube.ports import KubeWriter
@@ -66,14 +68,23 @@ async def resume(
 ) -> SuspendOutcome:
     """Resume the object as it now stands, then request a reconcile and wait for its result.
 
+    Once `spec.suspend: false` is written the resume is done: a reconcile that cannot be
+    requested or followed after it is reported in the outcome, never raised.
+
     Raises:
-        UserError: the object does not exist; KubeError: a write or read failed.
+        UserError: the object does not exist; KubeError: the resume itself failed.
     """
     plan, written = await apply_plan(kube, target, make_plan)
     if written is None:
         return SuspendOutcome(plan)
     step = ops.FluxStep(target, written)
-    report = await ops.run_flux(kube, (step,), user_id=user_id, clock=clock, polling=polling)
+    started = asyncio.get_running_loop().time()
+    try:
+        report = await ops.run_flux(kube, (step,), user_id=user_id, clock=clock, polling=polling)
+    except errors.KubeError as e:
+        log.warning("%s resumed, but its reconcile failed: %s", target.describe(), e)
+        elapsed = asyncio.get_running_loop().time() - started
+        report = FluxReport((judge_flux_request_error(target, e),), elapsed)
     return SuspendOutcome(plan, written, report)
 
 

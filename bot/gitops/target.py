@@ -21,8 +21,34 @@ REQUESTED_WHEN = "kai-chatops/requested-at"
 _WITH_SOURCE_KINDS = ("HelmRelease", "Kustomization")
 
 StepState = Literal[
-    "succeeded", "failed", "unknown", "timed out", "skipped", "not started", "blocked"
+    "succeeded",
+    "failed",
+    "unknown",
+    "timed out",
+    "skipped",
+    "not started",
+    "blocked",
+    "not read back",  # the request was written; what followed could not be read (DESIGN 2)
 ]
+AuditOutcome = Literal["ok", "failed", "unknown"]  # `bot.access.audit.Outcome`
+
+# How a step ends, as the audit record's outcome (DESIGN 2 "Safety": `unknown` when the result
+# could not be read back). The one mapping: `/kai reconcile`, refresh, sync and Flux resume.
+_AUDIT_OUTCOMES: dict[StepState, AuditOutcome] = {
+    "succeeded": "ok",
+    "skipped": "ok",
+    "failed": "failed",
+    "not started": "failed",  # nothing was requested: an earlier step did not succeed
+    "unknown": "unknown",  # finished without a Ready condition: its result cannot be told
+    "timed out": "unknown",
+    "blocked": "unknown",  # written, held by a sync window: it runs when the window opens
+    "not read back": "unknown",
+}
+
+
+def audit_outcome(state: StepState) -> AuditOutcome:
+    """The audit outcome (`ok`, `failed`, `unknown`) of a request that ended in `state`."""
+    return _AUDIT_OUTCOMES[state]
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Reads for the Home tab on one cluster: what is paused or suspended there.
 
-The use-case layer: one list per (kind, namespace) at once, through the `KubeReader` port. A kind
-the cluster does not serve (404: Flux or KEDA not installed) has nothing held and is skipped
-quietly; any other failure becomes a note on the tab, never a failed tab.
+The use-case layer: one list per (kind, namespace or all namespaces) at once, through the
+`KubeReader` port. A kind the cluster does not serve (404: Flux or KEDA not installed) has
+nothing held and is skipped quietly; any other failure becomes a note on the tab, never a
+failed tab.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from bot.home.model import HeldObject
 from bot.kube.kinds import ResourceRef
 from bot.kube.ports import KubeReader
 
-Place = tuple[ResourceRef, str]  # a resource type and a namespace
+Place = tuple[ResourceRef, str | None]  # a resource type and a namespace (None: every one)
 
 
 async def read_held(
@@ -33,7 +34,8 @@ async def read_held(
         except errors.KubeNotFound:
             return []
         except errors.KubeError as e:
-            notes.append(f"{kube.cluster}: cannot list {ref.qualified} in {namespace}: {e}")
+            where = namespace or "all namespaces"
+            notes.append(f"{kube.cluster}: cannot list {ref.qualified} in {where}: {e}")
             return []
 
     keda_pages = await asyncio.gather(*(read(p) for p in keda_places))

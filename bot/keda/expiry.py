@@ -33,6 +33,7 @@ from bot.rules import keda
 from bot.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
+EXPIRED = "timed pause expired"  # the reason of an automatic resume's audit line
 
 
 @dataclass(frozen=True)
@@ -114,12 +115,11 @@ async def _resume_expired(
         outcome = await apply_plan(kube, target, make_plan, wait)
     except errors.BotError as e:
         log.error("could not resume %s after its timed pause: %s", target.describe(), e)
-        unknown = isinstance(e, errors.KubeWriteUnknown)
-        failed = Change(
-            "kai-chatops", "resume", target.describe(), "unknown" if unknown else "failed", now,
-            reason="timed pause expired", note=str(e),
-        )  # fmt: skip
-        audit.log_change(failed)
+        record = Change("kai-chatops", "resume", target.describe(), "failed", now, EXPIRED)
+        why = " (its timed pause was over)"
+        await audit.record_error(
+            record, e, who="kai-chatops", why=why, slack=slack, channel=channel, journal=journal
+        )
         return None
     if not outcome.written:
         log.info("timed pause of %s left alone: %s", target.describe(), outcome.plan.nothing_to_do)
@@ -128,10 +128,10 @@ async def _resume_expired(
         user="kai-chatops",
         action="resume",
         target=target.describe(),
-        outcome="ok",
+        outcome=outcome.audit_outcome,
         at=now,
-        note="done" if outcome.acknowledged else "not acknowledged by KEDA",
-        reason="timed pause expired",
+        note=outcome.audit_note,
+        reason=EXPIRED,
         details=render_changes.pause_details(expired.state),
     )
     text = render_changes.auto_resume_text(expired, outcome)

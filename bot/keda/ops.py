@@ -165,8 +165,9 @@ async def follow(
 
     Stops at once when the annotations seen are not what the plan wrote (someone changed
     them), since KEDA will never acknowledge a state the object no longer asks for. When a read
-    fails after the write, the object as the patch returned it stands for the result (the
-    change was made and must still be reported and recorded).
+    fails after the write, the object as the patch returned it stands for the result, with the
+    error in `read_error` (the change was made and must still be reported and recorded, as
+    not read back).
 
     Raises:
         UserError: the object vanished right after the write.
@@ -196,7 +197,7 @@ async def follow(
                 raise
             log.warning("%s: cannot read it back after the change: %s", target.describe(), e)
             state = keda.read_pause_state(written)
-            return Outcome(plan, state, False, loop.time() - started)
+            return Outcome(plan, state, False, loop.time() - started, read_error=str(e))
         if obj is None:
             raise errors.UserError(f"{target.describe()} was deleted right after the change.")
         state = keda.read_pause_state(obj)

@@ -89,13 +89,30 @@ class Outcome:
     """What applying a plan did: the state read back after the write, and whether KEDA followed.
 
     `after` is None when nothing was written. `acknowledged` says whether KEDA's `Paused`
-    condition matched the annotation within the wait.
+    condition matched the annotation within the wait. `read_error` set: the write was accepted
+    but the object could not be read back after it (`after` is then what the patch returned),
+    so how it ended is not known.
     """
 
     plan: Plan
     after: PauseState | None = None
     acknowledged: bool = False
     waited: float = 0.0
+    read_error: str = ""
+
+    @property
+    def audit_outcome(self) -> Literal["ok", "unknown"]:
+        """The audit word of a written change: `unknown` when it could not be read back."""
+        return "unknown" if self.read_error else "ok"
+
+    @property
+    def audit_note(self) -> str:
+        """How a written change ended, in words, for its audit line."""
+        if self.read_error:
+            return f"written, but not read back: {self.read_error}"
+        if not self.took_effect:
+            return "changed by someone else meanwhile"
+        return "done" if self.acknowledged else "not acknowledged by KEDA"
 
     @property
     def written(self) -> bool:

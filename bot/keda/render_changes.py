@@ -77,6 +77,14 @@ def result_message(outcome: Outcome, *, wait_timeout: float, now: datetime) -> M
     if after is None:
         return nothing_message(plan, now)
     name = plan.target.describe()
+    if outcome.read_error:
+        text = (
+            f"The {plan.action} is written on {name} (the API server accepted the patch), but "
+            f"it could not be read back afterwards ({outcome.read_error}), so whether KEDA "
+            "acknowledged it is not known. List it again to see where it stands."
+        )
+        safe = render.escape(text)
+        return render.text_message(safe, mrkdwn=f"{_icon(outcome)} {safe}")
     if not outcome.took_effect:
         text = (
             f"The patch was accepted, but {name} now reads {annotation_words(after)}: "
@@ -228,6 +236,8 @@ def _expected_condition(outcome: Outcome) -> bool:
 
 
 def _short_ack(outcome: Outcome) -> str:
+    if outcome.read_error:
+        return "It could not be read back after the change, so KEDA's answer is not known."
     if not outcome.acknowledged:
         return "KEDA has not acknowledged it yet."
     expected = _expected_condition(outcome)
@@ -237,6 +247,8 @@ def _short_ack(outcome: Outcome) -> str:
 
 
 def _icon(outcome: Outcome) -> str:
+    if outcome.read_error:
+        return ":grey_question:"
     if not outcome.acknowledged:
         return ":hourglass_flowing_sand:"
     return ":double_vertical_bar:" if outcome.plan.action == "pause" else ":arrow_forward:"
