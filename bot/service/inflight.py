@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Coroutine, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -29,16 +29,11 @@ class InFlight:
     """A count of running pieces of work, and an event that is set while there are none."""
 
     def __init__(self, *, quiet: float = QUIET, acks_first_for: float = ACKS_FIRST_FOR) -> None:
-        self._quiet, self._acks_first_for = quiet, acks_first_for
         self._count = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._acking = 0
-        self._acks_sent = asyncio.Event()  # set once a burst of acks is over
-        self._acks_sent.set()
-        self._last_ack = 0.0
-        self._quiet_timer: asyncio.TimerHandle | None = None
+        self._burst = _Burst(quiet, acks_first_for)
         self.draining = False
 
     @property
@@ -58,28 +53,11 @@ class InFlight:
     def acking(self) -> Iterator[None]:
         """Count the enclosed request as being acked: spawned work waits until none has been
         for `quiet` seconds (so the rest of a burst is acked first)."""
-        self._acking += 1
-        self._acks_sent.clear()
+        self._burst.ack_started()
         try:
             yield
         finally:
-            self._acking -= 1
-            self._last_ack = asyncio.get_running_loop().time()
-            if self._quiet_timer is None:
-                self._quiet_timer = asyncio.get_running_loop().call_at(
-                    self._last_ack + self._quiet, self._maybe_burst_over
-                )
-
-    def _maybe_burst_over(self) -> None:
-        """One timer per burst: it ends the burst, or waits on after the latest ack."""
-        loop = asyncio.get_running_loop()
-        self._quiet_timer = None
-        if self._acking:
-            return  # the ack being sent starts the timer again when it is done
-        if loop.time() < self._last_ack + self._quiet:
-            self._quiet_timer = loop.call_at(self._last_ack + self._quiet, self._maybe_burst_over)
-            return
-        self._acks_sent.set()
+            self._burst.ack_sent()
 
     def spawn(
         self, work: Coroutine[Any, Any, None], *, first_time: Awaitable[bool] | None = None
@@ -102,9 +80,7 @@ class InFlight:
         return task
 
     async def _after_acks(self, work: Coroutine[Any, Any, None]) -> None:
-        if not self._acks_sent.is_set():
-            with suppress(TimeoutError):
-                await asyncio.wait_for(self._acks_sent.wait(), self._acks_first_for)
+        await self._burst.over()
         await work
 
     def _finished(self, task: asyncio.Task[None]) -> None:
@@ -129,6 +105,61 @@ class InFlight:
         except TimeoutError:
             return False
         return True
+
+
+class _Burst:
+    """Acks being sent close to one another, and the event that lets work after them start.
+
+    A burst begins with an ack while none is open and ends `quiet` seconds after its last ack,
+    or `longest` seconds after it began, whichever comes first (the next ack then begins
+    another): two timers per burst, none per piece of work waiting.
+    """
+
+    def __init__(self, quiet: float, longest: float) -> None:
+        self._quiet, self._longest = quiet, longest
+        self._acking = 0
+        self._last_ack = 0.0
+        self._over = asyncio.Event()
+        self._over.set()
+        self._quiet_timer: asyncio.TimerHandle | None = None
+        self._deadline: asyncio.TimerHandle | None = None
+
+    def ack_started(self) -> None:
+        self._acking += 1
+        if self._over.is_set():
+            self._over.clear()
+            self._deadline = asyncio.get_running_loop().call_later(self._longest, self._end)
+
+    def ack_sent(self) -> None:
+        self._acking -= 1
+        self._last_ack = asyncio.get_running_loop().time()
+        if self._quiet_timer is None and not self._over.is_set():
+            self._quiet_timer = asyncio.get_running_loop().call_at(
+                self._last_ack + self._quiet, self._maybe_end
+            )
+
+    async def over(self) -> None:
+        if not self._over.is_set():
+            await self._over.wait()
+
+    def _maybe_end(self) -> None:
+        """The quiet timer: the burst ends, or the timer waits on after the latest ack (an ack
+        still being sent starts it again when it is done)."""
+        self._quiet_timer = None
+        due = self._last_ack + self._quiet
+        if self._acking or self._over.is_set():
+            return
+        if asyncio.get_running_loop().time() < due:
+            self._quiet_timer = asyncio.get_running_loop().call_at(due, self._maybe_end)
+            return
+        self._end()
+
+    def _end(self) -> None:
+        for timer in (self._quiet_timer, self._deadline):
+            if timer is not None:
+                timer.cancel()
+        self._quiet_timer = self._deadline = None
+        self._over.set()
 
 
 async def _unless_replayed(work: Coroutine[Any, Any, None], first_time: Awaitable[bool]) -> None:
