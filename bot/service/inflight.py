@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -61,27 +61,25 @@ class InFlight:
 
     def spawn(
         self, work: Coroutine[Any, Any, None], *, first_time: Awaitable[bool] | None = None
-    ) -> asyncio.Task[None]:
+    ) -> None:
         """Run `work` in a task of its own, in flight from this call until it ends.
 
         Listeners ack and return at once (the app runs with `process_before_response`, so the
         ack leaves as soon as the listener returns) and do the slow part here. An exception
         escaping `work` is logged, never lost. With `first_time` (whether the request is new on
         every replica, `bot.service.signing.SeenRequests`), `work` runs only if it says so.
-        `work` starts once a burst of acks is over (`acking`), or after `acks_first_for` at most.
+        `work` starts once a burst of acks is over (`acking`), or after `acks_first_for` at most:
+        until then it is not even a task, so it costs the acks still to be sent nothing.
         """
         self._begin()
         if first_time is not None:
             work = _unless_replayed(work, first_time)
-        work = self._after_acks(work)
+        self._burst.after(lambda: self._start(work))
+
+    def _start(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)  # the loop keeps only a weak reference to a task
         task.add_done_callback(self._finished)
-        return task
-
-    async def _after_acks(self, work: Coroutine[Any, Any, None]) -> None:
-        await self._burst.over()
-        await work
 
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
@@ -108,46 +106,50 @@ class InFlight:
 
 
 class _Burst:
-    """Acks being sent close to one another, and the event that lets work after them start.
+    """Acks being sent close to one another, and the work waiting for them to be sent.
 
     A burst begins with an ack while none is open and ends `quiet` seconds after its last ack,
     or `longest` seconds after it began, whichever comes first (the next ack then begins
-    another): two timers per burst, none per piece of work waiting.
+    another): two timers per burst, none per piece of work waiting. What is to start after it
+    (`after`) starts when it ends, in the order it came.
     """
 
     def __init__(self, quiet: float, longest: float) -> None:
         self._quiet, self._longest = quiet, longest
         self._acking = 0
         self._last_ack = 0.0
-        self._over = asyncio.Event()
-        self._over.set()
+        self._over = True
+        self._waiting: list[Callable[[], None]] = []
         self._quiet_timer: asyncio.TimerHandle | None = None
         self._deadline: asyncio.TimerHandle | None = None
 
     def ack_started(self) -> None:
         self._acking += 1
-        if self._over.is_set():
-            self._over.clear()
+        if self._over:
+            self._over = False
             self._deadline = asyncio.get_running_loop().call_later(self._longest, self._end)
 
     def ack_sent(self) -> None:
         self._acking -= 1
         self._last_ack = asyncio.get_running_loop().time()
-        if self._quiet_timer is None and not self._over.is_set():
+        if self._quiet_timer is None and not self._over:
             self._quiet_timer = asyncio.get_running_loop().call_at(
                 self._last_ack + self._quiet, self._maybe_end
             )
 
-    async def over(self) -> None:
-        if not self._over.is_set():
-            await self._over.wait()
+    def after(self, start: Callable[[], None]) -> None:
+        """`start()` now if no burst is open, else when it ends."""
+        if self._over:
+            start()
+        else:
+            self._waiting.append(start)
 
     def _maybe_end(self) -> None:
         """The quiet timer: the burst ends, or the timer waits on after the latest ack (an ack
         still being sent starts it again when it is done)."""
         self._quiet_timer = None
         due = self._last_ack + self._quiet
-        if self._acking or self._over.is_set():
+        if self._acking or self._over:
             return
         if asyncio.get_running_loop().time() < due:
             self._quiet_timer = asyncio.get_running_loop().call_at(due, self._maybe_end)
@@ -159,7 +161,10 @@ class _Burst:
             if timer is not None:
                 timer.cancel()
         self._quiet_timer = self._deadline = None
-        self._over.set()
+        self._over = True
+        waiting, self._waiting = self._waiting, []
+        for start in waiting:
+            start()
 
 
 async def _unless_replayed(work: Coroutine[Any, Any, None], first_time: Awaitable[bool]) -> None:

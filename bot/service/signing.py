@@ -6,7 +6,7 @@ so no listener, no error handler and no response_url post can follow. A verified
 before (same signature, i.e. same timestamp and body) inside Slack's 5-minute window runs nothing,
 on any replica (`bot.access.once`): this replica's memory answers at once (200, Bolt never sees
 it); the shared memory is asked while the ack leaves, and the work after the ack waits for its
-answer (`InFlight.spawn(..., unless_replayed=...)`), so a claim in a ConfigMap never slows an ack.
+answer (`InFlight.spawn(..., first_time=...)`), so a claim in a ConfigMap never slows an ack.
 Both modes: a response_url that is not Slack's is refused, so the bot never posts where a
 payload tells it to.
 See https://api.slack.com/authentication/verifying-requests-from-slack.
