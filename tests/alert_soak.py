@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import random
 import sys
 import tempfile
@@ -267,12 +268,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="1-20", help="a range like 1-20")
     parser.add_argument("--incidents", type=int, default=6, help="incidents per seed")
+    parser.add_argument(
+        "--log",
+        default=str(Path(tempfile.gettempdir()) / "kai-chatops-soak.log"),
+        help="where the service's log goes (the faults make it warn a lot)",
+    )
     args = parser.parse_args()
+    logging.basicConfig(filename=args.log, filemode="w", level=logging.WARNING)
     first, _, last = args.seeds.partition("-")
     seeds = list(range(int(first), int(last or first) + 1))
     started = time.monotonic()
     figures = asyncio.run(soak(seeds, args.incidents))
-    print(f"{figures.summary()} in {time.monotonic() - started:.0f}s")
+    print(f"{figures.summary()} in {time.monotonic() - started:.0f}s (service log: {args.log})")
     for problem in figures.problems:
         print("  " + problem)
     sys.exit(1 if figures.lost or figures.duplicated or figures.problems else 0)

@@ -47,9 +47,10 @@ GROUPS = {
         ),
     ),
     "replay": Group(
-        ("bot/access/once.py", "bot/service/signing.py"),
+        ("bot/access/once.py", "bot/access/grouped.py", "bot/service/signing.py"),
         ("tests/test_access_once.py", "tests/test_service_signing.py"),
     ),
+    "acks-first": Group(("bot/service/inflight.py",), ("tests/test_service_inflight.py",)),
     "escaping": Group(
         ("bot/slack/blocks.py",),
         (
