@@ -280,3 +280,35 @@ async def test_the_configmap_memory_is_opened_on_the_given_cluster(
     store = grouped.open_once(in_cluster, connect(sim, tmp_path))
     assert await store.claim("req-a", LATER, T0)
     assert sim.get("v1", "ConfigMap", "kai-chatops-state-once", "kai-chatops") is not None
+
+
+async def test_claims_that_came_while_a_write_failed_go_in_the_next_write() -> None:
+    class FirstWriteFails:
+        """A shared memory whose first write fails, once claims have come in meanwhile."""
+
+        def __init__(self) -> None:
+            self.writing, self.go_on, self.writes = asyncio.Event(), asyncio.Event(), 0
+
+        async def claim(self, key: str, until: datetime, now: datetime) -> bool:
+            return (await self.claim_all([Claim(key, until, now)]))[0]
+
+        async def claim_all(self, claims: Sequence[Claim]) -> list[bool]:
+            self.writes += 1
+            if self.writes == 1:
+                self.writing.set()
+                await self.go_on.wait()
+                raise OnceUnavailable("the first write failed")
+            return [True for _ in claims]
+
+        def close(self) -> None:
+            """Nothing to release."""
+
+    shared = FirstWriteFails()
+    store = GroupedClaims(shared)
+    first = asyncio.create_task(store.claim("req-a", LATER, T0))
+    await asyncio.wait_for(shared.writing.wait(), 5)
+    second = asyncio.create_task(store.claim("req-b", LATER, T0))
+    shared.go_on.set()
+    with pytest.raises(OnceUnavailable):
+        await first
+    assert await asyncio.wait_for(second, 5)
