@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from slack_bolt.async_app import AsyncApp
 
 from bot.service.deps import Deps
@@ -18,23 +20,34 @@ from handlers import (
     suspend,
     workloads,
 )
-from handlers.invocation import Executor
+from handlers.invocation import Executor, Runner
 
 FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home)
 
 
 def register(app: AsyncApp, deps: Deps) -> None:
     """Attach every listener: the slash command, Confirm/Cancel, and each feature's buttons."""
-    runners = dict(commands.HEALTH_RUNNERS)
     executors: dict[str, Executor] = {}
     for feature in FEATURES:
-        runners |= feature.RUNNERS
         executors |= feature.EXECUTORS
-    runners = {kind: listing.with_elsewhere_hint(run) for kind, run in runners.items()}
     # Bolt tries listeners in the order they were added, running each one's matchers: the
     # slash command and Confirm/Cancel go first, as they carry most requests.
-    app.command(deps.settings.slack.command)(commands.make_command_listener(runners))
+    app.command(deps.settings.slack.command)(commands.make_command_listener(_runners()))
     app.action(render.CONFIRM_ACTION)(confirm.make_confirm_listener(executors))
     app.action(render.CANCEL_ACTION)(confirm.handle_cancel)
     for feature in FEATURES:
         feature.register(app)
+
+
+def command_acks(deps: Deps) -> Callable[[str], commands.Decided]:
+    """What the ack of `/kai TEXT` says, decided as the slash command's listener decides it."""
+    runners = _runners()
+    return lambda text: commands.decide(text, deps, runners)
+
+
+def _runners() -> dict[type, Runner]:
+    """Each subcommand's runner, by its parsed type."""
+    runners = dict(commands.HEALTH_RUNNERS)
+    for feature in FEATURES:
+        runners |= feature.RUNNERS
+    return {kind: listing.with_elsewhere_hint(run) for kind, run in runners.items()}

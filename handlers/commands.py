@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.context.ack.async_ack import AsyncAck
@@ -20,6 +21,8 @@ from handlers import access, replies
 from handlers.invocation import Invocation, Runner
 
 Listener = Callable[..., Awaitable[None]]
+# The Bolt context key by which HTTP mode tells the listener that the (empty) ack has left.
+ACK_SENT = "kai_chatops_ack_sent"
 
 
 def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
@@ -30,29 +33,17 @@ def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
     ) -> None:
         """Ack at once; bad input and help are answered in the ack itself, work via response_url."""
         deps: Deps = context["deps"]
-        name = deps.settings.slack.command
-        if deps.inflight.draining:
-            await ack(**render.text_message(render.RESTARTING), response_type="ephemeral")
-            return
-        try:
-            parsed = commands.parse_command(command.get("text") or "", command_name=name)
-        except errors.BadCommand as e:
-            deps.metrics.commands.labels("invalid", "rejected").inc()
-            await ack(**render.usage_message(str(e), e.usage), response_type="ephemeral")
-            return
-        subcommand = type(parsed).__name__.lower()
-        if isinstance(parsed, commands.Help):
-            await ack(
-                **render.help_message(help_text(deps, parsed.topic)),
-                response_type="ephemeral",
-            )
-            return
-        run = runners.get(type(parsed))
-        if run is None:
-            note = f"`{name} {subcommand}` is not available in this version of kai-chatops yet."
-            await ack(**render.text_message(note), response_type="ephemeral")
+        # In HTTP mode the endpoint has sent the ack already, decided when the command came:
+        # a command that came before a shutdown began is carried out (the shutdown waits for it).
+        draining = deps.inflight.draining and not context.get(ACK_SENT)
+        decided = decide(command.get("text") or "", deps, runners, draining=draining)
+        if decided.answer is not None:
+            await ack(**decided.answer)
             return
         await ack()
+        assert decided.parsed is not None  # a command that needs no work is answered above
+        parsed, name = decided.parsed, deps.settings.slack.command
+        subcommand, run = type(parsed).__name__.lower(), runners[type(parsed)]
         user_id, channel_id = (
             str(command.get("user_id", "")),
             str(command.get("channel_id", "")),
@@ -69,6 +60,44 @@ def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
         deps.inflight.spawn(reply(), first_time=context.get("first_time"))
 
     return handle_command
+
+
+@dataclass(frozen=True)
+class Decided:
+    """What a slash command's ack says (`answer`), or None: the ack is empty and the work of
+    `parsed` follows."""
+
+    answer: Message | None
+    parsed: commands.Command | None = None
+
+
+def decide(
+    text: str, deps: Deps, runners: Mapping[type, Runner], *, draining: bool | None = None
+) -> Decided:
+    """The ack of `/kai TEXT`: "restarting", the usage of a bad command, the help, or nothing.
+
+    It depends on the text alone, so HTTP mode sends it before Bolt runs the listener
+    (`bot/service/endpoint.py`); the listener decides the same way in Socket Mode.
+    """
+    name = deps.settings.slack.command
+    if deps.inflight.draining if draining is None else draining:
+        return Decided(_ephemeral(render.text_message(render.RESTARTING)))
+    try:
+        parsed = commands.parse_command(text, command_name=name)
+    except errors.BadCommand as e:
+        deps.metrics.commands.labels("invalid", "rejected").inc()
+        return Decided(_ephemeral(render.usage_message(str(e), e.usage)))
+    if isinstance(parsed, commands.Help):
+        return Decided(_ephemeral(render.help_message(help_text(deps, parsed.topic))))
+    if type(parsed) not in runners:
+        subcommand = type(parsed).__name__.lower()
+        note = f"`{name} {subcommand}` is not available in this version of kai-chatops yet."
+        return Decided(_ephemeral(render.text_message(note)))
+    return Decided(None, parsed)
+
+
+def _ephemeral(message: Message) -> Message:
+    return {**message, "response_type": "ephemeral"}
 
 
 def help_text(deps: Deps, topic: str | None) -> str:

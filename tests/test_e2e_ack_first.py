@@ -8,6 +8,7 @@ and that a failure after the ack still ends in a message.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
@@ -103,3 +104,25 @@ async def test_replies_to_many_commands_reuse_the_bots_connections_to_slack(stac
     connections = {post.connection for post in stack.slack.hook_posts}
     assert len(stack.slack.hook_posts) == 6
     assert len(connections) == 1
+
+
+async def test_in_http_mode_the_ack_leaves_before_bolt_runs_and_a_shutdown_then_carries_it_out(
+    tmp_path: Path,
+) -> None:
+    """A command's ack depends on its text alone: HTTP mode sends it before Bolt runs at all
+    (here Bolt's first request, asking Slack who it is, is held). A shutdown that begins after
+    the ack left waits for the command and carries it out; it does not say "restarting"."""
+    async with running_stack(tmp_path) as stack:
+        bolt_may_go_on = asyncio.Event()
+        stack.slack.fail_next("auth.test", mode="delay_before", gate=bolt_may_go_on)
+        delivery = await stack.driver.send_command("health", user_id=OPERATOR)
+        assert delivery.acked and delivery.ack_text == ""
+        stopping = asyncio.create_task(stack.service.stop())
+        await asyncio.sleep(0)  # one turn of the loop: the shutdown begins
+        assert stack.service.deps.inflight.draining
+        bolt_may_go_on.set()
+        await stopping
+        posted = stack.slack.responses(delivery.hook_id)
+        stack.service = stack.make_service()  # the stack stops its service on the way out
+        await stack.service.start()
+    assert [str(post.body["text"])[:17] for post in posted] == ["KAI health on sim"]

@@ -1,28 +1,43 @@
-"""`POST /slack/events` in HTTP mode: the signature, then replays, then Bolt, in one handler.
+"""`POST /slack/events` in HTTP mode: the signature, then replays, then the ack, then Bolt.
 
 Bolt's own aiohttp adapter (bolt-python slack_bolt/adapter/aiohttp/__init__.py and
 slack_bolt/app/async_server.py) would do the same conversions behind our checks as middleware;
-one handler keeps an ack's path to what it needs: read the body once, verify it, drop a replay,
-dispatch to Bolt, answer with Bolt's response. The request counts as being acked
+one handler keeps an ack's path to what it needs. The request counts as being acked
 (`InFlight.acking`) from its first byte read to its answer, so work after other acks waits.
+
+A slash command's ack depends on its text alone ("restarting", a usage text, the help, or
+nothing: `handlers.commands.decide`, the listener's own decision), so it is sent before Bolt runs
+at all; when the ack is empty, Bolt then runs the listener as usual, after the burst of acks it
+came in (`InFlight.spawn`), and whatever the listener would have acked is posted instead.
+Everything else (clicks, events) is Bolt's to answer. Slack gives an app 3 seconds to ack; with
+many commands at once, Bolt's dispatch would be most of each ack's time (bench/ack_latency.py).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from urllib.parse import parse_qsl
 
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
 
 from bot.service import signing
 from bot.service.inflight import InFlight
+from bot.slack import blocks as render
+from bot.slack.blocks import Message
+from bot.slack.responses import ResponseUrls
+from handlers.commands import ACK_SENT
 
 log = logging.getLogger(__name__)
 
 SLACK_PATH = "/slack/events"
+FORM = "application/x-www-form-urlencoded"
 
 
 class SlackEvents:
@@ -35,14 +50,20 @@ class SlackEvents:
         seen: signing.SeenRequests,
         inflight: InFlight,
         *,
+        command: str,
+        command_ack: Callable[[str], Message | None],
+        hooks: Sequence[str],
+        responses: ResponseUrls,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._app, self._secret, self._seen = app, secret, seen
         self._inflight, self._clock = inflight, clock
+        self._command, self._command_ack = command, command_ack
+        self._hooks, self._responses = hooks, responses
 
     async def handle(self, request: web.Request) -> web.Response:
         """401 for a request whose signature cannot be verified (nothing else happens); 200 and
-        nothing run for a replay; else Bolt's answer (the ack)."""
+        nothing run for a replay; else the ack."""
         with self._inflight.acking():
             body = await request.read()
             timestamp = request.headers.get("X-Slack-Request-Timestamp")
@@ -55,17 +76,83 @@ class SlackEvents:
             if not await self._seen.begin(signature, timestamp, now):
                 log.warning("ignored a replayed Slack request (signed at %s)", timestamp)
                 return web.Response(status=200)
-            try:
-                bolt_request = AsyncBoltRequest(
-                    body=body.decode("utf-8", errors="replace"),
-                    query=request.query_string,
-                    headers=request.headers,  # type: ignore[arg-type]
-                )
-                answer = await self._app.async_dispatch(bolt_request)
-            finally:
-                self._seen.end(signature)
-        return web.Response(
-            status=answer.status,
-            body=answer.body.encode(),
-            headers=answer.first_headers_without_set_cookie(),
+            text = body.decode("utf-8", errors="replace")
+            bolt_request = _BoltRequest(text, request.query_string, request.headers)
+            fields = self._our_command(text, request.content_type)
+            if fields is None:
+                try:
+                    return _http(await self._app.async_dispatch(bolt_request.build()))
+                finally:
+                    self._seen.end(signature)
+            return await self._ack_command(fields, bolt_request, signature)
+
+    def _our_command(self, text: str, content_type: str) -> dict[str, str] | None:
+        """The fields of our slash command, or None for anything else."""
+        if content_type != FORM or text.startswith("payload="):
+            return None
+        fields = dict(parse_qsl(text, keep_blank_values=True))
+        if fields.get("command") != self._command or "ssl_check" in fields:
+            return None
+        return fields
+
+    async def _ack_command(
+        self, fields: Mapping[str, str], bolt_request: _BoltRequest, signature: str
+    ) -> web.Response:
+        response_url = fields.get("response_url", "")
+        if not signing.is_allowed_hook(response_url, self._hooks):
+            self._seen.end(signature)
+            log.warning("refused a Slack payload whose response_url is not Slack's")
+            return web.Response(status=400)
+        answer = self._command_ack(fields.get("text") or "")
+        if answer is not None:
+            self._seen.end(signature)
+            return _http(await AsyncAck()(**answer))  # type: ignore[no-untyped-call]
+        self._inflight.spawn(self._dispatch(bolt_request, signature, response_url))
+        return web.Response(status=200)
+
+    async def _dispatch(
+        self, bolt_request: _BoltRequest, signature: str, response_url: str
+    ) -> None:
+        """Bolt runs the listener of a command whose (empty) ack has left, telling it so
+        (`ACK_SENT`); should it ack anything still, or fail, that goes to the response_url
+        (Bolt's error handler has told the user of an error in a listener: 500)."""
+        try:
+            answer = await self._app.async_dispatch(bolt_request.build(**{ACK_SENT: True}))
+        finally:
+            self._seen.end(signature)
+        respond = self._responses.respond_to(response_url)
+        if answer.status == 200 and answer.body:
+            await respond(_message(answer.body))
+        elif answer.status not in (200, 500):
+            log.error("Bolt answered %d to a command already acked", answer.status)
+            await respond(**render.text_message(render.GENERIC_FAILURE), response_type="ephemeral")
+
+
+class _BoltRequest:
+    """What Bolt's request is made of (the headers copied: they outlive the aiohttp request),
+    made into one only when Bolt is to run."""
+
+    def __init__(self, body: str, query: str, headers: Mapping[str, str]) -> None:
+        self._body, self._query, self._headers = body, query, dict(headers)
+
+    def build(self, **context: object) -> AsyncBoltRequest:
+        headers: dict[str, str | Sequence[str]] = dict(self._headers)
+        return AsyncBoltRequest(
+            body=self._body, query=self._query, headers=headers, context=context
         )
+
+
+def _message(body: str) -> Message:
+    """An ack's body as a message: Bolt acks plain text as text, anything richer as JSON."""
+    if body.startswith("{"):
+        parsed: Message = json.loads(body)
+        return parsed
+    return {"text": body}
+
+
+def _http(answer: BoltResponse) -> web.Response:
+    return web.Response(
+        status=answer.status,
+        body=answer.body.encode(),
+        headers=answer.first_headers_without_set_cookie(),
+    )

@@ -27,6 +27,7 @@ from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
+import handlers
 from bot.access import confirmations, grouped
 from bot.access import journal as change_journal
 from bot.alerts import desk
@@ -173,10 +174,19 @@ class Service:
         log.info("kai-chatops serving: %s, port %d", mode, self.port)
 
     def _http_app(self) -> web.Application:
-        """`POST /slack/events` (signature, replays, then Bolt: `endpoint.SlackEvents`)."""
+        """`POST /slack/events`: signature, replays, the ack, Bolt (`endpoint.SlackEvents`)."""
         web_app = web.Application()
-        seen = self._seen or signing.SeenRequests(self.deps.once)
-        events = SlackEvents(self.app, self.env.signing_secret, seen, self.deps.inflight)
+        decide = handlers.command_acks(self.deps)
+        events = SlackEvents(
+            self.app,
+            self.env.signing_secret,
+            self._seen or signing.SeenRequests(self.deps.once),
+            self.deps.inflight,
+            command=self.deps.settings.slack.command,
+            command_ack=lambda text: decide(text).answer,
+            hooks=signing.allowed_hooks(self.env.api_url),
+            responses=self._responses,
+        )
         web_app.router.add_post(SLACK_PATH, events.handle)
         return web_app
 
