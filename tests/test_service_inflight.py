@@ -164,3 +164,19 @@ async def test_replayed_work_never_runs_and_failing_work_is_logged(
         "work after an ack failed",
     ]
     assert "simulated bug" in caplog.text
+
+
+async def test_a_scheduled_job_due_during_a_burst_waits_for_its_acks() -> None:
+    inflight, timeline = InFlight(quiet=QUIET, acks_first_for=LONGEST), Timeline()
+
+    async def job(name: str) -> None:
+        await inflight.acks_sent()
+        timeline.note(name)
+
+    await asyncio.wait_for(job("a job in a quiet time"), 5)  # no burst: at once
+    ack(inflight, timeline, "a")
+    running = asyncio.create_task(job("a job due during a burst"))
+    await asyncio.sleep(0)
+    assert timeline.names() == ["a job in a quiet time", "ack a"]
+    await asyncio.wait_for(running, 5)
+    assert timeline.at("a job due during a burst") - timeline.at("ack a") >= QUIET

@@ -76,6 +76,18 @@ class InFlight:
             work = _unless_replayed(work, first_time)
         self._burst.after(lambda: self._start(work))
 
+    async def acks_sent(self) -> None:
+        """Return once no burst of acks is open (at once when none is): what the service does
+        on its own, its scheduled jobs, waits for the acks too."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def burst_over() -> None:
+            if not done.done():  # its waiter may have been cancelled (a job stopped)
+                done.set_result(None)
+
+        self._burst.after(burst_over)
+        await done
+
     def _start(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)  # the loop keeps only a weak reference to a task

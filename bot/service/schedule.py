@@ -240,6 +240,7 @@ class Schedule:
             if task is not None:
                 self._running.add(task)
             try:
+                await self.deps.inflight.acks_sent()  # a job due during a burst of acks waits
                 await job.run(self.deps)
             except asyncio.CancelledError:
                 log.info("job %s stopped with the service", job.name)
