@@ -8,6 +8,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.service.deps import Deps
 from bot.slack import blocks as render
+from bot.slack.blocks import Message
 from handlers import (
     alerts,
     commands,
@@ -39,10 +40,11 @@ def register(app: AsyncApp, deps: Deps) -> None:
         feature.register(app)
 
 
-def command_acks(deps: Deps) -> Callable[[str], commands.Decided]:
-    """What the ack of `/kai TEXT` says, decided as the slash command's listener decides it."""
+def command_acks(deps: Deps) -> Callable[[str], Message | None]:
+    """What the ack of `/kai TEXT` says (None: nothing, the work follows), decided as the slash
+    command's listener decides it."""
     runners = _runners()
-    return lambda text: commands.decide(text, deps, runners)
+    return lambda text: commands.decide(text, deps, runners).answer
 
 
 def _runners() -> dict[type, Runner]:

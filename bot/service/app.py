@@ -54,8 +54,8 @@ def build_app(
     client: AsyncWebClient,
     signing_secret: str,
     hooks: Sequence[str],
+    responses: ResponseUrls,
     seen: signing.SeenRequests | None = None,
-    responses: ResponseUrls | None = None,
 ) -> AsyncApp:
     """The Bolt app with our listeners; the same app serves HTTP mode and Socket Mode.
 
@@ -82,7 +82,6 @@ def build_app(
         request_verification_enabled=False,
         attaching_function_token_enabled=False,
     )
-    responses = responses or ResponseUrls()
 
     app.use(_RequestSetup(deps, hooks, seen, responses))
     app.error(report_unexpected_error)
@@ -113,9 +112,7 @@ class _RequestSetup(AsyncMiddleware):
         resp: BoltResponse,
         next: Callable[[], Awaitable[BoltResponse]],
     ) -> BoltResponse | None:
-        urls = signing.response_urls(req.body)
-        if any(not signing.is_allowed_hook(url, self._hooks) for url in urls):
-            log.warning("refused a Slack payload whose response_url is not Slack's")
+        if signing.names_foreign_hook(req.body, self._hooks):
             return BoltResponse(status=400, body="")
         context = req.context
         context["deps"] = self._deps

@@ -98,16 +98,16 @@ class SlackEvents:
     async def _ack_command(
         self, fields: Mapping[str, str], bolt_request: _BoltRequest, signature: str
     ) -> web.Response:
-        response_url = fields.get("response_url", "")
-        if not signing.is_allowed_hook(response_url, self._hooks):
+        if signing.names_foreign_hook(fields, self._hooks):
             self._seen.end(signature)
-            log.warning("refused a Slack payload whose response_url is not Slack's")
             return web.Response(status=400)
         answer = self._command_ack(fields.get("text") or "")
         if answer is not None:
             self._seen.end(signature)
             return _http(await AsyncAck()(**answer))  # type: ignore[no-untyped-call]
-        self._inflight.spawn(self._dispatch(bolt_request, signature, response_url))
+        self._inflight.spawn(
+            self._dispatch(bolt_request, signature, fields.get("response_url", ""))
+        )
         return web.Response(status=200)
 
     async def _dispatch(

@@ -132,14 +132,15 @@ class Service:
         self.schedule = schedule.build_scheduler(self.deps, extra_jobs)
         # HTTP mode: requests are signed, so replays are caught (Socket Mode has no signature).
         self._seen = None if env.socket_mode else signing.SeenRequests(self.deps.once)
+        self._hooks = signing.allowed_hooks(env.api_url)
         self._responses = ResponseUrls()
         self.app = bot_app.build_app(
             self.deps,
             client=self._client,
             signing_secret=env.signing_secret,
-            hooks=signing.allowed_hooks(env.api_url),
-            seen=self._seen,
+            hooks=self._hooks,
             responses=self._responses,
+            seen=self._seen,
         )
         self._socket: AsyncSocketModeHandler | None = None
         self._runner: web.AppRunner | None = None
@@ -175,16 +176,16 @@ class Service:
 
     def _http_app(self) -> web.Application:
         """`POST /slack/events`: signature, replays, the ack, Bolt (`endpoint.SlackEvents`)."""
+        assert self._seen is not None  # HTTP mode: requests are signed
         web_app = web.Application()
-        decide = handlers.command_acks(self.deps)
         events = SlackEvents(
             self.app,
             self.env.signing_secret,
-            self._seen or signing.SeenRequests(self.deps.once),
+            self._seen,
             self.deps.inflight,
             command=self.deps.settings.slack.command,
-            command_ack=lambda text: decide(text).answer,
-            hooks=signing.allowed_hooks(self.env.api_url),
+            command_ack=handlers.command_acks(self.deps),
+            hooks=self._hooks,
             responses=self._responses,
         )
         web_app.router.add_post(SLACK_PATH, events.handle)

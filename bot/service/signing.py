@@ -139,6 +139,15 @@ def response_urls(body: Mapping[str, Any]) -> list[str]:
     return [str(url) for url in urls if url]
 
 
+def names_foreign_hook(body: Mapping[str, Any], allowed: Iterable[str]) -> bool:
+    """Whether a payload names a response_url that is not Slack's (said in the log): it is then
+    refused before anything runs, so the bot never posts where a payload tells it to."""
+    if all(is_allowed_hook(url, allowed) for url in response_urls(body)):
+        return False
+    log.warning("refused a Slack payload whose response_url is not Slack's")
+    return True
+
+
 def is_allowed_hook(url: str, allowed: Iterable[str]) -> bool:
     """Whether `url` starts with one of the allowed prefixes (each ends with `/`, so the host
     cannot be extended: `https://hooks.slack.com.evil/` does not match)."""
