@@ -29,6 +29,8 @@ ETCD_SERVER = "go.etcd.io/etcd/server/v3"
 TOOLS = (
     "k8s.io/kubernetes/cmd/kube-apiserver",
     "k8s.io/kubernetes/cmd/kube-controller-manager",
+    # kustomize at the version k8s.io/kubectl embeds: renders deploy/ as `kubectl kustomize` does.
+    "sigs.k8s.io/kustomize/kustomize/v5",
 )
 
 
