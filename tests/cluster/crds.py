@@ -35,9 +35,9 @@ class Shipped:
     files: tuple[str, ...]
 
 
-# Versions: the newest each project published whose go.mod accepts Go 1.26 (newer ones of Argo CD and
-# Flux need Go 1.27 even to be downloaded with GOTOOLCHAIN=local). KAI: v0.12.0 is the one tag the
-# proxy serves.
+# Versions: the newest each project published whose go.mod accepts Go 1.26 (newer ones of Argo CD
+# and Flux need Go 1.27 even to be downloaded with GOTOOLCHAIN=local). KAI: v0.12.0 is the one tag
+# the proxy serves.
 SHIPPED = (
     Shipped(
         "github.com/kedacore/keda/v2",
@@ -62,7 +62,13 @@ SHIPPED = (
         "v1.9.6",
         tuple(
             f"config/crd/bases/source.toolkit.fluxcd.io_{p}.yaml"
-            for p in ("gitrepositories", "ocirepositories", "helmrepositories", "helmcharts", "buckets")
+            for p in (
+                "gitrepositories",
+                "ocirepositories",
+                "helmrepositories",
+                "helmcharts",
+                "buckets",
+            )
         ),
     ),
     Shipped(

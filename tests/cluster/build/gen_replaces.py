@@ -1,16 +1,17 @@
 """Write tests/cluster/build/go.mod for one Kubernetes release, then `go mod tidy` it.
 
 k8s.io/kubernetes requires its ~30 staging modules (k8s.io/api, k8s.io/apiserver, ...) at v0.0.0 and
-points them at ./staging/src/... with `replace`. A module that builds its commands from the proxy must
-repeat one `replace` per staging module, pinned to the matching published tag (v1.N.P <-> v0.N.P).
+points them at ./staging/src/... with `replace`. A module that builds its commands from the proxy
+must repeat one `replace` per staging module, pinned to the matching published tag
+(v1.N.P <-> v0.N.P).
 This script reads that release's own go.mod (fetched with `go mod download -json`, i.e. through the
 Go module proxy) and generates the block, so nobody types it:
 
     python3 tests/cluster/build/gen_replaces.py --kubernetes v1.37.2
 
-The etcd server is taken at the version the release itself requires (its integration tests embed it),
-unless --etcd names another. The `godebug` lines of upstream's go.mod are repeated: they are set by the
-main module, and Kubernetes is tested with them.
+The etcd server is taken at the version the release itself requires (its integration tests embed
+it), unless --etcd names another. The `godebug` lines of upstream's go.mod are repeated: they are
+set by the main module, and Kubernetes is tested with them.
 """
 
 from __future__ import annotations
