@@ -1,8 +1,8 @@
 """The cluster tier: one real control plane per pytest session (see controlplane.py).
 
-The binaries and CRDs are built/fetched by build.py into a per-machine cache; when they are missing
-the `control_plane` fixture builds them first (minutes on a new machine, nothing on a warm one). The
-tests skip, saying why, only where Go is absent.
+The binaries and CRDs are built/fetched by cluster_build.py into a per-machine cache; when they are
+missing the `control_plane` fixture builds them first (minutes on a new machine, nothing on a warm
+one). The tests skip, saying why, only where Go is absent.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-import build  # noqa: E402
+import cluster_build as build  # noqa: E402
 import crds  # noqa: E402
 from controlplane import ControlPlane  # noqa: E402
 
@@ -40,13 +40,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in ours:
         item.add_marker(pytest.mark.cluster)
     if ours:
-        needs_build = bool(build.missing()) or not (build.cache_dir() / "crds").is_dir()
-        ours[0].add_marker(pytest.mark.timeout(BUILD_TIMEOUT_S if needs_build else START_TIMEOUT_S))
+        timeout = BUILD_TIMEOUT_S if needs_build() else START_TIMEOUT_S
+        ours[0].add_marker(pytest.mark.timeout(timeout))
+
+
+def needs_build() -> bool:
+    return bool(build.missing()) or not (build.cache_dir() / "crds" / crds.STAMP).is_file()
 
 
 @pytest.fixture(scope="session")
 def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
-    if build.missing() and shutil.which("go") is None:
+    if needs_build() and shutil.which("go") is None:
         pytest.skip("Go is not installed: the cluster tier builds kube-apiserver and etcd with it")
     started = time.monotonic()
     bin_dir = build.build()

@@ -2,10 +2,10 @@
 
 What controller-runtime's envtest does (sigs.k8s.io/controller-runtime,
 pkg/internal/testing/controlplane/apiserver.go and etcd.go), with binaries built from Go modules by
-build.py, and with what this project needs on top: deploy/'s RBAC and ValidatingAdmissionPolicies
-applied as a user applies them, the CRDs of KEDA, Flux, Argo CD and KAI installed and Established,
-and a kubeconfig for the bot that holds a token of its ServiceAccount minted by the TokenRequest API
-(never the admin's).
+cluster_build.py, and with what this project needs on top: deploy/'s RBAC and
+ValidatingAdmissionPolicies applied as a user applies them, the CRDs of KEDA, Flux, Argo CD and KAI
+installed and Established, and a kubeconfig for the bot that holds a token of its ServiceAccount
+minted by the TokenRequest API (never the admin's).
 
 Every process runs in its own process group with its log in the run directory; stop() ends each
 group (SIGTERM, then SIGKILL past a deadline). Waiting is polling with a deadline, never a sleep of
@@ -233,7 +233,7 @@ class ControlPlane:
         for binary in ("etcd", "kube-apiserver"):
             if not (self.bin_dir / binary).is_file():
                 raise ControlPlaneError(
-                    f"{self.bin_dir / binary} missing: run tests/cluster/build.py"
+                    f"{self.bin_dir / binary} missing: run tests/cluster/cluster_build.py"
                 )
         # The RSA key pair the API server signs ServiceAccount tokens with.
         key, pub = self.pki / "sa.key", self.pki / "sa.pub"
