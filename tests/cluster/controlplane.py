@@ -183,6 +183,18 @@ class ControlPlane:
             config_file=str(kubeconfig)
         )
 
+    def raw_get(self, path: str, token: str | None = None) -> tuple[int, bytes]:
+        """GET a path with the admin's token (or `token`), the server verified against the CA."""
+        ctx = ssl.create_default_context(cafile=str(self.ca_file))
+        req = urllib.request.Request(
+            f"{self.url}{path}", headers={"Authorization": f"Bearer {token or self.admin_token}"}
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=10, context=ctx) as r:
+                return int(r.status), bytes(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+
     def admin(self) -> Any:
         return self.api_client(self.admin_kubeconfig)
 
@@ -292,6 +304,8 @@ class ControlPlane:
                 f"--etcd-servers=http://127.0.0.1:{self.etcd_port}",
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
+                # 1.37 refuses a loopback address for the `kubernetes` Service's endpoints.
+                "--endpoint-reconciler-type=none",
                 f"--secure-port={self.port}",
                 f"--cert-dir={self.pki}",
                 f"--service-cluster-ip-range={SERVICE_CIDR}",
