@@ -96,7 +96,8 @@ STAMP = ".sources"
 def go_env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("GOTOOLCHAIN", "local")
-    env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -mod=mod").strip()
+    # -mod=mod: go.sum is completed if a new machine's Go wants more; no VCS stamping either way.
+    env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -mod=mod -buildvcs=false").strip()
     env.setdefault("CGO_ENABLED", "0")
     return env
 

@@ -157,6 +157,18 @@ def test_the_bot_is_its_service_account_and_not_the_admin(control_plane: Control
     assert "system:masters" not in review.status.user_info.groups
 
 
+def test_the_controller_manager_runs_deploys_deployment(control_plane: ControlPlane) -> None:
+    # deploy/'s Deployment gets its ReplicaSet only from kube-controller-manager's controllers.
+    apps = client.AppsV1Api(control_plane.admin())
+
+    def replica_set() -> Any:
+        found = apps.list_namespaced_replica_set(BOT_NAMESPACE).items
+        return found[0] if found else None
+
+    owned = poll("a ReplicaSet for deploy/'s Deployment", replica_set, 60)
+    assert owned.metadata.owner_references[0].name == "kai-chatops"
+
+
 # ------------------------------------------------------------------------------------- RBAC
 def test_the_bots_token_makes_the_reads_the_bot_makes(seeded: ControlPlane) -> None:
     bot = seeded.bot()
