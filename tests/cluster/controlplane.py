@@ -134,6 +134,7 @@ class ControlPlane:
     kcm_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     processes: list[Process] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    _dynamic: Any = field(default=None, repr=False)
 
     # ----------------------------------------------------------------- paths and kubeconfigs
     @property
@@ -400,26 +401,38 @@ class ControlPlane:
 
     def apply_deploy(self, directory: Path = OVERLAY) -> list[dict[str, Any]]:
         """Server-side apply of deploy/ as a user applies it, namespaces it names created first."""
-        from kubernetes import dynamic
-
-        api = self.admin()
         objects = self.render(directory)
         wanted = {o["metadata"].get("namespace") for o in objects} - {None}
         declared = {o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"}
         for ns in sorted(wanted - declared):
             self.ensure_namespace(ns)
-        dyn = dynamic.DynamicClient(api)  # type: ignore[no-untyped-call]
         # Namespaces first, as kubectl orders them.
         for obj in sorted(objects, key=lambda o: o["kind"] != "Namespace"):
-            resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-            resource.server_side_apply(
-                body=obj,
-                name=obj["metadata"]["name"],
-                namespace=obj["metadata"].get("namespace"),
-                field_manager=FIELD_MANAGER,
-                force_conflicts=True,
-            )
+            self.apply(obj)
         return objects
+
+    def apply(self, obj: dict[str, Any]) -> Any:
+        """Server-side apply of one manifest as the admin (kinds found by discovery)."""
+        from kubernetes import dynamic
+        from kubernetes.dynamic.exceptions import ResourceNotFoundError
+
+        if self._dynamic is None:
+            # Discovery cached in the run directory, never in a file another run could share.
+            self._dynamic = dynamic.DynamicClient(  # type: ignore[no-untyped-call]
+                self.admin(), cache_file=str(self.run_dir / "discovery.json")
+            )
+        try:
+            resource = self._dynamic.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+        except ResourceNotFoundError:  # a kind installed since discovery ran (a CRD)
+            self._dynamic.resources.invalidate_cache()
+            resource = self._dynamic.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+        return resource.server_side_apply(
+            body=obj,
+            name=obj["metadata"]["name"],
+            namespace=obj["metadata"].get("namespace"),
+            field_manager=FIELD_MANAGER,
+            force_conflicts=True,
+        )
 
     def ensure_namespace(self, name: str) -> None:
         from kubernetes import client

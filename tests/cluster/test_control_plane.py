@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from controlplane import BOT_NAMESPACE, BOT_SERVICE_ACCOUNT, ControlPlane, poll
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 BOT_USER = f"system:serviceaccount:{BOT_NAMESPACE}:{BOT_SERVICE_ACCOUNT}"
 KEDA_NS = "annia"  # where deploy/base/rbac-keda.yaml lets the bot pause and resume
@@ -71,37 +71,25 @@ def scaled_job(name: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def seeded(control_plane: ControlPlane) -> Iterator[ControlPlane]:
     """What the bot's reads find: a ScaledJob, KAI's Config, KEDA's metrics APIService."""
-    admin = control_plane.admin()
-    custom = client.CustomObjectsApi(admin)
-    custom.create_namespaced_custom_object(
-        "keda.sh", "v1alpha1", KEDA_NS, "scaledjobs", scaled_job("train-llm")
-    )
-    custom.create_cluster_custom_object(
-        "kai.scheduler",
-        "v1",
-        "configs",
+    control_plane.ensure_namespace("keda")
+    manifests: list[dict[str, Any]] = [
+        scaled_job("train-llm"),
         {
             "apiVersion": "kai.scheduler/v1",
             "kind": "Config",
             "metadata": {"name": "kai-config"},
             "spec": {},
         },
-    )
-    control_plane.ensure_namespace("keda")
-    client.CoreV1Api(admin).create_namespaced_service(
-        "keda",
         {
             "apiVersion": "v1",
             "kind": "Service",
-            "metadata": {"name": "keda-operator-metrics-apiserver"},
+            "metadata": {"name": "keda-operator-metrics-apiserver", "namespace": "keda"},
             "spec": {
                 # No pod matches: no endpoints, as when KEDA's metrics server is down.
                 "selector": {"app": "keda-operator-metrics-apiserver"},
                 "ports": [{"name": "https", "port": 443, "targetPort": 6443}],
             },
         },
-    )
-    client.ApiregistrationV1Api(admin).create_api_service(
         {
             "apiVersion": "apiregistration.k8s.io/v1",
             "kind": "APIService",
@@ -118,8 +106,10 @@ def seeded(control_plane: ControlPlane) -> Iterator[ControlPlane]:
                 "groupPriorityMinimum": 100,
                 "versionPriority": 100,
             },
-        }
-    )
+        },
+    ]
+    for manifest in manifests:
+        control_plane.apply(manifest)
     yield control_plane
 
 
@@ -144,17 +134,19 @@ def test_upstream_crds_are_established_at_the_versions_the_bot_reads(
     ext = client.ApiextensionsV1Api(control_plane.admin())
     for name, version in KINDS.items():
         crd = ext.read_custom_resource_definition(name)
-        conditions = {c.type: c.status for c in crd.status.conditions}
+        assert crd.status is not None, name
+        conditions = {c.type: c.status for c in crd.status.conditions or []}
         assert conditions["Established"] == "True", name
         assert version in [v.name for v in crd.spec.versions if v.served], name
 
 
 def test_the_bot_is_its_service_account_and_not_the_admin(control_plane: ControlPlane) -> None:
     review = client.AuthenticationV1Api(control_plane.bot()).create_self_subject_review(
-        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        client.V1SelfSubjectReview()
     )
+    assert review.status is not None and review.status.user_info is not None
     assert review.status.user_info.username == BOT_USER
-    assert "system:masters" not in review.status.user_info.groups
+    assert "system:masters" not in (review.status.user_info.groups or [])
 
 
 def test_the_controller_manager_runs_deploys_deployment(control_plane: ControlPlane) -> None:
@@ -173,15 +165,16 @@ def test_the_controller_manager_runs_deploys_deployment(control_plane: ControlPl
 def test_the_bots_token_makes_the_reads_the_bot_makes(seeded: ControlPlane) -> None:
     bot = seeded.bot()
     custom = client.CustomObjectsApi(bot)
-    jobs = custom.list_namespaced_custom_object("keda.sh", "v1alpha1", KEDA_NS, "scaledjobs")
+    jobs: Any = custom.list_namespaced_custom_object("keda.sh", "v1alpha1", KEDA_NS, "scaledjobs")
     assert [j["metadata"]["name"] for j in jobs["items"]] == ["train-llm"]
-    everywhere = custom.list_cluster_custom_object("keda.sh", "v1alpha1", "scaledjobs")
+    everywhere: Any = custom.list_cluster_custom_object("keda.sh", "v1alpha1", "scaledjobs")
     assert len(everywhere["items"]) == 1
-    config = custom.get_cluster_custom_object("kai.scheduler", "v1", "configs", "kai-config")
+    config: Any = custom.get_cluster_custom_object("kai.scheduler", "v1", "configs", "kai-config")
     assert config["metadata"]["name"] == "kai-config"
     custom.list_cluster_custom_object("kai.scheduler", "v1", "schedulingshards")
     custom.list_cluster_custom_object("scheduling.run.ai", "v2", "queues")
     apiservice = client.ApiregistrationV1Api(bot).read_api_service(METRICS_APISERVICE)
+    assert apiservice.spec is not None and apiservice.spec.service is not None
     assert apiservice.spec.service.name == "keda-operator-metrics-apiserver"
 
 
@@ -213,7 +206,7 @@ def test_rbac_refuses_what_deploy_does_not_grant(
 
 # -------------------------------------------------------------------------------- admission
 def test_the_bot_may_pause_a_scaled_job(seeded: ControlPlane) -> None:
-    patched = client.CustomObjectsApi(seeded.bot()).patch_namespaced_custom_object(
+    patched: Any = client.CustomObjectsApi(seeded.bot()).patch_namespaced_custom_object(
         "keda.sh",
         "v1alpha1",
         KEDA_NS,
@@ -256,7 +249,7 @@ def test_the_own_state_policy_refuses_a_configmap_rbac_lets_through(seeded: Cont
     with pytest.raises(ApiException) as refused:
         core.create_namespaced_config_map(
             BOT_NAMESPACE,
-            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "not-the-state"}},
+            client.V1ConfigMap(metadata=client.V1ObjectMeta(name="not-the-state")),
         )
     status, message = refusal(refused.value)
     assert status == 403, message
@@ -264,9 +257,9 @@ def test_the_own_state_policy_refuses_a_configmap_rbac_lets_through(seeded: Cont
     assert "not kai-chatops/not-the-state" in message, message
     created = core.create_namespaced_config_map(
         BOT_NAMESPACE,
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kai-chatops-state"}},
+        client.V1ConfigMap(metadata=client.V1ObjectMeta(name="kai-chatops-state")),
     )
-    assert created.metadata.name == "kai-chatops-state"
+    assert created.metadata is not None and created.metadata.name == "kai-chatops-state"
 
 
 # ------------------------------------------------------------------------------- aggregator
@@ -277,7 +270,7 @@ def test_metrics_apiservice_without_endpoints_is_unavailable(seeded: ControlPlan
 
     def unavailable() -> Any:
         got = api.read_api_service(METRICS_APISERVICE)
-        for cond in got.status.conditions or []:
+        for cond in (got.status.conditions if got.status else None) or []:
             if cond.type == "Available" and cond.reason == "MissingEndpoints":
                 return cond
         return None
