@@ -105,7 +105,7 @@ def ldflags(binary: Binary) -> str:
 
 def build_one(binary: Binary, out_dir: Path) -> float:
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / f".{binary.name}.partial"
+    tmp = out_dir / f".{binary.name}.{os.getpid()}.partial"  # two builds at once never collide
     start = time.monotonic()
     print(f"building {binary.name} ({binary.package}) ...", flush=True)
     subprocess.run(
