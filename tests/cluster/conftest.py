@@ -57,7 +57,13 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
     crd_dir = crds.fetch_all(build.cache_dir() / "crds")
     built_s = time.monotonic() - started
     run_dir = tmp_path_factory.mktemp("control-plane")
-    plane = ControlPlane(bin_dir=bin_dir, crd_dir=crd_dir, run_dir=run_dir)
+    plane = ControlPlane(
+        bin_dir=bin_dir,
+        crd_dir=crd_dir,
+        run_dir=run_dir,
+        kwok_bin=build.kwok_bin(),
+        kwok_stages=build.kwok_stages(),
+    )
     plane.timings["build_check_s"] = built_s
     plane.start()
     timings = ", ".join(f"{k} {v:.1f}" for k, v in plane.timings.items())

@@ -40,6 +40,7 @@ BOT_NAMESPACE = "kai-chatops"
 BOT_SERVICE_ACCOUNT = "kai-chatops"
 FIELD_MANAGER = "kai-chatops-cluster-tests"
 SERVICE_CIDR = "10.0.0.0/24"
+FAKE_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 
 T = TypeVar("T")
 
@@ -126,15 +127,21 @@ class ControlPlane:
     crd_dir: Path
     run_dir: Path
     controller_manager: bool = True
+    # kwok and its stage definitions (cluster_build.kwok_bin(), kwok_stages()); None: no fake nodes.
+    kwok_bin: Path | None = None
+    kwok_stages: Path | None = None
     ready_deadline_s: float = 90.0
     etcd_port: int = field(default_factory=free_port)
     etcd_peer_port: int = field(default_factory=free_port)
     port: int = field(default_factory=free_port)
     admin_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     kcm_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    kwok_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    kwok_port: int = field(default_factory=free_port)
     processes: list[Process] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     _dynamic: Any = field(default=None, repr=False)
+    _clients: dict[Path, Any] = field(default_factory=dict, repr=False)
 
     # ----------------------------------------------------------------- paths and kubeconfigs
     @property
@@ -178,11 +185,14 @@ class ControlPlane:
         return path
 
     def api_client(self, kubeconfig: Path) -> Any:
+        """One client per kubeconfig (its connection pool reused across tests)."""
         from kubernetes import config
 
-        return config.new_client_from_config(  # type: ignore[no-untyped-call]
-            config_file=str(kubeconfig)
-        )
+        if kubeconfig not in self._clients:
+            self._clients[kubeconfig] = config.new_client_from_config(  # type: ignore[no-untyped-call]
+                config_file=str(kubeconfig)
+            )
+        return self._clients[kubeconfig]
 
     def raw_get(self, path: str, token: str | None = None) -> tuple[int, bytes]:
         """GET a path with the admin's token (or `token`), the server verified against the CA."""
@@ -212,6 +222,8 @@ class ControlPlane:
             self.timings["apiserver_ready_s"] = time.monotonic() - start
             if self.controller_manager:
                 self._start_controller_manager()
+            if self.kwok_bin is not None:
+                self._start_kwok()
             mark = time.monotonic()
             self.install_crds()
             self.timings["crds_established_s"] = time.monotonic() - mark
@@ -226,6 +238,9 @@ class ControlPlane:
         return self
 
     def stop(self) -> None:
+        for api in self._clients.values():
+            api.close()
+        self._clients.clear()
         # The controller manager and the API server before etcd, which they write to.
         for proc in reversed(self.processes):
             proc.stop()
@@ -262,6 +277,7 @@ class ControlPlane:
         (self.pki / "tokens.csv").write_text(
             f'{self.admin_token},admin,admin,"system:masters"\n'
             f'{self.kcm_token},system:kube-controller-manager,kcm,"system:masters"\n'
+            f'{self.kwok_token},kwok,kwok,"system:masters"\n'
         )
         self.write_kubeconfig(self.admin_kubeconfig, "admin", self.admin_token)
 
@@ -359,6 +375,43 @@ class ControlPlane:
                 "serviceaccount,endpointslice",
                 "--use-service-account-credentials=false",
             ],
+        )
+
+    def _start_kwok(self) -> None:
+        assert self.kwok_bin is not None and self.kwok_stages is not None
+        kubeconfig = self.write_kubeconfig(
+            self.run_dir / "kwok.kubeconfig", "kwok", self.kwok_token
+        )
+        self._spawn(
+            "kwok",
+            [
+                str(self.kwok_bin),
+                f"--kubeconfig={kubeconfig}",
+                f"--config={self.kwok_stages}",
+                # Only the Nodes a test marks as fake (the annotation kwok's docs use).
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-annotation-selector={FAKE_NODE_ANNOTATION}=fake",
+                "--cidr=10.0.1.0/24",
+                "--node-ip=127.0.0.1",
+                # Its kubelet-like endpoint on loopback only (the default listens on every address).
+                f"--server-address=127.0.0.1:{self.kwok_port}",
+            ],
+        )
+
+    def add_gpu_node(self, name: str, gpus: int = 8) -> None:
+        """A Node kwok plays the kubelet of, with `gpus` nvidia.com/gpu."""
+        capacity = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+        self.apply(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "annotations": {FAKE_NODE_ANNOTATION: "fake"},
+                    "labels": {"type": "kwok", "nvidia.com/gpu.present": "true"},
+                },
+                "status": {"capacity": capacity, "allocatable": capacity},
+            }
         )
 
     # ------------------------------------------------------------------- CRDs, deploy/
@@ -459,6 +512,7 @@ class ControlPlane:
         )
         if got.status is None or not got.status.token:
             raise ControlPlaneError("TokenRequest answered without a token")
+        self._clients.pop(self.bot_kubeconfig, None)
         return self.write_kubeconfig(
             self.bot_kubeconfig,
             f"system:serviceaccount:{BOT_NAMESPACE}:{BOT_SERVICE_ACCOUNT}",

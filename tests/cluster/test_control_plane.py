@@ -147,6 +147,7 @@ def test_the_bot_is_its_service_account_and_not_the_admin(control_plane: Control
     assert review.status is not None and review.status.user_info is not None
     assert review.status.user_info.username == BOT_USER
     assert "system:masters" not in (review.status.user_info.groups or [])
+    assert control_plane.admin_token not in control_plane.bot_kubeconfig.read_text()
 
 
 def test_the_controller_manager_runs_deploys_deployment(control_plane: ControlPlane) -> None:
