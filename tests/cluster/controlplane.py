@@ -230,6 +230,7 @@ class ControlPlane:
             mark = time.monotonic()
             self.apply_deploy()
             self.mint_bot_kubeconfig()
+            self.wait_for_admission_policies()
             self.timings["deploy_applied_s"] = time.monotonic() - mark
         except BaseException:
             self.stop()
@@ -518,6 +519,33 @@ class ControlPlane:
             f"system:serviceaccount:{BOT_NAMESPACE}:{BOT_SERVICE_ACCOUNT}",
             got.status.token,
         )
+
+    def wait_for_admission_policies(self) -> None:
+        """Poll until deploy/'s ValidatingAdmissionPolicies are enforced.
+
+        The API server compiles new policies on a 1 s refresh (k8s.io/apiserver
+        pkg/admission/plugin/policy/generic/policy_source.go, policyRefreshIntervalDefault), so a
+        write right after applying deploy/ can pass unchecked. The probe: the bot's dry-run create
+        of a ConfigMap that is not its state, which RBAC allows and `kai-chatops-own-state` (the
+        last policy and binding applied, so the others are in force too) refuses.
+        """
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        core = client.CoreV1Api(self.bot())
+        probe = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="policy-probe"))
+
+        def enforced() -> bool | None:
+            self.check_alive()
+            try:
+                core.create_namespaced_config_map(BOT_NAMESPACE, probe, dry_run="All")
+            except ApiException as e:
+                if e.status == 403 and "kai-chatops-own-state" in str(e.body):
+                    return True
+                raise
+            return None
+
+        poll("deploy/'s admission policies enforced", enforced, self.ready_deadline_s)
 
     def logs(self) -> Iterator[tuple[str, Path]]:
         for proc in self.processes:

@@ -167,9 +167,9 @@ def test_the_bots_token_makes_the_reads_the_bot_makes(seeded: ControlPlane) -> N
     bot = seeded.bot()
     custom = client.CustomObjectsApi(bot)
     jobs: Any = custom.list_namespaced_custom_object("keda.sh", "v1alpha1", KEDA_NS, "scaledjobs")
-    assert [j["metadata"]["name"] for j in jobs["items"]] == ["train-llm"]
+    assert "train-llm" in [j["metadata"]["name"] for j in jobs["items"]]
     everywhere: Any = custom.list_cluster_custom_object("keda.sh", "v1alpha1", "scaledjobs")
-    assert len(everywhere["items"]) == 1
+    assert "train-llm" in [j["metadata"]["name"] for j in everywhere["items"]]
     config: Any = custom.get_cluster_custom_object("kai.scheduler", "v1", "configs", "kai-config")
     assert config["metadata"]["name"] == "kai-config"
     custom.list_cluster_custom_object("kai.scheduler", "v1", "schedulingshards")
