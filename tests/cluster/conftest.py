@@ -25,7 +25,7 @@ from controlplane import ControlPlane  # noqa: E402
 
 # The first test of the tier starts the control plane (and may build it): give it the time that
 # takes, not the 60 s of the unit tests.
-START_TIMEOUT_S = 120
+START_TIMEOUT_S = 300
 BUILD_TIMEOUT_S = 3600
 
 
@@ -35,10 +35,18 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    ours = [i for i in items if HERE in Path(str(i.path)).parents]
-    for item in ours:
-        item.add_marker(pytest.mark.cluster)
+    # First, so that `-m "not cluster"` (run after this) deselects the tier.
+    for item in items:
+        if HERE in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.cluster)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # After every deselection (-k, -m): the first test that will run starts the control plane.
+    ours = [i for i in session.items if HERE in Path(str(i.path)).parents]
     if ours:
         timeout = BUILD_TIMEOUT_S if needs_build() else START_TIMEOUT_S
         ours[0].add_marker(pytest.mark.timeout(timeout))

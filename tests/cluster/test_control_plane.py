@@ -158,7 +158,7 @@ def test_the_controller_manager_runs_deploys_deployment(control_plane: ControlPl
         found = apps.list_namespaced_replica_set(BOT_NAMESPACE).items
         return found[0] if found else None
 
-    owned = poll("a ReplicaSet for deploy/'s Deployment", replica_set, 60)
+    owned = poll("a ReplicaSet for deploy/'s Deployment", replica_set, 45)
     assert owned.metadata.owner_references[0].name == "kai-chatops"
 
 
@@ -276,6 +276,6 @@ def test_metrics_apiservice_without_endpoints_is_unavailable(seeded: ControlPlan
                 return cond
         return None
 
-    cond = poll("APIService Available=False MissingEndpoints", unavailable, 60)
+    cond = poll("APIService Available=False MissingEndpoints", unavailable, 45)
     assert cond.status == "False"
     assert "have no addresses" in cond.message

@@ -30,10 +30,11 @@ def test_a_fake_gpu_node_turns_ready_with_its_gpus(
         conditions = (node.status.conditions if node.status else None) or []
         return node if any(c.type == "Ready" and c.status == "True" for c in conditions) else None
 
-    node = poll("kwok's node Ready", ready, 60)
+    node = poll("kwok's node Ready", ready, 45)
     assert node.status.allocatable["nvidia.com/gpu"] == "8"
 
 
+@pytest.mark.timeout(120)  # two polls: the pod created, then Running
 def test_a_pod_bound_to_a_fake_node_runs(control_plane: ControlPlane, gpu_node: str) -> None:
     core = client.CoreV1Api(control_plane.admin())
     pod = {
@@ -64,10 +65,10 @@ def test_a_pod_bound_to_a_fake_node_runs(control_plane: ControlPlane, gpu_node: 
             raise
         return True
 
-    poll("pod created", created, 60)
+    poll("pod created", created, 45)
 
     def running() -> Any:
         got = core.read_namespaced_pod("train-0", NAMESPACE)
         return got if got.status and got.status.phase == "Running" else None
 
-    assert poll("pod Running", running, 60).status.phase == "Running"
+    assert poll("pod Running", running, 45).status.phase == "Running"
