@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy --strict bot handlers
+	$(BIN)/mypy --strict bot handlers testbed
 	$(BIN)/lint-imports
 
 test: lint

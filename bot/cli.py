@@ -1,4 +1,4 @@
-"""The `kai-chatops` command line (DESIGN 1.1): serve, check, evaluate, demo.
+"""The `kai-chatops` command line (docs/design.md §1.1): serve, check, evaluate, demo.
 
 Composition root: reads the config and environment, builds gateways, runs a use-case, prints.
 Exit codes: 0 fine, 1 not healthy (`check`), 2 could not do it (bad config, input or cluster).
@@ -81,10 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(check(args.config, args.cluster, args.output))
         if args.command == "evaluate":
             return evaluate(args.files, args.output, strict=args.strict)
-        # The demo pulls in the simulator and the emulator: load them only when asked for.
-        from bot.demo import run as run_demo
-
-        return asyncio.run(run_demo(args.run or []))
+        return run_demo_command(args.run or [])
     except errors.ConfigError as e:
         print("invalid configuration:", *e.problems, sep="\n  ", file=sys.stderr)
         if as_json:
@@ -95,6 +92,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         if as_json:
             print(json.dumps({"error": str(e)}))
         return EXIT_ERROR
+
+
+def run_demo_command(steps: Sequence[str]) -> int:
+    """`kai-chatops demo`: the test bed is loaded only here, and only when it is installed."""
+    try:
+        from testbed.demo import run as run_demo
+    except ModuleNotFoundError as e:
+        if e.name is None or not e.name.startswith("testbed"):
+            raise
+        print(
+            "kai-chatops: the demo needs the test bed (the `testbed` package), which this install"
+            " leaves out (the container image does); run it from a clone: make demo",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    return asyncio.run(run_demo(steps))
 
 
 def _log_level(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""Listener for `/kai diagnose kai|keda|NAMESPACE/DEPLOYMENT` (DESIGN 2 "Diagnose").
+"""Listener for `/kai diagnose kai|keda|NAMESPACE/DEPLOYMENT` (docs/design.md §2 "Diagnose").
 
 Viewers may run it; read-only. The diagnosis is posted in the channel, as the evidence the
 channel discusses (the alert thread's first reply is the same message).

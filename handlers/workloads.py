@@ -1,4 +1,4 @@
-"""Listeners for `/kai queues`, `/kai pending` and `/kai why` (DESIGN 2 "KAI workloads").
+"""Listeners for `/kai queues`, `/kai pending` and `/kai why` (docs/design.md §2 "KAI workloads").
 
 Viewers may run them; read-only, answered privately (the asker's question about a job).
 """

@@ -5,7 +5,7 @@ missing; the external-metrics APIService missing, or its `Available` condition n
 Unknown, or not there at all); a shard's scheduler Deployment (`<schedulerName>-<shard>`) with
 no available replica or missing. Warnings: KAI conditions Progressing longer than
 `kai.progressing_timeout`; the kai-operator Deployment with no available replica or missing
-(DESIGN 2 "Alerts"). Reuses the health report's findings and the per-object rules; pure: no
+(docs/design.md §2 "Alerts"). Reuses the health report's findings and the per-object rules; pure: no
 I/O, `now` comes from the caller.
 """
 

@@ -1,4 +1,4 @@
-"""The slash command's grammar (DESIGN 1.3): `parse_command` turns its text into a `Command`.
+"""The slash command's grammar (docs/design.md §1.3): `parse_command` turns its text into a `Command`.
 
 Pure: no I/O, no clock, no Slack or Kubernetes. It checks shape only (names, kinds, durations,
 flags); whether the cluster, the object or the user's rights exist is decided elsewhere.
@@ -84,7 +84,7 @@ USAGE = usage.USAGE
 usage_for = usage.usage_for
 help_text = usage.help_text
 
-# Canonical kind, then the words that name it (case-insensitive), as DESIGN 1.3 lists them.
+# Canonical kind, then the words that name it (case-insensitive), as docs/design.md §1.3 lists them.
 _FLUX_KIND_WORDS: tuple[tuple[FluxKind, str, str], ...] = (
     ("HelmRelease", "helmrelease", "hr"),
     ("Kustomization", "kustomization", "ks"),

@@ -1,4 +1,4 @@
-"""The parsed slash commands (DESIGN 1.3): one frozen dataclass per subcommand.
+"""The parsed slash commands (docs/design.md §1.3): one frozen dataclass per subcommand.
 
 Pure data; `bot.commands.grammar.parse_command` builds them. Every command carries `cluster` from
 `--cluster NAME` (None: the first configured cluster).

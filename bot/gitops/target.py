@@ -28,11 +28,11 @@ StepState = Literal[
     "skipped",
     "not started",
     "blocked",
-    "not read back",  # the request was written; what followed could not be read (DESIGN 2)
+    "not read back",  # the request was written; what followed could not be read (docs/design.md §2)
 ]
 AuditOutcome = Literal["ok", "failed", "unknown"]  # `bot.access.audit.Outcome`
 
-# How a step ends, as the audit record's outcome (DESIGN 2 "Safety": `unknown` when the result
+# How a step ends, as the audit record's outcome (docs/design.md §2 "Safety": `unknown` when the result
 # could not be read back). The one mapping: `/kai reconcile`, refresh, sync and Flux resume.
 _AUDIT_OUTCOMES: dict[StepState, AuditOutcome] = {
     "succeeded": "ok",

@@ -53,7 +53,7 @@ DRAIN_SECONDS = 20.0
 
 @dataclass(frozen=True)
 class SlackEnv:
-    """Slack credentials and endpoint, only ever from the environment (DESIGN 1.2)."""
+    """Slack credentials and endpoint, only ever from the environment (docs/design.md §1.2)."""
 
     bot_token: str
     signing_secret: str

@@ -1,4 +1,4 @@
-"""KAI workloads: `/kai queues`, `/kai pending`, `/kai why` (DESIGN 2 "KAI workloads").
+"""KAI workloads: `/kai queues`, `/kai pending`, `/kai why` (docs/design.md §2 "KAI workloads").
 
 Pure rules (`quantities`, `queues`, `pending`, `reasons`, `why`, `render`) over Queues, PodGroups'
 `status.schedulingConditions[].reasons[]`, BindRequests and events, and one use-case (`usecase`).
