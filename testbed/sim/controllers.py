@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, Literal
+from datetime import datetime
+from typing import Any, Literal, Protocol
 
 from testbed.sim import controller_answers as answers
 from testbed.sim import keda_controller
@@ -21,7 +22,6 @@ from testbed.sim.controller_answers import Behaviour, parse_behaviour
 from testbed.sim.objects import timestamp
 from testbed.sim.resources import ResourceType
 from testbed.sim.selectors import Selector
-from testbed.sim.store import Store
 
 RECONCILE = "sim.kai-chatops/reconcile"
 SYNC = "sim.kai-chatops/sync"
@@ -40,11 +40,44 @@ APPLICATIONS = ("argoproj.io", "v1alpha1", "applications")
 Event = tuple[ResourceType, dict[str, Any]]
 
 
+class ControlledStore(Protocol):
+    """What the controllers need of an API server: the simulator's store, or a real server
+    reached through the official client (`testbed.apicontrollers`)."""
+
+    clock: Callable[[], datetime]
+
+    def find_type(self, group: str, version: str, plural: str) -> ResourceType | None: ...
+
+    def get(self, rtype: ResourceType, namespace: str | None, name: str) -> dict[str, Any]: ...
+
+    def create(self, rtype: ResourceType, namespace: str | None, body: Any) -> dict[str, Any]: ...
+
+    def patch(
+        self,
+        rtype: ResourceType,
+        namespace: str | None,
+        name: str,
+        patch_type: Literal["merge", "json"],
+        patch: Any,
+        *,
+        mode: Literal["main", "status"] = "main",
+    ) -> dict[str, Any]: ...
+
+    def watch(
+        self,
+        rtype: ResourceType,
+        namespace: str | None,
+        selector: Selector,
+        since: str,
+        callback: Callable[[str, dict[str, Any]], None],
+    ) -> tuple[list[tuple[str, dict[str, Any]]], Callable[[], None]]: ...
+
+
 class Controllers:
     """The simulated Flux and Argo CD controllers of one store; `start()` then `stop()`."""
 
     def __init__(
-        self, store: Store, *, default: Behaviour | None = None, keda: bool = False
+        self, store: ControlledStore, *, default: Behaviour | None = None, keda: bool = False
     ) -> None:
         self.store = store
         self.default = default or Behaviour()
