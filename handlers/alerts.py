@@ -15,10 +15,10 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.access import audit, policy
 from bot.access.audit import Change
+from bot.alerts import commands
 from bot.alerts import render as render_alerts
 from bot.alerts.desk import AlertDesk
 from bot.alerts.model import AlertState
-from bot.commands import grammar as commands
 from bot.core import errors
 from bot.core.durations import format_duration
 from bot.health import render as health_render

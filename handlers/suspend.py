@@ -15,9 +15,9 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.access.audit import Change
 from bot.access.confirmations import Pending
-from bot.commands.parsed import FluxResume, Suspend
 from bot.gitops import ops, suspend_ops
 from bot.gitops import render_suspend as words
+from bot.gitops.commands import FluxResume, Suspend
 from bot.gitops.suspend import SuspendPlan
 from bot.gitops.target import Target
 from bot.keda.pause import check_reason

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.commands.parsed import Reconcile, ReconcileShortcut, Sync
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.gitops import kinds as gitops_kinds
+from bot.gitops.commands import Reconcile, ReconcileShortcut, Sync
 from bot.kube.kinds import ResourceRef
 
 REQUESTED_BY = "kai-chatops/requested-by"

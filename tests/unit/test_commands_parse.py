@@ -7,28 +7,18 @@ from datetime import timedelta
 
 import pytest
 
-from bot.commands import grammar as commands
-from bot.commands import usage
-from bot.commands.grammar import (
-    Ack,
-    Alerts,
-    FluxResume,
-    Health,
-    Help,
-    Pause,
-    Reconcile,
-    ReconcileShortcut,
-    Resume,
-    ScaledJobs,
-    Silence,
-    Suspend,
-    Sync,
-    Unsilence,
-)
+from bot.alerts.commands import Ack, Alerts, Silence, Unsilence
+from bot.commands.grammar import Command
+from bot.commands.kinds import ReconcileKind
+from bot.commands.registry import Help
 from bot.core import errors
+from bot.gitops.commands import FluxResume, Reconcile, ReconcileShortcut, Suspend, Sync
+from bot.health.commands import Health
+from bot.keda.commands import Pause, Resume, ScaledJobs
+from bot.subcommands import GRAMMAR
 
 H = timedelta(hours=1)
-KIND_WORDS: list[tuple[str, commands.ReconcileKind]] = [
+KIND_WORDS: list[tuple[str, ReconcileKind]] = [
     ("helmrelease", "HelmRelease"),
     ("hr", "HelmRelease"),
     ("HelmRelease", "HelmRelease"),
@@ -133,8 +123,8 @@ GOOD = [
 @pytest.mark.parametrize(
     ("text", "expected"), GOOD, ids=[text.strip() or "empty" for text, _ in GOOD]
 )
-def test_a_good_command_means_what_design_says(text: str, expected: commands.Command) -> None:
-    assert commands.parse_command(text) == expected
+def test_a_good_command_means_what_design_says(text: str, expected: Command) -> None:
+    assert GRAMMAR.parse(text) == expected
 
 
 CLUSTER = [
@@ -162,8 +152,8 @@ CLUSTER = [
 
 
 @pytest.mark.parametrize(("text", "expected"), CLUSTER, ids=[text for text, _ in CLUSTER])
-def test_cluster_is_taken_from_anywhere_in_the_text(text: str, expected: commands.Command) -> None:
-    assert commands.parse_command(text) == expected
+def test_cluster_is_taken_from_anywhere_in_the_text(text: str, expected: Command) -> None:
+    assert GRAMMAR.parse(text) == expected
 
 
 BAD = [
@@ -225,10 +215,10 @@ def test_a_bad_command_says_what_is_wrong_with_that_subcommands_usage(
     text: str, sub: str, message: str
 ) -> None:
     with pytest.raises(errors.BadCommand) as caught:
-        commands.parse_command(text)
+        GRAMMAR.parse(text)
 
     assert message in str(caught.value)
-    assert caught.value.usage == usage.usage_for(sub)
+    assert caught.value.usage == GRAMMAR.usage_for(sub)
 
 
 @pytest.mark.parametrize(
@@ -241,10 +231,10 @@ def test_a_bad_command_says_what_is_wrong_with_that_subcommands_usage(
 )
 def test_an_unknown_subcommand_gets_the_general_usage(text: str, message: str) -> None:
     with pytest.raises(errors.BadCommand) as caught:
-        commands.parse_command(text)
+        GRAMMAR.parse(text)
 
     assert str(caught.value) == message
-    assert caught.value.usage == usage.usage_for(None)
+    assert caught.value.usage == GRAMMAR.usage_for(None)
     assert "/kai pause NAMESPACE/NAME" in caught.value.usage
     assert "/kai unsilence ALERT_ID" in caught.value.usage
 
@@ -262,25 +252,25 @@ def test_typo_suggests_the_subcommand_and_shows_only_its_usage(
     text: str, message: str, sub: str
 ) -> None:
     with pytest.raises(errors.BadCommand) as caught:
-        commands.parse_command(text)
+        GRAMMAR.parse(text)
 
     assert str(caught.value) == message
-    assert caught.value.usage == usage.usage_for(sub)
+    assert caught.value.usage == GRAMMAR.usage_for(sub)
     assert "unsilence" not in caught.value.usage or sub == "unsilence"
 
 
 def test_usage_uses_the_configured_command_name() -> None:
     with pytest.raises(errors.BadCommand) as caught:
-        commands.parse_command("pause", command_name="/gpu")
+        GRAMMAR.parse("pause", command_name="/gpu")
 
     assert caught.value.usage.startswith("/gpu pause NAMESPACE/NAME [for DURATION] [REASON...]")
     assert "/kai" not in caught.value.usage
 
 
 def test_help_lists_every_command_and_who_may_run_it() -> None:
-    text = usage.help_text("/gpu")
+    text = GRAMMAR.help_text("/gpu")
 
-    for sub in usage.USAGE:
+    for sub in GRAMMAR.words:
         assert f"/gpu {sub}: " in text
     viewers, operators = text.split("For operators only (access.operators):")
     assert "/gpu health" in viewers and "/gpu pause" not in viewers
@@ -290,10 +280,10 @@ def test_help_lists_every_command_and_who_may_run_it() -> None:
 
 
 def test_help_on_one_topic_shows_its_usage() -> None:
-    text = usage.help_text("/kai", "sync")
+    text = GRAMMAR.help_text("/kai", "sync")
 
     assert text.startswith("/kai sync: sync an Argo CD Application")
-    assert usage.usage_for("sync") in text
+    assert GRAMMAR.usage_for("sync") in text
 
 
 @pytest.mark.parametrize(
@@ -315,4 +305,4 @@ def test_help_on_one_topic_shows_its_usage() -> None:
     ],
 )
 def test_changes_and_alert_actions_need_an_operator(text: str, expected: bool) -> None:
-    assert commands.needs_operator(commands.parse_command(text)) is expected
+    assert GRAMMAR.needs_operator(GRAMMAR.parse(text)) is expected

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from bot.commands.parsed import Reconcile, ReconcileShortcut, Sync
 from bot.config import settings as config
 from bot.core import errors
 from bot.gitops import argo, plan
 from bot.gitops import render as render_gitops
 from bot.gitops import target as gitops_target
+from bot.gitops.commands import Reconcile, ReconcileShortcut, Sync
 from bot.gitops.plan import FluxPhase, FluxReport, StepResult
 from bot.gitops.target import Target
 
