@@ -1,4 +1,5 @@
-"""`kai-chatops evaluate`: offline verdicts for dumps, in the exact JSON shape of docs/design.md §1.1."""
+"""`kai-chatops evaluate`: offline verdicts for dumps, in the exact JSON shape of
+docs/design.md §1.1."""
 
 from __future__ import annotations
 
