@@ -1,5 +1,4 @@
-"""Listeners for `/kai scaledjobs`, `/kai pause` and `/kai resume`
-(docs/design.md §1.3, 2 "KEDA pause").
+"""Listeners for `/kai scaledjobs`, `/kai pause` and `/kai resume` (docs/design.md §1.3, 2 "KEDA pause").
 
 Viewers may list. Pause and resume are for operators, in `keda.namespaces` only, both checked
 before any cluster call; they read the object and ask Confirm/Cancel. A valid click re-reads,

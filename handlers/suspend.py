@@ -1,5 +1,4 @@
-"""Listeners for `/kai suspend KIND NS/NAME` and `/kai resume KIND NS/NAME`
-(Flux; docs/design.md §1.3, 2).
+"""Listeners for `/kai suspend KIND NS/NAME` and `/kai resume KIND NS/NAME` (Flux; docs/design.md §1.3, 2).
 
 Operators only, checked before any cluster call and again at the click; both read the object and
 ask Confirm/Cancel. A valid click re-reads and patches `spec.suspend` (a resume then reconciles

@@ -114,8 +114,7 @@ class Owed:
 
 @dataclass(frozen=True, order=True)
 class AlertKey:
-    """An alert's identity (docs/design.md §2): the same key after a resolution is a new
-    incident."""
+    """An alert's identity (docs/design.md §2): the same key after a resolution is a new incident."""
 
     cluster: str
     kind: str

@@ -1,5 +1,4 @@
-"""The slash command's grammar (docs/design.md §1.3): `parse_command` turns its text into a
-`Command`.
+"""The slash command's grammar (docs/design.md §1.3): `parse_command` turns its text into a `Command`.
 
 Pure: no I/O, no clock, no Slack or Kubernetes. It checks shape only (names, kinds, durations,
 flags); whether the cluster, the object or the user's rights exist is decided elsewhere.

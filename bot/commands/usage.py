@@ -1,8 +1,7 @@
 """The words users read about the slash command: usage per subcommand and the help listing.
 
 Pure strings; `{command}` in the templates stands for the configured command name (`/kai`).
-The grammar is docs/design.md §1.3's; `bot.commands.grammar` parses exactly what these texts
-promise.
+The grammar is docs/design.md §1.3's; `bot.commands.grammar` parses exactly what these texts promise.
 """
 
 from __future__ import annotations

@@ -17,8 +17,7 @@ RawObject = Mapping[str, Any]
 
 
 class Health(enum.Enum):
-    """A verdict, in the words of docs/design.md §1.1 (plus `Missing` for an expected, absent
-    object)."""
+    """A verdict, in the words of docs/design.md §1.1 (plus `Missing` for an expected, absent object)."""
 
     HEALTHY = "Healthy"
     SUSPENDED = "Suspended"

@@ -4,8 +4,8 @@ Pure (docs/design.md §2 "Flux reconcile"): suspend merge-patches `spec.suspend:
 `spec.suspend: false` (a reconcile follows, as `flux resume` waits for one), each with our record
 under `kai-chatops/` (who, when, why, until; resume deletes it). fluxcd/flux2 cmd/flux/suspend.go
 and resume.go patch `spec.suspend` the same way (resume.go's `setUnsuspended` writes false, which
-Go's `omitempty` sends as a deletion; docs/design.md asks for the explicit false, as Argo CD writes
-it). Unlike `flux suspend`, an object already suspended is refused rather than patched again, so
+Go's `omitempty` sends as a deletion; docs/design.md asks for the explicit false, as Argo CD writes it).
+Unlike `flux suspend`, an object already suspended is refused rather than patched again, so
 nobody's record of why is overwritten. No I/O, no clock.
 """
 

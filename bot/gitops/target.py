@@ -32,8 +32,8 @@ StepState = Literal[
 ]
 AuditOutcome = Literal["ok", "failed", "unknown"]  # `bot.access.audit.Outcome`
 
-# How a step ends, as the audit record's outcome (docs/design.md §2 "Safety": `unknown` when the
-# result could not be read back). The one mapping: `/kai reconcile`, refresh, sync and Flux resume.
+# How a step ends, as the audit record's outcome (docs/design.md §2 "Safety": `unknown` when the result
+# could not be read back). The one mapping: `/kai reconcile`, refresh, sync and Flux resume.
 _AUDIT_OUTCOMES: dict[StepState, AuditOutcome] = {
     "succeeded": "ok",
     "skipped": "ok",

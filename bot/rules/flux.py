@@ -1,9 +1,9 @@
 """Health of Flux objects: HelmRelease, Kustomization and the source kinds (`*.toolkit.fluxcd.io`).
 
-docs/design.md §2 "Flux objects' health": suspended first, then failure (`Stalled` True or `Ready`
-False, even while `Reconciling` is True: reason `ProgressingWithRetry` means a failed attempt is
-being retried), then in-progress signals (`Reconciling`, a stale `status.observedGeneration`,
-`Ready` Unknown), then Healthy; no conditions at all is Progressing, an OCI HelmRepository included
+docs/design.md §2 "Flux objects' health": suspended first, then failure (`Stalled` True or `Ready` False,
+even while `Reconciling` is True: reason `ProgressingWithRetry` means a failed attempt is being
+retried), then in-progress signals (`Reconciling`, a stale `status.observedGeneration`, `Ready`
+Unknown), then Healthy; no conditions at all is Progressing, an OCI HelmRepository included
 (see `_NEVER_RECONCILED`). As Argo CD's Flux health checks rate it (argo-cd
 resource_customizations/helm.toolkit.fluxcd.io/HelmRelease/testdata/degraded.yaml); the reason
 is fluxcd/pkg apis/meta/conditions.go `ProgressingWithRetryReason`. Pure: no I/O.

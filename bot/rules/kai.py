@@ -1,8 +1,8 @@
 """Health of KAI `Config` and `SchedulingShard` objects (`kai.scheduler/v1`) from their conditions.
 
-docs/design.md §2, the same logic as KAI's own Argo CD Lua check (PR #1875): keys on condition
-`status` and `observedGeneration`, never on `reason`; ignores `Ready` and `Reconciling` (old
-releases lack the first and leave the second True). Pure: no I/O.
+docs/design.md §2, the same logic as KAI's own Argo CD Lua check (PR #1875): keys on condition `status`
+and `observedGeneration`, never on `reason`; ignores `Ready` and `Reconciling` (old releases lack
+the first and leave the second True). Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""One audit line per action, with the outcome it really had (docs/design.md §2 "Safety"), end to
-end.
+"""One audit line per action, with the outcome it really had (docs/design.md §2 "Safety"), end to end.
 
 Signed Slack requests in, the simulated cluster out, with faults injected around our writes: a
 write the cluster refuses is `failed`; a write that got no answer is `unknown` and said in the

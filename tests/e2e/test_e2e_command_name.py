@@ -1,5 +1,4 @@
-"""The configured slash command (docs/design.md §1.3 `slack.command`) is the one every message
-names.
+"""The configured slash command (docs/design.md §1.3 `slack.command`) is the one every message names.
 
 A stack configured with `/gpu`: the alert root and its diagnosis, the `why` advice, the help
 and the errors all say `/gpu`, and nothing the bot wrote anywhere says `/kai`.

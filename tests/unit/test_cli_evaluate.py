@@ -1,5 +1,4 @@
-"""`kai-chatops evaluate`: offline verdicts for dumps, in the exact JSON shape of
-docs/design.md §1.1."""
+"""`kai-chatops evaluate`: offline verdicts for dumps, in the exact JSON shape of docs/design.md §1.1."""
 
 from __future__ import annotations
 

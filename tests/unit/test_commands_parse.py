@@ -1,5 +1,4 @@
-"""The slash command's grammar (docs/design.md §1.3): what each text means, and what a bad one is
-told."""
+"""The slash command's grammar (docs/design.md §1.3): what each text means, and what a bad one is told."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The configuration file's content (docs/design.md §1.4): values, defaults, and every problem
-reported."""
+"""The configuration file's content (docs/design.md §1.4): values, defaults, and every problem reported."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Pod states → the diagnosis lines an on-call reads (docs/design.md §2 "Diagnose"), and the log
-tail.
+"""Pod states → the diagnosis lines an on-call reads (docs/design.md §2 "Diagnose"), and the log tail.
 
 Table tests over pods shaped as the kubelet writes them; each line must say what is wrong and
 what to do, and the container whose log the diagnosis shows must be the failing one.

@@ -1,7 +1,7 @@
 """How a reconcile, refresh, sync or Flux resume ends on the audit record, and in words: pure.
 
-One mapping from a request's end to `ok` / `failed` / `unknown` (docs/design.md §2 "Safety"), used
-by `/kai reconcile`, refresh, sync and Flux resume alike; a request written but not read back is
+One mapping from a request's end to `ok` / `failed` / `unknown` (docs/design.md §2 "Safety"), used by
+`/kai reconcile`, refresh, sync and Flux resume alike; a request written but not read back is
 `unknown`, and its reply says it was made.
 """
 

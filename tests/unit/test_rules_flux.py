@@ -1,5 +1,4 @@
-"""Flux HelmRelease, Kustomization and source verdicts (docs/design.md §2 "Flux objects'
-health")."""
+"""Flux HelmRelease, Kustomization and source verdicts (docs/design.md §2 "Flux objects' health")."""
 
 from __future__ import annotations
 
@@ -187,9 +186,8 @@ def test_suspend_false_is_not_suspended() -> None:
 
 
 def test_an_oci_helmrepository_without_status_is_progressing_and_says_none_is_expected() -> None:
-    """docs/design.md §2 "no conditions → Progressing" holds for every kind; upstream never
-    reconciles an OCI HelmRepository, so the message says no status will come (docs/gitops.md
-    "Verdicts")."""
+    """docs/design.md §2 "no conditions → Progressing" holds for every kind; upstream never reconciles an
+    OCI HelmRepository, so the message says no status will come (docs/gitops.md "Verdicts")."""
     obj = flux_object(
         "HelmRepository", observed=None, spec_extra={"type": "oci", "url": "oci://ghcr.io/x"}
     )

@@ -1,5 +1,4 @@
-"""Slack's signatures, replays and response_urls, decided before anything runs
-(docs/design.md §2)."""
+"""Slack's signatures, replays and response_urls, decided before anything runs (docs/design.md §2)."""
 
 from __future__ import annotations
 
