@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from bot import rules
 from bot.config import settings as config
 from bot.core import conditions, errors
-from bot.core.metrics import Metrics
 from bot.core.models import HealthReport, RawObject, Verdict
 from bot.health import deployments
 from bot.health import render as health_render
@@ -25,7 +24,7 @@ from bot.health import usecase as usecases
 from bot.kube import gateway as kube
 from bot.kube import manifests
 from bot.service import logs
-from bot.service.deps import Deps, utc_now
+from bot.service.deps import SlackEnv, build_deps, utc_now
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
 SECRET_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
@@ -119,16 +118,11 @@ def _log_level(args: argparse.Namespace) -> int:
 
 
 async def serve(config_path: str, host: str, port: int) -> int:
-    from bot.service.server import (  # Slack libraries are not needed by check/evaluate
-        Service,
-        SlackEnv,
-    )
+    from bot.service.server import Service  # Slack's Bolt is not needed by check/evaluate
 
     settings = config.load_settings(config_path)
     env = SlackEnv.from_environ(os.environ)
-    metrics = Metrics()
-    gateways = kube.connect_all(settings.clusters, settings.kubernetes, metrics)
-    service = Service(Deps(settings, gateways, metrics), env, host=host, port=port)
+    service = Service(build_deps(settings, env), env, host=host, port=port)
     await service.run_until_signalled()
     return EXIT_OK
 

@@ -19,11 +19,9 @@ from typing import Any
 from bot.alerts.drain import SLACK_BACKOFFS
 from bot.config import settings as config
 from bot.config.settings import Settings
-from bot.core.metrics import Metrics
-from bot.kube import gateway as kube
-from bot.service.app import SLACK_TIMEOUT
-from bot.service.deps import Deps, utc_now
-from bot.service.server import Service, SlackEnv
+from bot.service.deps import SlackEnv, build_deps, utc_now
+from bot.service.server import Service
+from bot.slack.client import SLACK_TIMEOUT
 from testbed.sim import Simulator
 from testbed.slackemu import Delivery, SlackDriver, SlackEmulator
 
@@ -202,17 +200,15 @@ async def running_stack(
         )
 
         def make_service() -> Service:
-            metrics = Metrics()
-            gateways = kube.connect_all(settings.clusters, settings.kubernetes, metrics)
-            deps = Deps(settings, gateways, metrics, clock, monotonic=monotonic)
-            return Service(
-                deps,
+            deps = build_deps(
+                settings,
                 env,
-                host="127.0.0.1",
-                port=0,
+                clock=clock,
+                monotonic=monotonic,
                 slack_timeout=slack_timeout,
                 slack_backoffs=slack_backoffs,
             )
+            return Service(deps, env, host="127.0.0.1", port=0)
 
         service = make_service()
         await service.start()

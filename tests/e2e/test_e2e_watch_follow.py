@@ -108,17 +108,36 @@ async def test_an_argo_refresh_and_a_sync_are_followed_by_watch(stack: Stack) ->
     assert sorted(made) == ["get", "get", "get", "patch", "patch", "watch", "watch"]
 
 
-async def test_a_keda_pause_is_confirmed_by_watching_for_kedas_paused_condition(
-    stack: Stack,
-) -> None:
+async def pause_confirmed(stack: Stack, watch_status: int | None = None) -> str:
+    """Ask to pause, clear the requests, then Confirm (with the watch answered `watch_status`,
+    when given); the reply's text."""
     ask = await stack.command("pause annia/annia-worker for 1h")
     assert ask.message is not None
     stack.sim.clear_requests()
+    if watch_status is not None:
+        stack.sim.faults.add(watch_status, verb="watch")
     delivery = await stack.driver.click_button(
         render.CONFIRM_ACTION, user_id=OPERATOR, channel_id=DEMO_CHANNEL, message=ask.message
     )
     result = await stack.slack.wait_for_response(delivery.hook_id, timeout=10)
     await watches_ended(stack)
+    return str(result.body["text"])
+
+
+async def test_a_keda_pause_is_confirmed_by_watching_for_kedas_paused_condition(
+    stack: Stack,
+) -> None:
+    text = await pause_confirmed(stack)
     made = [(r.verb, r.status) for r in calls(stack, "scaledjobs")]
-    assert "paused" in str(result.body["text"]).lower()
+    assert "paused" in text.lower()
     assert made == [("get", 200), ("patch", 200), ("watch", 200)]
+
+
+async def test_a_keda_pause_whose_watch_is_refused_is_polled_to_the_same_result(
+    stack: Stack,
+) -> None:
+    text = await pause_confirmed(stack, watch_status=403)
+    made = [(r.verb, r.status) for r in calls(stack, "scaledjobs")]
+    assert "paused" in text.lower()
+    assert made[:3] == [("get", 200), ("patch", 200), ("watch", 403)]
+    assert made[3:] and set(made[3:]) == {("get", 200)}

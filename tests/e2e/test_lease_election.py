@@ -12,10 +12,8 @@ import pytest
 from bot.alerts.lease import LeaderLease
 from bot.config import settings as config
 from bot.config.settings import LeaseSettings
-from bot.core.metrics import Metrics
 from bot.kube.gateway import KubeGateway
-from bot.service.deps import Deps
-from bot.service.server import Service, SlackEnv
+from bot.service.deps import SlackEnv, build_deps
 from testbed.sim import Simulator
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
@@ -138,18 +136,20 @@ async def test_two_replicas_racing_for_a_free_lease_elect_one(gateway: KubeGatew
     ids=["auto with a local file", "auto with the shared ConfigMap", "off", "on"],
 )
 def test_the_service_elects_a_leader_when_replicas_can_share_the_state(
-    gateway: KubeGateway,
+    sim: Simulator,
     tmp_path: Path,
     state: dict[str, str],
     lease: dict[str, bool],
     elected: bool,
 ) -> None:
+    kubeconfig = sim.write_kubeconfig(str(tmp_path / "kubeconfig"))
     raw = {
-        "clusters": [{"name": "sim"}],
+        "clusters": [{"name": "sim", "kubeconfig": kubeconfig, "context": "sim"}],
         "slack": {"alert_channel": "C0ALERTS"},
         "state": {**state, "path": str(tmp_path / "state.sqlite")},
         "lease": lease,
     }
-    deps = Deps(config.parse_settings(raw), {"sim": gateway}, Metrics())
-    service = Service(deps, SlackEnv("xoxb-test", "secret", None, "http://127.0.0.1:9/api/"))
-    assert (service.deps.lease is not None) is elected
+    env = SlackEnv("xoxb-test", "secret", None, "http://127.0.0.1:9/api/")
+    deps = build_deps(config.parse_settings(raw), env)
+    deps.close()
+    assert (deps.lease is not None) is elected

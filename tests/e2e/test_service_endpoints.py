@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from bot.core import errors
-from bot.service.server import SlackEnv
+from bot.service.deps import SlackEnv
 from testbed.stack import Stack, running_stack
 
 

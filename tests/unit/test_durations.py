@@ -58,6 +58,41 @@ def test_a_duration_is_shown_in_the_compact_form(td: timedelta, expected: str) -
     assert durations.format_duration(td) == expected
 
 
+# Health headlines and how long pods waited (formerly `bot.health.report.format_age`).
+COARSE = [
+    (timedelta(seconds=45), "45s"),
+    (timedelta(minutes=25), "25m"),
+    (timedelta(minutes=5, seconds=30), "5m"),
+    (timedelta(hours=1, minutes=30), "1h30m"),
+    (timedelta(hours=2), "2h"),
+    (timedelta(days=2, hours=4, minutes=10), "2d4h"),
+    (timedelta(days=2, minutes=10), "2d"),
+    (timedelta(seconds=-5), "0s"),
+]
+
+
+@pytest.mark.parametrize(("td", "expected"), COARSE, ids=[str(td) for td, _ in COARSE])
+def test_a_coarse_duration_keeps_the_two_largest_units(td: timedelta, expected: str) -> None:
+    assert durations.format_duration(td, "coarse") == expected
+
+
+# The Home tab's alert ages (formerly `bot.home.render._age`'s own arithmetic).
+TO_THE_MINUTE = [
+    (timedelta(seconds=20), "1m"),
+    (timedelta(seconds=-20), "1m"),
+    (timedelta(minutes=2, seconds=59), "2m"),
+    (timedelta(hours=2, minutes=5, seconds=10), "2h5m"),
+    (timedelta(days=1, hours=2, minutes=3, seconds=4), "1d2h3m"),
+]
+
+
+@pytest.mark.parametrize(
+    ("td", "expected"), TO_THE_MINUTE, ids=[str(td) for td, _ in TO_THE_MINUTE]
+)
+def test_a_duration_to_the_minute_is_at_least_one_minute(td: timedelta, expected: str) -> None:
+    assert durations.format_duration(td, "minute") == expected
+
+
 @pytest.mark.parametrize("text", ["30s", "2h", "1d2h", "1h30m", "1d2h3m4s"])
 def test_the_compact_form_reads_back_to_the_same_duration(text: str) -> None:
     assert durations.format_duration(durations.parse_duration(text)) == text

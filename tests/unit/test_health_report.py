@@ -229,19 +229,3 @@ def test_the_apiservice_name_is_configurable() -> None:
 )
 def test_the_overall_verdict_is_the_worst_finding(changes: dict[str, Any], verdict: Health) -> None:
     assert report_of(kai_snapshot(**changes)).verdict is verdict
-
-
-@pytest.mark.parametrize(
-    ("age", "text"),
-    [
-        (timedelta(seconds=45), "45s"),
-        (timedelta(minutes=25), "25m"),
-        (timedelta(hours=1, minutes=30), "1h30m"),
-        (timedelta(hours=2), "2h"),
-        (timedelta(days=2, hours=4, minutes=10), "2d4h"),
-        (timedelta(seconds=-5), "0s"),
-    ],
-    ids=lambda v: str(v),
-)
-def test_ages_are_compact(age: timedelta, text: str) -> None:
-    assert health.format_age(age) == text

@@ -38,13 +38,7 @@ class ReadsFailAfterTheWrite:
         return copy.deepcopy(SCALED_JOB)
 
     async def patch_object(
-        self,
-        ref: ResourceRef,
-        name: str,
-        namespace: str | None,
-        body: Any,
-        *,
-        json_patch: bool = False,
+        self, ref: ResourceRef, name: str, namespace: str | None, body: Any, **_: Any
     ) -> RawObject:
         self.written = copy.deepcopy(SCALED_JOB)
         self.written["metadata"]["annotations"] = {

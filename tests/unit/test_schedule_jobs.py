@@ -43,19 +43,31 @@ class Lease:
 class Desk:
     def __init__(self) -> None:
         self.checked: list[str] = []
+        self.drained: list[str] = []
 
     async def run_check(self, kube: Any, now: datetime, **_: Any) -> None:
         self.checked.append(kube)
 
+    async def drain(self, cluster: str) -> None:
+        self.drained.append(cluster)
 
-def deps(lease: Lease | None = None, desk: Desk | None = None) -> Deps:
+
+def deps(
+    lease: Lease | None = None, desk: Desk | None = None, settings: config.Settings = SETTINGS
+) -> Deps:
+    """Deps whose Slack, state and journal are never used by the scheduler itself."""
     return Deps(
-        SETTINGS,
+        settings,
         {"prod": "prod-gateway", "staging": "staging-gateway"},  # type: ignore[dict-item]
         Metrics(),
-        clock=lambda: NOW,
-        alerts=desk,  # type: ignore[arg-type]
+        slack=None,  # type: ignore[arg-type]
+        confirm_key=b"",
+        once=None,  # type: ignore[arg-type]
+        alert_store=None,  # type: ignore[arg-type]
+        alerts=desk or Desk(),  # type: ignore[arg-type]
         lease=lease,  # type: ignore[arg-type]
+        journal=None,  # type: ignore[arg-type]
+        clock=lambda: NOW,
     )
 
 
@@ -175,7 +187,7 @@ async def test_a_fleets_first_checks_are_spread_over_one_interval() -> None:
             "alerts": {"interval": "40s"},
         }
     )
-    planned = schedule.build_scheduler(Deps(fleet, {}, Metrics(), clock=lambda: NOW))
+    planned = schedule.build_scheduler(deps(settings=fleet))
     started = datetime.now(UTC)
     planned.start()
     try:
