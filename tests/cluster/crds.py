@@ -1,0 +1,187 @@
+"""The CRDs the bot reads, taken from upstream Go modules at pinned versions, never written by hand.
+
+    python3 tests/cluster/crds.py DEST_DIR
+
+Each module is fetched with `go mod download -json MODULE@VERSION` (the Go module proxy's zip holds
+the repository's files) and the CRD files are copied from where upstream keeps them. One kind is not
+shipped as YAML in any module the proxy serves: Flux's HelmRelease (helm-controller's root module is
+not served; its api module holds only Go), so it is generated with controller-gen from
+github.com/fluxcd/helm-controller/api/v2, as upstream's Makefile does, in build/crdgen/.
+
+A stamp file names the sources; when it matches, nothing is fetched (warm runs cost a stat).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CRDGEN = HERE / "build" / "crdgen"
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """CRD files shipped inside an upstream module (paths relative to the module root)."""
+
+    module: str
+    version: str
+    files: tuple[str, ...]
+
+
+# Versions: the newest each project published whose go.mod accepts Go 1.26 (newer ones of Argo CD
+# and Flux need Go 1.27 even to be downloaded with GOTOOLCHAIN=local). KAI: v0.12.0 is the one tag
+# the proxy serves.
+SHIPPED = (
+    Shipped(
+        "github.com/kedacore/keda/v2",
+        "v2.21.0",
+        (
+            "config/crd/bases/keda.sh_scaledjobs.yaml",
+            "config/crd/bases/keda.sh_scaledobjects.yaml",
+        ),
+    ),
+    Shipped(
+        "github.com/argoproj/argo-cd/v3",
+        "v3.5.7",
+        ("manifests/crds/application-crd.yaml", "manifests/crds/appproject-crd.yaml"),
+    ),
+    Shipped(
+        "github.com/fluxcd/kustomize-controller",
+        "v1.9.6",
+        ("config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml",),
+    ),
+    Shipped(
+        "github.com/fluxcd/source-controller",
+        "v1.9.6",
+        tuple(
+            f"config/crd/bases/source.toolkit.fluxcd.io_{p}.yaml"
+            for p in (
+                "gitrepositories",
+                "ocirepositories",
+                "helmrepositories",
+                "helmcharts",
+                "buckets",
+            )
+        ),
+    ),
+    Shipped(
+        "github.com/NVIDIA/KAI-scheduler",
+        "v0.12.0",
+        tuple(
+            f"deployments/kai-scheduler/crds/{f}.yaml"
+            for f in (
+                "kai.scheduler_configs",
+                "kai.scheduler_schedulingshards",
+                "scheduling.run.ai_queues",
+                "scheduling.run.ai_podgroups",
+                "scheduling.run.ai_bindrequests",
+            )
+        ),
+    ),
+)
+
+# Generated: (package, the version build/crdgen/go.mod requires).
+GENERATED = (("github.com/fluxcd/helm-controller/api/v2", "github.com/fluxcd/helm-controller/api"),)
+
+STAMP = ".sources"
+
+
+def go_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("GOTOOLCHAIN", "local")
+    # -mod=mod: go.sum is completed if a new machine's Go wants more; no VCS stamping either way.
+    env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -mod=mod -buildvcs=false").strip()
+    env.setdefault("CGO_ENABLED", "0")
+    return env
+
+
+def crdgen_pin(module: str) -> str:
+    for line in (CRDGEN / "go.mod").read_text().splitlines():
+        parts = line.replace("require ", "").split()
+        if len(parts) >= 2 and parts[0] == module:
+            return parts[1]
+    raise SystemExit(f"{module} not required in {CRDGEN / 'go.mod'}")
+
+
+def sources() -> str:
+    lines = [f"{s.module}@{s.version} {f}" for s in SHIPPED for f in s.files]
+    lines += [f"controller-gen {pkg} ({mod}@{crdgen_pin(mod)})" for pkg, mod in GENERATED]
+    lines.append(f"controller-tools@{crdgen_pin('sigs.k8s.io/controller-tools')}")
+    return "\n".join(lines) + "\n"
+
+
+def module_dir(module: str, version: str) -> Path:
+    with tempfile.TemporaryDirectory() as cwd:  # outside any module: no go.mod gets touched
+        out = subprocess.run(
+            ["go", "mod", "download", "-json", f"{module}@{version}"],
+            capture_output=True,
+            text=True,
+            env=go_env(),
+            cwd=cwd,
+        )
+    info = json.loads(out.stdout or "{}")
+    if out.returncode != 0 or "Dir" not in info:
+        raise RuntimeError(f"go mod download {module}@{version}: {info.get('Error', out.stderr)}")
+    return Path(info["Dir"])
+
+
+def generate(package: str, dest: Path) -> None:
+    subprocess.run(
+        [
+            "go",
+            "tool",
+            "controller-gen",
+            "crd:crdVersions=v1",
+            f"paths={package}",
+            f"output:crd:dir={dest}",
+        ],
+        check=True,
+        cwd=CRDGEN,
+        env=go_env(),
+    )
+
+
+def fetch_all(dest: Path) -> Path:
+    """Fill `dest` with the CRD files unless its stamp already names the same sources."""
+    want = sources()
+    stamp = dest / STAMP
+    if stamp.is_file() and stamp.read_text() == want:
+        return dest
+    tmp = dest.with_name(f"{dest.name}.{os.getpid()}.partial")  # two fetches at once never collide
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for shipped in SHIPPED:
+        print(f"CRDs from {shipped.module}@{shipped.version}", flush=True)
+        root = module_dir(shipped.module, shipped.version)
+        for rel in shipped.files:
+            shutil.copyfile(root / rel, tmp / Path(rel).name)
+    for package, module in GENERATED:
+        print(f"CRDs generated by controller-gen from {package}@{crdgen_pin(module)}", flush=True)
+        generate(package, tmp)
+    (tmp / STAMP).write_text(want)
+    if stamp.is_file() and stamp.read_text() == want:  # another process finished first
+        shutil.rmtree(tmp)
+        return dest
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.replace(dest)
+    return dest
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = fetch_all(Path(argv[0]))
+    print("\n".join(sorted(p.name for p in out.glob("*.yaml"))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
