@@ -2,7 +2,8 @@
 
 Used by `kai-chatops demo`, the end-to-end tests and the benchmarks, so all three exercise the
 same real protocols: signed HTTP or Socket Mode from the emulator to the service, and HTTP from
-the official Kubernetes client to the simulator.
+the official Kubernetes client to the simulator. `running_service` is the Slack half alone, for
+any kubeconfig: the cluster tier runs the same service against a real kube-apiserver.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,10 @@ OPERATOR = "U0OPERATOR"
 VIEWER = "U0VIEWER"
 
 
-def demo_config(kubeconfig: str) -> dict[str, Any]:
+def demo_config(kubeconfig: str, context: str = "sim") -> dict[str, Any]:
     """The configuration the stack runs with, as it would be written in YAML."""
     return {
-        "clusters": [{"name": CLUSTER, "kubeconfig": kubeconfig, "context": "sim"}],
+        "clusters": [{"name": CLUSTER, "kubeconfig": kubeconfig, "context": context}],
         "slack": {"command": "/kai", "alert_channel": ALERT_CHANNEL},
         # OPERATOR is an operator only through the user group, so every change in a test or
         # the demo goes through group resolution (usergroups.list, usergroups.users.list).
@@ -66,10 +67,9 @@ class Reply:
 
 
 @dataclass
-class Stack:
-    """A running simulator, emulator and service, plus a driver playing the Slack user."""
+class ServiceStack:
+    """A running emulator and service, plus a driver playing the Slack user."""
 
-    sim: Simulator
     slack: SlackEmulator
     driver: SlackDriver
     service: Service
@@ -127,13 +127,21 @@ class Stack:
         return Reply(delivery, post.body)
 
     async def restart_service(self) -> None:
-        """Stop the service and start a new one (fresh memory) against the same sim and Slack."""
+        """Stop the service and start a new one (fresh memory) against the same cluster and
+        Slack."""
         await self.service.stop()
         self.service = self.make_service()
         await self.service.start()
         self.driver.bot_url = f"http://127.0.0.1:{self.service.port}/slack/events"
         if self.service.env.socket_mode:
             await self.driver.wait_socket_connected(timeout=10.0)
+
+
+@dataclass
+class Stack(ServiceStack):
+    """A running simulator, emulator and service, plus a driver playing the Slack user."""
+
+    sim: Simulator = field(kw_only=True)
 
 
 def find_button(message: Mapping[str, Any], label: str) -> str:
@@ -174,23 +182,52 @@ async def running_stack(
 ) -> AsyncIterator[Stack]:
     """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards.
 
-        `clock` is the service's idea of now (confirmation expiry, timed pauses, alerts) and the
-        emulated Slack's (message ts), so tests can move time forward without waiting; `monotonic`
-        times the Lease. `slack_timeout` is the service's Slack client timeout (tests of answers
-        that come too late make it short), `slack_backoffs` the waits between tries of an alert
-    message (tests of outages make them zero). The simulator runs its Flux and Argo CD controllers,
-        and with `keda_controller` also a KEDA one that answers pause annotations.
+    `clock` is the service's idea of now (confirmation expiry, timed pauses, alerts) and the
+    emulated Slack's (message ts), so tests can move time forward without waiting; `monotonic`
+    times the Lease. `slack_timeout` is the service's Slack client timeout (tests of answers
+    that come too late make it short), `slack_backoffs` the waits between tries of an alert
+    message (tests of outages make them zero). The simulator runs its Flux and Argo CD
+    controllers, and with `keda_controller` also a KEDA one that answers pause annotations.
     """
-    secret = secrets.token_hex(16)
     simulator = Simulator(scenarios=scenarios, controllers=not keda_controller)
-    emulator = SlackEmulator(wall_clock=lambda: clock().timestamp())
-    async with simulator as sim, emulator as slack:
+    async with simulator as sim:
         if keda_controller:
             sim.start_controllers(keda=True)
-        add_demo_people(slack)
         kubeconfig = sim.write_kubeconfig(str(workdir / "kubeconfig"))
+        async with running_service(
+            workdir,
+            kubeconfig,
+            socket_mode=socket_mode,
+            config_overrides=config_overrides,
+            clock=clock,
+            monotonic=monotonic,
+            slack_timeout=slack_timeout,
+            slack_backoffs=slack_backoffs,
+        ) as served:
+            parts = {f.name: getattr(served, f.name) for f in fields(ServiceStack)}
+            yield Stack(**parts, sim=sim)
+
+
+@asynccontextmanager
+async def running_service(
+    workdir: Path,
+    kubeconfig: str,
+    *,
+    context: str = "sim",
+    socket_mode: bool = False,
+    config_overrides: Mapping[str, Any] | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    monotonic: Callable[[], float] = time.monotonic,
+    slack_timeout: float = SLACK_TIMEOUT,
+    slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
+) -> AsyncIterator[ServiceStack]:
+    """Start the emulator and the service (configured by `demo_config` for the cluster of
+    `kubeconfig`); stop both afterwards. The arguments are `running_stack`'s."""
+    secret = secrets.token_hex(16)
+    async with SlackEmulator(wall_clock=lambda: clock().timestamp()) as slack:
+        add_demo_people(slack)
         state = {"state": {"path": str(workdir / "kai-chatops-state.sqlite")}}
-        raw = {**demo_config(kubeconfig), **state, **(config_overrides or {})}
+        raw = {**demo_config(kubeconfig, context), **state, **(config_overrides or {})}
         settings = config.parse_settings(raw)
         env = SlackEnv(
             bot_token=slack.bot_token,
@@ -214,7 +251,7 @@ async def running_stack(
         await service.start()
         bot_url = f"http://127.0.0.1:{service.port}/slack/events"
         driver = SlackDriver(slack, bot_url=bot_url, signing_secret=secret)
-        stack = Stack(sim, slack, driver, service, kubeconfig, settings, make_service)
+        stack = ServiceStack(slack, driver, service, kubeconfig, settings, make_service)
         try:
             if socket_mode:
                 await driver.wait_socket_connected(timeout=10.0)
