@@ -15,6 +15,7 @@ docs, deploy/, bench/, tools/ and the README:
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from collections.abc import Iterator
@@ -59,8 +60,13 @@ def scanned_files() -> Iterator[Path]:
             yield ROOT / name
 
 
+@functools.cache
+def numbered_lines(path: Path) -> tuple[tuple[int, str], ...]:
+    return tuple(enumerate(path.read_text(encoding="utf-8").splitlines(), start=1))
+
+
 def lines_of(path: Path) -> Iterator[tuple[int, str]]:
-    yield from enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+    yield from numbered_lines(path)
 
 
 def outside_mentions(path: Path) -> list[str]:
