@@ -1,10 +1,11 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both create .venv when missing.
+# `make test` is lint and every test tier; `make test-unit` (seconds) and `make test-e2e` one tier each.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test soak demo lint bench mutate clean
+.PHONY: test test-unit test-e2e soak demo lint bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +21,12 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest
+
+test-unit: $(STAMP)
+	$(BIN)/pytest tests/unit
+
+test-e2e: $(STAMP)
+	$(BIN)/pytest tests/e2e
 
 # The seeded randomised soak of alert delivery (about 1.5 minutes): prints seeds, incidents, faults
 # injected, lost and duplicated; fails unless both are 0. `make test` runs three of its seeds.

@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+import bot
 from bot import rules
 from bot.config import settings as config
 from bot.core import conditions, errors
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kai-chatops",
         description="Slack ChatOps for GPU clusters on KAI Scheduler, KEDA and GitOps.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {bot.version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     serve = sub.add_parser(
         "serve", help="run the service (Slack listener, /healthz /readyz /metrics)"

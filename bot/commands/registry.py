@@ -2,7 +2,7 @@
 `/kai TEXT` to a subcommand's parser, `help`, each subcommand's usage, and the help listing.
 
 Pure; imports only the shared grammar and `bot.core`. The table itself is filled above the
-features (`bot/subcommands.py`), so this package never imports a feature.
+features (`bot/subcommands/`), so this package never imports a feature.
 """
 
 from __future__ import annotations

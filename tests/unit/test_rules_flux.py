@@ -187,9 +187,9 @@ def test_suspend_false_is_not_suspended() -> None:
 
 
 def test_an_oci_helmrepository_without_status_is_progressing_and_says_none_is_expected() -> None:
-    """docs/design.md §2 "no conditions → Progressing" holds for every kind; upstream never
-    reconciles an
-    OCI HelmRepository, so the message says no status will come (docs/gitops.md "Verdicts")."""
+    """docs/design.md §2 "Flux objects' health": no conditions is Progressing, for every kind
+    today; upstream never reconciles an OCI HelmRepository, so the message says no status will
+    come (docs/gitops.md "Verdicts")."""
     obj = flux_object(
         "HelmRepository", observed=None, spec_extra={"type": "oci", "url": "oci://ghcr.io/x"}
     )
