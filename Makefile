@@ -1,11 +1,12 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both create .venv when missing.
-# `make test` is lint and every test tier; `make test-unit` (seconds) and `make test-e2e` one tier each.
+# `make test` is lint and every test tier; `make test-unit` (seconds), `make test-e2e` and
+# `make test-cluster` one tier each. The cluster tier needs Go: it builds a real kube-apiserver.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test test-unit test-e2e soak demo lint bench mutate clean
+.PHONY: test test-unit test-e2e test-cluster control-plane soak demo lint bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,7 +20,7 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict bot handlers testbed
 	$(BIN)/lint-imports
 
-test: lint
+test: lint control-plane
 	$(BIN)/pytest
 
 test-unit: $(STAMP)
@@ -27,6 +28,15 @@ test-unit: $(STAMP)
 
 test-e2e: $(STAMP)
 	$(BIN)/pytest tests/e2e
+
+test-cluster: control-plane
+	$(BIN)/pytest tests/cluster
+
+# etcd, kube-apiserver, kube-controller-manager and kustomize built from Go modules, and the
+# upstream CRDs, into ~/.cache/kai-chatops/cluster/: about 20 minutes the first time on a
+# machine, a fraction of a second after that (tests/cluster/INTEGRATION.md).
+control-plane: $(STAMP)
+	$(BIN)/python tests/cluster/cluster_build.py
 
 # The seeded randomised soak of alert delivery (about 1.5 minutes): prints seeds, incidents, faults
 # injected, lost and duplicated; fails unless both are 0. `make test` runs three of its seeds.

@@ -8,12 +8,16 @@ one). The tests skip, saying why, only where Go is absent.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from testbed.stack import ServiceStack, running_service
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -21,7 +25,11 @@ if str(HERE) not in sys.path:
 
 import cluster_build as build  # noqa: E402
 import crds  # noqa: E402
-from controlplane import ControlPlane  # noqa: E402
+from controlplane import BOT_NAMESPACE, BOT_SERVICE_ACCOUNT, ControlPlane  # noqa: E402
+from seeding import Seeder  # noqa: E402
+
+# The context of the kubeconfig `ControlPlane.mint_bot_kubeconfig` writes: named after its user.
+BOT_CONTEXT = f"system:serviceaccount:{BOT_NAMESPACE}:{BOT_SERVICE_ACCOUNT}"
 
 # The first test of the tier starts the control plane (and may build it): give it the time that
 # takes, not the 60 s of the unit tests.
@@ -66,3 +74,49 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
         yield plane
     finally:
         plane.stop()
+
+
+@pytest.fixture(scope="session")
+def controllers(control_plane: ControlPlane) -> Iterator[subprocess.Popen[str]]:
+    """Flux, Argo CD and KEDA played by `testbed.apicontrollers`, as the admin, all session."""
+    log = (control_plane.run_dir / "logs" / "apicontrollers.log").open("w")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "testbed.apicontrollers",
+            "--kubeconfig",
+            str(control_plane.admin_kubeconfig),
+            "--keda",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()  # the process says `ready` once it follows every type
+    assert line.strip() == "ready", f"apicontrollers did not start: {line!r}"
+    yield process
+    process.terminate()
+    process.wait(timeout=15)
+    log.close()
+
+
+@pytest.fixture
+def scenario(control_plane: ControlPlane) -> list[dict[str, Any]]:
+    """The default scenario's objects, reset to what its files say before each test."""
+    return Seeder(control_plane.admin()).scenario()
+
+
+@pytest.fixture
+async def stack(
+    control_plane: ControlPlane,
+    controllers: subprocess.Popen[str],
+    scenario: list[dict[str, Any]],
+    tmp_path: Path,
+) -> AsyncIterator[ServiceStack]:
+    """The service, configured as in the e2e tier, talking to the real API server with its
+    ServiceAccount's token, driven through the Slack emulator."""
+    kubeconfig = str(control_plane.bot_kubeconfig)
+    async with running_service(tmp_path, kubeconfig, context=BOT_CONTEXT) as served:
+        yield served

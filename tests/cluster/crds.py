@@ -45,6 +45,7 @@ SHIPPED = (
         (
             "config/crd/bases/keda.sh_scaledjobs.yaml",
             "config/crd/bases/keda.sh_scaledobjects.yaml",
+            "config/crd/bases/keda.sh_triggerauthentications.yaml",
         ),
     ),
     Shipped(
@@ -79,6 +80,7 @@ SHIPPED = (
             for f in (
                 "kai.scheduler_configs",
                 "kai.scheduler_schedulingshards",
+                "kai.scheduler_topologies",
                 "scheduling.run.ai_queues",
                 "scheduling.run.ai_podgroups",
                 "scheduling.run.ai_bindrequests",
