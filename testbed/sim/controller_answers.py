@@ -68,7 +68,7 @@ _SOURCE_FAILURE = ("FetchFailed", "failed to fetch artifact: connection refused"
 
 
 def flux_outcome(
-    kind: str, obj: dict[str, Any], token: str, behaviour: Behaviour
+    kind: str, obj: dict[str, Any], token: str, behaviour: Behaviour, now: str
 ) -> dict[str, Any]:
     """The status a Flux controller leaves: request handled, generation observed, Ready set.
 
@@ -85,12 +85,12 @@ def flux_outcome(
         ready = {"status": "False", "reason": reason, "message": behaviour.message or message}
     else:
         ready = _ready_success(kind, keep, status)
-    conditions = _set_condition(keep, "Ready", ready, generation)
+    conditions = _set_condition(keep, "Ready", ready, generation, now)
     if kind == "HelmRelease":
-        conditions = _set_condition(conditions, "Released", ready, generation)
+        conditions = _set_condition(conditions, "Released", ready, generation, now)
     if behaviour.mode == "retry":
         retrying = {"status": "True", "reason": RETRYING, "message": ready["message"]}
-        conditions = _set_condition(conditions, "Reconciling", retrying, generation)
+        conditions = _set_condition(conditions, "Reconciling", retrying, generation, now)
     return {
         "lastHandledReconcileAt": token,
         "observedGeneration": generation,
@@ -127,24 +127,39 @@ def _ready_success(
     }
 
 
-def progressing(obj: dict[str, Any]) -> list[dict[str, Any]]:
+def progressing(obj: dict[str, Any], now: str) -> list[dict[str, Any]]:
     """Conditions while a reconcile runs: Reconciling True, Ready Unknown."""
     generation = (obj.get("metadata") or {}).get("generation", 1)
     conditions = list((obj.get("status") or {}).get("conditions") or [])
     busy = {"status": "True", "reason": "Progressing", "message": "reconciliation in progress"}
-    conditions = _set_condition(conditions, "Reconciling", busy, generation)
+    conditions = _set_condition(conditions, "Reconciling", busy, generation, now)
     waiting = {
         "status": "Unknown",
         "reason": "Progressing",
         "message": "reconciliation in progress",
     }
-    return _set_condition(conditions, "Ready", waiting, generation)
+    return _set_condition(conditions, "Ready", waiting, generation, now)
 
 
 def _set_condition(
-    conditions: list[dict[str, Any]], type_: str, fields: dict[str, Any], generation: int
+    conditions: list[dict[str, Any]],
+    type_: str,
+    fields: dict[str, Any],
+    generation: int,
+    now: str,
 ) -> list[dict[str, Any]]:
-    entry = {"type": type_, **fields, "observedGeneration": generation}
+    """Set one condition as apimachinery's `meta.SetStatusCondition` does: its
+    `lastTransitionTime` moves only when its status changes (the field is required by the
+    upstream CRDs' schema, so a real API server refuses a condition without it)."""
+    previous = next((c for c in conditions if c.get("type") == type_), None)
+    unchanged = previous is not None and previous.get("status") == fields.get("status")
+    since = previous.get("lastTransitionTime") if unchanged and previous else None
+    entry = {
+        "type": type_,
+        **fields,
+        "observedGeneration": generation,
+        "lastTransitionTime": since or now,
+    }
     others = [copy.deepcopy(c) for c in conditions if c.get("type") != type_]
     return [entry, *others] if type_ == "Ready" else [*others, entry]
 

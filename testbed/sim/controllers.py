@@ -167,12 +167,17 @@ class Controllers:
             self._write_flux(rtype, obj, {"lastHandledReconcileAt": token})
             return
         if behaviour.delay > 0:
-            self._write_flux(rtype, obj, {"conditions": answers.progressing(obj)})
+            now = timestamp(self.store.clock())
+            self._write_flux(rtype, obj, {"conditions": answers.progressing(obj, now)})
             await asyncio.sleep(behaviour.delay)  # the simulated reconcile takes this long
         current = self._current(rtype, obj)
         if current is not None:
             self._write_flux(
-                rtype, current, answers.flux_outcome(rtype.kind, current, token, behaviour)
+                rtype,
+                current,
+                answers.flux_outcome(
+                    rtype.kind, current, token, behaviour, timestamp(self.store.clock())
+                ),
             )
 
     def _write_flux(self, rtype: ResourceType, obj: dict[str, Any], status: dict[str, Any]) -> None:

@@ -53,7 +53,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def needs_build() -> bool:
-    return bool(build.missing()) or not (build.cache_dir() / "crds" / crds.STAMP).is_file()
+    return bool(build.missing()) or not crds.is_fetched(build.cache_dir() / "crds")
 
 
 @pytest.fixture(scope="session")

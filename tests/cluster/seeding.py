@@ -74,6 +74,23 @@ class Seeder:
             content_type=MERGE,
         )
 
+    def read(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> Any:
+        """The object as it is now (a plain dict), None when absent."""
+        resource = self.dynamic.resources.get(api_version=api_version, kind=kind)
+        try:
+            return resource.get(name=name, namespace=namespace).to_dict()
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def patch(
+        self, api_version: str, kind: str, name: str, namespace: str | None, body: Any
+    ) -> None:
+        """A merge patch of the object itself, as the admin (a person with kubectl)."""
+        resource = self.dynamic.resources.get(api_version=api_version, kind=kind)
+        resource.patch(body=body, name=name, namespace=namespace, content_type=MERGE)
+
     def remove(self, doc: dict[str, Any]) -> None:
         """Delete at once (pods too: no kubelet will ever confirm a graceful end)."""
         options = client.V1DeleteOptions(grace_period_seconds=0, propagation_policy="Background")
