@@ -133,4 +133,5 @@ async def test_a_confirmed_sync_writes_the_operation_and_reports_the_result(
         "username": f"slack:{OPERATOR}"
     }
     started, record = await stack.slack.wait_for_messages(DEMO_CHANNEL, count=2)
+    assert started.text.startswith(f"<@{OPERATOR}> started an Argo CD sync")
     assert record.text.startswith(f"<@{OPERATOR}> synced Argo CD Application")
