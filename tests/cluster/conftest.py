@@ -25,8 +25,12 @@ if str(HERE) not in sys.path:
 
 import cluster_build as build  # noqa: E402
 import crds  # noqa: E402
-from controlplane import BOT_NAMESPACE, BOT_SERVICE_ACCOUNT, ControlPlane  # noqa: E402
+import metrics_api as metrics  # noqa: E402
+from controlplane import BOT_NAMESPACE, BOT_SERVICE_ACCOUNT, ControlPlane, poll  # noqa: E402
+from metrics_api import MetricsApi  # noqa: E402
 from seeding import Seeder  # noqa: E402
+
+METRICS_APISERVICE = "v1beta1.external.metrics.k8s.io"
 
 # The context of the kubeconfig `ControlPlane.mint_bot_kubeconfig` writes: named after its user.
 BOT_CONTEXT = f"system:serviceaccount:{BOT_NAMESPACE}:{BOT_SERVICE_ACCOUNT}"
@@ -102,10 +106,54 @@ def controllers(control_plane: ControlPlane) -> Iterator[subprocess.Popen[str]]:
     log.close()
 
 
+@pytest.fixture(scope="session")
+def metrics_api(control_plane: ControlPlane) -> Iterator[MetricsApi | None]:
+    """KEDA's metrics API served from a network namespace of the run's own (None, and the
+    APIService left unavailable, where this machine cannot make one: see `metrics_api.py`)."""
+    if metrics.available() is not None:
+        yield None
+        return
+    served = MetricsApi(control_plane.run_dir)
+    served.start()
+    try:
+        yield served
+    finally:
+        served.stop()
+
+
 @pytest.fixture
-def scenario(control_plane: ControlPlane) -> list[dict[str, Any]]:
-    """The default scenario's objects, reset to what its files say before each test."""
-    return Seeder(control_plane.admin()).scenario()
+def scenario(control_plane: ControlPlane, metrics_api: MetricsApi | None) -> list[dict[str, Any]]:
+    """The default scenario's objects, reset to what its files say before each test, with
+    KEDA's metrics API served and Available where the machine allows."""
+    seeder = Seeder(control_plane.admin())
+    docs = seeder.scenario()
+    if metrics_api is not None:
+        serve_metrics(control_plane, metrics_api)
+    return docs
+
+
+def serve_metrics(control_plane: ControlPlane, served: MetricsApi) -> None:
+    """Point the metrics Service at the served API, and wait for the aggregator to agree."""
+    seeder = Seeder(control_plane.admin())
+    seeder.replace(served.endpoint_slice())
+    seeder.patch(
+        "apiregistration.k8s.io/v1",
+        "APIService",
+        METRICS_APISERVICE,
+        None,
+        {"spec": {"caBundle": served.ca_bundle}},
+    )
+    poll("the metrics APIService Available", lambda: metrics_available(seeder), 60)
+
+
+def metrics_available(seeder: Seeder) -> bool | None:
+    found = seeder.read("apiregistration.k8s.io/v1", "APIService", METRICS_APISERVICE)
+    conditions = (found or {}).get("status", {}).get("conditions") or []
+    return (
+        True
+        if any(c["type"] == "Available" and c["status"] == "True" for c in conditions)
+        else None
+    )
 
 
 @pytest.fixture

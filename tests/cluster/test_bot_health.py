@@ -16,6 +16,7 @@ from seeding import Seeder, find
 from testbed.stack import ServiceStack
 
 DEPENDENCIES = "KAI-prometheus is missing prometheus operator"
+SERVED_SLICE = {"name": "keda-operator-metrics-apiserver-served", "namespace": "keda"}
 
 
 def config_with_dependencies_missing(scenario: list[dict[str, Any]]) -> dict[str, Any]:
@@ -36,6 +37,8 @@ async def test_the_bot_reads_kai_through_its_own_token_and_names_each_operand(
     assert "SchedulingShard default: Healthy" in reply.text
     assert "Deployment kai-scheduler/kai-operator: Healthy" in reply.text
     assert "KAI CRDs: Healthy: all 6 present" in reply.text  # served by the upstream CRDs
+    assert "APIService v1beta1.external.metrics.k8s.io: Healthy" in reply.text
+    assert reply.text.startswith("KAI health on sim: Healthy")
     assert stack.slack.violations == []
     assert stack.kubeconfig == str(control_plane.bot_kubeconfig)
     assert stack.settings.clusters[0].context == BOT_CONTEXT
@@ -65,7 +68,10 @@ async def test_a_deleted_kai_config_is_missing(
 async def test_the_real_aggregator_marks_the_metrics_api_unavailable_with_its_reason(
     stack: ServiceStack, control_plane: ControlPlane
 ) -> None:
-    """No pod backs KEDA's metrics Service: the aggregator itself says MissingEndpoints."""
+    """Nothing backs KEDA's metrics Service: the aggregator itself says MissingEndpoints."""
+    Seeder(control_plane.admin()).remove(
+        {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": SERVED_SLICE}
+    )
 
     def aggregator_has_spoken() -> bool | None:
         status, body = control_plane.raw_get(
