@@ -34,7 +34,7 @@ test-cluster: control-plane
 
 # etcd, kube-apiserver, kube-controller-manager and kustomize built from Go modules, and the
 # upstream CRDs, into ~/.cache/kai-chatops/cluster/: about 20 minutes the first time on a
-# machine, a fraction of a second after that (tests/cluster/INTEGRATION.md).
+# machine, a fraction of a second after that (tests/cluster/README.md).
 control-plane: $(STAMP)
 	$(BIN)/python tests/cluster/cluster_build.py
 
