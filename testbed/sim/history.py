@@ -103,7 +103,8 @@ def decode_continue(token: str) -> tuple[tuple[str, str], int]:
         namespace, name = data["start"]
         return (str(namespace), str(name)), int(data["rv"])
     except (binascii.Error, ValueError, KeyError, TypeError) as exc:
-        raise st.ApiError(400, f"continue key is not valid: {exc}") from exc
+        message = f"invalid continue token: continue key is not valid: {exc}"
+        raise st.ApiError(400, message) from exc
 
 
 def roll_back(

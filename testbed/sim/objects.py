@@ -7,7 +7,11 @@ owns state, locking and resourceVersion numbering.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
+import json
+import re
 import secrets
 import uuid
 from collections.abc import Mapping
@@ -15,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from testbed.sim import status as st
-from testbed.sim.patching import json_patch, merge_patch
+from testbed.sim.patching import json_patch, merge_patch, merge_patch_document
 from testbed.sim.resources import CRD_TYPE, ResourceType, crd_status
 from testbed.sim.strategic import strategic_merge
 
@@ -24,7 +28,36 @@ from testbed.sim.strategic import strategic_merge
 WriteMode = Literal["main", "status", "seed"]
 PatchType = Literal["merge", "json", "strategic"]
 _NOT_SPEC = ("apiVersion", "kind", "metadata", "status")
-_SERVER_OWNED = ("uid", "creationTimestamp", "generation", "deletionTimestamp", "resourceVersion")
+_SERVER_OWNED = (
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "resourceVersion",
+)
+# k8s.io/apimachinery pkg/util/validation/validation.go: the name formats and their messages.
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+_LABEL_FORMAT = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+_SUBDOMAIN_FORMAT = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
+    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+# Kinds named by a DNS-1123 label (k8s.io/kubernetes pkg/apis/core/validation: Namespace,
+# Service); Events by any path segment; every other kind here, custom resources included, by a
+# DNS-1123 subdomain.
+_LABEL_NAMED = (("", "Namespace"), ("", "Service"))
+_ANY_NAMED = (("", "Event"),)
+# k8s.io/kubernetes pkg/apis/core/types.go `MaxSecretSize`: a ConfigMap's data and binaryData.
+MAX_CONFIG_MAP_BYTES = 1024 * 1024
 
 
 def timestamp(now: datetime) -> str:
@@ -59,6 +92,9 @@ def prepare_create(
     obj = _checked_body(rtype, body)
     metadata = obj.setdefault("metadata", {})
     _assign_name(rtype, metadata)
+    if mode != "seed":
+        _check_name(rtype, str(metadata["name"]))
+        _check_size(rtype, obj)
     _assign_namespace(rtype, metadata, namespace, mode)
     given_generation = metadata.get("generation")
     for key in _SERVER_OWNED:
@@ -70,6 +106,7 @@ def prepare_create(
         metadata["generation"] = given_generation if keep_generation else 1
     if mode != "seed" and rtype.has_status:
         obj.pop("status", None)
+    _drop_empty_metadata(metadata)
     _default_status(rtype, obj)
     return obj
 
@@ -102,8 +139,25 @@ def prepare_update(
     if rtype.has_generation:
         bump = _generation_part(rtype, old) != _generation_part(rtype, new)
         metadata["generation"] = int(old["metadata"].get("generation", 1)) + (1 if bump else 0)
+    if mode != "seed":
+        _check_size(rtype, new)
+    _drop_empty_metadata(metadata)
     _default_status(rtype, new)
     return new
+
+
+def mark_deleted(old: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """The object a delete leaves while finalizers hold it: deletionTimestamp and a zero grace
+    period set, and the generation (where it has one) bumped, as k8s.io/apiserver
+    pkg/registry/rest/delete.go `BeforeDelete` does."""
+    marked = {**old, "metadata": dict(old["metadata"])}
+    metadata = marked["metadata"]
+    metadata["deletionTimestamp"] = timestamp(now)
+    metadata["deletionGracePeriodSeconds"] = 0
+    generation = metadata.get("generation")
+    if isinstance(generation, int) and generation > 0:
+        metadata["generation"] = generation + 1
+    return marked
 
 
 def check_conditional_update(rtype: ResourceType, body: Any, mode: WriteMode) -> None:
@@ -142,9 +196,26 @@ def apply_patch(old: Mapping[str, Any], patch_type: PatchType, patch: Any) -> An
         return json_patch(old, patch)
     if patch_type == "strategic":
         return strategic_merge(old, patch)
-    if not isinstance(patch, dict):
-        raise st.ApiError(400, "a merge patch must be a JSON object")
-    return merge_patch(old, patch)
+    return merge_patch(old, merge_patch_document(patch))
+
+
+def check_patched_kind(rtype: ResourceType, patched: Any) -> None:
+    """A patch that turns a built-in object into another kind fails its conversion back
+    (k8s.io/apiserver pkg/endpoints/handlers/patch.go `applyPatch`: a 422 on the field `patch`).
+
+    Raises:
+        ApiError: 422 Invalid, the patched object quoted as the real server quotes it.
+    """
+    kind = patched.get("kind") if isinstance(patched, dict) else None
+    if rtype.custom or kind in (None, rtype.kind):
+        return
+    version = str(patched.get("apiVersion", rtype.api_version)).rpartition("/")[2]
+    internal = rtype.group.split(".")[0] or "core"
+    quoted = json.dumps(json.dumps(patched, separators=(",", ":")))
+    said = f"converting ({version}.{kind}) to ({internal}.{rtype.kind}): unknown conversion"
+    cause = f"Invalid value: {quoted}: {said}"
+    details = {"causes": [{"reason": "FieldValueInvalid", "message": cause, "field": "patch"}]}
+    raise st.ApiError(422, f' "" is invalid: patch: {cause}', reason="Invalid", details=details)
 
 
 def is_unchanged(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
@@ -187,6 +258,62 @@ def _assign_name(rtype: ResourceType, metadata: dict[str, Any]) -> None:
     if not metadata.get("name"):
         cause = "metadata.name: Required value: name or generateName is required"
         raise st.invalid(rtype.kind, rtype.group, "", cause)
+
+
+def _check_name(rtype: ResourceType, name: str) -> None:
+    """Refuse a name of the wrong format (k8s.io/apimachinery pkg/api/validation
+    `ValidateObjectMeta`: one cause per problem).
+
+    Raises:
+        ApiError: 422 Invalid.
+    """
+    problems = []
+    if (rtype.group, rtype.kind) in _ANY_NAMED:
+        return
+    if (rtype.group, rtype.kind) in _LABEL_NAMED:
+        if len(name) > 63:
+            problems.append("must be no more than 63 characters")
+        if not _DNS1123_LABEL.match(name):
+            dotted = _DNS1123_SUBDOMAIN.match(name) is not None
+            problems.append("must not contain dots" if dotted else _LABEL_FORMAT)
+    else:
+        if len(name) > 253:
+            problems.append("must be no more than 253 characters")
+        if not _DNS1123_SUBDOMAIN.match(name):
+            problems.append(_SUBDOMAIN_FORMAT)
+    causes = [f'metadata.name: Invalid value: "{name}": {problem}' for problem in problems]
+    if causes:
+        cause = causes[0] if len(causes) == 1 else f"[{', '.join(causes)}]"
+        raise st.invalid(rtype.kind, rtype.group, name, cause)
+
+
+def _check_size(rtype: ResourceType, obj: Mapping[str, Any]) -> None:
+    """A ConfigMap holds at most 1 MiB of values, `data` and decoded `binaryData` together
+    (k8s.io/kubernetes pkg/apis/core/validation `ValidateConfigMap`).
+
+    Raises:
+        ApiError: 400 for binaryData that is not base64, 422 Invalid past the limit.
+    """
+    if (rtype.group, rtype.kind) != ("", "ConfigMap"):
+        return
+    total = sum(len(str(v).encode()) for v in (obj.get("data") or {}).values())
+    for value in (obj.get("binaryData") or {}).values():
+        try:
+            total += len(base64.b64decode(str(value), validate=True))
+        except (binascii.Error, ValueError) as exc:
+            message = f'ConfigMap in version "v1" cannot be handled as a ConfigMap: {exc}'
+            raise st.ApiError(400, message) from exc
+    if total > MAX_CONFIG_MAP_BYTES:
+        name = str(obj.get("metadata", {}).get("name", ""))
+        cause = f"[]: Too long: may not be more than {MAX_CONFIG_MAP_BYTES} bytes"
+        raise st.invalid(rtype.kind, rtype.group, name, cause)
+
+
+def _drop_empty_metadata(metadata: dict[str, Any]) -> None:
+    """Empty labels, annotations and finalizers are not kept (Go's `omitempty`)."""
+    for key in ("labels", "annotations", "finalizers"):
+        if key in metadata and not metadata[key]:
+            del metadata[key]
 
 
 def _assign_namespace(

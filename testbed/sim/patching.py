@@ -1,8 +1,8 @@
 """JSON merge patch (RFC 7386) and JSON patch (RFC 6902) applied to plain JSON values.
 
 Pure: returns new values and never mutates its inputs. A malformed patch document raises
-`ApiError(400)`; a patch that does not apply (a failing `test`, a missing path) raises
-`ApiError(422)`, as the API server answers.
+`ApiError(400)`; a patch that does not apply (a failing `test`, a missing path, an unknown op)
+raises `ApiError(422)` with kube-apiserver's bare message.
 """
 
 from __future__ import annotations
@@ -36,21 +36,60 @@ def json_patch(target: Any, operations: Any) -> Any:
         ApiError: 400 for a malformed document, 422 when an operation does not apply.
     """
     if not isinstance(operations, list):
-        raise ApiError(400, "json patch must be a JSON array of operations")
+        raise _undecodable(operations, "[]handlers.jsonPatchOp")
     document = copy.deepcopy(target)
     for operation in operations:
         document = _apply_operation(document, operation)
     return document
 
 
+def merge_patch_document(patch: Any) -> dict[str, Any]:
+    """A merge patch as the server decodes it: a JSON object.
+
+    Raises:
+        ApiError: 400 for any other JSON value, worded as Go's decoder words it.
+    """
+    if not isinstance(patch, dict):
+        raise _undecodable(patch, "map[string]interface {}")
+    return patch
+
+
+def _undecodable(value: Any, go_type: str) -> ApiError:
+    """400 for a patch document of the wrong JSON type (k8s.io/apiserver
+    pkg/endpoints/handlers/patch.go: `error decoding patch: ` and encoding/json's message)."""
+    json_type = "null"
+    if isinstance(value, bool):
+        json_type = "bool"
+    elif isinstance(value, (int, float)):
+        json_type = "number"
+    elif isinstance(value, str):
+        json_type = "string"
+    elif isinstance(value, list):
+        json_type = "array"
+    elif isinstance(value, dict):
+        json_type = "object"
+    return ApiError(
+        400,
+        f"error decoding patch: json: cannot unmarshal {json_type} into Go value of type {go_type}",
+    )
+
+
 def _apply_operation(document: Any, operation: Any) -> Any:
-    if not isinstance(operation, dict) or not isinstance(operation.get("path"), str):
-        raise ApiError(400, f"invalid json patch operation: {operation!r}")
+    if not isinstance(operation, dict):
+        raise _undecodable(operation, "handlers.jsonPatchOp")
+    if not isinstance(operation.get("path"), str):
+        raise _rejected()
     op, path = operation.get("op"), operation["path"]
     handler = _HANDLERS.get(str(op))
     if handler is None:
-        raise ApiError(400, f"unexpected json patch operation {op!r}")
+        raise _rejected()
     return handler(document, path, operation)
+
+
+def _rejected() -> ApiError:
+    """422 for an operation that does not apply: kube-apiserver says no more than this (its
+    json-patch library's error is not in the answer) and sends empty details."""
+    return ApiError(422, _REJECTED, reason="Invalid", details={})
 
 
 def _pointer(path: str) -> list[str]:
@@ -62,13 +101,13 @@ def _pointer(path: str) -> list[str]:
 
 
 def _missing(path: str) -> ApiError:
-    return ApiError(422, f"{_REJECTED}: doc is missing path: {path!r}", reason="Invalid")
+    return _rejected()
 
 
 def _parent(document: Any, path: str) -> tuple[Any, str]:
     parts = _pointer(path)
     if not parts:
-        raise ApiError(422, f"{_REJECTED}: cannot address the document root", reason="Invalid")
+        raise _rejected()
     node = document
     for part in parts[:-1]:
         node = _child(node, part, path)
@@ -139,8 +178,11 @@ def _replace(document: Any, path: str, operation: dict[str, Any]) -> Any:
     value = _value(operation)
     if path == "":
         return value
-    _read(document, path)
     parent, key = _parent(document, path)
+    if isinstance(parent, dict):  # a missing key is added, as kube-apiserver's json-patch does
+        parent[key] = value
+        return document
+    _read(document, path)
     if isinstance(parent, list):
         parent[_index(parent, key, path, allow_end=False)] = value
     else:
@@ -162,8 +204,7 @@ def _copy(document: Any, path: str, operation: dict[str, Any]) -> Any:
 
 def _test(document: Any, path: str, operation: dict[str, Any]) -> Any:
     if _read(document, path) != operation.get("value"):
-        message = f"{_REJECTED}: testing value {path} failed: test failed"
-        raise ApiError(422, message, reason="Invalid")
+        raise _rejected()
     return document
 
 

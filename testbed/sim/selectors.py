@@ -1,8 +1,9 @@
 """Label and field selectors, as the API server reads `?labelSelector=` and `?fieldSelector=`.
 
 Pure: parsing and matching only. Malformed text raises `ApiError(400)` worded like the real server.
-Field selectors accept any dotted path (`metadata.name`, `involvedObject.uid`); values compare
-as strings, and a missing field reads as "".
+A field selector names field labels, and each kind supports its own few (`field_labels_for`,
+`convert_field_labels`, as kube-apiserver v1.37 answers them); a label reads a dotted path, values
+compare as strings, and a missing field reads as "".
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from testbed.sim.status import ApiError
 
 _SET_TERM = re.compile(r"^(?P<key>[^\s!=()]+)\s+(?P<op>in|notin)\s*\((?P<values>[^()]*)\)$")
 _EQ_TERM = re.compile(r"^(?P<key>[^\s!=()]+)\s*(?P<op>==|=|!=)\s*(?P<value>[^\s!=(),]*)$")
+# A field term's key may be empty: the label check refuses it then (`"" is not a known ...`).
+_FIELD_TERM = re.compile(r"^(?P<key>[^\s!=()]*)\s*(?P<op>==|=|!=)\s*(?P<value>[^\s!=(),]*)$")
 _EXISTS_TERM = re.compile(r"^(?P<neg>!?)\s*(?P<key>[^\s!=()]+)$")
 
 
@@ -80,9 +83,10 @@ def parse_field_selector(text: str) -> tuple[Requirement, ...]:
     """
     requirements = []
     for term in _split_terms(text):
-        match = _EQ_TERM.match(term)
+        match = _FIELD_TERM.match(term)
         if match is None:
-            raise ApiError(400, f'invalid field selector: "{text}": invalid selector: {term!r}')
+            # k8s.io/apimachinery pkg/fields/selector.go `parseSelector`
+            raise ApiError(400, f"invalid selector: '{text}'; can't understand '{term}'")
         op = "!=" if match["op"] == "!=" else "="
         requirements.append(Requirement(match["key"], op, frozenset({match["value"]})))
     return tuple(requirements)
@@ -90,19 +94,95 @@ def parse_field_selector(text: str) -> tuple[Requirement, ...]:
 
 CUSTOM_RESOURCE_FIELDS = ("metadata.name", "metadata.namespace")
 
+# The built-in kinds with a field-label conversion of their own (k8s.io/kubernetes
+# pkg/apis/core/v1/conversion.go): each supported label and the path it reads. Every other
+# built-in kind has the scheme's default conversion, `metadata.name` and `metadata.namespace` only
+# (k8s.io/apimachinery pkg/runtime/scheme.go `DefaultMetaV1FieldSelectorConversion`).
+_OWN_FIELD_LABELS: dict[tuple[str, str], dict[str, str]] = {
+    ("", "Namespace"): {"metadata.name": "metadata.name", "status.phase": "status.phase"},
+    ("", "Service"): {
+        **{label: label for label in CUSTOM_RESOURCE_FIELDS},
+        "spec.clusterIP": "spec.clusterIP",
+        "spec.type": "spec.type",
+    },
+    ("", "Event"): {
+        **{
+            label: label
+            for label in (
+                *CUSTOM_RESOURCE_FIELDS,
+                "involvedObject.kind",
+                "involvedObject.namespace",
+                "involvedObject.name",
+                "involvedObject.uid",
+                "involvedObject.apiVersion",
+                "involvedObject.resourceVersion",
+                "involvedObject.fieldPath",
+                "reason",
+                "reportingComponent",
+                "type",
+            )
+        },
+        "source": "source.component",
+    },
+    ("", "Pod"): {
+        **{
+            label: label
+            for label in (
+                *CUSTOM_RESOURCE_FIELDS,
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "spec.hostNetwork",
+                "status.phase",
+                "status.podIP",
+                "status.podIPs",
+                "status.nominatedNodeName",
+            )
+        },
+        "spec.host": "spec.nodeName",  # the old v1 clients' name for spec.nodeName
+    },
+}
 
-def check_field_labels(selector: Selector, allowed: tuple[str, ...]) -> None:
-    """Refuse a field selector on a label the type does not support, as a custom resource's
-    converter does: only `metadata.name`, `metadata.namespace` and the CRD's selectableFields
-    (k8s.io/apiextensions-apiserver pkg/apiserver/conversion `ConvertFieldLabel`, answered 400
-    by k8s.io/apiserver pkg/endpoints/handlers/get.go `ListResource`).
+
+def convert_field_labels(
+    selector: Selector,
+    group: str,
+    kind: str,
+    *,
+    custom: bool = False,
+    selectable: tuple[str, ...] = (),
+) -> Selector:
+    """The selector with each field label turned into the path it reads, refusing the labels
+    the kind does not support as kube-apiserver does (k8s.io/apiserver
+    pkg/endpoints/handlers/get.go `ListResource`, a 400):
+
+    - a custom resource: `metadata.name`, `metadata.namespace` and the CRD version's
+      selectableFields (k8s.io/apiextensions-apiserver pkg/apiserver/conversion
+      `ConvertFieldLabel`): `field label not supported: <label>`;
+    - Namespace, Service, Event, Pod: their own labels, `field label not supported: <label>`;
+    - any other built-in kind: `"<label>" is not a known field selector: only "metadata.name",
+      "metadata.namespace"`.
 
     Raises:
-        ApiError: 400 `field label not supported: <label>`.
+        ApiError: 400 for a label the kind does not support.
     """
+    own = _OWN_FIELD_LABELS.get((group, kind))
+    if custom:
+        own = {label: label for label in (*CUSTOM_RESOURCE_FIELDS, *selectable)}
+    converted = []
     for requirement in selector.fields:
-        if requirement.key not in allowed:
+        if own is not None and requirement.key in own:
+            path = own[requirement.key]
+        elif own is None and requirement.key in CUSTOM_RESOURCE_FIELDS:
+            path = requirement.key
+        elif own is not None:
             raise ApiError(400, f"field label not supported: {requirement.key}")
+        else:
+            only = ", ".join(f'"{label}"' for label in CUSTOM_RESOURCE_FIELDS)
+            raise ApiError(400, f'"{requirement.key}" is not a known field selector: only {only}')
+        converted.append(Requirement(path, requirement.op, requirement.values))
+    return Selector(selector.labels, tuple(converted))
 
 
 def read_field(obj: Mapping[str, Any], path: str) -> str:
@@ -113,10 +193,14 @@ def read_field(obj: Mapping[str, Any], path: str) -> str:
             return ""
         value = value.get(part)
     if value is None:
-        return ""
+        return _FIELD_DEFAULTS.get(path, "")
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+# Fields whose Go zero value is what a selector compares when the object leaves them out.
+_FIELD_DEFAULTS = {"spec.hostNetwork": "false"}
 
 
 def _split_terms(text: str) -> list[str]:

@@ -109,11 +109,13 @@ def invalid(kind: str, group: str, name: str, cause: str) -> ApiError:
     """422 Invalid: `Config.kai.scheduler "x" is invalid: <cause>`, with the cause (`field:
     message`) in `details.causes`, which kubectl prints."""
     message = f'{qualified(kind, group)} "{name}" is invalid: {cause}'
-    details: dict[str, Any] = {"name": name, "kind": kind}
+    details: dict[str, Any] = {"name": name} if name else {}  # Go's omitempty
+    details["kind"] = kind
     if group:
         details["group"] = group
     field, colon, said = cause.partition(": ")
-    if colon and not cause.startswith("["):
+    several = cause.startswith("[") and not cause.startswith("[]:")  # `[]` names the object
+    if colon and not several:
         reason = next((r for p, r in _CAUSE_REASONS if said.startswith(p)), "FieldValueInvalid")
         details["causes"] = [{"reason": reason, "message": said, "field": field}]
     return ApiError(422, message, reason="Invalid", details=details)
@@ -125,12 +127,24 @@ _CAUSE_REASONS = (
     ("Forbidden", "FieldValueForbidden"),
     ("Unsupported value", "FieldValueNotSupported"),
     ("Invalid value", "FieldValueInvalid"),
+    ("Too long", "FieldValueTooLong"),
 )
 
 
 def resource_not_found() -> ApiError:
     """404 for a path that names no served resource (an unknown type or a deleted CRD's)."""
     return ApiError(404, "the server could not find the requested resource")
+
+
+def too_large_resource_version(requested: int, current: int) -> ApiError:
+    """504 for a list at a resourceVersion the store has not reached (k8s.io/apiserver
+    pkg/storage/errors.go `NewTooLargeResourceVersionError`)."""
+    details = {
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        "retryAfterSeconds": 1,
+    }
+    message = f"Timeout: Too large resource version: {requested}, current: {current}"
+    return ApiError(504, message, reason="Timeout", details=details)
 
 
 def gone(requested: str, oldest: int) -> ApiError:

@@ -36,6 +36,23 @@ Stored = dict[str, Any]
 _ObjectKey = tuple[str, str]  # (namespace or "", name)
 
 
+def _list_rv(text: str) -> int:
+    """A list's resourceVersion parameter ("" and "0": any), as the storage layer parses it.
+
+    Raises:
+        ApiError: 400 when it is not a number.
+    """
+    if not text:
+        return 0
+    if not text.isdigit():
+        raise st.ApiError(
+            400,
+            f'invalid resource version: resourceVersion: Invalid value: "{text}": '
+            f'strconv.ParseUint: parsing "{text}": invalid syntax',
+        )
+    return int(text)
+
+
 def utc_now() -> datetime:
     """The default clock."""
     return datetime.now(UTC)
@@ -95,20 +112,41 @@ class Store:
         selector: Selector | None = None,
         limit: int = 0,
         continue_token: str = "",
+        resource_version: str = "",
+        match: str = "",
     ) -> dict[str, Any]:
         """A `<Kind>List` of the matching objects, sorted by namespace and name, one page of it.
 
         Every page of one list is served at the first page's resourceVersion (a snapshot, as
         etcd serves it); a token whose snapshot was compacted away is 410 Expired, carrying an
         "inconsistent" token that lists the rest as things are now (k8s.io/apiserver
-        pkg/storage/etcd3/store.go `GetList`).
+        pkg/storage/etcd3/store.go `GetList`). `resource_version` with `match` "Exact" lists
+        that snapshot; otherwise a resourceVersion only has to be no newer than the store's
+        (k8s.io/apiserver pkg/storage/cacher `waitUntilFreshAndBlock`). `remainingItemCount`
+        is only counted without selectors (etcd3 store.go: it cannot count what a selector
+        would leave out).
 
         Raises:
-            ApiError: 400 for an unreadable continue token, 410 Expired for a compacted one.
+            ApiError: 400 for an unreadable continue token or resourceVersion, or both given;
+                410 Expired for a compacted snapshot; 504 for a resourceVersion newer than the
+                store's.
         """
         selector = selector or Selector()
         start, snapshot = decode_continue(continue_token) if continue_token else (None, -1)
+        wanted = _list_rv(resource_version)
+        if continue_token and wanted:
+            raise st.ApiError(400, "specifying resource version is not allowed when using continue")
         with self._lock:
+            if wanted > self._rv:
+                raise st.too_large_resource_version(wanted, self._rv)
+            if match == "Exact":
+                if wanted < self._compacted:
+                    raise st.ApiError(
+                        410,
+                        "The resourceVersion for the provided list is too old.",
+                        reason="Expired",
+                    )
+                snapshot = wanted
             rv = self._rv if snapshot < 0 else snapshot
             if rv < self._compacted:
                 raise st.continue_expired(encode_continue(start or ("", ""), -1))
@@ -127,7 +165,8 @@ class Store:
         metadata: dict[str, Any] = {"resourceVersion": str(rv)}
         if len(page) < len(keys):
             metadata["continue"] = encode_continue(page[-1], rv)
-            metadata["remainingItemCount"] = len(keys) - len(page)
+            if not (selector.labels or selector.fields):
+                metadata["remainingItemCount"] = len(keys) - len(page)
         kind = f"{rtype.kind}List"
         return {"kind": kind, "apiVersion": rtype.api_version, "metadata": metadata, "items": items}
 
@@ -194,6 +233,7 @@ class Store:
         with self._lock:
             old = self._existing(rtype, namespace, name)
             patched = objects.apply_patch(objects.render(rtype, old), patch_type, patch)
+            objects.check_patched_kind(rtype, patched)
             new = objects.prepare_update(rtype, old, patched, mode)
             return self._commit(rtype, (namespace or "", name), old, new, dry_run)
 
@@ -211,8 +251,7 @@ class Store:
             if dry_run or old["metadata"].get("deletionTimestamp"):
                 return objects.render(rtype, old)
             if old["metadata"].get("finalizers"):
-                marked = {**old, "metadata": dict(old["metadata"])}
-                marked["metadata"]["deletionTimestamp"] = objects.timestamp(self.clock())
+                marked = objects.mark_deleted(old, self.clock())
                 return self._commit(rtype, key, old, marked, False)
             return objects.render(rtype, self._remove(rtype, key))
 

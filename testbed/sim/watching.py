@@ -4,14 +4,17 @@ Subscribes to the store, sends the initial or replayed events, then live ones un
 `timeoutSeconds`, the client leaving, or the server stopping. A resourceVersion older than
 the kept history ends the stream with an ERROR event carrying a 410 Expired Status. A watch list
 (`sendInitialEvents=true`) ends its initial events with a BOOKMARK; with `allowWatchBookmarks`
-an idle stream gets a BOOKMARK every `bookmark_every` seconds (kube-apiserver: about a minute).
+an idle stream gets a BOOKMARK every `bookmark_every` seconds (kube-apiserver: about a minute, and
+before a `timeoutSeconds` ends) at the store's current resourceVersion, not the last one the stream
+sent: changes the watch does not select move it too (k8s.io/apiserver pkg/storage/cacher
+`cacheWatcher.nextBookmarkTime` and the cacher's bookmark of its current version).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,8 +108,10 @@ class WatchHub:
         """
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        pending = _Pending()
 
         def deliver(kind: str, obj: dict[str, Any]) -> None:
+            pending.offered += 1  # under the store's lock, before its write is visible
             loop.call_soon_threadsafe(queue.put_nowait, (kind, obj))
 
         try:
@@ -126,10 +131,11 @@ class WatchHub:
         response = await _open(request)
         stream = _Stream(response, rtype, options.allow_bookmarks, self.bookmark_every)
         stream.sent_rv = int(options.since) if options.since.isdigit() else 0
+        stream.current_rv = lambda: self._current_rv(pending)
         try:
             for event in first:
                 await stream.send(event)
-            await self._pump(request, stream, queue, options.timeout)
+            await self._pump(request, stream, queue, pending, options.timeout)
         except ConnectionError:
             pass  # the client went away
         finally:
@@ -142,6 +148,7 @@ class WatchHub:
         request: web.Request,
         stream: _Stream,
         queue: asyncio.Queue[Event | None],
+        pending: _Pending,
         seconds: float | None,
     ) -> None:
         loop = asyncio.get_running_loop()
@@ -158,12 +165,29 @@ class WatchHub:
                 continue
             if event is None:
                 return
+            pending.taken += 1
             await stream.send(event)
+
+    def _current_rv(self, pending: _Pending) -> int:
+        """The store's resourceVersion when every event of the stream up to it was sent (read
+        first: a later write counts as pending before its version is readable); else 0."""
+        rv = int(self.store.resource_version)
+        return rv if pending.offered == pending.taken else 0
+
+
+class _Pending:
+    """Events handed to a stream's queue (by the writing thread) and taken out of it (by the
+    loop): one writer each, so neither count needs a lock."""
+
+    def __init__(self) -> None:
+        self.offered = 0
+        self.taken = 0
 
 
 class _Stream:
     """One open watch response: writes events, remembers the newest resourceVersion sent, and
-    sends a BOOKMARK at that version when idle, if the client allowed bookmarks."""
+    sends a BOOKMARK when idle, if the client allowed bookmarks, at the store's current version
+    (at the last one sent while events wait in the queue)."""
 
     def __init__(
         self, response: web.StreamResponse, rtype: ResourceType, bookmarks: bool, every: float
@@ -173,6 +197,7 @@ class _Stream:
         self.bookmarks = bookmarks
         self.every = every
         self.sent_rv = 0
+        self.current_rv: Callable[[], int] = lambda: 0
         self.last_sent = asyncio.get_running_loop().time()
 
     async def send(self, event: Event) -> None:
@@ -182,15 +207,18 @@ class _Stream:
         await _write(self.response, event)
 
     def until_bookmark(self, now: float) -> float:
-        # No bookmark without a version to send (a watch from "now" before its first event):
-        # waiting zero seconds then would spin and never read the queue.
-        if not self.bookmarks or not self.sent_rv:
+        if not self.bookmarks:
             return _POLL_SECONDS
         return self.last_sent + self.every - now
 
     async def bookmark_if_due(self, now: float) -> None:
-        if self.bookmarks and self.sent_rv and now - self.last_sent >= self.every:
-            await self.send(("BOOKMARK", bookmark(self.rtype, self.sent_rv)))
+        if not self.bookmarks or now - self.last_sent < self.every:
+            return
+        rv = max(self.current_rv(), self.sent_rv)
+        if rv:
+            await self.send(("BOOKMARK", bookmark(self.rtype, rv)))
+        else:  # nothing to mark yet: wait another period rather than spin
+            self.last_sent = now
 
 
 async def _open(request: web.Request) -> web.StreamResponse:
