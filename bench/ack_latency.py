@@ -32,9 +32,9 @@ from pathlib import Path
 import yaml
 from common import free_port, goal, grow_cluster, ms, percentile, start_process, wait_ready
 
-from bot.slackemu import SlackDriver, SlackEmulator
-from bot.slackemu.driver import Mode
-from bot.stack import Stack, demo_config, running_stack
+from testbed.slackemu import SlackDriver, SlackEmulator
+from testbed.slackemu.driver import Mode
+from testbed.stack import Stack, demo_config, running_stack
 
 ACK_GOAL_MS = 10.0
 BENCH_CPU, SERVICE_CPU = 0, 1
@@ -113,7 +113,7 @@ async def requests_per_check(stack: Stack) -> int:
 async def latency(workdir: Path, concurrency: int, rounds: int, mode: Mode) -> None:
     """The service and the simulator in processes of their own, as in production."""
     kubeconfig = str(workdir / "kubeconfig")
-    sim = await start_process("-m", "bot.sim", "--kubeconfig", kubeconfig)
+    sim = await start_process("-m", "testbed.sim", "--kubeconfig", kubeconfig)
     pin(sim.pid, BENCH_CPU)
     assert sim.stdout is not None
     await sim.stdout.readline()

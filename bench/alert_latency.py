@@ -23,8 +23,8 @@ from typing import Any
 from common import grow_cluster, ms, percentile
 
 from bot.service import schedule
-from bot.sim import breakage
-from bot.stack import ALERT_CHANNEL, CLUSTER, Stack, running_stack
+from testbed.sim import breakage
+from testbed.stack import ALERT_CHANNEL, CLUSTER, Stack, running_stack
 
 
 def overrides(workdir: Path, interval: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import time
 
 import aiohttp
 
-from bot.stack import Stack
+from testbed.stack import Stack
 
 
 def percentile(values: list[float], fraction: float) -> float:

@@ -29,9 +29,9 @@ import aiohttp
 import yaml
 from common import free_port, goal, ms, percentile, start_process
 
-from bot.sim import Simulator
-from bot.slackemu import SlackDriver, SlackEmulator
-from bot.stack import OPERATOR, add_demo_people, demo_config
+from testbed.sim import Simulator
+from testbed.slackemu import SlackDriver, SlackEmulator
+from testbed.stack import OPERATOR, add_demo_people, demo_config
 
 SECRET = "bench-signing-secret"
 HERE = str(Path(__file__).resolve())

@@ -26,11 +26,11 @@ from typing import Any
 import yaml
 from common import free_port, goal, ms, percentile, start_process, wait_ready
 
-from bot.sim import Simulator
-from bot.sim.selectors import parse_selector
 from bot.slack import blocks as render
-from bot.slackemu import SlackDriver, SlackEmulator
-from bot.stack import DEMO_CHANNEL, OPERATOR, add_demo_people, demo_config
+from testbed.sim import Simulator
+from testbed.sim.selectors import parse_selector
+from testbed.slackemu import SlackDriver, SlackEmulator
+from testbed.stack import DEMO_CHANNEL, OPERATOR, add_demo_people, demo_config
 
 SECRET = "bench-signing-secret"
 HR_API, HR = "helm.toolkit.fluxcd.io/v2", "kai-scheduler"

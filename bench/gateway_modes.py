@@ -27,7 +27,7 @@ async def start_simulator(kubeconfig: str) -> tuple[asyncio.subprocess.Process, 
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "bot.sim",
+        "testbed.sim",
         "--kubeconfig",
         kubeconfig,
         stdout=asyncio.subprocess.PIPE,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.slack import blocks as render
-from bot.stack import DEMO_CHANNEL, OPERATOR, Stack, running_stack
+from testbed.stack import DEMO_CHANNEL, OPERATOR, Stack, running_stack
 
 API = "keda.sh/v1alpha1"
 PAUSED = "autoscaling.keda.sh/paused"

@@ -21,10 +21,10 @@ from pathlib import Path
 import yaml
 from common import free_port, ms, percentile, start_process, wait_ready
 
-from bot.sim import Simulator
-from bot.sim.controller_answers import Behaviour
-from bot.slackemu import SlackDriver, SlackEmulator
-from bot.stack import OPERATOR, add_demo_people, demo_config
+from testbed.sim import Simulator
+from testbed.sim.controller_answers import Behaviour
+from testbed.slackemu import SlackDriver, SlackEmulator
+from testbed.stack import OPERATOR, add_demo_people, demo_config
 
 HR_API = "helm.toolkit.fluxcd.io/v2"
 ACK_GOAL = 0.050

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.sim.workload_breakage import crashing_deployment
 from bot.slack import limits
-from bot.stack import Stack, running_stack
+from testbed.sim.workload_breakage import crashing_deployment
+from testbed.stack import Stack, running_stack
 
 PODGROUP_API = "scheduling.run.ai/v2alpha2"
 

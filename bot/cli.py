@@ -1,4 +1,4 @@
-"""The `kai-chatops` command line (DESIGN 1.1): serve, check, evaluate, demo.
+"""The `kai-chatops` command line (docs/design.md §1.1): serve, check, evaluate, demo.
 
 Composition root: reads the config and environment, builds gateways, runs a use-case, prints.
 Exit codes: 0 fine, 1 not healthy (`check`), 2 could not do it (bad config, input or cluster).
@@ -14,10 +14,10 @@ import os
 import sys
 from collections.abc import Sequence
 
+import bot
 from bot import rules
 from bot.config import settings as config
 from bot.core import conditions, errors
-from bot.core.metrics import Metrics
 from bot.core.models import HealthReport, RawObject, Verdict
 from bot.health import deployments
 from bot.health import render as health_render
@@ -25,7 +25,7 @@ from bot.health import usecase as usecases
 from bot.kube import gateway as kube
 from bot.kube import manifests
 from bot.service import logs
-from bot.service.deps import Deps, utc_now
+from bot.service.deps import SlackEnv, build_deps, utc_now
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
 SECRET_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kai-chatops",
         description="Slack ChatOps for GPU clusters on KAI Scheduler, KEDA and GitOps.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {bot.version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     serve = sub.add_parser(
         "serve", help="run the service (Slack listener, /healthz /readyz /metrics)"
@@ -81,10 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(check(args.config, args.cluster, args.output))
         if args.command == "evaluate":
             return evaluate(args.files, args.output, strict=args.strict)
-        # The demo pulls in the simulator and the emulator: load them only when asked for.
-        from bot.demo import run as run_demo
-
-        return asyncio.run(run_demo(args.run or []))
+        return run_demo_command(args.run or [])
     except errors.ConfigError as e:
         print("invalid configuration:", *e.problems, sep="\n  ", file=sys.stderr)
         if as_json:
@@ -97,6 +95,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+def run_demo_command(steps: Sequence[str]) -> int:
+    """`kai-chatops demo`: the test bed is loaded only here, and only when it is installed."""
+    try:
+        from testbed.demo import run as run_demo
+    except ModuleNotFoundError as e:
+        if e.name is None or not e.name.startswith("testbed"):
+            raise
+        print(
+            "kai-chatops: the demo needs the test bed (the `testbed` package), which this install"
+            " leaves out (the container image does); run it from a clone: make demo",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    return asyncio.run(run_demo(steps))
+
+
 def _log_level(args: argparse.Namespace) -> int:
     """`check` keeps the gateway's retry warnings out of the terminal unless `--verbose`: the
     one line that matters is the result or the final error."""
@@ -106,16 +120,11 @@ def _log_level(args: argparse.Namespace) -> int:
 
 
 async def serve(config_path: str, host: str, port: int) -> int:
-    from bot.service.server import (  # Slack libraries are not needed by check/evaluate
-        Service,
-        SlackEnv,
-    )
+    from bot.service.server import Service  # Slack's Bolt is not needed by check/evaluate
 
     settings = config.load_settings(config_path)
     env = SlackEnv.from_environ(os.environ)
-    metrics = Metrics()
-    gateways = kube.connect_all(settings.clusters, settings.kubernetes, metrics)
-    service = Service(Deps(settings, gateways, metrics), env, host=host, port=port)
+    service = Service(build_deps(settings, env), env, host=host, port=port)
     await service.run_until_signalled()
     return EXIT_OK
 

@@ -17,9 +17,9 @@ async def require_operator(deps: Deps, user_id: str, action: str) -> None:
     """
     access = deps.settings.access
     groups = policy.group_entries(access.operators)
-    members = await deps.slack.members_of(groups) if deps.slack else {}
+    members = await deps.slack.members_of(groups)
     policy.require_operator(user_id, action, access, members)
-    if deps.slack is not None and await deps.slack.is_guest_or_deactivated(user_id):
+    if await deps.slack.is_guest_or_deactivated(user_id):
         raise errors.NotAllowed(
             f"You are not allowed to {action}: guest and deactivated accounts cannot make changes."
         )
@@ -32,5 +32,5 @@ async def require_viewer(deps: Deps, user_id: str, action: str) -> None:
         return
     entries = access.operators + access.viewers
     groups = policy.group_entries(entries)
-    members = await deps.slack.members_of(groups) if deps.slack else {}
+    members = await deps.slack.members_of(groups)
     policy.require_viewer(user_id, action, access, members)

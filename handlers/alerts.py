@@ -15,10 +15,9 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.access import audit, policy
 from bot.access.audit import Change
+from bot.alerts import commands
 from bot.alerts import render as render_alerts
-from bot.alerts.desk import AlertDesk
 from bot.alerts.model import AlertState
-from bot.commands import grammar as commands
 from bot.core import errors
 from bot.core.durations import format_duration
 from bot.health import render as health_render
@@ -32,23 +31,12 @@ from handlers.invocation import Executor, Invocation, Runner
 Listener = Callable[..., Awaitable[None]]
 
 
-def desk_of(deps: Deps) -> AlertDesk:
-    """The service's alert desk.
-
-    Raises:
-        UserError: alerts are not running in this process.
-    """
-    if deps.alerts is None:
-        raise errors.UserError("Alerts are not running in this kai-chatops service.")
-    return deps.alerts
-
-
 async def list_alerts(parsed: commands.Alerts, deps: Deps, invocation: Invocation) -> Message:
     """`/kai alerts`: active and pending alerts and silences, with their IDs."""
     await access.require_viewer(deps, invocation.user_id, "list alerts")
     if parsed.cluster is not None:
         deps.settings.cluster(parsed.cluster)
-    states = await desk_of(deps).list_alerts(parsed.cluster)
+    states = await deps.alerts.list_alerts(parsed.cluster)
     listing = render_alerts.alerts_listing(states, hold=deps.settings.alerts.hold)
     return {**listing, "response_type": "ephemeral"}
 
@@ -68,7 +56,7 @@ async def unsilence(parsed: commands.Unsilence, deps: Deps, invocation: Invocati
     """`/kai unsilence ALERT_ID`."""
     user, alert_id = invocation.user_id, parsed.alert_id
     await access.require_operator(deps, user, f"unsilence alert {alert_id}")
-    run = desk_of(deps).unsilence(alert_id, user, deps.clock(), cluster=parsed.cluster)
+    run = deps.alerts.unsilence(alert_id, user, deps.clock(), cluster=parsed.cluster)
     alert = await _recorded(deps, user, "unsilence", alert_id, "", run)
     return _done(alert, "Lifted the silence on")
 
@@ -76,7 +64,7 @@ async def unsilence(parsed: commands.Unsilence, deps: Deps, invocation: Invocati
 async def run_acknowledge(deps: Deps, user: str, cluster: str | None, alert_id: str) -> Message:
     """Acknowledge an alert (a command or a button), on the record."""
     await access.require_operator(deps, user, f"acknowledge alert {alert_id}")
-    run = desk_of(deps).acknowledge(alert_id, user, deps.clock(), cluster=cluster)
+    run = deps.alerts.acknowledge(alert_id, user, deps.clock(), cluster=cluster)
     return _done(await _recorded(deps, user, "acknowledge", alert_id, "", run), "Acknowledged")
 
 
@@ -86,7 +74,7 @@ async def run_silence(
     """Silence an alert (a command or a button), at most `alerts.max_silence`, on the record."""
     await access.require_operator(deps, user, f"silence alert {alert_id}")
     policy.check_silence(duration, deps.settings.alerts.max_silence)
-    run = desk_of(deps).silence(alert_id, user, duration, reason, deps.clock(), cluster=cluster)
+    run = deps.alerts.silence(alert_id, user, duration, reason, deps.clock(), cluster=cluster)
     alert = await _recorded(deps, user, "silence", alert_id, reason, run, format_duration(duration))
     return _done(alert, "Silenced", f" for {format_duration(duration)}")
 
@@ -175,7 +163,7 @@ async def click_health(
     container = body.get("container") or {}
     channel = str(container.get("channel_id") or body.get("channel", {}).get("id", ""))
     thread_ts = str(container.get("message_ts") or "")
-    if deps.slack is None or not channel or not thread_ts:
+    if not channel or not thread_ts:
         return {**message, "response_type": "ephemeral"}
     await deps.slack.post(channel, message, thread_ts=thread_ts)
     note = f"Posted the health report of {cluster} in the alert's thread."

@@ -9,14 +9,17 @@ from typing import Any
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
-from bot.commands import grammar as commands
+from bot.commands.grammar import Command
+from bot.commands.registry import Help
 from bot.core import errors
 from bot.gitops import render as render_gitops
 from bot.health import render as health_render
 from bot.health import usecase as usecases
+from bot.health.commands import Health
 from bot.service.deps import Deps
 from bot.slack import blocks as render
 from bot.slack.blocks import Message
+from bot.subcommands import GRAMMAR
 from handlers import access, replies
 from handlers.invocation import Invocation, Runner
 
@@ -68,7 +71,7 @@ class Decided:
     `parsed` follows."""
 
     answer: Message | None
-    parsed: commands.Command | None = None
+    parsed: Command | None = None
 
 
 def decide(
@@ -83,11 +86,11 @@ def decide(
     if deps.inflight.draining if draining is None else draining:
         return Decided(_ephemeral(render.text_message(render.RESTARTING)))
     try:
-        parsed = commands.parse_command(text, command_name=name)
+        parsed = GRAMMAR.parse(text, command_name=name)
     except errors.BadCommand as e:
         deps.metrics.commands.labels("invalid", "rejected").inc()
         return Decided(_ephemeral(render.usage_message(str(e), e.usage)))
-    if isinstance(parsed, commands.Help):
+    if isinstance(parsed, Help):
         return Decided(_ephemeral(render.help_message(help_text(deps, parsed.topic))))
     if type(parsed) not in runners:
         subcommand = type(parsed).__name__.lower()
@@ -103,13 +106,13 @@ def _ephemeral(message: Message) -> Message:
 def help_text(deps: Deps, topic: str | None) -> str:
     """The help, with the configured `reconcile kai|keda` shortcuts where they belong."""
     name = deps.settings.slack.command
-    text = commands.help_text(name, topic)
+    text = GRAMMAR.help_text(name, topic)
     if topic in (None, "reconcile"):
         text = f"{text}\n{render_gitops.describe_shortcuts(deps.settings.gitops, name)}"
     return text
 
 
-async def reply_health(parsed: commands.Health, deps: Deps, invocation: Invocation) -> Message:
+async def reply_health(parsed: Health, deps: Deps, invocation: Invocation) -> Message:
     """`/kai health`: the KAI and APIService report, posted for the whole channel to see."""
     await access.require_viewer(deps, invocation.user_id, "check health")
     kube = deps.kube_for(parsed.cluster)
@@ -119,4 +122,4 @@ async def reply_health(parsed: commands.Health, deps: Deps, invocation: Invocati
     return {**health_render.health_message(report), "response_type": "in_channel"}
 
 
-HEALTH_RUNNERS: dict[type, Runner] = {commands.Health: reply_health}
+HEALTH_RUNNERS: dict[type, Runner] = {Health: reply_health}

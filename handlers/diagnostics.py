@@ -1,4 +1,4 @@
-"""Listener for `/kai diagnose kai|keda|NAMESPACE/DEPLOYMENT` (DESIGN 2 "Diagnose").
+"""Listener for `/kai diagnose kai|keda|NAMESPACE/DEPLOYMENT` (docs/design.md §2 "Diagnose").
 
 Viewers may run it; read-only. The diagnosis is posted in the channel, as the evidence the
 channel discusses (the alert thread's first reply is the same message).
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.commands.parsed import Diagnose
 from bot.config.settings import Settings
 from bot.diagnostics import render as render_diagnosis
 from bot.diagnostics import usecase
+from bot.diagnostics.commands import Diagnose
 from bot.diagnostics.subjects import DeploymentSubject, KaiSubject, KedaSubject, Subject
 from bot.service.deps import Deps
 from bot.slack.blocks import Message

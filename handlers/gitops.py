@@ -22,10 +22,10 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.access import audit
 from bot.access.confirmations import Pending
-from bot.commands.parsed import Reconcile, ReconcileShortcut, Sync
 from bot.core import errors
 from bot.gitops import argo, ops
 from bot.gitops import render as render_gitops
+from bot.gitops.commands import Reconcile, ReconcileShortcut, Sync
 from bot.gitops.target import Request, StepState, Target, audit_outcome, resolve_request
 from bot.kube.ports import KubeWriter
 from bot.service.deps import Deps

@@ -126,8 +126,6 @@ async def _held(deps: Deps, cluster: str) -> tuple[list[HeldObject], list[str]]:
 
 
 async def _alerts(deps: Deps) -> tuple[list[AlertLine], str]:
-    if deps.alerts is None:
-        return [], ""
     try:
         states = await deps.alerts.list_alerts()
     except errors.BotError as e:
@@ -163,8 +161,6 @@ def _alert_line(alert: AlertState) -> AlertLine:
 
 
 async def _changes(deps: Deps) -> tuple[list[ChangeLine], str]:
-    if deps.journal is None:
-        return [], ""
     try:
         changes = await deps.journal.recent(RECENT_CHANGES)
     except errors.BotError as e:

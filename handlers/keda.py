@@ -1,4 +1,5 @@
-"""Listeners for `/kai scaledjobs`, `/kai pause` and `/kai resume` (DESIGN 1.3, 2 "KEDA pause").
+"""Listeners for `/kai scaledjobs`, `/kai pause` and `/kai resume` (docs/design.md §1.3, 2 "KEDA
+pause").
 
 Viewers may list. Pause and resume are for operators, in `keda.namespaces` only, both checked
 before any cluster call; they read the object and ask Confirm/Cancel. A valid click re-reads,
@@ -15,10 +16,9 @@ from slack_bolt.async_app import AsyncApp
 from bot.access import audit
 from bot.access.audit import Change
 from bot.access.confirmations import Pending
-from bot.commands import grammar as commands
 from bot.config.settings import Settings
 from bot.core import errors
-from bot.keda import ops
+from bot.keda import commands, ops
 from bot.keda import pause as keda_pause
 from bot.keda import render as render_keda
 from bot.keda import render_changes as words

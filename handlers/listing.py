@@ -12,15 +12,17 @@ from collections.abc import Sequence
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.commands import grammar
-from bot.commands.parsed import ListObjects, Pause, Reconcile, Resume, Sync
+from bot.commands.kinds import KINDS
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.gitops import kinds as gitops_kinds
+from bot.gitops.commands import Reconcile, Sync
+from bot.keda.commands import Pause, Resume
 from bot.kube import kinds
 from bot.kube.kinds import ResourceRef
 from bot.listing import render as render_listing
 from bot.listing import usecase
+from bot.listing.commands import ListObjects
 from bot.listing.usecase import Found
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
@@ -32,12 +34,12 @@ from handlers.invocation import Executor, Invocation, Runner
 FLUX_NAMESPACE = "flux-system"
 ARGOCD_NAMESPACE = "argocd"
 REFS: dict[str, ResourceRef] = {
-    **{kind: gitops_kinds.BY_KIND[kind] for kind in dict.fromkeys(grammar.KINDS.values())},
+    **{kind: gitops_kinds.BY_KIND[kind] for kind in dict.fromkeys(KINDS.values())},
     "ScaledJob": kinds.SCALED_JOB,
     "ScaledObject": kinds.SCALED_OBJECT,
 }
 # Each kind's last word in the grammar is its short one (hr, ks, gitrepo, …, app).
-_SHORT: dict[str, str] = {kind: word for word, kind in grammar.KINDS.items()}
+_SHORT: dict[str, str] = {kind: word for word, kind in KINDS.items()}
 
 
 async def run_list(parsed: ListObjects, deps: Deps, invocation: Invocation) -> Message:

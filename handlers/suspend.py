@@ -1,4 +1,5 @@
-"""Listeners for `/kai suspend KIND NS/NAME` and `/kai resume KIND NS/NAME` (Flux; DESIGN 1.3, 2).
+"""Listeners for `/kai suspend KIND NS/NAME` and `/kai resume KIND NS/NAME` (Flux; docs/design.md
+§1.3, 2).
 
 Operators only, checked before any cluster call and again at the click; both read the object and
 ask Confirm/Cancel. A valid click re-reads and patches `spec.suspend` (a resume then reconciles
@@ -14,9 +15,9 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.access.audit import Change
 from bot.access.confirmations import Pending
-from bot.commands.parsed import FluxResume, Suspend
 from bot.gitops import ops, suspend_ops
 from bot.gitops import render_suspend as words
+from bot.gitops.commands import FluxResume, Suspend
 from bot.gitops.suspend import SuspendPlan
 from bot.gitops.target import Target
 from bot.keda.pause import check_reason

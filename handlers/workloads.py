@@ -1,4 +1,4 @@
-"""Listeners for `/kai queues`, `/kai pending` and `/kai why` (DESIGN 2 "KAI workloads").
+"""Listeners for `/kai queues`, `/kai pending` and `/kai why` (docs/design.md §2 "KAI workloads").
 
 Viewers may run them; read-only, answered privately (the asker's question about a job).
 """
@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.commands.parsed import Pending, Queues, Why
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
 from bot.workloads import render as render_workloads
 from bot.workloads import usecase
+from bot.workloads.commands import Pending, Queues, Why
 from handlers import access
 from handlers.invocation import Executor, Invocation, Runner
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.slackemu import ApiCall, PostedMessage, SlackEmulator
+from testbed.slackemu import ApiCall, PostedMessage, SlackEmulator
 
 METADATA_EVENT = "kai_chatops_effect"
 

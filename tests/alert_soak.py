@@ -9,7 +9,7 @@ diagnosis), acknowledged now and then (a signed `/kai ack`), left unanswered lon
 escalate now and then, and healed;
 then faults stop, the checks go on until nothing is owed, and the invariant checker reads the
 final channel. Run `python tests/alert_soak.py --seeds 1-20` (`make soak`); the test suite runs a
-few seeds (`tests/test_alert_soak.py`).
+few seeds (`tests/e2e/test_alert_soak.py`).
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from alert_stack import SLACK_TIMEOUT, Clock, Gate, alert_stack
 from bot.alerts.model import ClusterAlerts, Phase
 from bot.service import schedule
 from bot.service.server import Service
-from bot.sim import breakage
-from bot.slackemu.records import Fault
-from bot.stack import ALERT_CHANNEL, CLUSTER, Stack
+from testbed.sim import breakage
+from testbed.slackemu.records import Fault
+from testbed.stack import ALERT_CHANNEL, CLUSTER, Stack
 
 STEP = 30  # seconds between checks
 WRITES = ("chat.postMessage", "chat.update", "chat.delete")

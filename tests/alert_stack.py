@@ -18,9 +18,9 @@ from alert_invariants import HolderLog, Verdict, check_channel
 
 from bot.service import schedule
 from bot.service.server import Service
-from bot.sim import Simulator, breakage
-from bot.slackemu import PostedMessage
-from bot.stack import ALERT_CHANNEL, CLUSTER, Stack, running_stack
+from testbed.sim import Simulator, breakage
+from testbed.slackemu import PostedMessage
+from testbed.stack import ALERT_CHANNEL, CLUSTER, Stack, running_stack
 
 HOLD = 60
 SLACK_TIMEOUT = 0.3  # the service's Slack client timeout: a late answer costs this much

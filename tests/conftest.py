@@ -1,7 +1,9 @@
-"""Suite-wide rules and shared fixtures.
+"""Rules for every tier: no real Slack token or kubeconfig can leak into a test.
 
-No real Slack token or kubeconfig can leak into a test. `gateway` connects our Kubernetes gateway
-to the module's own `sim` fixture (each module chooses its scenarios).
+The tiers (docs/CONVENTIONS.md): `unit/` pure tables, no sockets; `e2e/` the service driven as Slack
+drives it, against the Kubernetes API simulator and the Slack emulator on loopback; `cluster/` the
+same service against a real kube-apiserver. Each test gets its tier's marker from its folder, so
+`pytest -m unit` and `make test-unit` select the same tests.
 """
 
 from __future__ import annotations
@@ -10,10 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import sim_gateway
 
-from bot.kube.gateway import KubeGateway
-from bot.sim import Simulator
+TIERS = ("unit", "e2e", "cluster")
 
 
 @pytest.fixture(autouse=True)
@@ -24,8 +24,9 @@ def _no_real_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-@pytest.fixture
-def gateway(sim: Simulator, tmp_path: Path) -> Iterator[KubeGateway]:
-    connected = sim_gateway.connect(sim, tmp_path)
-    yield connected
-    connected.close()
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    root = Path(__file__).parent
+    for item in items:
+        tier = item.path.relative_to(root).parts[0]
+        if tier in TIERS:
+            item.add_marker(getattr(pytest.mark, tier))

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from bot.service import schedule
-from bot.sim import breakage
-from bot.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 from handlers import keda as keda_handlers
+from testbed.sim import breakage
+from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
 OCI_REPOSITORY = {
     "apiVersion": "source.toolkit.fluxcd.io/v1",

@@ -1,6 +1,6 @@
 """Builders of realistic raw objects for the rule and health-report tests.
 
-Shapes follow the examples in /work/shared/reference (KAI 2.5, KEDA 1.5, Flux 3.4, Argo CD 4.3).
+Shapes follow what the upstream controllers write (docs/keda.md, docs/gitops.md, docs/workloads.md).
 Plain functions returning plain dicts, so a test reads as the object it checks.
 """
 

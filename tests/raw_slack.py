@@ -15,8 +15,8 @@ from urllib.parse import urlencode
 
 import aiohttp
 
-from bot.slackemu.driver import SignedRequest
-from bot.slackemu.payloads import (
+from testbed.slackemu.driver import SignedRequest
+from testbed.slackemu.payloads import (
     Origin,
     block_actions_payload,
     button_action,
@@ -24,7 +24,7 @@ from bot.slackemu.payloads import (
     sign_request,
     slash_command_fields,
 )
-from bot.stack import DEMO_CHANNEL, OPERATOR, Stack, find_button
+from testbed.stack import DEMO_CHANNEL, OPERATOR, Stack, find_button
 
 # A request body and its headers, ready to be sent (again and again).
 RawRequest = SignedRequest

@@ -9,7 +9,7 @@ from typing import Any
 from bot.config.settings import ClusterSettings, KubernetesSettings
 from bot.kube import gateway as kube
 from bot.kube.gateway import KubeGateway
-from bot.sim import Simulator
+from testbed.sim import Simulator
 
 
 def connect(

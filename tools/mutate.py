@@ -33,39 +33,39 @@ class Group:
     tests: tuple[str, ...]
 
 
-PINS = "tests/test_security_pins.py"
+PINS = "tests/e2e/test_security_pins.py"
 GROUPS = {
     "access": Group(
         ("bot/access/policy.py", "bot/access/confirmations.py", "bot/access/audit.py"),
         (
-            "tests/test_access_policy.py",
-            "tests/test_access_confirmations.py",
-            "tests/test_access_audit.py",
-            "tests/test_access_audit_journal.py",
+            "tests/unit/test_access_policy.py",
+            "tests/unit/test_access_confirmations.py",
+            "tests/unit/test_access_audit.py",
+            "tests/unit/test_access_audit_journal.py",
             f"{PINS}::test_pin_a_user_group_id_is_a_group_entry_and_grants_its_members",
             f"{PINS}::test_pin_a_confirmation_expires_at_five_minutes_sharp",
         ),
     ),
     "replay": Group(
         ("bot/access/once.py", "bot/access/grouped.py", "bot/service/signing.py"),
-        ("tests/test_access_once.py", "tests/test_service_signing.py"),
+        ("tests/e2e/test_access_once.py", "tests/unit/test_service_signing.py"),
     ),
-    "acks-first": Group(("bot/service/inflight.py",), ("tests/test_service_inflight.py",)),
+    "acks-first": Group(("bot/service/inflight.py",), ("tests/unit/test_service_inflight.py",)),
     "escaping": Group(
         ("bot/slack/blocks.py",),
         (
-            "tests/test_slack_blocks.py",
-            "tests/test_render_hostile.py",
-            "tests/test_render_limits.py",
+            "tests/unit/test_slack_blocks.py",
+            "tests/unit/test_render_hostile.py",
+            "tests/unit/test_render_limits.py",
         ),
     ),
     "lease": Group(
         ("bot/alerts/lease.py",),
         (
-            "tests/test_lease_election.py",
-            "tests/test_lease_mutants.py",
-            "tests/test_e2e_lease.py",
-            "tests/test_schedule_jobs.py",
+            "tests/e2e/test_lease_election.py",
+            "tests/e2e/test_lease_holder.py",
+            "tests/e2e/test_e2e_lease.py",
+            "tests/unit/test_schedule_jobs.py",
             f"{PINS}::test_pin_a_holder_renewing_on_schedule_never_stops_being_the_leader",
         ),
     ),
@@ -79,15 +79,15 @@ GROUPS = {
             "bot/alerts/trouble.py",
         ),
         (
-            "tests/test_alerts_machine.py",
-            "tests/test_alerts_outbox.py",
-            "tests/test_alerts_mutants_machine.py",
-            "tests/test_alerts_mutants_outbox.py",
-            "tests/test_alerts_mutants_document.py",
-            "tests/test_alerts_mutants_store.py",
-            "tests/test_alert_store.py",
-            "tests/test_alert_ops.py",
-            "tests/test_alerts_render.py",
+            "tests/unit/test_alerts_machine.py",
+            "tests/unit/test_alerts_outbox.py",
+            "tests/unit/test_alerts_thread_replies.py",
+            "tests/unit/test_alerts_outbox_order.py",
+            "tests/unit/test_alerts_document.py",
+            "tests/e2e/test_alert_store_versions.py",
+            "tests/e2e/test_alert_store.py",
+            "tests/e2e/test_alert_ops.py",
+            "tests/unit/test_alerts_render.py",
             f"{PINS}::test_pin_the_lease_is_asked_about_after_the_read_not_before",
         ),
     ),

@@ -3,7 +3,7 @@
 Who did what, to which object, why, and how it ended (`ok`, `failed`, or `unknown` when the
 result could not be read back), in RFC 3339 UTC. The log line is JSON so a log pipeline can index
 it; the channel message is for the humans on call, and a change asked for in a direct message is
-also announced in the alert channel (DESIGN §2 "Safety").
+also announced in the alert channel (docs/design.md §2 "Safety").
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Alerts: the pure state machine (`machine`, `model`, `rules`), its `store`, the `lease`, Slack
-`delivery`, `render`, and the use-case (`desk`).
+`delivery`, `render`, the use-case (`desk`), and the subcommands (`commands`).
 
-Imports `bot.health` (snapshots), `bot.rules`, the gateways and the core; no other feature.
+Imports `bot.health` (snapshots), `bot.rules`, `bot.commands`, the gateways and the core; no other
+feature.
 """

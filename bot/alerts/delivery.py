@@ -54,7 +54,8 @@ class MessageSender(Protocol):
 
 @dataclass(frozen=True)
 class Paging:
-    """Who alerts mention (DESIGN 1.4): `mention` on the root of a critical alert, `escalate_to`
+    """Who alerts mention (docs/design.md §1.4): `mention` on the root of a critical alert,
+    `escalate_to`
     in the escalation reply. User IDs, group IDs or `@handles`, resolved when sent."""
 
     mention: tuple[str, ...] = ()

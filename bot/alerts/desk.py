@@ -104,7 +104,8 @@ class AlertDesk:
 
     @property
     def _command_name(self) -> str:
-        """The configured slash command (DESIGN 1.3), named wherever a message suggests one."""
+        """The configured slash command (docs/design.md §1.3), named wherever a message suggests
+        one."""
         return self.settings.slack.command
 
     @property

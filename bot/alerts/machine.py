@@ -36,7 +36,7 @@ NO_HOLD = timedelta(0)
 
 @dataclass(frozen=True)
 class Policy:
-    """The timers of DESIGN 1.4 `alerts`, and where new root messages go; `escalate_after`
+    """The timers of docs/design.md §1.4 `alerts`, and where new root messages go; `escalate_after`
     None: never escalate."""
 
     hold: timedelta

@@ -114,7 +114,8 @@ class Owed:
 
 @dataclass(frozen=True, order=True)
 class AlertKey:
-    """An alert's identity (DESIGN 2): the same key after a resolution is a new incident."""
+    """An alert's identity (docs/design.md §2): the same key after a resolution is a new
+    incident."""
 
     cluster: str
     kind: str

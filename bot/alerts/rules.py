@@ -5,7 +5,7 @@ missing; the external-metrics APIService missing, or its `Available` condition n
 Unknown, or not there at all); a shard's scheduler Deployment (`<schedulerName>-<shard>`) with
 no available replica or missing. Warnings: KAI conditions Progressing longer than
 `kai.progressing_timeout`; the kai-operator Deployment with no available replica or missing
-(DESIGN 2 "Alerts"). Reuses the health report's findings and the per-object rules; pure: no
+(docs/design.md §2 "Alerts"). Reuses the health report's findings and the per-object rules; pure: no
 I/O, `now` comes from the caller.
 """
 
@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from bot.alerts.model import AlertKey, Observation, Severity
 from bot.core import conditions as c
 from bot.core import errors
+from bot.core.durations import format_duration
 from bot.core.models import ClusterSnapshot, Finding, Health, HealthReport, RawObject
 from bot.health import deployments
 from bot.health import report as health
@@ -160,14 +161,17 @@ def _progressing_alerts(
     since = c.last_write_time(obj)
     if reading.health is not Health.PROGRESSING or since is None or now - since <= timeout:
         return []
+    age = format_duration(now - since, "coarse")
     return [
         Observation(
             key=AlertKey(cluster, kind, c.object_name(obj), "Progressing"),
             severity=Severity.WARNING,
-            title=f"operator not reconciling: Progressing for {health.format_age(now - since)}",
+            title=f"operator not reconciling: Progressing for {age}",
             reason="Progressing",
             message=reading.message,
-            check_first=_CHECK_PROGRESSING.format(ns=namespace, timeout=health.format_age(timeout)),
+            check_first=_CHECK_PROGRESSING.format(
+                ns=namespace, timeout=format_duration(timeout, "coarse")
+            ),
             since=since,
         )
     ]

@@ -1,4 +1,4 @@
-"""Settings: the YAML file of DESIGN 1.4 read into frozen dataclasses.
+"""Settings: the YAML file of docs/design.md §1.4 read into frozen dataclasses.
 
 `parse_settings` is pure and reports every problem at once, one line each; `load_settings` only
 reads the file. Secrets never come from here: the composition root reads them from the environment.

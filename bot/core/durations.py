@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import Literal
 
 EXPECTED = "expected a duration like 30m, 2h, 1d or 1h30m"
 
@@ -38,11 +39,31 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def format_duration(td: timedelta) -> str:
-    """The compact form of `td` in whole seconds: `1h30m`, `45s`, `2d`; `0s` for zero."""
+# How finely `format_duration` shows a duration (see there).
+Precision = Literal["second", "minute", "coarse"]
+
+
+def format_duration(td: timedelta, precision: Precision = "second") -> str:
+    """The compact form of `td`, as fine as `precision` says:
+
+    - `"second"`: every unit down to whole seconds, signed: `1d2h3m4s`, `-5m`; `0s` for zero.
+    - `"minute"`: whole minutes, at least `1m` (the Home tab's "fired 1m ago", never "0s ago").
+    - `"coarse"`: to the hour from a day up, to the minute from a minute up, never negative,
+      where a glance is enough (health headlines, how long pods waited): `2d4h`, `1h30m`, `25m`.
+    """
     seconds = int(td.total_seconds())
+    if precision == "minute":
+        seconds = max(60, seconds // 60 * 60)
+    elif precision == "coarse":
+        seconds = max(seconds, 0)
+        step = 3600 if seconds >= 86400 else 60 if seconds >= 60 else 1
+        seconds -= seconds % step
+    return _compact(seconds)
+
+
+def _compact(seconds: int) -> str:
     if seconds < 0:
-        return "-" + format_duration(-td)
+        return "-" + _compact(-seconds)
     parts = []
     for unit, factor in _UNITS:
         amount, seconds = divmod(seconds, factor)

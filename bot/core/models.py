@@ -17,7 +17,8 @@ RawObject = Mapping[str, Any]
 
 
 class Health(enum.Enum):
-    """A verdict, in the words of DESIGN 1.1 (plus `Missing` for an expected, absent object)."""
+    """A verdict, in the words of docs/design.md §1.1 (plus `Missing` for an expected, absent
+    object)."""
 
     HEALTHY = "Healthy"
     SUSPENDED = "Suspended"
@@ -63,7 +64,7 @@ class Verdict:
     message: str
 
     def as_json(self) -> dict[str, str | None]:
-        """The DESIGN 1.1 JSON line for this verdict."""
+        """The docs/design.md §1.1 JSON line for this verdict."""
         return {
             "kind": self.kind,
             "namespace": self.namespace,

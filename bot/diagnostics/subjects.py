@@ -1,6 +1,6 @@
 """What to diagnose: `kai`, `keda` or one Deployment, and which of them an alert points at.
 
-Pure. `subject_for_alert` is how an alert's first thread reply picks its evidence (DESIGN 2
+Pure. `subject_for_alert` is how an alert's first thread reply picks its evidence (docs/design.md §2
 "Alerts"): kai-config or a shard → the KAI operator and the Deployments its message names; the
 APIService → the Service behind it; a Deployment (a shard's scheduler, the operator) → that one.
 """

@@ -1,6 +1,7 @@
 """Planning Argo CD refreshes and syncs over the plain Kubernetes API, and reading the result.
 
-Pure (DESIGN 2 "Argo CD"): refresh is the `argocd.argoproj.io/refresh` annotation, which the
+Pure (docs/design.md §2 "Argo CD"): refresh is the `argocd.argoproj.io/refresh` annotation, which
+the
 application controller removes when done; sync is the top-level `operation` field, which it
 clears when the operation ends, leaving `status.operationState`. No I/O, no clock.
 """

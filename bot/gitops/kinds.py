@@ -1,6 +1,7 @@
 """The GitOps resource types the bot reconciles: Flux (toolkit.fluxcd.io) and Argo CD Applications.
 
-Pure data beside `bot.kube.kinds`, at the API versions DESIGN 2 names (Flux v2.8 removed the betas).
+Pure data beside `bot.kube.kinds`, at the API versions docs/design.md §2 names (Flux v2.8 removed
+the betas).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Flux reconciles and Argo CD refreshes and syncs on one cluster, followed until they end.
 
 The use-case layer: reads and patches through the gateway, then follows the object by watch
-from our own write (`bot.kube.follow`), polling with a deadline when it cannot watch; every
+from our own write, polling with a deadline when it cannot watch (`bot.kube.follow`); every
 decision is `bot.gitops.plan`'s or `bot.gitops.argo`'s. No Slack here. Waits use the event loop's
 monotonic time, never `deps.clock`.
 """
@@ -9,7 +9,7 @@ monotonic time, never `deps.clock`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -20,31 +20,14 @@ from bot.gitops import argo, plan
 from bot.gitops.plan import FluxPhase, FluxReport, StepResult
 from bot.gitops.target import Request, StepState, Target
 from bot.kube import follow
+from bot.kube.follow import Polling as Polling  # re-exported: callers build a wait as ops.Polling
+from bot.kube.follow import Sleep
 from bot.kube.ports import KubeWriter
 
 CONFLICT_RETRIES = 5  # as `flux` and `argocd` retry a conflicting write
 
-Sleep = Callable[[float], Awaitable[None]]
 Clock = Callable[[], datetime]
 OnRequested = Callable[[Target, str], Awaitable[None]]  # (what was patched, the token / value)
-
-
-@dataclass(frozen=True)
-class Polling:
-    """How a wait polls: soon after the request, then less often (up to Flux's 2 s), until
-    `timeout` seconds have passed. Tests pass short values; nothing here sleeps on its own."""
-
-    timeout: float
-    first: float = 0.05
-    factor: float = 1.5
-    longest: float = 2.0
-    sleep: Sleep = asyncio.sleep
-
-    def intervals(self) -> Iterator[float]:
-        interval = self.first
-        while True:
-            yield interval
-            interval = min(interval * self.factor, self.longest)
 
 
 @dataclass(frozen=True)
@@ -144,13 +127,13 @@ async def _reconcile_one(
     if on_requested is not None:
         await on_requested(target, token)
     try:
-        obj, done = await _follow(
+        obj, done = await follow.follow(
             kube,
             target,
             lambda o: o is None or plan.flux_phase(o, before) is FluxPhase.DONE,
-            written,
-            deadline,
-            polling,
+            written=written,
+            deadline=deadline,
+            polling=polling,
         )
     except errors.KubeError as e:  # written: Flux may act on it, we cannot see whether
         return plan.judge_flux_unread(target, token, str(e))
@@ -207,13 +190,13 @@ async def run_refresh(
         await on_requested(target, body["metadata"]["annotations"][argo.REFRESH])
     action = "hard refresh" if hard else "refresh"
     try:
-        app, done = await _follow(
+        app, done = await follow.follow(
             kube,
             target,
             lambda a: a is None or not argo.is_refresh_pending(a),
-            written,
-            started + polling.timeout,
-            polling,
+            written=written,
+            deadline=started + polling.timeout,
+            polling=polling,
         )
     except errors.KubeError as e:  # requested: Argo CD may act on it, we cannot see whether
         return argo.unread_report(target, action, loop.time() - started, str(e))
@@ -251,13 +234,13 @@ async def wait_sync(
     loop = asyncio.get_running_loop()
     started = loop.time()
     try:
-        app, done = await _follow(
+        app, done = await follow.follow(
             kube,
             target,
             lambda a: a is None or not argo.is_sync_pending(a) or argo.is_blocked_by_window(a),
-            written,
-            started + polling.timeout,
-            polling,
+            written=written,
+            deadline=started + polling.timeout,
+            polling=polling,
         )
     except errors.KubeError as e:  # started: Argo CD runs it, we cannot see how it ends
         return argo.unread_report(target, "sync", loop.time() - started, str(e))
@@ -290,46 +273,3 @@ async def _patch_retrying(kube: KubeWriter, target: Target, body: Any, sleep: Sl
                 raise
             await sleep(0.05 * attempt)
     raise AssertionError("unreachable")
-
-
-async def _follow(
-    kube: KubeWriter,
-    target: Target,
-    is_done: follow.IsDone,
-    written: RawObject | None,
-    deadline: float,
-    polling: Polling,
-) -> tuple[RawObject | None, bool]:
-    """Watch the object from our write until `is_done` or the deadline; poll what is left of
-    the wait when it cannot watch. The last object seen, and whether it was done."""
-    if written is not None:
-        watched = await follow.watch_until(
-            kube, target.ref, target.name, target.namespace, is_done,
-            since=written, deadline=deadline,
-        )  # fmt: skip
-        if watched.over:
-            return watched.obj, watched.done
-    return await _poll(
-        lambda: kube.get_object(target.ref, target.name, target.namespace),
-        is_done,
-        deadline,
-        polling,
-    )
-
-
-async def _poll(
-    read: Callable[[], Awaitable[RawObject | None]],
-    is_done: Callable[[RawObject | None], bool],
-    deadline: float,
-    polling: Polling,
-) -> tuple[RawObject | None, bool]:
-    """Read until `is_done` or the deadline; the last object read, and whether it was done."""
-    loop = asyncio.get_running_loop()
-    for interval in polling.intervals():
-        await polling.sleep(max(0.0, min(interval, deadline - loop.time())))
-        obj = await read()
-        if is_done(obj):
-            return obj, True
-        if loop.time() >= deadline:
-            return obj, False
-    raise AssertionError("intervals never end")

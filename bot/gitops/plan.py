@@ -1,6 +1,6 @@
 """Planning Flux reconciles and Argo CD refreshes and syncs, and reading how far they got.
 
-Pure (DESIGN 2 "Flux reconcile", "Argo CD"): takes objects as read and `now`, returns the
+Pure (docs/design.md §2 "Flux reconcile", "Argo CD"): takes objects as read and `now`, returns the
 patches to send, the refusals to give, and what a controller's status says. No I/O, no clock.
 """
 

@@ -1,10 +1,11 @@
 """Planning a Flux suspend or resume: the merge patch, why nothing is written, when it ends.
 
-Pure (DESIGN 2 "Flux reconcile"): suspend merge-patches `spec.suspend: true`, resume
+Pure (docs/design.md §2 "Flux reconcile"): suspend merge-patches `spec.suspend: true`, resume
 `spec.suspend: false` (a reconcile follows, as `flux resume` waits for one), each with our record
 under `kai-chatops/` (who, when, why, until; resume deletes it). fluxcd/flux2 cmd/flux/suspend.go
 and resume.go patch `spec.suspend` the same way (resume.go's `setUnsuspended` writes false, which
-Go's `omitempty` sends as a deletion; DESIGN asks for the explicit false, as Argo CD writes it).
+Go's `omitempty` sends as a deletion; docs/design.md asks for the explicit false, as Argo CD writes
+it).
 Unlike `flux suspend`, an object already suspended is refused rather than patched again, so
 nobody's record of why is overwritten. No I/O, no clock.
 """

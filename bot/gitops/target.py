@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.commands.parsed import Reconcile, ReconcileShortcut, Sync
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.gitops import kinds as gitops_kinds
+from bot.gitops.commands import Reconcile, ReconcileShortcut, Sync
 from bot.kube.kinds import ResourceRef
 
 REQUESTED_BY = "kai-chatops/requested-by"
@@ -28,11 +28,12 @@ StepState = Literal[
     "skipped",
     "not started",
     "blocked",
-    "not read back",  # the request was written; what followed could not be read (DESIGN 2)
+    "not read back",  # the request was written; what followed could not be read (docs/design.md §2)
 ]
 AuditOutcome = Literal["ok", "failed", "unknown"]  # `bot.access.audit.Outcome`
 
-# How a step ends, as the audit record's outcome (DESIGN 2 "Safety": `unknown` when the result
+# How a step ends, as the audit record's outcome (docs/design.md §2 "Safety": `unknown` when the
+# result
 # could not be read back). The one mapping: `/kai reconcile`, refresh, sync and Flux resume.
 _AUDIT_OUTCOMES: dict[StepState, AuditOutcome] = {
     "succeeded": "ok",

@@ -1,5 +1,5 @@
-"""KAI health: the live check (`usecase`), the pure report (`report`, `deployments`), and how
-it looks (`render`).
+"""KAI health: the live check (`usecase`), the pure report (`report`, `deployments`), how
+it looks (`render`), and `/kai health` (`commands`).
 
-Imports `bot.rules`, the gateways, `bot.config` and `bot.core`; no other feature.
+Imports `bot.rules`, `bot.commands`, the gateways, `bot.config` and `bot.core`; no other feature.
 """

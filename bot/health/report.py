@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.core import conditions as c
+from bot.core.durations import format_duration
 from bot.core.models import ClusterSnapshot, Finding, Health, HealthReport, RawObject
 from bot.health import deployments
 from bot.rules import apiservice, kai
@@ -205,22 +206,10 @@ def _with_timeout(reading: c.Assessment, obj: RawObject, ctx: _Context) -> c.Ass
     since = c.last_write_time(obj)
     if since is None or ctx.now - since <= ctx.progressing_timeout:
         return reading
-    headline = f"operator not reconciling: Progressing for {format_age(ctx.now - since)}"
+    age = format_duration(ctx.now - since, "coarse")
+    headline = f"operator not reconciling: Progressing for {age}"
     return c.Assessment(Health.DEGRADED, headline, reading.message)
 
 
 def _finding(subject: str, reading: c.Assessment) -> Finding:
     return Finding(subject, reading.health, reading.headline, reading.detail)
-
-
-def format_age(age: timedelta) -> str:
-    """A compact duration: `45s`, `25m`, `1h30m`, `2d4h`."""
-    seconds = max(int(age.total_seconds()), 0)
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if days:
-        return f"{days}d{hours}h" if hours else f"{days}d"
-    if hours:
-        return f"{hours}h{minutes}m" if minutes else f"{hours}h"
-    return f"{minutes}m" if minutes else f"{seconds}s"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from bot.core import conditions as c
 from bot.core.durations import format_duration
@@ -175,8 +175,5 @@ def _text_time(text: str) -> str:
 
 
 def _age(since: datetime | None, now: datetime) -> str:
-    """`2h5m`, to the minute (at least 1m)."""
-    if since is None:
-        return "?"
-    minutes = max(1, int((now - since).total_seconds()) // 60)
-    return format_duration(timedelta(minutes=minutes))
+    """`2h5m`, to the minute (at least 1m); `?` when unknown."""
+    return "?" if since is None else format_duration(now - since, "minute")

@@ -1,5 +1,5 @@
-"""KEDA pause and resume: pure plans (`pause`), use-cases (`ops`, `expiry`), and their words
-(`render`, `render_changes`).
+"""KEDA pause and resume: pure plans (`pause`), use-cases (`ops`, `expiry`), their words
+(`render`, `render_changes`), and the subcommands (`commands`).
 
-Imports `bot.rules`, `bot.access`, the gateways and the core; no other feature.
+Imports `bot.rules`, `bot.access`, `bot.commands`, the gateways and the core; no other feature.
 """

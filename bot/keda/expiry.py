@@ -2,7 +2,8 @@
 
 The expiry lives on the object, so any replica, or the service after a restart, finds it; the
 annotations as they stand decide, so a pause resumed or changed by hand is left alone. Runs
-from the scheduler (`bot/schedule.py`) with the gateways passed in; posts through `bot.audit`.
+from the scheduler (`bot/service/schedule.py`) with the gateways passed in; posts through
+`bot.access.audit`.
 """
 
 from __future__ import annotations

@@ -44,6 +44,13 @@ class AckWait:
     timeout: float = 10.0
     interval: float = 0.5
 
+    @property
+    def polling(self) -> kube_follow.Polling:
+        """Polls every `interval` when the watch cannot be used."""
+        return kube_follow.Polling(
+            self.timeout, first=self.interval, factor=1.0, longest=self.interval
+        )
+
 
 async def list_rows(kube: KubeReader, namespaces: Sequence[str] | None) -> list[Row]:
     """Every ScaledJob and ScaledObject with its verdict, by namespace, kind and name.
@@ -153,15 +160,15 @@ async def apply_plan(
                 raise
             log.info("%s changed while we patched it; reading it again", target.describe())
             continue
-        return await follow(kube, plan, wait, written=written)
+        return await _wait_for_keda(kube, plan, wait, written=written)
     raise AssertionError("unreachable")
 
 
-async def follow(
-    kube: KubeReader, plan: Plan, wait: AckWait, *, written: RawObject | None = None
+async def _wait_for_keda(
+    kube: KubeReader, plan: Plan, wait: AckWait, *, written: RawObject
 ) -> Outcome:
-    """Follow the object until KEDA's `Paused` condition matches, or the deadline: by a watch
-    from our write (`written`), else by reading it back and polling.
+    """Follow the object from our write (`bot.kube.follow`) until KEDA's `Paused` condition
+    matches, or the wait ends.
 
     Stops at once when the annotations seen are not what the plan wrote (someone changed
     them), since KEDA will never acknowledge a state the object no longer asks for. When a read
@@ -175,37 +182,23 @@ async def follow(
     target, expected = plan.target, plan.action == "pause"
     loop = asyncio.get_running_loop()
     started = loop.time()
-    if written is not None:
 
-        def is_settled(obj: RawObject | None) -> bool:
-            return obj is None or _is_settled(keda.read_pause_state(obj), expected)
+    def is_settled(obj: RawObject | None) -> bool:
+        return obj is None or _is_settled(keda.read_pause_state(obj), expected)
 
-        watched = await kube_follow.watch_until(
-            kube, target.ref, target.name, target.namespace, is_settled,
-            since=written, deadline=started + wait.timeout,
+    try:
+        obj, _ = await kube_follow.follow(
+            kube, target, is_settled,
+            written=written, deadline=started + wait.timeout, polling=wait.polling,
         )  # fmt: skip
-        if watched.over:
-            if watched.obj is None:
-                raise errors.UserError(f"{target.describe()} was deleted right after the change.")
-            state = keda.read_pause_state(watched.obj)
-            return Outcome(plan, state, _is_acknowledged(state, expected), loop.time() - started)
-    while True:
-        try:
-            obj = await kube.get_object(target.ref, target.name, target.namespace)
-        except errors.KubeError as e:
-            if written is None:
-                raise
-            log.warning("%s: cannot read it back after the change: %s", target.describe(), e)
-            state = keda.read_pause_state(written)
-            return Outcome(plan, state, False, loop.time() - started, read_error=str(e))
-        if obj is None:
-            raise errors.UserError(f"{target.describe()} was deleted right after the change.")
-        state = keda.read_pause_state(obj)
-        acknowledged = _is_acknowledged(state, expected)
-        waited = loop.time() - started
-        if _is_settled(state, expected) or waited >= wait.timeout:
-            return Outcome(plan, state, acknowledged, waited)
-        await asyncio.sleep(min(wait.interval, wait.timeout - waited))
+    except errors.KubeError as e:
+        log.warning("%s: cannot read it back after the change: %s", target.describe(), e)
+        state = keda.read_pause_state(written)
+        return Outcome(plan, state, False, loop.time() - started, read_error=str(e))
+    if obj is None:
+        raise errors.UserError(f"{target.describe()} was deleted right after the change.")
+    state = keda.read_pause_state(obj)
+    return Outcome(plan, state, _is_acknowledged(state, expected), loop.time() - started)
 
 
 def _is_acknowledged(state: keda.PauseState, expected: bool) -> bool:

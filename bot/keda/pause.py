@@ -1,6 +1,7 @@
 """Planning a KEDA pause or resume: which annotations to write or delete, and when it ends.
 
-Pure: takes the object as read and `now`, returns what to patch (DESIGN 2 "KEDA pause"). Pause
+Pure: takes the object as read and `now`, returns what to patch (docs/design.md §2 "KEDA pause").
+Pause
 writes `autoscaling.keda.sh/paused: "true"` plus our `kai-chatops/` record; resume deletes the
 pause keys and the record (merge-patch null), never writes "false". No I/O, no clock.
 """

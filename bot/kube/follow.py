@@ -1,10 +1,11 @@
-"""Following one object after a change: a watch of that object until a condition holds.
+"""Following one object after a change until a condition holds: a watch, then polls.
 
 A reconcile, refresh, sync or pause is over when a controller writes the object's status; a watch
 from the resourceVersion of our own write (or of our read) sees that write as it happens, in one
 request, where polls see it up to a poll interval late, in many. When the API forbids `watch`
 (403), the watch breaks (410 Expired, a dropped connection, a stream ended early) or every watch
-thread is busy, `watch_until` says the wait is not over and the caller polls the rest of it.
+thread is busy, `watch_until` says the wait is not over and `follow` polls the rest of it. The
+one `follow` of KEDA pauses (`bot.keda.ops`) and GitOps requests (`bot.gitops.ops`).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from bot.core import conditions, errors
 from bot.core.models import RawObject
@@ -23,6 +25,37 @@ from bot.kube.ports import KubeReader, KubeWatcher
 log = logging.getLogger(__name__)
 
 IsDone = Callable[[RawObject | None], bool]  # None: the object was deleted
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class Target(Protocol):
+    """The object to follow (a KEDA or a GitOps target)."""
+
+    @property
+    def ref(self) -> ResourceRef: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def namespace(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Polling:
+    """How long a wait lasts and how `follow` polls when it cannot watch: soon after the watch
+    gives up, then less often (up to Flux's 2 s), until `timeout` seconds have passed. Tests pass
+    short values; nothing here sleeps on its own."""
+
+    timeout: float
+    first: float = 0.05
+    factor: float = 1.5
+    longest: float = 2.0
+    sleep: Sleep = asyncio.sleep
+
+    def intervals(self) -> Iterator[float]:
+        interval = self.first
+        while True:
+            yield interval
+            interval = min(interval * self.factor, self.longest)
 
 
 @dataclass(frozen=True)
@@ -72,3 +105,46 @@ async def watch_until(
     if loop.time() < deadline:
         log.info("the watch of %s %s ended early; polling the rest of the wait", ref.kind, name)
     return Watched(last, False, loop.time() >= deadline)
+
+
+async def follow(
+    kube: KubeReader,
+    target: Target,
+    is_done: IsDone,
+    *,
+    written: RawObject | None,
+    deadline: float,
+    polling: Polling,
+) -> tuple[RawObject | None, bool]:
+    """Follow the object until `is_done` holds for it or the event loop's time reaches
+    `deadline`: by a watch from our write (`written`, as the patch returned it), then, when it
+    cannot be made or breaks, or there is no write to watch from, by polls for the rest.
+
+    Returns the last state seen (None: deleted) and whether `is_done` held for it.
+
+    Raises:
+        KubeError: a poll's read failed (a watch that fails only hands over to the polls).
+    """
+    if written is not None:
+        watched = await watch_until(
+            kube, target.ref, target.name, target.namespace, is_done,
+            since=written, deadline=deadline,
+        )  # fmt: skip
+        if watched.over:
+            return watched.obj, watched.done
+    return await _poll(kube, target, is_done, deadline, polling)
+
+
+async def _poll(
+    kube: KubeReader, target: Target, is_done: IsDone, deadline: float, polling: Polling
+) -> tuple[RawObject | None, bool]:
+    """Read until `is_done` or the deadline (the last read at it)."""
+    loop = asyncio.get_running_loop()
+    for interval in polling.intervals():
+        await polling.sleep(max(0.0, min(interval, deadline - loop.time())))
+        obj = await kube.get_object(target.ref, target.name, target.namespace)
+        if is_done(obj):
+            return obj, True
+        if loop.time() >= deadline:
+            return obj, False
+    raise AssertionError("intervals never end")

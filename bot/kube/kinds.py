@@ -54,7 +54,7 @@ REPLICA_SET = ResourceRef("apps", "v1", "replicasets", "ReplicaSet", namespaced=
 EVENT = ResourceRef("", "v1", "events", "Event", namespaced=True)
 SERVICE = ResourceRef("", "v1", "services", "Service", namespaced=True)
 ENDPOINT_SLICE = ResourceRef("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True)
-# KAI's workload objects (reference/kai-workloads.md): what `/kai queues|pending|why` read.
+# KAI's workload objects (docs/workloads.md): what `/kai queues|pending|why` read.
 QUEUE = ResourceRef("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False)
 POD_GROUP = ResourceRef("scheduling.run.ai", "v2alpha2", "podgroups", "PodGroup", namespaced=True)
 BIND_REQUEST = ResourceRef("scheduling.run.ai", "v1alpha2", "bindrequests", "BindRequest", True)

@@ -13,7 +13,7 @@ GROUP = "argoproj.io"
 KINDS = ("Application",)
 
 # Argo CD's "Missing" (the app's resources do not exist) is reported as Degraded: `evaluate`'s
-# verdict words are the five of DESIGN 1.1, and the message still says "Missing".
+# verdict words are the five of docs/design.md §1.1, and the message still says "Missing".
 _HEALTH_WORDS = {health.value: health for health in Health} | {"Missing": Health.DEGRADED}
 
 

@@ -1,6 +1,7 @@
 """Health of Flux objects: HelmRelease, Kustomization and the source kinds (`*.toolkit.fluxcd.io`).
 
-DESIGN 2 "Flux objects' health": suspended first, then failure (`Stalled` True or `Ready` False,
+docs/design.md §2 "Flux objects' health": suspended first, then failure (`Stalled` True or `Ready`
+False,
 even while `Reconciling` is True: reason `ProgressingWithRetry` means a failed attempt is being
 retried), then in-progress signals (`Reconciling`, a stale `status.observedGeneration`, `Ready`
 Unknown), then Healthy; no conditions at all is Progressing, an OCI HelmRepository included
@@ -36,7 +37,7 @@ def evaluate_flux_object(obj: RawObject) -> Verdict:
 
 
 def assess_flux_object(obj: RawObject) -> c.Assessment:
-    """Suspended, then Degraded, then Progressing, then Healthy (DESIGN 2)."""
+    """Suspended, then Degraded, then Progressing, then Healthy (docs/design.md §2)."""
     if c.spec(obj).get("suspend") is True:
         return c.Assessment(Health.SUSPENDED, "suspended (spec.suspend: true)")
     conds = c.list_conditions(obj)
@@ -115,7 +116,7 @@ def _describe_revision(obj: RawObject) -> str:
 
 
 _NOT_YET = "no status.conditions yet: the Flux controller has not reconciled it"
-# DESIGN 2 says "no conditions → Progressing" without exception, and we follow it. Upstream
+# docs/design.md §2 says "no conditions → Progressing" without exception, and we follow it. Upstream
 # differs for one kind: source-controller never reconciles a HelmRepository of `type: oci` (a
 # static object: fluxcd/source-controller internal/controller/helmrepository_controller.go
 # `Reconcile` hands it to `migrationToStatic`; fluxcd/flux2 cmd/flux/reconcile.go `isStatic`

@@ -1,7 +1,8 @@
 """Who suspended a Flux object through kai-chatops, why, and until when: our `kai-chatops/` record.
 
 Pure: reads `spec.suspend` (what Flux honours) and the record annotations a `/kai suspend` writes
-beside it (DESIGN 2 "Safety": who, why, when on the object, RFC 3339 UTC). The record is ours;
+beside it (docs/design.md §2 "Safety": who, why, when on the object, RFC 3339 UTC). The record is
+ours;
 `spec.suspend` alone decides whether Flux reconciles. No I/O.
 """
 

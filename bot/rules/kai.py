@@ -1,6 +1,7 @@
 """Health of KAI `Config` and `SchedulingShard` objects (`kai.scheduler/v1`) from their conditions.
 
-DESIGN 2, the same logic as KAI's own Argo CD Lua check (PR #1875): keys on condition `status`
+docs/design.md §2, the same logic as KAI's own Argo CD Lua check (PR #1875): keys on condition
+`status`
 and `observedGeneration`, never on `reason`; ignores `Ready` and `Reconciling` (old releases lack
 the first and leave the second True). Pure: no I/O.
 """
@@ -23,7 +24,7 @@ def evaluate_kai_object(obj: RawObject) -> Verdict:
 
 
 def assess_kai_object(obj: RawObject) -> c.Assessment:
-    """Classifies a KAI Config or SchedulingShard by DESIGN 2's rules, in their order."""
+    """Classifies a KAI Config or SchedulingShard by docs/design.md §2's rules, in their order."""
     conds = c.list_conditions(obj)
     generation = c.object_generation(obj)
     if not conds:

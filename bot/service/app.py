@@ -1,4 +1,4 @@
-"""Builds the Bolt AsyncApp: the Slack client, the deps middleware, the one error handler.
+"""Builds the Bolt AsyncApp over the service's Slack client: the deps middleware, one error handler.
 
 Wiring only: no business rules. Listeners live in `handlers/`.
 """
@@ -14,7 +14,6 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 import handlers
@@ -24,28 +23,6 @@ from bot.slack import blocks as render
 from bot.slack.responses import ResponseUrls
 
 log = logging.getLogger(__name__)
-
-SLACK_API_URL = "https://slack.com/api/"
-SLACK_TIMEOUT = 30  # seconds for one Web API call (slack_sdk's default)
-
-
-def build_client(
-    bot_token: str, api_url: str | None, *, timeout: float = SLACK_TIMEOUT
-) -> AsyncWebClient:
-    """The Slack Web API client; 429s are retried after `Retry-After`, never dropped.
-
-    Only 429s: slack_sdk's default connection-error handler re-sends a call after a dropped
-    connection, which for `chat.postMessage` posts the message twice when the first one landed.
-    Writes are retried by their callers, which know whether a retry is safe.
-    """
-    base_url = api_url or SLACK_API_URL
-    client = AsyncWebClient(
-        token=bot_token,
-        base_url=base_url.rstrip("/") + "/",
-        timeout=timeout,  # type: ignore[arg-type]
-    )
-    client.retry_handlers = [AsyncRateLimitErrorRetryHandler(max_retry_count=5)]
-    return client
 
 
 def build_app(

@@ -1,23 +1,30 @@
-"""Everything a listener or job needs, built once by the composition root and passed explicitly."""
+"""Everything a listener or job needs, built whole once by `build_deps` and passed explicitly."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from bot.access import confirmations, grouped
+from bot.access import journal as change_journal
 from bot.access.journal import ChangeJournal
-from bot.access.once import MemoryOnce, OnceStore
+from bot.access.once import OnceStore
+from bot.alerts import store as alert_store
 from bot.alerts.desk import AlertDesk
-from bot.alerts.lease import LeaderLease
+from bot.alerts.drain import SLACK_BACKOFFS, Poster
+from bot.alerts.lease import LeaderLease, default_identity
 from bot.alerts.store import AlertStore
 from bot.config.settings import Settings
+from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.core.models import HealthReport
+from bot.kube import gateway as kube_gateway
 from bot.kube.ports import KubeWriter
 from bot.service.inflight import InFlight
 from bot.service.singleflight import SingleFlight
+from bot.slack import client as slack_client
 from bot.slack.gateway import SlackGateway
 
 
@@ -26,23 +33,72 @@ def utc_now() -> datetime:
 
 
 @dataclass(frozen=True)
+class SlackEnv:
+    """Slack credentials and endpoint, only ever from the environment (docs/design.md §1.2)."""
+
+    bot_token: str
+    signing_secret: str
+    app_token: str | None
+    api_url: str | None
+
+    @property
+    def socket_mode(self) -> bool:
+        return bool(self.app_token)
+
+    @classmethod
+    def from_environ(cls, env: Mapping[str, str]) -> SlackEnv:
+        """Read SLACK_* variables; every missing or malformed one is reported at once.
+
+        Raises:
+            ConfigError: one line per problem.
+        """
+        token, secret = env.get("SLACK_BOT_TOKEN", ""), env.get("SLACK_SIGNING_SECRET", "")
+        app_token = env.get("SLACK_APP_TOKEN") or None
+        problems = []
+        if not token.startswith("xoxb-"):
+            problems.append("SLACK_BOT_TOKEN: missing or not a bot token (expected xoxb-...)")
+        if app_token is not None and not app_token.startswith("xapp-"):
+            problems.append("SLACK_APP_TOKEN: not an app-level token (expected xapp-...)")
+        if app_token is None and not secret:
+            problems.append(
+                "SLACK_SIGNING_SECRET: missing; HTTP mode needs it to verify requests "
+                "(or set SLACK_APP_TOKEN for Socket Mode)"
+            )
+        if problems:
+            raise errors.ConfigError(problems)
+        return cls(token, secret, app_token, env.get("SLACK_API_URL") or None)
+
+
+@dataclass(frozen=True)
 class Deps:
-    """The service's collaborators: settings, one Kubernetes gateway per cluster, metrics, clock."""
+    """The service's collaborators, every one there from the start (`build_deps`):
+
+    - `settings`; `kube`, one Kubernetes gateway per cluster (`kube_for`); `metrics`;
+    - `slack`, the Slack gateway (its `client` is the Bolt app's too); `confirm_key`, which
+      signs Confirm buttons (derived from the bot token);
+    - the state `state.backend` names: `once` (used requests and Confirms), `alert_store`,
+      `journal` (the last changes, for the Home tab), on the first cluster when shared;
+    - `alerts`, the alert desk; `lease`, the Lease of `lease` in the config, None when it is
+      off (one replica, which runs the checks);
+    - `clock` (the service's now; tests move it) and `monotonic` (timing that must survive
+      clock steps); `health_checks` (one health check per cluster at a time); `inflight`
+      (the work a shutdown waits for).
+    """
 
     settings: Settings
     kube: Mapping[str, KubeWriter]
     metrics: Metrics
+    slack: SlackGateway
+    confirm_key: bytes
+    once: OnceStore
+    alert_store: AlertStore
+    alerts: AlertDesk
+    lease: LeaderLease | None
+    journal: ChangeJournal
     clock: Callable[[], datetime] = utc_now
-    monotonic: Callable[[], float] = time.monotonic  # for timing that must survive clock steps
+    monotonic: Callable[[], float] = time.monotonic
     health_checks: SingleFlight[str, HealthReport] = field(default_factory=SingleFlight)
-    slack: SlackGateway | None = None  # set by the service once its Slack client exists
-    confirm_key: bytes = b""  # signs Confirm buttons; derived from a Slack secret
-    once: OnceStore = field(default_factory=MemoryOnce)  # used requests and Confirms; shared
-    alert_store: AlertStore | None = None  # None: the service opens the one `state` names
-    alerts: AlertDesk | None = None  # set by the service (it needs the Slack gateway)
-    lease: LeaderLease | None = None  # None: one replica, this one runs the checks
-    inflight: InFlight = field(default_factory=InFlight)  # work a shutdown waits for
-    journal: ChangeJournal | None = None  # the last changes (Home tab); set by the service
+    inflight: InFlight = field(default_factory=InFlight)
 
     def kube_for(self, cluster: str | None) -> KubeWriter:
         """The gateway for `--cluster NAME`, or the first configured cluster.
@@ -51,3 +107,77 @@ class Deps:
             UserError: no cluster of that name is configured.
         """
         return self.kube[self.settings.cluster(cluster).name]
+
+    def close(self) -> None:
+        """Release what `build_deps` opened: the clusters' connections and the state."""
+        for gateway in self.kube.values():
+            close = getattr(gateway, "close", None)  # a gateway, not every `KubeWriter`
+            if close is not None:
+                close()
+        self.alert_store.close()
+        self.journal.close()
+        self.once.close()
+
+
+def build_deps(
+    settings: Settings,
+    env: SlackEnv,
+    *,
+    clock: Callable[[], datetime] = utc_now,
+    monotonic: Callable[[], float] = time.monotonic,
+    slack_timeout: float = slack_client.SLACK_TIMEOUT,
+    slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
+) -> Deps:
+    """Connect to every configured cluster and Slack, open the state, and bundle it all.
+
+    The test bed passes its clocks, a short Slack timeout and no backoffs between tries of an
+    alert message; the service takes the defaults.
+
+    Raises:
+        ConfigError: the state or the Lease cannot be used as configured.
+    """
+    metrics = Metrics()
+    kube = kube_gateway.connect_all(settings.clusters, settings.kubernetes, metrics)
+    home = kube[settings.clusters[0].name]  # where the Lease and the shared state live
+    client = slack_client.build_client(env.bot_token, env.api_url, metrics, timeout=slack_timeout)
+    slack = SlackGateway(client, monotonic=time.monotonic)
+    store = alert_store.open_store(settings, home)
+    lease = _lease(settings, home, monotonic)
+    poster = Poster(
+        lease.identity if lease is not None else default_identity(),
+        is_holder=lambda: lease is None or lease.is_leader(),
+        clock=clock,
+    )
+    once = grouped.open_once(settings, home)
+    desk = AlertDesk(settings, store, slack, metrics, poster=poster, backoffs=slack_backoffs)
+    return Deps(
+        settings,
+        kube,
+        metrics,
+        slack,
+        confirm_key=confirmations.derive_key(env.bot_token),
+        once=once,
+        alert_store=store,
+        alerts=desk,
+        lease=lease,
+        journal=change_journal.open_journal(settings, home),
+        clock=clock,
+        monotonic=monotonic,
+    )
+
+
+def _lease(
+    settings: Settings, kube: KubeWriter, monotonic: Callable[[], float]
+) -> LeaderLease | None:
+    """The Lease of `lease` in the config, or None when it is off (`auto`: on exactly when the
+    alert state is the shared ConfigMap, i.e. when several replicas can share it).
+
+    Raises:
+        ConfigError: the first cluster's gateway cannot write objects.
+    """
+    enabled = settings.lease.enabled
+    if enabled is None:
+        enabled = settings.state.backend == "configmap"
+    if not enabled:
+        return None
+    return LeaderLease(kube, settings.lease, monotonic=monotonic)

@@ -57,7 +57,7 @@ def is_leader(deps: Deps) -> bool:
 
 async def check_cluster(deps: Deps, cluster: str) -> None:
     """The alert check of one cluster; does nothing unless this replica holds the Lease."""
-    if deps.alerts is None or not is_leader(deps):
+    if not is_leader(deps):
         return
     with lanes.scheduled(), deps.metrics.alert_check_seconds.time():
         await deps.alerts.run_check(
@@ -68,7 +68,7 @@ async def check_cluster(deps: Deps, cluster: str) -> None:
 async def drain_alerts(deps: Deps) -> None:
     """Deliver what the alerts of every cluster still owe Slack (on the Lease holder): at
     start-up, and when this replica becomes the holder, so nothing waits for the next check."""
-    if deps.alerts is None or not is_leader(deps):
+    if not is_leader(deps):
         return
     for cluster in deps.settings.clusters:
         await deps.alerts.drain(cluster.name)
@@ -83,18 +83,17 @@ async def keep_lease(deps: Deps) -> None:
     was_leader = deps.lease.is_leader()
     await deps.lease.renew(deps.clock())
     error = deps.lease.last_error
-    if deps.alerts is not None:
-        where = f"{deps.lease.namespace}/{deps.lease.name}"
-        await deps.alerts.note_trouble(
-            f"lease:{where}",
-            deps.clock(),
-            error=None if error is None else str(error),
-            warning=(
-                f":warning: kai-chatops cannot use its Lease {where}, so no replica may be "
-                f"running the alert checks: {escape(str(error))}"
-            ),
-            recovery=f":white_check_mark: kai-chatops can use its Lease {where} again.",
-        )
+    where = f"{deps.lease.namespace}/{deps.lease.name}"
+    await deps.alerts.note_trouble(
+        f"lease:{where}",
+        deps.clock(),
+        error=None if error is None else str(error),
+        warning=(
+            f":warning: kai-chatops cannot use its Lease {where}, so no replica may be "
+            f"running the alert checks: {escape(str(error))}"
+        ),
+        recovery=f":white_check_mark: kai-chatops can use its Lease {where} again.",
+    )
     if deps.lease.is_leader() and not was_leader:
         await drain_alerts(deps)
 

@@ -1,4 +1,5 @@
-"""Slack's request signatures, replays and response_urls, checked before Bolt acts (DESIGN §2).
+"""Slack's request signatures, replays and response_urls, checked before Bolt acts (docs/design.md
+§2).
 
 HTTP mode: a request that cannot be verified, for any reason (missing, malformed or stale
 headers, a wrong signature), is answered 401 here and nothing else happens: Bolt never sees it,

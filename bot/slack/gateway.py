@@ -64,6 +64,11 @@ class SlackGateway:
         self._handles_read: float | None = None  # when usergroups.list was last read
         self._restricted: dict[str, tuple[float, bool]] = {}
 
+    @property
+    def client(self) -> AsyncWebClient:
+        """The client it posts through: the Bolt app and the probes use it too (one pool)."""
+        return self._client
+
     async def post(
         self,
         channel: str,

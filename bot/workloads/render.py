@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from bot.health.report import format_age
+from bot.core.durations import format_duration
 from bot.slack import blocks as render
 from bot.slack import packing
 from bot.slack.blocks import Block, Message
@@ -83,7 +83,7 @@ def pending_message(
 
 def group_entry(group: PendingGroup, now: datetime, command: str) -> str:
     """`annia/pg-x · queue annia · pool default · waiting 12m` then one line per reason."""
-    waited = format_age(now - group.since) if group.since else "?"
+    waited = format_duration(now - group.since, "coarse") if group.since else "?"
     where = f"queue {group.queue or '?'} · pool {group.node_pool} · waiting {waited}"
     lines = [f"{group.namespace}/{group.name} · {where}"]
     for reason in group.reasons:

@@ -8,12 +8,16 @@ one). The tests skip, saying why, only where Go is absent.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from testbed.stack import ServiceStack, running_service
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -21,7 +25,15 @@ if str(HERE) not in sys.path:
 
 import cluster_build as build  # noqa: E402
 import crds  # noqa: E402
-from controlplane import ControlPlane  # noqa: E402
+import metrics_api as metrics  # noqa: E402
+from controlplane import BOT_NAMESPACE, BOT_SERVICE_ACCOUNT, ControlPlane, poll  # noqa: E402
+from metrics_api import MetricsApi  # noqa: E402
+from seeding import Seeder  # noqa: E402
+
+METRICS_APISERVICE = "v1beta1.external.metrics.k8s.io"
+
+# The context of the kubeconfig `ControlPlane.mint_bot_kubeconfig` writes: named after its user.
+BOT_CONTEXT = f"system:serviceaccount:{BOT_NAMESPACE}:{BOT_SERVICE_ACCOUNT}"
 
 # The first test of the tier starts the control plane (and may build it): give it the time that
 # takes, not the 60 s of the unit tests.
@@ -53,7 +65,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def needs_build() -> bool:
-    return bool(build.missing()) or not (build.cache_dir() / "crds" / crds.STAMP).is_file()
+    return bool(build.missing()) or not crds.is_fetched(build.cache_dir() / "crds")
 
 
 @pytest.fixture(scope="session")
@@ -80,3 +92,93 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
         yield plane
     finally:
         plane.stop()
+
+
+@pytest.fixture(scope="session")
+def controllers(control_plane: ControlPlane) -> Iterator[subprocess.Popen[str]]:
+    """Flux, Argo CD and KEDA played by `testbed.apicontrollers`, as the admin, all session."""
+    log = (control_plane.run_dir / "logs" / "apicontrollers.log").open("w")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "testbed.apicontrollers",
+            "--kubeconfig",
+            str(control_plane.admin_kubeconfig),
+            "--keda",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()  # the process says `ready` once it follows every type
+    assert line.strip() == "ready", f"apicontrollers did not start: {line!r}"
+    yield process
+    process.terminate()
+    process.wait(timeout=15)
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def metrics_api(control_plane: ControlPlane) -> Iterator[MetricsApi | None]:
+    """KEDA's metrics API served from a network namespace of the run's own (None, and the
+    APIService left unavailable, where this machine cannot make one: see `metrics_api.py`)."""
+    if metrics.available() is not None:
+        yield None
+        return
+    served = MetricsApi(control_plane.run_dir)
+    served.start()
+    try:
+        yield served
+    finally:
+        served.stop()
+
+
+@pytest.fixture
+def scenario(control_plane: ControlPlane, metrics_api: MetricsApi | None) -> list[dict[str, Any]]:
+    """The default scenario's objects, reset to what its files say before each test, with
+    KEDA's metrics API served and Available where the machine allows."""
+    seeder = Seeder(control_plane.admin())
+    docs = seeder.scenario()
+    if metrics_api is not None:
+        serve_metrics(control_plane, metrics_api)
+    return docs
+
+
+def serve_metrics(control_plane: ControlPlane, served: MetricsApi) -> None:
+    """Point the metrics Service at the served API, and wait for the aggregator to agree."""
+    seeder = Seeder(control_plane.admin())
+    seeder.replace(served.endpoint_slice())
+    seeder.patch(
+        "apiregistration.k8s.io/v1",
+        "APIService",
+        METRICS_APISERVICE,
+        None,
+        {"spec": {"caBundle": served.ca_bundle}},
+    )
+    poll("the metrics APIService Available", lambda: metrics_available(seeder), 60)
+
+
+def metrics_available(seeder: Seeder) -> bool | None:
+    found = seeder.read("apiregistration.k8s.io/v1", "APIService", METRICS_APISERVICE)
+    conditions = (found or {}).get("status", {}).get("conditions") or []
+    return (
+        True
+        if any(c["type"] == "Available" and c["status"] == "True" for c in conditions)
+        else None
+    )
+
+
+@pytest.fixture
+async def stack(
+    control_plane: ControlPlane,
+    controllers: subprocess.Popen[str],
+    scenario: list[dict[str, Any]],
+    tmp_path: Path,
+) -> AsyncIterator[ServiceStack]:
+    """The service, configured as in the e2e tier, talking to the real API server with its
+    ServiceAccount's token, driven through the Slack emulator."""
+    kubeconfig = str(control_plane.bot_kubeconfig)
+    async with running_service(tmp_path, kubeconfig, context=BOT_CONTEXT) as served:
+        yield served

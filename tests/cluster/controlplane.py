@@ -370,10 +370,12 @@ class ControlPlane:
                 f"--kubeconfig={kubeconfig}",
                 "--leader-elect=false",
                 "--secure-port=0",  # it serves nothing here
-                # Deployments make ReplicaSets, namespaces finish deleting, owned objects go with
-                # their owners, Services get EndpointSlices, namespaces get their `default` SA.
-                "--controllers=deployment,replicaset,garbagecollector,namespace,"
-                "serviceaccount,endpointslice",
+                # Namespaces finish deleting, owned objects go with their owners, Services get
+                # EndpointSlices, namespaces get their `default` SA. Not the deployment and
+                # replicaset controllers: with no kubelet no pod ever runs, so they would mark
+                # every Deployment unavailable; the tests write a Deployment's status themselves,
+                # as the kubelet and those controllers would leave it.
+                "--controllers=garbagecollector,namespace,serviceaccount,endpointslice",
                 "--use-service-account-credentials=false",
             ],
         )

@@ -13,6 +13,7 @@ A stamp file names the sources; when it matches, nothing is fetched (warm runs c
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -45,6 +46,7 @@ SHIPPED = (
         (
             "config/crd/bases/keda.sh_scaledjobs.yaml",
             "config/crd/bases/keda.sh_scaledobjects.yaml",
+            "config/crd/bases/keda.sh_triggerauthentications.yaml",
         ),
     ),
     Shipped(
@@ -79,6 +81,7 @@ SHIPPED = (
             for f in (
                 "kai.scheduler_configs",
                 "kai.scheduler_schedulingshards",
+                "kai.scheduler_topologies",
                 "scheduling.run.ai_queues",
                 "scheduling.run.ai_podgroups",
                 "scheduling.run.ai_bindrequests",
@@ -148,9 +151,21 @@ def generate(package: str, dest: Path) -> None:
     )
 
 
-def fetch_all(dest: Path) -> Path:
-    """Fill `dest` with the CRD files unless its stamp already names the same sources."""
+def folder(parent: Path) -> Path:
+    """Where these sources' CRDs go: two checkouts that pin different CRDs never share one."""
+    return parent / hashlib.sha256(sources().encode()).hexdigest()[:12]
+
+
+def is_fetched(parent: Path) -> bool:
+    """Whether `fetch_all(parent)` would find everything in place."""
+    stamp = folder(parent) / STAMP
+    return stamp.is_file() and stamp.read_text() == sources()
+
+
+def fetch_all(parent: Path) -> Path:
+    """The `folder` of CRD files for these sources, filled unless its stamp names them."""
     want = sources()
+    dest = folder(parent)
     stamp = dest / STAMP
     if stamp.is_file() and stamp.read_text() == want:
         return dest

@@ -12,6 +12,7 @@ import pytest
 from controlplane import BOT_NAMESPACE, BOT_SERVICE_ACCOUNT, ControlPlane, poll
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
+from seeding import Seeder
 
 BOT_USER = f"system:serviceaccount:{BOT_NAMESPACE}:{BOT_SERVICE_ACCOUNT}"
 KEDA_NS = "annia"  # where deploy/base/rbac-keda.yaml lets the bot pause and resume
@@ -70,46 +71,16 @@ def scaled_job(name: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def seeded(control_plane: ControlPlane) -> Iterator[ControlPlane]:
-    """What the bot's reads find: a ScaledJob, KAI's Config, KEDA's metrics APIService."""
-    control_plane.ensure_namespace("keda")
-    manifests: list[dict[str, Any]] = [
-        scaled_job("train-llm"),
-        {
-            "apiVersion": "kai.scheduler/v1",
-            "kind": "Config",
-            "metadata": {"name": "kai-config"},
-            "spec": {},
-        },
-        {
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": "keda-operator-metrics-apiserver", "namespace": "keda"},
-            "spec": {
-                # No pod matches: no endpoints, as when KEDA's metrics server is down.
-                "selector": {"app": "keda-operator-metrics-apiserver"},
-                "ports": [{"name": "https", "port": 443, "targetPort": 6443}],
-            },
-        },
-        {
-            "apiVersion": "apiregistration.k8s.io/v1",
-            "kind": "APIService",
-            "metadata": {"name": METRICS_APISERVICE},
-            "spec": {
-                "group": "external.metrics.k8s.io",
-                "version": "v1beta1",
-                "service": {
-                    "namespace": "keda",
-                    "name": "keda-operator-metrics-apiserver",
-                    "port": 443,
-                },
-                "insecureSkipTLSVerify": True,
-                "groupPriorityMinimum": 100,
-                "versionPriority": 100,
-            },
-        },
-    ]
-    for manifest in manifests:
-        control_plane.apply(manifest)
+    """What the bot's reads find: the default scenario (KAI's Config, KEDA's metrics Service and
+    APIService, ...) and one more ScaledJob of our own."""
+    seeder = Seeder(control_plane.admin())
+    seeder.scenario()
+    # Nothing serves the metrics API here, whatever an earlier test served.
+    slice_ = {"name": "keda-operator-metrics-apiserver-served", "namespace": "keda"}
+    seeder.remove(
+        {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": slice_}
+    )
+    control_plane.apply(scaled_job("train-llm"))
     yield control_plane
 
 
@@ -150,16 +121,24 @@ def test_the_bot_is_its_service_account_and_not_the_admin(control_plane: Control
     assert control_plane.admin_token not in control_plane.bot_kubeconfig.read_text()
 
 
-def test_the_controller_manager_runs_deploys_deployment(control_plane: ControlPlane) -> None:
-    # deploy/'s Deployment gets its ReplicaSet only from kube-controller-manager's controllers.
-    apps = client.AppsV1Api(control_plane.admin())
+def test_the_controller_manager_collects_what_an_owner_leaves(control_plane: ControlPlane) -> None:
+    # Owned objects go with their owner only through kube-controller-manager's garbage collector.
+    core = client.CoreV1Api(control_plane.admin())
+    owner = core.create_namespaced_config_map(
+        "default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="gc-owner"))
+    )
+    reference = client.V1OwnerReference(
+        api_version="v1", kind="ConfigMap", name="gc-owner", uid=owner.metadata.uid
+    )
+    meta = client.V1ObjectMeta(name="gc-owned", owner_references=[reference])
+    core.create_namespaced_config_map("default", client.V1ConfigMap(metadata=meta))
+    core.delete_namespaced_config_map("gc-owner", "default")
 
-    def replica_set() -> Any:
-        found = apps.list_namespaced_replica_set(BOT_NAMESPACE).items
-        return found[0] if found else None
+    def collected() -> bool | None:
+        names = [c.metadata.name for c in core.list_namespaced_config_map("default").items]
+        return True if "gc-owned" not in names else None
 
-    owned = poll("a ReplicaSet for deploy/'s Deployment", replica_set, 45)
-    assert owned.metadata.owner_references[0].name == "kai-chatops"
+    assert poll("the owned ConfigMap collected", collected, 45)
 
 
 # ------------------------------------------------------------------------------------- RBAC

@@ -1,0 +1,55 @@
+"""The KIND words of the slash command (docs/design.md §1.3), shared by the features that read them:
+`reconcile` and `list` take the GitOps kinds, `suspend` and `resume KIND` the Flux ones, `pause`,
+`resume` and `list` the KEDA ones. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+PauseKind = Literal["ScaledJob", "ScaledObject"]
+ReconcileKind = Literal[
+    "HelmRelease",
+    "Kustomization",
+    "GitRepository",
+    "HelmRepository",
+    "OCIRepository",
+    "Application",
+]
+# The Flux kinds `suspend` and `resume KIND` take (as `flux suspend|resume`): not Application.
+FluxKind = Literal[
+    "HelmRelease",
+    "Kustomization",
+    "GitRepository",
+    "HelmRepository",
+    "OCIRepository",
+]
+ListKind: TypeAlias = ReconcileKind | PauseKind
+
+# Canonical kind, then the words that name it (case-insensitive), as docs/design.md §1.3 lists them.
+FLUX_KIND_WORDS: tuple[tuple[FluxKind, str, str], ...] = (
+    ("HelmRelease", "helmrelease", "hr"),
+    ("Kustomization", "kustomization", "ks"),
+    ("GitRepository", "gitrepository", "gitrepo"),
+    ("HelmRepository", "helmrepository", "helmrepo"),
+    ("OCIRepository", "ocirepository", "ocirepo"),
+)
+KIND_WORDS: tuple[tuple[ReconcileKind, str, str], ...] = (
+    *FLUX_KIND_WORDS,
+    ("Application", "application", "app"),
+)
+KINDS: dict[str, ReconcileKind] = {word: kind for kind, *words in KIND_WORDS for word in words}
+# The kinds `suspend` and `resume KIND` take: the Flux words of `KINDS` (not Application).
+FLUX_KINDS: dict[str, FluxKind] = {word: kind for kind, *words in FLUX_KIND_WORDS for word in words}
+PAUSE_KINDS: dict[str, PauseKind] = {"scaledjob": "ScaledJob", "scaledobject": "ScaledObject"}
+LIST_KINDS: dict[str, ListKind] = {**KINDS, **PAUSE_KINDS, "sj": "ScaledJob", "so": "ScaledObject"}
+# The first line of the KIND list in the usages of reconcile, suspend, resume and list; each goes on
+# with its own kinds.
+KIND_LINE = (
+    "  KIND: helmrelease|hr, kustomization|ks, gitrepository|gitrepo, helmrepository|helmrepo,\n"
+)
+
+
+def listed(words: tuple[tuple[str, str, str], ...]) -> str:
+    """`long|short, …`: the kinds an error message offers."""
+    return ", ".join(f"{long}|{short}" for _, long, short in words)

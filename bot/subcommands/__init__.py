@@ -1,0 +1,33 @@
+"""Every subcommand of the slash command, feature by feature: the table `GRAMMAR` reads.
+
+It imports each feature's `commands` module, so it sits above the features in the layers (the
+shared grammar, `bot.commands`, sits below them and never imports one). Pure, as they are.
+"""
+
+from __future__ import annotations
+
+from bot.alerts import commands as alerts
+from bot.commands.registry import Grammar
+from bot.diagnostics import commands as diagnostics
+from bot.gitops import commands as gitops
+from bot.health import commands as health
+from bot.keda import commands as keda
+from bot.listing import commands as listing
+from bot.workloads import commands as workloads
+
+# The help opens with the commands that show the state of things; the rest follow in table order.
+_HELP_FIRST = ("help", "health", "scaledjobs", "alerts")
+
+GRAMMAR = Grammar(
+    (
+        *health.SUBCOMMANDS,
+        *keda.SUBCOMMANDS,
+        *gitops.SUBCOMMANDS,
+        *listing.SUBCOMMANDS,
+        *diagnostics.SUBCOMMANDS,
+        *workloads.SUBCOMMANDS,
+        *alerts.SUBCOMMANDS,
+    ),
+    extensions=gitops.EXTENSIONS,
+    help_first=_HELP_FIRST,
+)

@@ -1,0 +1,299 @@
+"""The alert check use-case against the simulator: Slack failures, store races, request counts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.alerts.desk import AlertDesk
+from bot.alerts.drain import Poster
+from bot.alerts.model import ClusterAlerts, RootStatus
+from bot.alerts.store import SqliteStore, StoreConflict, StoreUnavailable
+from bot.config import settings as config
+from bot.core.metrics import Metrics
+from bot.kube.gateway import KubeGateway
+from bot.slack.gateway import SlackUnavailable
+from testbed.sim import Simulator, breakage
+
+T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+SETTINGS = config.parse_settings(
+    {
+        "clusters": [{"name": "sim"}],
+        "slack": {"alert_channel": "C0ALERTS"},
+        "alerts": {"hold": "60s", "repeat": "4h"},
+    }
+)
+
+
+@dataclass
+class FakeSlack:
+    """Keeps posts (with their metadata) and edits; fails the next `failures` calls, each of
+    which still lands when `lands` (a dropped connection after Slack applied the call)."""
+
+    failures: int = 0
+    ambiguous: bool = False  # fail as a timeout would: the post may have landed
+    lands: bool = False
+    posts: list[tuple[str, str, str | None]] = field(default_factory=list)
+    edits: list[tuple[str, str]] = field(default_factory=list)
+    stored: list[dict[str, Any]] = field(default_factory=list)
+
+    async def post(
+        self,
+        channel: str,
+        message: Mapping[str, Any],
+        *,
+        thread_ts: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> str:
+        ts = f"1700000000.{len(self.stored) + 1:06d}"
+        failing = self._failing()
+        if not failing or self.lands:
+            self.posts.append((channel, str(message["text"]), thread_ts))
+            self.stored.append({"ts": ts, "thread_ts": thread_ts, "metadata": metadata})
+        if failing:
+            raise SlackUnavailable("Slack chat_postMessage failed", ambiguous=self.ambiguous)
+        return ts
+
+    async def update(self, channel: str, ts: str, message: Mapping[str, Any]) -> None:
+        if self._failing():
+            raise SlackUnavailable("Slack chat_update failed", ambiguous=self.ambiguous)
+        self.edits.append((ts, str(message["text"])))
+
+    async def delete(self, channel: str, ts: str) -> None:
+        self.stored = [m for m in self.stored if m["ts"] != ts]
+
+    async def find_messages(
+        self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
+    ) -> list[Mapping[str, Any]]:
+        return [m for m in self.stored if m["thread_ts"] == thread_ts]
+
+    def _failing(self) -> bool:
+        if self.failures:
+            self.failures -= 1
+            return True
+        return False
+
+
+class Waits:
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.seconds.append(seconds)
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[Simulator]:
+    async with Simulator(scenarios=["kai-healthy", "keda"]) as running:
+        yield running
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    opened = SqliteStore(str(tmp_path / "alerts.sqlite"))
+    yield opened
+    opened.close()
+
+
+def make_desk(
+    store: Any, slack: FakeSlack, waits: Waits | None = None, metrics: Metrics | None = None
+) -> AlertDesk:
+    poster = Poster("replica-test", lambda: True, lambda: T0)
+    return AlertDesk(
+        SETTINGS, store, slack, metrics or Metrics(), poster=poster, sleep=waits or Waits()
+    )
+
+
+async def fire(desk: AlertDesk, gateway: KubeGateway, sim: Simulator) -> None:
+    breakage.dependencies_missing(sim)
+    await desk.run_check(gateway, T0)
+    await desk.run_check(gateway, T0 + timedelta(seconds=60))
+
+
+async def test_a_failing_slack_is_retried_with_backoff_then_left_owed_for_the_next_check(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    slack, waits, metrics = FakeSlack(failures=4), Waits(), Metrics()
+    desk = make_desk(store, slack, waits, metrics)
+    await fire(desk, gateway, sim)
+
+    assert slack.posts == []
+    assert waits.seconds == [1.0, 2.0, 4.0]
+    sends = "kai_chatops_slack_sends_total"
+    assert metrics.registry.get_sample_value(sends, {"outcome": "error"}) == 4
+    [alert] = (await store.load("sim")).state.alerts.values()
+    assert alert.root_status is RootStatus.POSTING  # still owed
+
+    [alert] = (await store.load("sim")).state.alerts.values()
+    [_, diagnosis] = alert.outbox  # gathered meanwhile, waiting behind its root
+    assert diagnosis.text.startswith("Diagnosis of kai on sim")
+
+    await desk.run_check(gateway, T0 + timedelta(seconds=90))
+    [alert] = (await store.load("sim")).state.alerts.values()
+    assert alert.root_status is RootStatus.POSTED
+    assert alert.outbox == ()
+    [(_, _, root_thread), (_, first_reply, thread)] = slack.posts
+    assert root_thread is None and thread == alert.root_ts
+    assert first_reply.startswith("Diagnosis of kai on sim")
+
+
+async def test_a_root_post_that_may_have_landed_is_looked_for_not_posted_again(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    slack, waits = FakeSlack(failures=1, ambiguous=True, lands=True), Waits()
+    desk = make_desk(store, slack, waits)
+    await fire(desk, gateway, sim)
+
+    assert [thread for _, _, thread in slack.posts] == [None, slack.stored[0]["ts"]]
+    [alert] = (await store.load("sim")).state.alerts.values()
+    assert alert.root_ts == slack.stored[0]["ts"]
+    assert alert.outbox == ()
+
+
+async def test_the_attempt_is_saved_before_the_root_is_posted(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    seen_while_posting: list[tuple[RootStatus, str]] = []
+
+    class Watching(FakeSlack):
+        async def post(
+            self,
+            channel: str,
+            message: Mapping[str, Any],
+            *,
+            thread_ts: str | None = None,
+            metadata: Mapping[str, Any] | None = None,
+        ) -> str:
+            if thread_ts is None:  # the root, not its thread's diagnosis
+                [alert] = (await store.load("sim")).state.alerts.values()
+                seen_while_posting.append((alert.root_status, alert.outbox[0].attempted_by))
+            return await super().post(channel, message, thread_ts=thread_ts, metadata=metadata)
+
+    await fire(make_desk(store, Watching()), gateway, sim)
+    assert seen_while_posting == [(RootStatus.POSTING, "replica-test")]
+    [alert] = (await store.load("sim")).state.alerts.values()
+    assert alert.root_ts == "1700000000.000001"
+
+
+async def test_a_save_refused_after_another_replica_wrote_is_redone_on_fresh_state(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    class Racing:
+        """Before the first save, another replica saves (as an ack on it would)."""
+
+        def __init__(self) -> None:
+            self.raced = False
+            self.loads = 0
+
+        async def load(self, cluster: str) -> Any:
+            self.loads += 1
+            return await store.load(cluster)
+
+        async def save(self, state: ClusterAlerts, version: str, **_: Any) -> str:
+            if not self.raced:
+                self.raced = True
+                await store.save(ClusterAlerts("sim", failures=0, last_error="theirs"), version)
+                raise StoreConflict("changed meanwhile")
+            return await store.save(state, version)
+
+        def close(self) -> None: ...
+
+    racing = Racing()
+    desk = make_desk(racing, FakeSlack())
+    breakage.dependencies_missing(sim)
+    await desk.run_check(gateway, T0)
+    assert racing.raced and racing.loads >= 2  # loaded again after the refused save
+    [alert] = (await store.load("sim")).state.alerts.values()
+    assert alert.key.condition == "DependenciesFulfilled"
+
+
+async def test_a_check_makes_the_same_few_api_requests_however_big_the_cluster(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    desk = make_desk(store, FakeSlack())
+    before = gateway.request_count
+    await desk.run_check(gateway, T0)
+    small = gateway.request_count - before
+
+    for i in range(30):
+        sim.apply(
+            {
+                "apiVersion": "kai.scheduler/v1",
+                "kind": "SchedulingShard",
+                "metadata": {"name": f"shard-{i}"},
+                "spec": {"partitionLabelValue": f"p{i}"},
+            }
+        )
+        sim.apply(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": f"operand-{i}", "namespace": "kai-scheduler"},
+                "spec": {"replicas": 1},
+            }
+        )
+    before = gateway.request_count
+    await desk.run_check(gateway, T0 + timedelta(seconds=30))
+
+    assert small == 5
+    assert gateway.request_count - before == small
+
+
+async def test_a_command_on_an_unknown_cluster_is_the_users_mistake(store: SqliteStore) -> None:
+    desk = make_desk(store, FakeSlack())
+    with pytest.raises(Exception, match="unknown cluster 'nowhere'"):
+        await desk.acknowledge("abcdef", "U1", T0, cluster="nowhere")
+
+
+class UnwritableStore:
+    """A store that reads but cannot write (e.g. RBAC for the state ConfigMap is missing)."""
+
+    def __init__(self, inner: SqliteStore) -> None:
+        self.inner = inner
+        self.broken = True
+
+    async def load(self, cluster: str) -> Any:
+        return await self.inner.load(cluster)
+
+    async def save(self, state: ClusterAlerts, version: str, **_: Any) -> str:
+        if self.broken:
+            raise StoreUnavailable("alert state ConfigMap: forbidden")
+        return await self.inner.save(state, version)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+async def test_a_store_that_cannot_be_written_is_said_once_an_hour_then_its_recovery(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    slack, unwritable = FakeSlack(), UnwritableStore(store)
+    desk = make_desk(unwritable, slack)
+    breakage.dependencies_missing(sim)
+    for minute in (0, 1, 2, 30, 70):  # a warning after three failing checks, hourly after
+        await desk.run_check(gateway, T0 + timedelta(minutes=minute))
+    unwritable.broken = False
+    for minute in (71, 72, 73):  # working again: the all-clear after `hold` (60s)
+        await desk.run_check(gateway, T0 + timedelta(minutes=minute))
+
+    said = [text for _, text, _ in slack.posts if "alert state" in text]
+    assert len(said) == 3
+    assert all("cannot keep its alert state" in text and "forbidden" in text for text in said[:2])
+    assert said[2].startswith(":white_check_mark: kai-chatops can keep its alert state")
+
+
+async def test_a_replica_that_lost_the_lease_during_the_read_posts_nothing(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    slack = FakeSlack()
+    desk = make_desk(store, slack)
+    breakage.dependencies_missing(sim)
+    await desk.run_check(gateway, T0, still_leader=lambda: False)
+    await desk.run_check(gateway, T0 + timedelta(seconds=60), still_leader=lambda: False)
+    assert slack.posts == []
+    assert not (await store.load("sim")).state.alerts

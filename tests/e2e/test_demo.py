@@ -1,0 +1,107 @@
+"""`kai-chatops demo --run`: the whole service against the simulated cluster, scripted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from testbed import demo
+from testbed.sim import breakage
+from testbed.stack import ALERT_CHANNEL, running_stack
+
+
+def test_the_demo_shows_health_break_and_heal_and_a_confirmed_pause() -> None:
+    script = [
+        "/kai health",
+        "sim dependencies_missing",
+        "/kai health",
+        "sim heal",
+        "/kai pause annia/annia-worker for 1h demo",
+        "click Confirm",
+    ]
+    out = run_demo(*script)
+    assert "kubectl --kubeconfig" in out
+    healthy = out.index("== KAI health on sim: Healthy ==")
+    degraded = out.index("== KAI health on sim: Degraded ==")
+    assert healthy < degraded
+    assert "KAI-prometheus is missing prometheus operator" in out[degraded:]
+    assert "[Confirm] [Cancel]" in out
+    assert "KEDA acknowledged" in out
+
+
+def run_demo(*script: str) -> str:
+    args = [arg for line in script for arg in ("--run", line)]
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "demo", *args],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_demo_in_place_updates_are_not_ephemeral_and_channel_records_are_shown() -> None:
+    out = run_demo(
+        "/kai reconcile hr flux-system/kai-scheduler",
+        "/kai pause annia/annia-worker for 1h demo",
+        "click Confirm",
+        "wait 1s",
+    )
+    updated = out.index("(updated in place)")
+    assert out[updated:].splitlines()[1] == "(in_channel)"
+    assert "[#demo]" in out and "paused ScaledJob annia/annia-worker" in out
+    assert "(waiting 1s)" in out
+
+
+def test_demo_home_prints_the_home_tab_with_a_suspend_and_the_change() -> None:
+    out = run_demo(
+        "/kai suspend hr flux-system/keda for 1h demo",
+        "click Confirm",
+        "home",
+    )
+    home = out[out.index("(Home tab)") :]
+    assert "== Clusters ==" in home and "*sim*: Healthy" in home
+    assert "HelmRelease flux-system/keda* on sim — suspended by" in home
+    assert "suspend HelmRelease flux-system/keda on sim: ok — demo" in home
+    assert "[Refresh]" in home
+
+
+async def test_demo_alert_buttons_can_be_clicked_after_a_wait(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fast = {"alerts": {"interval": "1s", "hold": "1s", "repeat": "10m"}}
+    async with running_stack(tmp_path, config_overrides=fast) as stack:
+        console = demo.Console(stack)
+        breakage.ACTIONS["apiservice_missing"](stack.sim)
+        await stack.slack.wait_for_messages(ALERT_CHANNEL, count=1, timeout=15)
+        await console.execute("wait 1s")
+        await console.execute("click Acknowledge")
+    out = capsys.readouterr().out
+    assert "Acknowledged" in out
+    assert "No button labelled" not in out
+
+
+async def test_demo_sim_scheduler_down_raises_a_paging_alert_with_evidence_and_heal_resolves_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fast = {**demo.DEMO_ALERTS["alerts"], "interval": "1s", "hold": "0s"}  # the demo's, quicker
+    async with running_stack(tmp_path, config_overrides={"alerts": fast}) as stack:
+        console = demo.Console(stack)
+        await console.execute("sim scheduler_down")
+        [root] = await stack.slack.wait_for_messages(ALERT_CHANNEL, count=1, timeout=15)
+        [first] = await stack.slack.wait_for_messages(
+            ALERT_CHANNEL, thread_ts=root.ts, count=1, timeout=15
+        )
+        await console.execute("sim heal")
+        await stack.slack.wait_for(
+            lambda: stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED"),
+            timeout=15,
+        )
+    assert root.text.startswith("[CRITICAL] sim: Deployment kai-scheduler/kai-scheduler-default")
+    assert root.text.endswith("<!subteam^S0ONCALL>")  # the demo pages the on-call group
+    assert first.text.startswith("Diagnosis of kai-scheduler/kai-scheduler-default on sim")
+    assert (
+        "simulator: The kai-scheduler-default Deployment is unavailable" in capsys.readouterr().out
+    )

@@ -1,0 +1,399 @@
+"""The ValidatingAdmissionPolicies of deploy/, run by a real CEL runtime (cel-python).
+
+Every write the code makes (the workload's PATCHes and creates, paired with the object before
+and after, as the simulator saw them) must be allowed; each change outside the fields the bot
+owns must be refused with a message naming the field (issue 11 item 6, docs/design.md §2 "Safety").
+The harness follows the API server's order: match rules, match conditions, variables (each
+seeing the ones before), validations; a failing or erroring validation denies.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import celpy
+import pytest
+from deploy_render import DEPLOY, by_kind, render
+from deploy_workload import Clock, run_workload, workload_stack
+
+from testbed.sim import patching
+from testbed.sim.selectors import parse_selector
+from testbed.stack import Stack
+
+BOT = "system:serviceaccount:kai-chatops:kai-chatops"
+WRITTEN = {  # group -> the resources the bot writes there
+    "keda.sh": {"scaledjobs", "scaledobjects"},
+    "helm.toolkit.fluxcd.io": {"helmreleases"},
+    "kustomize.toolkit.fluxcd.io": {"kustomizations"},
+    "source.toolkit.fluxcd.io": {
+        "gitrepositories",
+        "helmrepositories",
+        "ocirepositories",
+        "helmcharts",
+    },
+    "argoproj.io": {"applications"},
+    "": {"configmaps"},
+    "coordination.k8s.io": {"leases"},
+}
+Key = tuple[str, str, str, str]  # group, resource, namespace, name
+_ENV = celpy.Environment()
+
+
+# --- the harness ------------------------------------------------------------------------------
+
+
+def cel(expression: str, activation: dict[str, Any]) -> Any:
+    return _ENV.program(_ENV.compile(expression)).evaluate(activation)
+
+
+def admission(
+    operation: str,
+    key: Key,
+    obj: dict[str, Any] | None,
+    old: dict[str, Any] | None,
+    user: str = BOT,
+) -> dict[str, Any]:
+    """An AdmissionRequest, as a policy's `request`, `object` and `oldObject` see it."""
+    group, resource, namespace, name = key
+    request = {
+        "operation": operation,
+        "resource": {"group": group, "version": "v1", "resource": resource},
+        "name": name,
+        "namespace": namespace,
+        "userInfo": {"username": user},
+    }
+    return {"request": request, "object": obj, "oldObject": old}
+
+
+def matches(policy: dict[str, Any], review: dict[str, Any]) -> bool:
+    request = review["request"]
+    for rule in policy["spec"]["matchConstraints"]["resourceRules"]:
+        resources = set(rule["resources"])
+        if (
+            request["resource"]["group"] in rule["apiGroups"]
+            and ("*" in resources or request["resource"]["resource"] in resources)
+            and request["operation"] in rule["operations"]
+        ):
+            break
+    else:
+        return False
+    activation = {name: celpy.json_to_cel(value) for name, value in review.items()}
+    return all(bool(cel(c["expression"], activation)) for c in policy["spec"]["matchConditions"])
+
+
+def denials(policy: dict[str, Any], review: dict[str, Any]) -> list[str]:
+    """The messages of the failed validations ([] when allowed or not matched)."""
+    if not matches(policy, review):
+        return []
+    activation = {name: celpy.json_to_cel(value) for name, value in review.items()}
+    variables: dict[str, Any] = {}
+    for variable in policy["spec"].get("variables", []):
+        activation["variables"] = celpy.celtypes.MapType(variables)
+        try:  # lazily evaluated on the API server: an error matters only when used
+            variables[celpy.celtypes.StringType(variable["name"])] = cel(
+                variable["expression"], activation
+            )
+        except Exception:
+            continue
+    activation["variables"] = celpy.celtypes.MapType(variables)
+    refused = []
+    for validation in policy["spec"]["validations"]:
+        try:
+            allowed = cel(validation["expression"], activation)
+        except Exception as e:  # failurePolicy Fail: an error denies
+            refused.append(f"error: {e}")
+            continue
+        if isinstance(allowed, celpy.CELEvalError) or allowed != celpy.celtypes.BoolType(True):
+            refused.append(str(cel(validation["messageExpression"], activation)))
+    return refused
+
+
+@pytest.fixture(scope="module")
+def policies() -> list[dict[str, Any]]:
+    found = by_kind(render(DEPLOY / "base"), "ValidatingAdmissionPolicy")
+    bindings = by_kind(render(DEPLOY / "base"), "ValidatingAdmissionPolicyBinding")
+    assert {b["spec"]["policyName"] for b in bindings} == {p["metadata"]["name"] for p in found}
+    assert all(b["spec"]["validationActions"] == ["Deny"] for b in bindings)
+    return found
+
+
+def refused_by(policies: list[dict[str, Any]], review: dict[str, Any]) -> list[str]:
+    return [message for policy in policies for message in denials(policy, review)]
+
+
+# --- every write the code makes is allowed -----------------------------------------------------
+
+
+@dataclasses.dataclass
+class Versions:
+    """Every version of the objects of the kinds the bot writes, as a watch sees them."""
+
+    seen: dict[Key, list[dict[str, Any]]] = dataclasses.field(default_factory=dict)
+
+    def callback(self, group: str, resource: str) -> Callable[[str, dict[str, Any]], None]:
+        def record(_: str, obj: dict[str, Any]) -> None:
+            meta = obj["metadata"]
+            key = (group, resource, meta.get("namespace", ""), meta["name"])
+            self.seen.setdefault(key, []).append(copy.deepcopy(obj))
+
+        return record
+
+
+@dataclasses.dataclass(frozen=True)
+class Write:
+    operation: str
+    key: Key
+    obj: dict[str, Any]
+    old: dict[str, Any] | None
+
+
+def comparable(obj: dict[str, Any]) -> dict[str, Any]:
+    """What a patch decides: the object without the fields the API server maintains."""
+    meta = {
+        k: v
+        for k, v in obj["metadata"].items()
+        if k not in ("resourceVersion", "generation", "managedFields")
+    }
+    return {**obj, "metadata": meta}
+
+
+def pair(request: Any, versions: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The (before, after) versions this merge patch turned one into the other; a patch that
+    changed nothing (a Lease renewed at once) is an update of a version to itself."""
+    body = copy.deepcopy(request.body)
+    body.get("metadata", {}).pop("resourceVersion", None)
+
+    def applied(obj: dict[str, Any]) -> dict[str, Any]:
+        return comparable(patching.merge_patch(copy.deepcopy(obj), body))
+
+    for old, new in itertools.pairwise(versions):
+        if applied(old) == comparable(new):
+            return old, new
+    for same in versions:
+        if applied(same) == comparable(same):
+            return same, same
+    raise AssertionError(f"no version pair for the patch of {request.path}")
+
+
+async def observed_writes(stack: Stack, clock: Clock) -> list[Write]:
+    versions = Versions()
+    store = stack.sim.store
+    for rtype in store.registry.all():
+        if rtype.plural in WRITTEN.get(rtype.group, set()):
+            callback = versions.callback(rtype.group, rtype.plural)
+            first, _ = store.watch(rtype, None, parse_selector(), "", callback)
+            for kind, obj in first:
+                callback(kind, obj)
+    stack.sim.clear_requests()
+    await run_workload(stack, clock)
+    writes = []
+    for request in stack.sim.requests:
+        if request.verb not in ("patch", "create") or request.status >= 400:
+            continue
+        key = (request.group, request.resource, request.namespace or "", request.name or "")
+        if request.verb == "create":
+            key = (*key[:3], request.body["metadata"]["name"])
+            writes.append(Write("CREATE", key, request.body, None))
+            continue
+        old, new = pair(request, versions.seen[key])
+        writes.append(Write("UPDATE", key, new, old))
+    return writes
+
+
+@pytest.fixture
+async def writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[list[Write]]:
+    async with workload_stack(tmp_path, monkeypatch) as (stack, clock):
+        yield await observed_writes(stack, clock)
+
+
+async def test_every_write_the_code_makes_is_allowed(
+    writes: list[Write], policies: list[dict[str, Any]]
+) -> None:
+    kinds = {(w.operation, w.key[1]) for w in writes}
+    expected = {"scaledjobs", "scaledobjects", "helmreleases", "applications", "leases"}
+    assert {("UPDATE", resource) for resource in expected} | {("CREATE", "configmaps")} <= kinds
+    refused = {
+        f"{w.operation} {w.key}": refused_by(policies, admission(w.operation, w.key, w.obj, w.old))
+        for w in writes
+    }
+    assert {what: why for what, why in refused.items() if why} == {}
+
+
+# --- every other change is refused, naming the field --------------------------------------------
+
+JOB_KEY: Key = ("keda.sh", "scaledjobs", "annia", "annia-worker")
+GIT_KEY: Key = ("source.toolkit.fluxcd.io", "gitrepositories", "flux-system", "flux-system")
+HR_KEY: Key = ("helm.toolkit.fluxcd.io", "helmreleases", "flux-system", "kai-scheduler")
+APP_KEY: Key = ("argoproj.io", "applications", "argocd", "kai-scheduler")
+STATE_KEY: Key = ("", "configmaps", "kai-chatops", "kai-chatops-state")
+LEASE_KEY: Key = ("coordination.k8s.io", "leases", "kai-chatops", "kai-chatops-alerts")
+
+
+def base(key: Key) -> dict[str, Any]:
+    group, _, namespace, name = key
+    obj: dict[str, Any] = {
+        "apiVersion": f"{group}/v1" if group else "v1",
+        "kind": "Thing",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"app": name},
+            "annotations": {"team": "platform"},
+            "finalizers": ["finalizers.fluxcd.io"],
+            "resourceVersion": "10",
+            "generation": 3,
+        },
+        "spec": {
+            "interval": "10m",
+            "url": "https://github.com/org/repo",
+            "suspend": False,
+            "source": {"repoURL": "https://github.com/org/apps", "path": "kai"},
+            "jobTargetRef": {"template": {"spec": {"containers": [{"image": "worker:1"}]}}},
+        },
+        "status": {"conditions": []},
+    }
+    return obj
+
+
+def changed(key: Key, edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    new = copy.deepcopy(base(key))
+    edit(new)
+    new["metadata"]["resourceVersion"] = "10"
+    return admission("UPDATE", key, new, base(key))
+
+
+def annotate(key: Key, name: str, value: str | None) -> dict[str, Any]:
+    def edit(obj: dict[str, Any]) -> None:
+        if value is None:
+            obj["metadata"]["annotations"].pop(name, None)
+        else:
+            obj["metadata"]["annotations"][name] = value
+
+    return changed(key, edit)
+
+
+def set_in(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(obj: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node = obj
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+
+    return edit
+
+
+ALLOWED = {
+    "pause a ScaledJob": annotate(JOB_KEY, "autoscaling.keda.sh/paused", "true"),
+    "our record on a ScaledJob": annotate(JOB_KEY, "kai-chatops/paused-by", "U0OPERATOR"),
+    "Flux reconcile request": annotate(GIT_KEY, "reconcile.fluxcd.io/requestedAt", "now"),
+    "Flux suspend": changed(GIT_KEY, set_in("spec.suspend", True)),
+    "Argo CD refresh": annotate(APP_KEY, "argocd.argoproj.io/refresh", "hard"),
+    "Argo CD sync": changed(APP_KEY, set_in("operation", {"sync": {"revision": "HEAD"}})),
+    "its state ConfigMap": changed(STATE_KEY, set_in("data", {"sim.json": "{}"})),
+    "its Lease": changed(LEASE_KEY, set_in("spec.holderIdentity", "pod-2")),
+    "someone else's change": {
+        **changed(GIT_KEY, set_in("spec.url", "https://evil.example/repo")),
+        "request": {
+            **changed(GIT_KEY, set_in("spec.url", "x"))["request"],
+            "userInfo": {"username": "system:serviceaccount:flux-system:kustomize-controller"},
+        },
+    },
+}
+REFUSED = {
+    "a GitRepository's url": (
+        changed(GIT_KEY, set_in("spec.url", "https://evil.example/repo")),
+        "may not change spec.url",
+    ),
+    "an Application's source": (
+        changed(APP_KEY, set_in("spec.source.repoURL", "https://evil.example/apps")),
+        "may not change spec.source",
+    ),
+    "a HelmRelease's interval": (
+        changed(HR_KEY, set_in("spec.interval", "1s")),
+        "may not change spec.interval",
+    ),
+    "a ScaledJob's image": (
+        changed(JOB_KEY, set_in("spec.jobTargetRef", {"template": {}})),
+        "may not change spec.jobTargetRef",
+    ),
+    "suspend on a ScaledJob": (
+        changed(JOB_KEY, set_in("spec.suspend", True)),
+        "may not change spec.suspend",
+    ),
+    "someone else's annotation": (
+        annotate(HR_KEY, "team", "intruders"),
+        "may not change metadata.annotations[team]",
+    ),
+    "removing someone else's annotation": (
+        annotate(HR_KEY, "team", None),
+        "may not change metadata.annotations[team]",
+    ),
+    "Flux's annotation on a ScaledJob": (
+        annotate(JOB_KEY, "reconcile.fluxcd.io/requestedAt", "now"),
+        "metadata.annotations[reconcile.fluxcd.io/requestedAt]",
+    ),
+    "a one-direction KEDA pause": (
+        annotate(JOB_KEY, "autoscaling.keda.sh/paused-scale-in", "true"),
+        "metadata.annotations[autoscaling.keda.sh/paused-scale-in]",
+    ),
+    "Argo CD sync options": (
+        annotate(APP_KEY, "argocd.argoproj.io/sync-options", "Prune=true"),
+        "metadata.annotations[argocd.argoproj.io/sync-options]",
+    ),
+    "labels": (changed(HR_KEY, set_in("metadata.labels", {"app": "x"})), "metadata.labels"),
+    "finalizers": (changed(HR_KEY, set_in("metadata.finalizers", [])), "metadata.finalizers"),
+    "an Application's status": (
+        changed(APP_KEY, set_in("status.sync", {"status": "Synced"})),
+        "may not change status",
+    ),
+    "an operation on a HelmRelease": (
+        changed(HR_KEY, set_in("operation", {"sync": {}})),
+        "may not change operation",
+    ),
+    "deleting a GitRepository": (
+        admission("DELETE", GIT_KEY, None, base(GIT_KEY)),
+        "may only update gitrepositories, not DELETE",
+    ),
+    "creating a HelmRelease": (
+        admission("CREATE", HR_KEY, base(HR_KEY), None),
+        "may only update helmreleases, not CREATE",
+    ),
+    "its own config ConfigMap": (
+        changed(("", "configmaps", "kai-chatops", "kai-chatops-config"), set_in("data", {})),
+        "not kai-chatops/kai-chatops-config",
+    ),
+    "a ConfigMap elsewhere": (
+        admission("CREATE", ("", "configmaps", "kube-system", "kai-chatops-state"), {}, None),
+        "not kube-system/kai-chatops-state",
+    ),
+    "deleting its state": (
+        admission("DELETE", STATE_KEY, None, base(STATE_KEY)),
+        "may not delete configmaps",
+    ),
+    "another Lease": (
+        changed(("coordination.k8s.io", "leases", "kai-chatops", "other"), set_in("spec", {})),
+        "not kai-chatops/other",
+    ),
+}
+
+
+@pytest.mark.parametrize("review", list(ALLOWED.values()), ids=list(ALLOWED))
+def test_the_fields_the_bot_owns_may_change(
+    review: dict[str, Any], policies: list[dict[str, Any]]
+) -> None:
+    assert refused_by(policies, review) == []
+
+
+@pytest.mark.parametrize(("review", "naming"), list(REFUSED.values()), ids=list(REFUSED))
+def test_any_other_change_is_refused_naming_the_field(
+    review: dict[str, Any], naming: str, policies: list[dict[str, Any]]
+) -> None:
+    refused = refused_by(policies, review)
+    assert refused, "allowed"
+    assert naming in refused[0], refused

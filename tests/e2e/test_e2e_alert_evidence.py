@@ -1,0 +1,172 @@
+"""Evidence with the page, end to end: the first reply in every alert's thread is the diagnosis
+of the failing component, gathered when the alert fired, posted once and in order through the
+outbox, kept across restarts; a diagnosis that cannot be made is one line, never a lost page.
+Also the scheduler-down alert, from the simulator's `scheduler_down` to its resolution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from alert_stack import (
+    HOLD,
+    Clock,
+    alert_stack,
+    assert_one_clean_incident,
+    check,
+    resolve,
+    roots,
+)
+from alert_stack import fire as fire_alert
+
+from testbed.sim import Simulator, breakage
+from testbed.slackemu import ApiCall, PostedMessage
+from testbed.slackemu.records import Fault
+from testbed.stack import ALERT_CHANNEL, Stack
+
+
+def words(message: PostedMessage) -> str:
+    """Everything a reader sees: fallback text, blocks' texts and context elements."""
+    parts = [message.text]
+    for block in message.blocks:
+        if isinstance(block.get("text"), dict):
+            parts.append(block["text"]["text"])
+        parts += [e["text"] for e in block.get("elements") or [] if isinstance(e.get("text"), str)]
+    return "\n".join(parts)
+
+
+def thread(stack: Stack, root: PostedMessage) -> list[PostedMessage]:
+    return stack.slack.thread(ALERT_CHANNEL, root.ts)
+
+
+async def fire(stack: Stack, clock: Clock, breaking: Callable[[Simulator], None]) -> PostedMessage:
+    """Break the cluster, check until the hold has passed; the one root posted."""
+    await fire_alert(stack, clock, breaking=breaking)
+    [root] = roots(stack)
+    return root
+
+
+async def test_an_apiservice_page_starts_its_thread_with_the_oomkilled_pod_and_its_log(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    async with alert_stack(tmp_path, clock) as (stack, _):
+        root = await fire(stack, clock, breakage.metrics_apiserver_crashloop)
+        [diagnosis] = thread(stack, root)
+
+        shown = words(diagnosis)
+        assert root.text.startswith("[CRITICAL] sim: APIService v1beta1.external.metrics")
+        assert diagnosis.text.startswith("Diagnosis of keda on sim: Degraded")
+        assert "CrashLoopBackOff" in shown and "OOMKilled" in shown
+        assert "fatal error: runtime: out of memory" in shown  # the log before the restart
+        assert "Bearer [redacted]" in shown and "eyJhbGciOiJSUzI1NiJ9" not in shown
+        assert "0 ready endpoint(s)" in shown
+        assert "`/kai diagnose keda` looks again" in shown
+        assert diagnosis.metadata["event_payload"]["note"] == "diagnosis"
+
+        await resolve(stack, clock)
+        assert [words(m).split("\n")[0][:22] for m in thread(stack, root)] == [
+            "Diagnosis of keda on s",
+            ":white_check_mark: Res",
+        ]
+        assert_one_clean_incident(stack)
+
+
+async def test_the_scheduler_down_alert_fires_with_its_deployments_diagnosis_and_resolves(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    async with alert_stack(tmp_path, clock) as (stack, _):
+        breakage.scheduler_down(stack.sim)
+        await check(stack.service)
+        clock.advance(HOLD - 1)
+        await check(stack.service)
+        assert roots(stack) == []  # not before `hold`
+        clock.advance(1)
+        await check(stack.service)
+
+        [root] = roots(stack)
+        assert root.text.startswith(
+            "[CRITICAL] sim: Deployment kai-scheduler/kai-scheduler-default Available: "
+            "KAI scheduler kai-scheduler-default down: no available replica"
+        )
+        assert "Nothing of shard default gets scheduled" in words(root)
+        [diagnosis] = thread(stack, root)
+        shown = words(diagnosis)
+        assert diagnosis.text.startswith(
+            "Diagnosis of kai-scheduler/kai-scheduler-default on sim: Degraded"
+        )
+        assert "CrashLoopBackOff" in shown and "exit 2" in shown
+        assert "panic: runtime error: invalid memory address" in shown
+
+        await resolve(stack, clock)
+        [_, resolution] = thread(stack, root)
+        assert resolution.text.startswith(":white_check_mark: Resolved")
+        assert stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED (critical)]")
+        assert_one_clean_incident(stack)
+
+
+async def test_a_diagnosis_the_cluster_refuses_is_one_line_and_the_page_goes_on(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    async with alert_stack(tmp_path, clock) as (stack, _):
+        stack.sim.faults.add(403, verb="list", resource="pods", times=None)
+        root = await fire(stack, clock, breakage.metrics_apiserver_crashloop)
+
+        [failed] = thread(stack, root)
+        assert failed.text.startswith("Could not diagnose keda on sim: ")
+        assert "forbidden" in failed.text.lower()
+        assert len(failed.text.splitlines()) == 1
+        await resolve(stack, clock)
+        assert_one_clean_incident(stack)
+
+
+async def test_the_diagnosis_is_kept_as_gathered_across_a_slack_outage_and_a_restart(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    async with alert_stack(tmp_path, clock) as (stack, _):
+
+        def slack_down_after_the_root(call: ApiCall) -> None:
+            if call.method == "chat.postMessage" and call.ok:
+                stack.slack.fault_rule = lambda method: Fault(503, 0, "service_unavailable")
+
+        stack.slack.observers.append(slack_down_after_the_root)
+        root = await fire(stack, clock, breakage.metrics_apiserver_crashloop)
+        assert thread(stack, root) == []  # gathered and stored, not delivered
+
+        breakage.heal(stack.sim)  # a diagnosis made now would find nothing wrong
+        await stack.restart_service()
+        stack.slack.observers.remove(slack_down_after_the_root)
+        stack.slack.fault_rule = None
+        await check(stack.service)
+
+        [diagnosis, *_] = thread(stack, root)
+        assert "OOMKilled" in words(diagnosis)  # the evidence of the moment it fired
+        clock.advance(HOLD)
+        await check(stack.service)
+        assert_one_clean_incident(stack)
+
+
+async def test_an_ack_right_after_the_page_comes_after_its_diagnosis_in_the_thread(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    async with alert_stack(tmp_path, clock) as (stack, _):
+        breakage.apiservice_down(stack.sim)
+        await check(stack.service)
+        clock.advance(HOLD)
+        stack.sim.faults.add(503, verb="list", resource="pods", times=None)  # slow evidence
+        await check(stack.service)
+        [root] = roots(stack)
+        alert_id = root.blocks[-1]["elements"][0]["value"].split(":")[1]
+        await stack.command(f"ack {alert_id}")
+
+        replies = [m.text for m in thread(stack, root)]
+        assert replies[0].startswith("Could not diagnose keda on sim")
+        assert replies[1].startswith(":eyes: Acknowledged by")
+        stack.sim.faults.clear()
+        await resolve(stack, clock)
+        assert_one_clean_incident(stack)

@@ -1,0 +1,108 @@
+"""The gateway's watch of one object, and `watch_until` over it (issue 15)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.config.settings import ClusterSettings, KubernetesSettings
+from bot.core import errors
+from bot.kube import follow, kinds
+from bot.kube import gateway as kube
+from bot.kube.gateway import KubeGateway
+from testbed.sim import Simulator
+
+SJ = ("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[Simulator]:
+    async with Simulator(scenarios=["default"], bookmark_every=0.1) as running:
+        yield running
+
+
+@pytest.fixture
+def gateway(sim: Simulator, tmp_path: Path) -> AsyncIterator[KubeGateway]:
+    kubeconfig = sim.write_kubeconfig(str(tmp_path / "kubeconfig"))
+    settings = KubernetesSettings(timedelta(seconds=5), retries=0, threads=4)  # 1 watch thread
+    connected = kube.connect(ClusterSettings("sim", kubeconfig, "sim"), settings)
+    yield connected
+    connected.close()
+
+
+async def until(check: object, what: str) -> None:
+    end = time.monotonic() + 5
+    while not check():  # type: ignore[operator]
+        if time.monotonic() > end:
+            raise TimeoutError(what)
+        await asyncio.sleep(0.01)
+
+
+def is_paused(obj: object) -> bool:
+    conditions = ((obj or {}).get("status") or {}).get("conditions") or []  # type: ignore[attr-defined]
+    return any(c["type"] == "Paused" and c["status"] == "True" for c in conditions)
+
+
+async def test_a_change_after_idle_bookmarks_still_ends_the_wait(
+    sim: Simulator, gateway: KubeGateway
+) -> None:
+    since = await gateway.get_object(kinds.SCALED_JOB, "annia-worker", "annia")
+    assert since is not None
+    loop = asyncio.get_running_loop()
+
+    async def keda_later() -> None:
+        await until(lambda: sim.open_watches == 1, "the watch is open")
+        await asyncio.sleep(0.35)  # KEDA takes its time: a few idle bookmark intervals pass
+        sim.set_condition(*SJ, "Paused", "True", "ScaledJobPaused", "paused")
+
+    keda = asyncio.create_task(keda_later())
+    watched = await follow.watch_until(
+        gateway, kinds.SCALED_JOB, "annia-worker", "annia", is_paused,
+        since=since, deadline=loop.time() + 5,
+    )  # fmt: skip
+    await keda
+    assert watched.done and watched.over and is_paused(watched.obj)
+
+
+async def test_a_watch_from_a_compacted_version_is_expired(
+    sim: Simulator, gateway: KubeGateway
+) -> None:
+    since = await gateway.get_object(kinds.SCALED_JOB, "annia-worker", "annia")
+    assert since is not None
+    for step in range(1001):  # more writes than the simulator keeps: `since` is compacted away
+        sim.patch(*SJ, patch={"metadata": {"labels": {"step": str(step)}}})
+    changes = gateway.watch_object(
+        kinds.SCALED_JOB, "annia-worker", "annia",
+        resource_version=since["metadata"]["resourceVersion"], seconds=2,
+    )  # fmt: skip
+    with pytest.raises(errors.KubeExpired):
+        async for _ in changes:
+            pass
+
+
+async def test_while_every_watch_thread_is_busy_the_wait_is_left_to_polls(
+    sim: Simulator, gateway: KubeGateway
+) -> None:
+    since = await gateway.get_object(kinds.SCALED_JOB, "annia-worker", "annia")
+    assert since is not None
+    version = since["metadata"]["resourceVersion"]
+    holding = gateway.watch_object(
+        kinds.SCALED_JOB, "annia-worker", "annia", resource_version=version, seconds=5
+    )
+    held = asyncio.create_task(anext(holding))
+    await until(lambda: sim.open_watches == 1, "the one watch thread is taken")
+    loop = asyncio.get_running_loop()
+    watched = await follow.watch_until(
+        gateway, kinds.SCALED_JOB, "annia-worker", "annia", is_paused,
+        since=since, deadline=loop.time() + 5,
+    )  # fmt: skip
+    held.cancel()
+    await asyncio.gather(held, return_exceptions=True)
+    await holding.aclose()
+    assert (watched.done, watched.over) == (False, False)
+    assert sim.open_watches <= 1

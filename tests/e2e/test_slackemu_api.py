@@ -1,0 +1,457 @@
+"""The local Slack emulator's Web API and response_urls, driven by the real slack_sdk and Bolt."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+from testbed.slackemu import SlackDriver, SlackEmulator
+
+SIGNING_SECRET = "test-signing-secret"
+CHANNEL = "C0ALERTS"
+CONFIRM_BLOCK = {
+    "type": "actions",
+    "block_id": "confirm-pause",
+    "elements": [
+        {
+            "type": "button",
+            "action_id": "confirm",
+            "text": {"type": "plain_text", "text": "Confirm"},
+            "value": "pause:annia/annia-worker",
+        }
+    ],
+}
+
+
+@pytest.fixture
+async def slack() -> AsyncIterator[SlackEmulator]:
+    async with SlackEmulator() as emulator:
+        emulator.add_user("U0ALICE", "alice", is_admin=True)
+        emulator.add_usergroup("S0ONCALL", "platform-oncall", ["U0ALICE", "U0BOB"])
+        yield emulator
+
+
+@pytest.fixture
+def client(slack: SlackEmulator) -> AsyncWebClient:
+    return AsyncWebClient(token=slack.bot_token, base_url=slack.api_url)
+
+
+class Bot:
+    """A tiny Bolt app served over HTTP: `/kai` acks then responds; a button edits its message."""
+
+    def __init__(self, slack: SlackEmulator) -> None:
+        client = AsyncWebClient(token=slack.bot_token, base_url=slack.api_url)
+        self.app = AsyncApp(client=client, signing_secret=SIGNING_SECRET)
+        self.commands: list[str] = []
+        self.clicks: list[dict[str, Any]] = []
+        self.app.command("/kai")(self.on_command)
+        self.app.action("confirm")(self.on_confirm)
+
+    async def on_command(
+        self, ack: AsyncAck, command: dict[str, Any], respond: AsyncRespond
+    ) -> None:
+        self.commands.append(command["text"])
+        await ack(text=f"working on {command['text']}")
+        await respond(text=f"done: {command['text']}")
+
+    async def on_confirm(self, ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+        await ack()
+        self.clicks.append(body)
+        clicked_by = body["user"]["id"]
+        await respond(text=f"Confirmed by <@{clicked_by}>", replace_original=True)
+
+
+@pytest.fixture
+async def bot(slack: SlackEmulator) -> AsyncIterator[tuple[Bot, SlackDriver]]:
+    app = Bot(slack)
+    runner = web.AppRunner(app.app.web_app(path="/slack/events"))
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    port = runner.addresses[0][1]
+    url = f"http://127.0.0.1:{port}/slack/events"
+    async with SlackDriver(slack, bot_url=url, signing_secret=SIGNING_SECRET) as driver:
+        yield app, driver
+    await runner.cleanup()
+
+
+async def test_auth_test_names_the_bot_user_and_team(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    answer = await client.auth_test()
+
+    assert (answer["user_id"], answer["team_id"]) == ("U0KAIBOT", "T0EMULATOR")
+    assert slack.calls_to("auth.test")[0].token == slack.bot_token
+
+
+async def test_posted_messages_get_unique_increasing_ts_and_threads_hold_replies(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    root = await client.chat_postMessage(channel=CHANNEL, text="KAI degraded")
+    reply = await client.chat_postMessage(
+        channel=CHANNEL, text="still firing", thread_ts=root["ts"]
+    )
+    other = await client.chat_postMessage(channel=CHANNEL, text="another alert")
+
+    assert float(root["ts"]) < float(reply["ts"]) < float(other["ts"])
+    assert [m.text for m in slack.root_messages(CHANNEL)] == ["KAI degraded", "another alert"]
+    assert [m.text for m in slack.thread(CHANNEL, root["ts"])] == ["still firing"]
+    assert reply["message"]["thread_ts"] == root["ts"]
+
+
+async def test_chat_update_edits_the_message_in_place(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    root = await client.chat_postMessage(channel=CHANNEL, text="firing")
+
+    await client.chat_update(channel=CHANNEL, ts=root["ts"], text="resolved")
+
+    message = slack.message(CHANNEL, root["ts"])
+    assert (message.text, message.edit_count) == ("resolved", 1)
+    assert len(slack.messages(CHANNEL)) == 1
+
+
+async def test_updating_an_unknown_message_is_message_not_found(client: AsyncWebClient) -> None:
+    with pytest.raises(SlackApiError) as raised:
+        await client.chat_update(channel=CHANNEL, ts="1.000001", text="x")
+
+    assert raised.value.response["error"] == "message_not_found"
+
+
+async def test_ephemeral_messages_are_kept_apart_from_the_channel(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    answer = await client.chat_postEphemeral(channel=CHANNEL, user="U0ALICE", text="only you")
+
+    assert answer["message_ts"]
+    assert [m.text for m in slack.ephemerals(user="U0ALICE")] == ["only you"]
+    assert slack.messages(CHANNEL) == []
+
+
+async def test_usergroup_members_are_listed_for_get_as_slack_sdk_sends_it(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    answer = await client.usergroups_users_list(usergroup="S0ONCALL")
+
+    assert answer["users"] == ["U0ALICE", "U0BOB"]
+    assert slack.calls_to("usergroups.users.list")[0].http_method == "GET"
+
+
+@pytest.mark.parametrize("encoding", ["form", "json"], ids=["form-body", "json-body"])
+async def test_usergroup_members_are_listed_for_post_bodies(
+    slack: SlackEmulator, encoding: str
+) -> None:
+    headers = {"Authorization": f"Bearer {slack.bot_token}"}
+    body: dict[str, Any] = {"data": {"usergroup": "S0ONCALL"}}
+    if encoding == "json":
+        body = {"json": {"usergroup": "S0ONCALL"}}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{slack.api_url}usergroups.users.list", headers=headers, **body) as response,
+    ):
+        answer = await response.json()
+
+    assert answer == {"ok": True, "users": ["U0ALICE", "U0BOB"]}
+
+
+async def test_an_unknown_usergroup_is_no_such_subteam(client: AsyncWebClient) -> None:
+    with pytest.raises(SlackApiError) as raised:
+        await client.usergroups_users_list(usergroup="S0NOPE")
+
+    assert raised.value.response["error"] == "no_such_subteam"
+
+
+async def test_usergroups_list_maps_handles_to_ids(client: AsyncWebClient) -> None:
+    answer = await client.usergroups_list(include_users=True)
+
+    assert [(g["handle"], g["id"], g["users"]) for g in answer["usergroups"]] == [
+        ("platform-oncall", "S0ONCALL", ["U0ALICE", "U0BOB"])
+    ]
+
+
+async def test_users_info_reports_the_admin_flag(client: AsyncWebClient) -> None:
+    answer = await client.users_info(user="U0ALICE")
+
+    assert (answer["user"]["name"], answer["user"]["is_admin"]) == ("alice", True)
+
+
+@pytest.mark.parametrize(
+    ("token", "error"),
+    [
+        ("xoxb-wrong", "invalid_auth"),
+        (None, "not_authed"),
+        ("xapp-emulator-app-token", "not_allowed_token_type"),
+    ],
+    ids=["wrong-token", "no-token", "app-token-for-a-bot-method"],
+)
+async def test_calls_without_the_right_token_are_refused(
+    slack: SlackEmulator, token: str | None, error: str
+) -> None:
+    client = AsyncWebClient(token=token, base_url=slack.api_url)
+
+    with pytest.raises(SlackApiError) as raised:
+        await client.chat_postMessage(channel=CHANNEL, text="hi")
+
+    assert raised.value.response["error"] == error
+    assert slack.messages(CHANNEL) == []
+
+
+async def test_an_unknown_method_is_unknown_method(client: AsyncWebClient) -> None:
+    with pytest.raises(SlackApiError) as raised:
+        await client.api_call("chat.teleport")
+
+    assert raised.value.response["error"] == "unknown_method"
+
+
+async def test_apps_connections_open_needs_an_app_token(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    answer = await client.apps_connections_open(app_token=slack.app_token)
+
+    assert answer["url"].startswith(f"ws://127.0.0.1:{slack.url.rsplit(':', 1)[1]}/socket?ticket=")
+    with pytest.raises(SlackApiError) as raised:
+        await client.apps_connections_open(app_token=slack.bot_token)
+    assert raised.value.response["error"] == "not_allowed_token_type"
+
+
+async def test_a_message_over_the_limits_is_refused_and_recorded_as_a_violation(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": "x" * 3001}}]
+
+    with pytest.raises(SlackApiError) as raised:
+        await client.chat_postMessage(channel=CHANNEL, text="fallback", blocks=blocks)
+
+    assert raised.value.response["error"] == "invalid_blocks"
+    assert raised.value.response["errors"] == ["blocks[0].text.text: 3001 characters (limit 3000)"]
+    assert [v.source for v in slack.violations] == ["chat.postMessage"]
+    assert slack.messages(CHANNEL) == []
+
+
+async def test_blocks_sent_as_a_form_field_are_recorded_decoded(slack: SlackEmulator) -> None:
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": "hi"}}]
+    form = {"channel": CHANNEL, "text": "hi", "blocks": json.dumps(blocks)}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(
+            f"{slack.api_url}chat.postMessage",
+            data=form,
+            headers={"Authorization": f"Bearer {slack.bot_token}"},
+        ) as response,
+    ):
+        assert (await response.json())["ok"] is True
+
+    assert slack.calls[-1].params["blocks"] == blocks
+    assert slack.violations == []
+
+
+async def test_a_rate_limited_post_is_retried_after_retry_after_and_both_calls_are_recorded(
+    slack: SlackEmulator, client: AsyncWebClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # slack_sdk sleeps Retry-After plus random() seconds; pin the jitter to keep the test fast.
+    monkeypatch.setattr(random, "random", lambda: 0.0)
+    client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=1))
+    slack.fail_next("chat.postMessage", retry_after=0)
+
+    answer = await client.chat_postMessage(channel=CHANNEL, text="alert")
+
+    assert answer["ok"] is True
+    first, second = slack.calls_to("chat.postMessage")
+    assert (first.status, first.faulted, first.response["error"]) == (429, True, "ratelimited")
+    assert (second.status, second.faulted) == (200, False)
+    assert len(slack.messages(CHANNEL)) == 1
+
+
+async def test_a_rate_limit_without_a_retry_handler_surfaces_status_and_retry_after(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    slack.fail_next("chat.update", retry_after=7)
+
+    with pytest.raises(SlackApiError) as raised:
+        await client.chat_update(channel=CHANNEL, ts="1.1", text="x")
+
+    assert raised.value.response.status_code == 429
+    assert raised.value.response.headers["Retry-After"] == "7"
+
+
+async def test_an_injected_slack_error_answers_ok_false_for_the_next_calls_only(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    slack.fail_next("users.info", status=200, error="user_not_found", times=2)
+
+    for _ in range(2):
+        with pytest.raises(SlackApiError):
+            await client.users_info(user="U0ALICE")
+    answer = await client.users_info(user="U0ALICE")
+
+    assert answer["user"]["id"] == "U0ALICE"
+
+
+async def test_a_response_url_takes_five_posts_then_answers_used_url(slack: SlackEmulator) -> None:
+    url = slack.new_response_url()
+    statuses = []
+    async with aiohttp.ClientSession() as session:
+        for n in range(6):
+            async with session.post(url, json={"text": f"update {n}"}) as response:
+                statuses.append((response.status, await response.text()))
+
+    assert statuses == [(200, "ok")] * 5 + [(404, "used_url")]
+    assert len(slack.responses(slack.hook_id_of(url))) == 6
+
+
+async def test_an_invalid_response_url_post_is_refused_and_recorded(slack: SlackEmulator) -> None:
+    url = slack.new_response_url()
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(url, json={"blocks": [{"type": "divider"}]}) as response,
+    ):
+        assert response.status == 400
+
+    assert slack.violations[0].source == "response_url"
+    assert slack.violations[0].problems[0].startswith("text: missing")
+
+
+async def test_a_signed_command_is_acked_and_answered_on_its_response_url(
+    slack: SlackEmulator, bot: tuple[Bot, SlackDriver]
+) -> None:
+    _, driver = bot
+
+    delivery = await driver.send_command("health --cluster prod", user_id="U0ALICE")
+    reply = await slack.wait_for_response(delivery.hook_id, timeout=5)
+
+    assert (delivery.mode, delivery.status) == ("http", 200)
+    assert delivery.ack_text == "working on health --cluster prod"
+    assert 0 < delivery.latency < 3
+    assert reply.body["text"] == "done: health --cluster prod"
+    assert slack.violations == []
+
+
+@pytest.mark.parametrize(
+    "tampering",
+    [{"signature": "v0=forged"}, {"timestamp_offset": -400}],
+    ids=["forged-signature", "stale-timestamp"],
+)
+async def test_a_badly_signed_command_gets_401_and_no_reply(
+    slack: SlackEmulator, bot: tuple[Bot, SlackDriver], tampering: dict[str, Any]
+) -> None:
+    app, driver = bot
+
+    delivery = await driver.send_command("pause annia/annia-worker", user_id="U0ALICE", **tampering)
+
+    assert delivery.status == 401
+    assert app.commands == []
+    assert slack.responses(delivery.hook_id) == []
+
+
+async def test_a_button_click_replaces_the_channel_message_it_came_from(
+    slack: SlackEmulator, client: AsyncWebClient, bot: tuple[Bot, SlackDriver]
+) -> None:
+    _, driver = bot
+    posted = await client.chat_postMessage(channel=CHANNEL, text="Pause?", blocks=[CONFIRM_BLOCK])
+
+    delivery = await driver.click_button(
+        "confirm", user_id="U0ALICE", channel_id=CHANNEL, message_ts=posted["ts"]
+    )
+    await slack.wait_for_response(delivery.hook_id)
+
+    assert delivery.status == 200
+    message = slack.message(CHANNEL, posted["ts"])
+    assert (message.text, message.edit_count) == ("Confirmed by <@U0ALICE>", 1)
+
+
+async def test_a_reply_to_an_unknown_thread_is_refused(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    with pytest.raises(SlackApiError) as raised:
+        await client.chat_postMessage(channel=CHANNEL, text="reply", thread_ts="1.000001")
+
+    assert raised.value.response["error"] == "thread_not_found"
+
+
+async def test_a_failing_response_url_answers_the_injected_status_once(
+    slack: SlackEmulator,
+) -> None:
+    url = slack.new_response_url()
+    slack.fail_next("response_url", status=500, error="internal_error")
+    async with aiohttp.ClientSession() as session:
+        statuses = []
+        for _ in range(2):
+            async with session.post(url, json={"text": "hi"}) as response:
+                statuses.append(response.status)
+
+    assert statuses == [500, 200]
+    assert [p.accepted for p in slack.responses(slack.hook_id_of(url))] == [False, True]
+
+
+async def test_waiting_for_thread_replies_returns_them_once_they_arrive(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    root = await client.chat_postMessage(channel=CHANNEL, text="firing")
+    waiting = asyncio.ensure_future(slack.wait_for_messages(CHANNEL, thread_ts=root["ts"]))
+    await client.chat_postMessage(channel=CHANNEL, text="acknowledged", thread_ts=root["ts"])
+
+    replies = await waiting
+
+    assert [m.text for m in replies] == ["acknowledged"]
+
+
+async def test_waiting_for_a_response_that_never_comes_times_out(slack: SlackEmulator) -> None:
+    url = slack.new_response_url()
+
+    with pytest.raises(TimeoutError, match="response_url"):
+        await slack.wait_for_response(slack.hook_id_of(url), timeout=0.05)
+
+
+async def test_a_click_on_an_ephemeral_reply_carries_the_button_but_no_message(
+    slack: SlackEmulator, bot: tuple[Bot, SlackDriver]
+) -> None:
+    app, driver = bot
+    ephemeral_reply = {"text": "Pause?", "blocks": [CONFIRM_BLOCK]}
+
+    delivery = await driver.click_button(
+        "confirm", user_id="U0ALICE", channel_id=CHANNEL, message=ephemeral_reply
+    )
+    reply = await slack.wait_for_response(delivery.hook_id)
+
+    (click,) = app.clicks
+    assert click["container"]["is_ephemeral"] is True
+    assert "message" not in click
+    action = click["actions"][0]
+    assert (action["block_id"], action["value"]) == ("confirm-pause", "pause:annia/annia-worker")
+    assert reply.body["replace_original"] is True
+
+
+def home(blocks: int) -> dict[str, Any]:
+    section = {"type": "section", "text": {"type": "mrkdwn", "text": "x"}}
+    return {"type": "home", "blocks": [section] * blocks}
+
+
+async def test_views_publish_keeps_the_home_tab_and_refuses_what_slack_refuses(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    published = await client.views_publish(user_id="U0ALICE", view=home(100))
+    view = published["view"]
+    assert slack.home_view("U0ALICE") == view and view["id"].startswith("V")
+
+    with pytest.raises(SlackApiError) as too_many:
+        await client.views_publish(user_id="U0ALICE", view=home(101))
+    assert too_many.value.response["error"] == "invalid_arguments"
+    assert "view.blocks: 101 blocks (limit 100)" in slack.violations[-1].problems
+    with pytest.raises(SlackApiError) as stale:
+        await client.views_publish(user_id="U0ALICE", view=home(1), hash="1.0")
+    assert stale.value.response["error"] == "hash_conflict"
+    with pytest.raises(SlackApiError) as nobody:
+        await client.views_publish(user_id="U0NOBODY", view=home(1))
+    assert nobody.value.response["error"] == "user_not_found"
+    again = await client.views_publish(user_id="U0ALICE", view=home(2), hash=view["hash"])
+    assert again["view"]["id"] == view["id"] and len(slack.home_view("U0ALICE")["blocks"]) == 2

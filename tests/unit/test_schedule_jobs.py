@@ -1,0 +1,200 @@
+"""The scheduler: which jobs run how often, the real AsyncIOScheduler running them, no stacking."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobEvent
+
+from bot.config import settings as config
+from bot.core.metrics import Metrics
+from bot.service import schedule
+from bot.service.deps import Deps
+from bot.service.schedule import Job
+
+SETTINGS = config.parse_settings(
+    {
+        "clusters": [{"name": "prod"}, {"name": "staging"}],
+        "slack": {"alert_channel": "C0ALERTS"},
+        "alerts": {"interval": "45s"},
+    }
+)
+NOW = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+
+
+class Lease:
+    """A lease this replica holds or not."""
+
+    def __init__(self, held: bool) -> None:
+        self.held = held
+        self.renew_every = timedelta(seconds=4)
+        self.renewals = 0
+
+    def is_leader(self) -> bool:
+        return self.held
+
+    async def renew(self, now: datetime) -> bool:
+        self.renewals += 1
+        return self.held
+
+
+class Desk:
+    def __init__(self) -> None:
+        self.checked: list[str] = []
+        self.drained: list[str] = []
+
+    async def run_check(self, kube: Any, now: datetime, **_: Any) -> None:
+        self.checked.append(kube)
+
+    async def drain(self, cluster: str) -> None:
+        self.drained.append(cluster)
+
+
+def deps(
+    lease: Lease | None = None, desk: Desk | None = None, settings: config.Settings = SETTINGS
+) -> Deps:
+    """Deps whose Slack, state and journal are never used by the scheduler itself."""
+    return Deps(
+        settings,
+        {"prod": "prod-gateway", "staging": "staging-gateway"},  # type: ignore[dict-item]
+        Metrics(),
+        slack=None,  # type: ignore[arg-type]
+        confirm_key=b"",
+        once=None,  # type: ignore[arg-type]
+        alert_store=None,  # type: ignore[arg-type]
+        alerts=desk or Desk(),  # type: ignore[arg-type]
+        lease=lease,  # type: ignore[arg-type]
+        journal=None,  # type: ignore[arg-type]
+        clock=lambda: NOW,
+    )
+
+
+def test_per_cluster_checks_pause_and_suspend_expiry_the_lease_and_the_drain_from_the_start() -> (
+    None
+):
+    jobs = schedule.alert_jobs(deps(Lease(held=True)))
+    assert [(j.name, j.every, j.at_start) for j in jobs] == [
+        ("alerts-drain", timedelta(seconds=45), True),
+        ("lease", timedelta(seconds=4), True),
+        ("alerts-prod", timedelta(seconds=45), False),
+        ("pause-expiry-prod", timedelta(seconds=2), False),
+        ("suspend-expiry-prod", timedelta(seconds=2), False),
+        ("alerts-staging", timedelta(seconds=45), False),
+        ("pause-expiry-staging", timedelta(seconds=2), False),
+        ("suspend-expiry-staging", timedelta(seconds=2), False),
+    ]
+
+
+async def test_jobs_never_overlap_themselves_and_missed_runs_collapse() -> None:
+    planned = schedule.build_scheduler(deps())
+    planned.start()
+    try:
+        for job in planned.scheduler.get_jobs():
+            assert job.max_instances == 1
+            assert job.coalesce is True
+    finally:
+        await planned.stop()
+
+
+async def test_only_the_lease_holder_checks() -> None:
+    desk = Desk()
+    await schedule.check_cluster(deps(Lease(held=False), desk), "prod")
+    assert desk.checked == []
+    await schedule.check_cluster(deps(Lease(held=True), desk), "prod")
+    await schedule.check_cluster(deps(None, desk), "staging")
+    assert desk.checked == ["prod-gateway", "staging-gateway"]
+
+
+async def test_the_real_scheduler_runs_an_added_job_on_the_running_loop() -> None:
+    ran = asyncio.Event()
+    seen: list[Deps] = []
+
+    async def expire_pauses(d: Deps) -> None:
+        seen.append(d)
+        ran.set()
+
+    the_deps = deps()
+    planned = schedule.build_scheduler(
+        the_deps, [Job("expire-pauses", expire_pauses, timedelta(hours=1), at_start=True)]
+    )
+    planned.start()
+    try:
+        await asyncio.wait_for(ran.wait(), timeout=5)
+    finally:
+        await planned.stop()
+    assert seen == [the_deps]
+
+
+async def test_a_slow_run_is_not_stacked_and_a_failing_one_does_not_stop_the_schedule() -> None:
+    skipped, second_run, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    runs = 0
+
+    async def slow_then_failing(_: Deps) -> None:
+        nonlocal runs
+        runs += 1
+        if runs == 1:
+            await release.wait()
+            raise RuntimeError("the first run fails")
+        second_run.set()
+
+    planned = schedule.build_scheduler(
+        deps(), [Job("slow", slow_then_failing, timedelta(seconds=0.05), at_start=True)]
+    )
+
+    def on_skip(event: JobEvent) -> None:
+        if event.job_id == "slow":
+            skipped.set()
+
+    planned.scheduler.add_listener(on_skip, EVENT_JOB_MAX_INSTANCES)
+    planned.start()
+    try:
+        await asyncio.wait_for(skipped.wait(), timeout=5)
+        assert runs == 1
+        release.set()
+        await asyncio.wait_for(second_run.wait(), timeout=5)
+    finally:
+        await planned.stop()
+
+
+async def test_stopping_cancels_a_run_under_way() -> None:
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def forever(_: Deps) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    planned = schedule.build_scheduler(
+        deps(), [Job("forever", forever, timedelta(hours=1), at_start=True)]
+    )
+    planned.start()
+    await asyncio.wait_for(started.wait(), timeout=5)
+    await planned.stop()
+    assert cancelled.is_set()
+
+
+async def test_a_fleets_first_checks_are_spread_over_one_interval() -> None:
+    fleet = config.parse_settings(
+        {
+            "clusters": [{"name": f"c{i}"} for i in range(4)],
+            "slack": {"alert_channel": "C0ALERTS"},
+            "alerts": {"interval": "40s"},
+        }
+    )
+    planned = schedule.build_scheduler(deps(settings=fleet))
+    started = datetime.now(UTC)
+    planned.start()
+    try:
+        jobs = planned.scheduler.get_jobs()
+        firsts = {j.name: (j.next_run_time - started).total_seconds() for j in jobs}
+        intervals = {j.trigger.interval for j in jobs if j.name.startswith("alerts-")}
+    finally:
+        await planned.stop()
+    assert [round(firsts[f"alerts-c{i}"]) for i in range(4)] == [10, 20, 30, 40]
+    assert intervals == {timedelta(seconds=40)}
