@@ -181,6 +181,8 @@ class ApiServer:
         dry_run = _dry_run(request.query)
         mode: WriteMode = "status" if route.subresource == "status" else "main"
         body, namespace, name = request[_BODY], route.namespace, route.name or ""
+        if route.verb in ("create", "update"):
+            _check_custom_body(rtype, body)
         if route.verb == "create":
             return _json(self.store.create(rtype, namespace, body, dry_run=dry_run), 201)
         if route.verb == "update":
@@ -244,6 +246,31 @@ def _negotiated(request: web.Request, body: dict[str, Any]) -> web.StreamRespons
     if negotiate(request.headers.get("Accept", "")) == "partial":
         return _json(to_partial(body))
     return _json(body)
+
+
+def _check_custom_body(rtype: resources.ResourceType, body: Any) -> None:
+    """A custom resource's body names its kind and apiVersion: the unstructured decoder of
+    k8s.io/apiextensions-apiserver (`unstructuredCreator`) refuses it otherwise, where a
+    built-in type's decoder takes them from the URL.
+
+    Raises:
+        ApiError: 400 without `kind` or without `apiVersion`.
+    """
+    if not rtype.custom or not isinstance(body, dict):
+        return
+    if not body.get("kind"):
+        quoted = json.dumps(body, separators=(",", ":"))
+        message = (
+            f"the object provided is unrecognized (must be of type {rtype.kind}): "
+            f"Object 'Kind' is missing in '{quoted}'"
+        )
+        raise st.ApiError(400, message)
+    if not body.get("apiVersion"):
+        message = (
+            "the API version in the data () does not match the expected API version "
+            f"({rtype.api_version})"
+        )
+        raise st.ApiError(400, message)
 
 
 def _is_log(route: Route, rtype: resources.ResourceType) -> bool:

@@ -752,3 +752,25 @@ async def test_a_create_with_a_valid_name_of_its_kind_is_accepted(
         "events": lambda n: event(n, both.ns, "Pod", "p1", "BackOff", "Warning"),
     }
     await both.create(_COLLECTIONS[collection].format(ns=both.ns), bodies[collection](name))
+
+
+@pytest.mark.parametrize("missing", ["kind", "apiVersion", "both"])
+async def test_a_custom_resource_without_its_kind_or_api_version_is_refused_400(
+    both: Both, missing: str
+) -> None:
+    path = KEDA + f"/namespaces/{both.ns}/scaledjobs"
+    body = scaled_job("typeless")
+    for key in ("kind", "apiVersion") if missing == "both" else (missing,):
+        del body[key]
+    # The real message goes on to quote the body and its start: cut at the quote.
+    sim, real = await both.call("POST", path, body)
+    assert real.code == 400
+    same_status(sim, real, lambda m: m.partition(" is missing in ")[0])
+    await both.create(path, scaled_job("typed"))
+    current = [answer.body for answer in await both.call("GET", f"{path}/typed")]
+    answers = []
+    for side, obj in zip(both.sides, current, strict=True):
+        replacement = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+        answers.append(await side.call("PUT", f"{path}/typed", replacement))
+    assert answers[1].code == 400
+    same_status(*answers, lambda m: m.partition(" is missing in ")[0])

@@ -153,11 +153,13 @@ class Write:
 
 
 def comparable(obj: dict[str, Any]) -> dict[str, Any]:
-    """What a patch decides: the object without the fields the API server maintains."""
+    """What a patch decides: the object without the fields the API server maintains, and
+    without the metadata maps a patch emptied (the API server keeps no empty map)."""
     meta = {
         k: v
         for k, v in obj["metadata"].items()
         if k not in ("resourceVersion", "generation", "managedFields")
+        and not (k in ("labels", "annotations", "finalizers") and not v)
     }
     return {**obj, "metadata": meta}
 
