@@ -19,6 +19,7 @@ from bot.kube.kinds import CONFIG_MAP, owned_config_map
 from bot.kube.ports import KubeWriter
 from bot.state.retry import NEW, REDO_CONFLICTS, Raises, RetryPolicy, Sleep, StateUnavailable
 
+_default_log = logging.getLogger(__name__)  # what a store that gives no logger warns in
 T = TypeVar("T")
 Changes = Mapping[str, str | None]  # keys to write; None drops a key (merge-patch semantics)
 
@@ -48,13 +49,13 @@ class ConfigMapDocument:
         *,
         policy: RetryPolicy = REDO_CONFLICTS,
         sleep: Sleep = asyncio.sleep,
-        log: logging.Logger | None = None,
+        log: logging.Logger = _default_log,
     ) -> None:
         self._kube = kube
         self.namespace, self.name, self.raises = namespace, name, raises
         self.policy = policy
         self._sleep = sleep
-        self._log = log or logging.getLogger(__name__)
+        self._log = log
 
     async def read(self) -> Snapshot:
         """Raises: unavailable."""

@@ -81,20 +81,26 @@ class RetryPolicy:
             KubeUnavailable: the last try failed too (`warn` was told of every earlier one).
             StateConflict: someone else wrote since the version `send` names.
         """
-        for attempt, pause in enumerate((*self.backoffs, None)):
+        for sent_before, pause in enumerate(self.backoffs):
             try:
-                return await send()
-            except StateConflict:
-                found = await landed() if attempt else None
-                if found is None:
-                    raise
-                return found  # an earlier try of ours was applied
+                return await _sent(send, landed, resent=sent_before > 0)
             except errors.KubeUnavailable as e:
-                if pause is None:
-                    raise
                 warn(e, pause)
                 await sleep(pause)
-        raise AssertionError("unreachable: the last pause is None")
+        return await _sent(send, landed, resent=bool(self.backoffs))
 
 
 REDO_CONFLICTS = RetryPolicy()  # conflicts are redone; a write that fails fails at once
+
+
+async def _sent(
+    send: Callable[[], Awaitable[T]], landed: Callable[[], Awaitable[T | None]], *, resent: bool
+) -> T:
+    """One try of `send`; a conflict on a resent write is ours if `landed()` says it is."""
+    try:
+        return await send()
+    except StateConflict:
+        found = await landed() if resent else None
+        if found is None:
+            raise
+        return found  # an earlier try of ours was applied

@@ -87,10 +87,12 @@ class Aside:
 class VersionedTable:
     """Documents by key in table `table` of a file, each with a version every write bumps.
 
-    A write names the version it read (`NEW` for a document never written) and raises `conflict`
-    when someone wrote since: compare-and-set. A write may keep an `Aside` in `<table>_damaged`,
-    in the same transaction. `raises.what` names the documents in errors (`"alert state"` →
-    `alert state of prod changed meanwhile`, `alert state file /var/lib/x.sqlite: ...`).
+    A write names the version it read (`NEW` for a document never written) and raises
+    `raises.conflict` when someone wrote since: compare-and-set. A write may keep an `Aside` in
+    `<table>_damaged`, in the same transaction, so a write that conflicts keeps nothing aside.
+    `raises.what` names the documents in errors (`"alert state"` → `alert state of prod changed
+    meanwhile`, `alert state file /var/lib/x.sqlite: ...`). `table` and `key` are names the code
+    gives, never input: they are formatted into the SQL, the values are bound.
     """
 
     def __init__(self, path: str, *, table: str, key: str, raises: Raises) -> None:
