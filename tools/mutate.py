@@ -69,6 +69,18 @@ GROUPS = {
             f"{PINS}::test_pin_a_holder_renewing_on_schedule_never_stops_being_the_leader",
         ),
     ),
+    "state": Group(
+        ("bot/state/retry.py", "bot/state/sqlite.py", "bot/state/configmap.py"),
+        (
+            "tests/unit/test_state_retry.py",
+            "tests/unit/test_state_sqlite.py",
+            "tests/e2e/test_state_configmap.py",
+            "tests/e2e/test_alert_store_versions.py",
+            "tests/e2e/test_alert_store.py",
+            "tests/e2e/test_access_once.py",
+            "tests/unit/test_access_audit_journal.py",
+        ),
+    ),
     "alert-state": Group(
         (
             "bot/alerts/machine.py",

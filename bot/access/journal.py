@@ -5,33 +5,33 @@ Home tab ("the last 10 changes"), kept next to the alert state (`state` in the c
 in the SQLite file at `state.path`, or the ConfigMap `<state.configmap>-changes` in
 `state.namespace` with `state.backend: configmap`, so another replica or the service after a
 restart shows the same list. Only finished changes are kept (`bot.access.audit.record` leaves
-out a `requested` line, whose outcome follows). SQLite runs in a worker thread.
+out a `requested` line, whose outcome follows). The storage is `bot.state`'s.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Protocol
 
 from bot.access.audit import Change, Outcome
 from bot.config.settings import Settings
-from bot.core import errors
-from bot.kube.kinds import CONFIG_MAP, owned_config_map
 from bot.kube.ports import KubeWriter
+from bot.state.configmap import ConfigMapDocument
+from bot.state.retry import Raises, StateUnavailable
+from bot.state.sqlite import SqliteFile
 
 KEEP = 50  # entries kept; the Home tab shows 10
 DATA_KEY = "changes.json"
-CONFLICT_RETRIES = 5
+SQLITE_TABLE = (
+    "CREATE TABLE IF NOT EXISTS change_journal ("
+    "id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT NOT NULL)"
+)
 
 
-class JournalUnavailable(errors.BotError):
+class JournalUnavailable(StateUnavailable):
     """The journal could not be read or written (disk, database or API server)."""
 
 
@@ -94,122 +94,67 @@ class SqliteJournal:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
+        raises = Raises("change journal in", JournalUnavailable)
+        self._file = SqliteFile(path, [SQLITE_TABLE], raises)
 
     async def add(self, change: Change) -> None:
         """Raises: JournalUnavailable."""
-        await asyncio.to_thread(self._add, json.dumps(dump_change(change), sort_keys=True))
+        body = json.dumps(dump_change(change), sort_keys=True)
+        await self._file.run(lambda db: _append_in(db, body))
 
     async def recent(self, limit: int) -> list[Change]:
         """Raises: JournalUnavailable."""
-        rows = await asyncio.to_thread(self._recent, limit)
-        return _load_all([json.loads(row) for row in rows])
+        sql = "SELECT body FROM change_journal ORDER BY id DESC LIMIT ?"
+        rows = await self._file.run(lambda db: db.execute(sql, (limit,)).fetchall())
+        return _load_all([json.loads(str(row[0])) for row in rows])
 
     def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+        self._file.close()
 
-    def _add(self, body: str) -> None:
-        with self._lock, self._unavailable_on_error():
-            db = self._connection()
-            with db:
-                db.execute("INSERT INTO change_journal (body) VALUES (?)", (body,))
-                db.execute(
-                    "DELETE FROM change_journal WHERE id <= "
-                    "(SELECT MAX(id) FROM change_journal) - ?",
-                    (KEEP,),
-                )
 
-    def _recent(self, limit: int) -> list[str]:
-        with self._lock, self._unavailable_on_error():
-            rows = (
-                self._connection()
-                .execute("SELECT body FROM change_journal ORDER BY id DESC LIMIT ?", (limit,))
-                .fetchall()
-            )
-        return [str(row[0]) for row in rows]
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._db is None:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False)
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS change_journal ("
-                "id INTEGER PRIMARY KEY AUTOINCREMENT, body TEXT NOT NULL)"
-            )
-            db.commit()
-            self._db = db
-        return self._db
-
-    @contextmanager
-    def _unavailable_on_error(self) -> Iterator[None]:
-        """sqlite3 and file-system errors, as JournalUnavailable naming the file."""
-        try:
-            yield
-        except (sqlite3.Error, OSError) as e:
-            raise JournalUnavailable(f"change journal in {self.path}: {e}") from e
+def _append_in(db: sqlite3.Connection, body: str) -> None:
+    """Append `body`, keeping the newest `KEEP` entries."""
+    db.execute("INSERT INTO change_journal (body) VALUES (?)", (body,))
+    db.execute(
+        "DELETE FROM change_journal WHERE id <= (SELECT MAX(id) FROM change_journal) - ?",
+        (KEEP,),
+    )
 
 
 class ConfigMapJournal:
     """The newest `KEEP` changes as one JSON list in a ConfigMap, for replicas in a cluster.
 
-    An append is a merge patch carrying the resourceVersion read; when another replica wrote in
-    between (409), it reads again and appends again.
+    An append names the resourceVersion read; when another replica wrote in between (409), it
+    reads again and appends again (`bot.state.configmap`).
     """
 
     def __init__(self, kube: KubeWriter, *, namespace: str, name: str) -> None:
-        self._kube = kube
-        self.namespace = namespace
-        self.name = name
+        self.namespace, self.name = namespace, name
+        raises = Raises(f"change journal ConfigMap {namespace}/{name}", JournalUnavailable)
+        self._document = ConfigMapDocument(kube, namespace, name, raises)
 
     async def add(self, change: Change) -> None:
         """Raises: JournalUnavailable."""
-        for attempt in range(1, CONFLICT_RETRIES + 1):
-            try:
-                await self._append(change)
-                return
-            except errors.KubeConflict:  # written meanwhile (409 on patch and on create)
-                if attempt == CONFLICT_RETRIES:
-                    raise JournalUnavailable(f"{self._where()}: still changing, gave up") from None
-            except errors.KubeError as e:
-                raise JournalUnavailable(f"{self._where()}: {e}") from e
+
+        def append(data: Mapping[str, str]) -> tuple[dict[str, str | None], None]:
+            entries = [*_entries(data), dump_change(change)][-KEEP:]
+            return {DATA_KEY: json.dumps(entries, sort_keys=True)}, None
+
+        gave_up = f"{self._document.raises.what}: still changing, gave up"
+        await self._document.change(append, gave_up=gave_up)
 
     async def recent(self, limit: int) -> list[Change]:
         """Raises: JournalUnavailable."""
-        try:
-            found = await self._kube.get_object(CONFIG_MAP, self.name, self.namespace)
-        except errors.KubeError as e:
-            raise JournalUnavailable(f"{self._where()}: {e}") from e
-        return list(reversed(_load_all(_entries(found))))[:limit]
+        found = await self._document.read()
+        return list(reversed(_load_all(_entries(found.data))))[:limit]
 
     def close(self) -> None:
         """Nothing to release: the Kubernetes gateway belongs to the service."""
 
-    async def _append(self, change: Change) -> None:
-        found = await self._kube.get_object(CONFIG_MAP, self.name, self.namespace)
-        entries = [*_entries(found), dump_change(change)][-KEEP:]
-        data = {DATA_KEY: json.dumps(entries, sort_keys=True)}
-        if found is None:
-            await self._kube.create_object(
-                CONFIG_MAP, self.namespace, owned_config_map(self.name, self.namespace, data)
-            )
-            return
-        version = str(found["metadata"]["resourceVersion"])
-        patch = {"metadata": {"resourceVersion": version}, "data": data}
-        await self._kube.patch_object(CONFIG_MAP, self.name, self.namespace, patch)
 
-    def _where(self) -> str:
-        return f"change journal ConfigMap {self.namespace}/{self.name}"
-
-
-def _entries(found: Any) -> list[Any]:
-    if not found:
-        return []
+def _entries(data: Mapping[str, str]) -> list[Any]:
     try:
-        entries = json.loads(str((found.get("data") or {}).get(DATA_KEY) or "[]"))
+        entries = json.loads(data.get(DATA_KEY) or "[]")
     except json.JSONDecodeError:
         return []
     return entries if isinstance(entries, list) else []

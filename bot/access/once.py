@@ -12,25 +12,24 @@ in order, in one write (`claim_all`); `bot.access.grouped` gathers concurrent cl
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import sqlite3
-import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
 from bot.config.settings import Settings
-from bot.core import errors
-from bot.kube.kinds import CONFIG_MAP, owned_config_map
 from bot.kube.ports import KubeWriter
+from bot.state.configmap import ConfigMapDocument
+from bot.state.retry import Raises, StateUnavailable
+from bot.state.sqlite import SqliteFile
 
-CLAIM_RETRIES = 5  # a 409 means another replica claimed something meanwhile: read again
+SQLITE_TABLE = "CREATE TABLE IF NOT EXISTS once_keys (key TEXT PRIMARY KEY, until REAL)"
 
 
-class OnceUnavailable(errors.BotError):
+class OnceUnavailable(StateUnavailable):
     """The shared memory could not be read or written; whether the key was used is unknown."""
 
 
@@ -96,88 +95,51 @@ class SqliteOnce:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
+        raises = Raises("request memory file", OnceUnavailable)
+        self._file = SqliteFile(path, [SQLITE_TABLE], raises)
 
     async def claim(self, key: str, until: datetime, now: datetime) -> bool:
         return (await self.claim_all([Claim(key, until, now)]))[0]
 
     async def claim_all(self, claims: Sequence[Claim]) -> list[bool]:
-        return await asyncio.to_thread(self._claim_all, claims)
+        # One transaction: per claim, drop the expired, insert unless present.
+        return await self._file.run(lambda db: [_claim_row(db, claim) for claim in claims])
 
     def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+        self._file.close()
 
-    def _claim_all(self, claims: Sequence[Claim]) -> list[bool]:
-        try:
-            with self._lock:
-                db = self._connection()
-                with db:  # one transaction: per claim, drop the expired, insert unless present
-                    return [self._claim_in(db, claim) for claim in claims]
-        except (sqlite3.Error, OSError) as e:
-            raise OnceUnavailable(f"request memory file {self.path}: {e}") from e
 
-    @staticmethod
-    def _claim_in(db: sqlite3.Connection, claim: Claim) -> bool:
-        db.execute(
-            "DELETE FROM once_keys WHERE until <= ? AND key LIKE ?",
-            (claim.now.timestamp(), space_of(claim.key) + "-%"),
-        )
-        inserted = db.execute(
-            "INSERT OR IGNORE INTO once_keys (key, until) VALUES (?, ?)",
-            (claim.key, claim.until.timestamp()),
-        ).rowcount
-        return bool(inserted == 1)
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._db is None:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False)
-            db.execute("CREATE TABLE IF NOT EXISTS once_keys (key TEXT PRIMARY KEY, until REAL)")
-            db.commit()
-            self._db = db
-        return self._db
+def _claim_row(db: sqlite3.Connection, claim: Claim) -> bool:
+    db.execute(
+        "DELETE FROM once_keys WHERE until <= ? AND key LIKE ?",
+        (claim.now.timestamp(), space_of(claim.key) + "-%"),
+    )
+    inserted = db.execute(
+        "INSERT OR IGNORE INTO once_keys (key, until) VALUES (?, ?)",
+        (claim.key, claim.until.timestamp()),
+    ).rowcount
+    return bool(inserted == 1)
 
 
 class ConfigMapOnce:
     """Claims as keys of one ConfigMap (value: the expiry, seconds since the epoch)."""
 
     def __init__(self, kube: KubeWriter, *, namespace: str, name: str) -> None:
-        self._kube = kube
-        self.namespace = namespace
-        self.name = name
+        self.namespace, self.name = namespace, name
+        raises = Raises("request memory ConfigMap", OnceUnavailable)
+        self._document = ConfigMapDocument(kube, namespace, name, raises)
 
     async def claim(self, key: str, until: datetime, now: datetime) -> bool:
         return (await self.claim_all([Claim(key, until, now)]))[0]
 
     async def claim_all(self, claims: Sequence[Claim]) -> list[bool]:
-        for _ in range(CLAIM_RETRIES):
-            try:
-                return await self._try_claim_all(claims)
-            except errors.KubeConflict:
-                continue
-            except errors.KubeError as e:
-                raise OnceUnavailable(f"request memory ConfigMap: {e}") from e
-        raise OnceUnavailable("request memory ConfigMap kept changing under us")
+        def claim_in(stored: Mapping[str, str]) -> tuple[dict[str, str | None], list[bool]]:
+            data, changes = dict(stored), dict[str, str | None]()
+            won = [_claim_in(data, changes, claim) for claim in claims]
+            return changes, won  # none won: nothing changed, nothing written
 
-    async def _try_claim_all(self, claims: Sequence[Claim]) -> list[bool]:
-        found = await self._kube.get_object(CONFIG_MAP, self.name, self.namespace)
-        data = dict((found or {}).get("data") or {})
-        changes: dict[str, str | None] = {}
-        won = [_claim_in(data, changes, claim) for claim in claims]
-        if not any(won):
-            return won
-        if found is None:
-            body = owned_config_map(self.name, self.namespace, data)
-            await self._kube.create_object(CONFIG_MAP, self.namespace, body)
-            return won
-        version = str(found["metadata"]["resourceVersion"])
-        patch = {"metadata": {"resourceVersion": version}, "data": changes}
-        await self._kube.patch_object(CONFIG_MAP, self.name, self.namespace, patch)
-        return won
+        gave_up = "request memory ConfigMap kept changing under us"
+        return await self._document.change(claim_in, gave_up=gave_up)
 
     def close(self) -> None:
         """Nothing to release: the Kubernetes gateway belongs to the service."""

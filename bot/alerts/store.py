@@ -4,44 +4,46 @@ One JSON document per cluster (`bot.alerts.document.dump_cluster`) with a versio
 the version it read and raises `StoreConflict` when someone saved since (another replica
 answering `/kai ack`, say), so the caller reloads and redoes its step (`update`). A document
 that cannot be decoded loads as empty state with its `Damage`; the next save keeps the damaged
-text aside, beside the document (a table row, a ConfigMap key). SQLite runs in a worker thread
-(`asyncio.to_thread`): a commit waits for the disk, and the event loop must not.
+text aside, beside the document (a table row, a ConfigMap key). The storage itself (versions,
+compare-and-set, retries) is `bot.state`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
-import threading
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Protocol, TypeVar
 
 from bot.alerts.document import DamagedState, dump_cluster, load_cluster
 from bot.alerts.model import ClusterAlerts
 from bot.config.settings import Settings
-from bot.core import errors
-from bot.core.models import RawObject
-from bot.kube.kinds import CONFIG_MAP, owned_config_map
 from bot.kube.ports import KubeWriter
+from bot.state import retry
+from bot.state.configmap import ConfigMapDocument
+from bot.state.retry import (
+    REDO_CONFLICTS,
+    Raises,
+    RetryPolicy,
+    Sleep,
+    StateConflict,
+    StateUnavailable,
+)
+from bot.state.sqlite import Aside, VersionedTable
 
 log = logging.getLogger(__name__)
 
-NEW = ""  # the version of a document never saved
-SAVE_TRIES = 5  # a change redone after StoreConflict, at most this many times
+NEW = retry.NEW  # the version of a document never saved
 WRITE_BACKOFFS = (0.5, 1.0, 2.0)  # seconds between tries of a guarded write that got a 5xx
 T = TypeVar("T")
-Sleep = Callable[[float], Awaitable[None]]
 
 
-class StoreConflict(errors.BotError):
+class StoreConflict(StateConflict):
     """The document changed since it was read; reload and try again."""
 
 
-class StoreUnavailable(errors.BotError):
+class StoreUnavailable(StateUnavailable):
     """The state could not be read or written (disk, database or API server)."""
 
 
@@ -96,19 +98,21 @@ async def update(
         StoreUnavailable: the store failed, or kept conflicting.
         UserError: the change refused (a command on an unknown alert, say).
     """
-    for _ in range(SAVE_TRIES):
+
+    async def attempt() -> T:
         stored = await store.load(cluster)
         base = stored.state
         if stored.damage is not None and repair is not None:
             base = repair(base, stored.damage)
         state, result = change(base)
-        try:
-            if state != stored.state or stored.damage is not None:
-                await store.save(state, stored.version, aside=stored.damage)
-        except StoreConflict:
-            continue
+        if state != stored.state or stored.damage is not None:
+            await store.save(state, stored.version, aside=stored.damage)
         return result
-    raise StoreUnavailable(f"alert state of {cluster} kept changing under us; try again")
+
+    def gave_up() -> StoreUnavailable:
+        return StoreUnavailable(f"alert state of {cluster} kept changing under us; try again")
+
+    return await REDO_CONFLICTS.redo_on_conflict(attempt, gave_up)
 
 
 class SqliteStore:
@@ -120,101 +124,32 @@ class SqliteStore:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
+        raises = Raises("alert state", StoreUnavailable, StoreConflict)
+        self._table = VersionedTable(path, table="alert_state", key="cluster", raises=raises)
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable."""
-        return await asyncio.to_thread(self._load, cluster)
+        found = await self._table.read(cluster)
+        if found is None:
+            return Stored(ClusterAlerts(cluster), NEW)
+        body, version = found
+        return _parsed(cluster, body, version, f"table {self._table.aside_table} of {self.path}")
 
     async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Raises: StoreConflict, StoreUnavailable."""
-        return await asyncio.to_thread(self._save, state, version, aside)
+        kept = None if aside is None else Aside(aside.text, aside.reason)
+        return await self._table.write(state.cluster, dump_cluster(state), version, aside=kept)
 
     def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
-
-    def _load(self, cluster: str) -> Stored:
-        with self._lock, _unavailable_on_error(self.path):
-            row = (
-                self._connection()
-                .execute("SELECT version, body FROM alert_state WHERE cluster = ?", (cluster,))
-                .fetchone()
-            )
-        if row is None:
-            return Stored(ClusterAlerts(cluster), NEW)
-        where = f"table alert_state_damaged of {self.path}"
-        return _parsed(cluster, str(row[1]), str(row[0]), where)
-
-    def _save(self, state: ClusterAlerts, version: str, aside: Damage | None) -> str:
-        body = dump_cluster(state)
-        with self._lock, _unavailable_on_error(self.path):
-            db = self._connection()
-            try:
-                with db:
-                    if aside is not None:
-                        db.execute(
-                            "INSERT INTO alert_state_damaged (cluster, reason, body) "
-                            "VALUES (?, ?, ?)",
-                            (state.cluster, aside.reason, aside.text),
-                        )
-                    if version == NEW:
-                        db.execute(
-                            "INSERT INTO alert_state (cluster, version, body) VALUES (?, 1, ?)",
-                            (state.cluster, body),
-                        )
-                        return "1"
-                    changed = db.execute(
-                        "UPDATE alert_state SET version = version + 1, body = ? "
-                        "WHERE cluster = ? AND version = ?",
-                        (body, state.cluster, int(version)),
-                    ).rowcount
-            except sqlite3.IntegrityError:
-                raise StoreConflict(
-                    f"alert state of {state.cluster} was created meanwhile"
-                ) from None
-        if not changed:
-            raise StoreConflict(f"alert state of {state.cluster} changed meanwhile")
-        return str(int(version) + 1)
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._db is None:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False)
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS alert_state ("
-                "cluster TEXT PRIMARY KEY, version INTEGER NOT NULL, body TEXT NOT NULL)"
-            )
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS alert_state_damaged (cluster TEXT NOT NULL, "
-                "kept_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP, reason TEXT, body TEXT)"
-            )
-            db.commit()
-            self._db = db
-        return self._db
-
-
-@contextmanager
-def _unavailable_on_error(path: str) -> Iterator[None]:
-    """sqlite3 and file-system errors, as StoreUnavailable naming the file."""
-    try:
-        yield
-    except sqlite3.IntegrityError:
-        raise
-    except (sqlite3.Error, OSError) as e:
-        raise StoreUnavailable(f"alert state file {path}: {e}") from e
+        self._table.close()
 
 
 class ConfigMapStore:
     """State in one ConfigMap (key `<cluster>.json`), for replicas in a cluster.
 
-    A save is a merge patch carrying the `resourceVersion` read, so the API server refuses it
-    (409 → StoreConflict) when another replica wrote in between. A save that got a 5xx or no
-    answer may have been applied: it is sent again, and a 409 then is looked into: if the
-    stored document is exactly ours, our first try landed. A damaged document is kept under
+    A save names the `resourceVersion` read (409 → StoreConflict). A save that got a 5xx or no
+    answer may have been applied: it is sent again, and counts as done when the document is
+    found to hold exactly ours (`bot.state.configmap`). A damaged document is kept under
     `<cluster>.damaged.json` in the same ConfigMap.
     """
 
@@ -227,78 +162,26 @@ class ConfigMapStore:
         sleep: Sleep = asyncio.sleep,
         backoffs: Sequence[float] = WRITE_BACKOFFS,
     ) -> None:
-        self._kube = kube
         self.namespace = namespace
         self.name = name
-        self._sleep = sleep
-        self._backoffs = tuple(backoffs)
+        raises = Raises("alert state ConfigMap", StoreUnavailable, StoreConflict)
+        policy = RetryPolicy(backoffs=tuple(backoffs))
+        self._document = ConfigMapDocument(
+            kube, namespace, name, raises, policy=policy, sleep=sleep, log=log
+        )
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable (the API server refused or could not be reached)."""
-        try:
-            found = await self._kube.get_object(CONFIG_MAP, self.name, self.namespace)
-        except errors.KubeError as e:
-            raise StoreUnavailable(f"alert state ConfigMap: {e}") from e
-        if found is None:
-            return Stored(ClusterAlerts(cluster), NEW)
-        data = found.get("data") or {}
+        found = await self._document.read()
         where = f"key {_damaged_key(cluster)} of ConfigMap {self.namespace}/{self.name}"
-        version = str(found["metadata"]["resourceVersion"])
-        return _parsed(cluster, str(data.get(_data_key(cluster), "")), version, where)
+        return _parsed(cluster, found.data.get(_data_key(cluster), ""), found.version, where)
 
     async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Raises: StoreConflict, StoreUnavailable."""
-        body = dump_cluster(state)
-        data = {_data_key(state.cluster): body}
+        data = {_data_key(state.cluster): dump_cluster(state)}
         if aside is not None:
             data[_damaged_key(state.cluster)] = aside.text
-        for attempt, delay in enumerate((*self._backoffs, None)):
-            try:
-                return await self._write(data, version)
-            except StoreConflict:
-                landed = await self._landed(state.cluster, body) if attempt else None
-                if landed is not None:
-                    return landed  # an earlier try of ours was applied
-                raise
-            except errors.KubeUnavailable as e:
-                if delay is None:
-                    raise StoreUnavailable(f"alert state ConfigMap: {e}") from e
-                log.warning("alert state ConfigMap: %s; writing again in %.1fs", e, delay)
-                await self._sleep(delay)
-        raise AssertionError("unreachable")
-
-    async def _write(self, data: dict[str, str], version: str) -> str:
-        try:
-            if version == NEW:
-                created = await self._create(data)
-                return str(created["metadata"]["resourceVersion"])
-            patch = {"metadata": {"resourceVersion": version}, "data": data}
-            patched = await self._kube.patch_object(CONFIG_MAP, self.name, self.namespace, patch)
-        except (errors.KubeConflict, errors.KubeNotFound) as e:
-            raise StoreConflict(f"alert state ConfigMap changed meanwhile: {e}") from e
-        except errors.KubeUnavailable:
-            raise
-        except errors.KubeError as e:
-            raise StoreUnavailable(f"alert state ConfigMap: {e}") from e
-        return str(patched["metadata"]["resourceVersion"])
-
-    async def _landed(self, cluster: str, body: str) -> str | None:
-        """The version holding exactly `body` (so our write was applied), else None."""
-        try:
-            found = await self._kube.get_object(CONFIG_MAP, self.name, self.namespace)
-        except errors.KubeError as e:
-            raise StoreUnavailable(f"alert state ConfigMap: {e}") from e
-        if found is None or (found.get("data") or {}).get(_data_key(cluster)) != body:
-            return None
-        return str(found["metadata"]["resourceVersion"])
-
-    async def _create(self, data: dict[str, str]) -> RawObject:
-        try:
-            return await self._kube.create_object(
-                CONFIG_MAP, self.namespace, owned_config_map(self.name, self.namespace, data)
-            )
-        except errors.KubeNotFound as e:  # not a race: the namespace itself is missing
-            raise StoreUnavailable(f"alert state ConfigMap: namespace {self.namespace}: {e}") from e
+        return await self._document.write(data, version)
 
     def close(self) -> None:
         """Nothing to release: the Kubernetes gateway belongs to the service."""

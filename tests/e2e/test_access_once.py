@@ -23,6 +23,7 @@ from bot.access.once import (
     SqliteOnce,
 )
 from bot.config import settings as config
+from bot.state import retry
 from testbed.sim import Simulator
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
@@ -222,7 +223,7 @@ async def test_a_configmap_that_keeps_changing_is_unavailable(
         await store.claim("req-b", LATER, T0)
     assert str(unavailable.value) == "request memory ConfigMap kept changing under us"
     hits = [r for r in sim.requests if r.verb == "patch" and r.resource == "configmaps"]
-    assert len(hits) == once.CLAIM_RETRIES
+    assert len(hits) == retry.CONFLICT_TRIES
 
 
 async def test_a_sqlite_file_that_cannot_be_written_is_unavailable(tmp_path: Path) -> None:

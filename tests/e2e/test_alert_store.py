@@ -36,6 +36,7 @@ from bot.alerts.store import (
     Damage,
     SqliteStore,
     StoreConflict,
+    Stored,
     StoreUnavailable,
     open_store,
     update,
@@ -324,3 +325,30 @@ async def test_a_saved_step_of_the_machine_reads_back_the_same(sqlite_store: Sql
     fired = alerts.observe(ClusterAlerts("prod"), [FIRING.observation], T0, policy)
     await sqlite_store.save(fired.state, NEW)
     assert (await sqlite_store.load("prod")).state == fired.state
+
+
+async def test_a_file_written_before_bot_state_is_read_and_its_damage_kept_as_then(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "alerts.sqlite"
+    with sqlite3.connect(path) as db:  # the tables as every earlier release made them
+        db.execute(
+            "CREATE TABLE alert_state ("
+            "cluster TEXT PRIMARY KEY, version INTEGER NOT NULL, body TEXT NOT NULL)"
+        )
+        db.execute(
+            "CREATE TABLE alert_state_damaged (cluster TEXT NOT NULL, "
+            "kept_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP, reason TEXT, body TEXT)"
+        )
+        db.execute("INSERT INTO alert_state VALUES ('prod', 7, ?)", (dump_cluster(STATE),))
+        db.execute("INSERT INTO alert_state VALUES ('staging', 3, ?)", (DAMAGED["not JSON"],))
+    store = SqliteStore(str(path))
+    assert await store.load("prod") == Stored(STATE, "7")
+    damage = (await store.load("staging")).damage
+    assert damage is not None
+    await update(store, "staging", lambda s: (s, None), repair=_noted)
+    assert (await store.load("staging")).version == "4"
+    store.close()
+    with sqlite3.connect(path) as db:
+        kept = db.execute("SELECT cluster, reason, body FROM alert_state_damaged").fetchall()
+    assert kept == [("staging", damage.reason, DAMAGED["not JSON"])]

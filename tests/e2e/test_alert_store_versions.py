@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sim_gateway import AnswerLost
 
 from bot.alerts.document import dump_cluster
 from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Observation, Severity
@@ -29,7 +30,6 @@ from bot.alerts.store import (
     update,
 )
 from bot.config import settings as config
-from bot.core import errors
 from bot.kube.gateway import KubeGateway
 from testbed.sim import Simulator
 
@@ -187,24 +187,6 @@ async def test_the_state_configmap_is_labelled_as_ours(
     configmap = sim.get(*CM)
     assert configmap is not None
     assert configmap["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "kai-chatops"}
-
-
-class AnswerLost:
-    """The gateway, but the answer to the first patch is lost after the API server applied it."""
-
-    def __init__(self, gateway: KubeGateway) -> None:
-        self._gateway = gateway
-        self.lost = 1
-
-    async def patch_object(self, *args: Any, **kw: Any) -> Any:
-        applied = await self._gateway.patch_object(*args, **kw)
-        if self.lost:
-            self.lost -= 1
-            raise errors.KubeWriteUnknown("no answer within 2s; the write may have been applied")
-        return applied
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._gateway, name)
 
 
 async def test_a_configmap_write_whose_answer_was_lost_counts_once_it_is_found_stored(
