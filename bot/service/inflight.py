@@ -108,6 +108,14 @@ class InFlight:
         if self._count == 0:
             self._idle.set()
 
+    async def cancel_running(self) -> None:
+        """Cancel the work still running (a stop whose drain ran out of time) and wait for it
+        to end, so none of it talks to Slack or the cluster after the service has stopped."""
+        running = list(self._tasks)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
     async def wait_idle(self, deadline: float) -> bool:
         """Wait up to `deadline` seconds until nothing is in flight; False if time ran out."""
         try:

@@ -125,6 +125,7 @@ class Service:
             self._socket = None
         if not await self.deps.inflight.wait_idle(drain_for):
             log.warning("stopping with %d replies still in flight", self.deps.inflight.count)
+            await self.deps.inflight.cancel_running()
         await self.probes.watch.stop()
         await self.schedule.stop()
         if self.deps.lease is not None:  # None: no Lease is configured

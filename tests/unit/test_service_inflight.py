@@ -180,3 +180,23 @@ async def test_a_scheduled_job_due_during_a_burst_waits_for_its_acks() -> None:
     assert timeline.names() == ["a job in a quiet time", "ack a"]
     await asyncio.wait_for(running, 5)
     assert timeline.at("a job due during a burst") - timeline.at("ack a") >= QUIET
+
+
+async def test_a_stop_cancels_work_still_running_and_waits_for_its_end() -> None:
+    inflight = InFlight(quiet=QUIET, acks_first_for=LONGEST)
+    started, ended = asyncio.Event(), asyncio.Event()
+
+    async def endless() -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.set()
+
+    inflight.spawn(endless())
+    await asyncio.wait_for(started.wait(), 5)
+    assert not await inflight.wait_idle(0.01)
+
+    await inflight.cancel_running()
+
+    assert ended.is_set() and inflight.count == 0
