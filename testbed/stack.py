@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.alerts.drain import SLACK_BACKOFFS
 from bot.config import settings as config
@@ -203,9 +203,18 @@ async def running_stack(
             monotonic=monotonic,
             slack_timeout=slack_timeout,
             slack_backoffs=slack_backoffs,
-        ) as served:
-            parts = {f.name: getattr(served, f.name) for f in fields(ServiceStack)}
-            yield Stack(**parts, sim=sim)
+            extend=lambda served: Stack(
+                **{f.name: getattr(served, f.name) for f in fields(ServiceStack)}, sim=sim
+            ),
+        ) as stack:
+            yield stack
+
+
+S = TypeVar("S", bound=ServiceStack)
+
+
+def _as_is(stack: ServiceStack) -> ServiceStack:
+    return stack
 
 
 @asynccontextmanager
@@ -220,9 +229,12 @@ async def running_service(
     monotonic: Callable[[], float] = time.monotonic,
     slack_timeout: float = SLACK_TIMEOUT,
     slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
-) -> AsyncIterator[ServiceStack]:
+    extend: Callable[[ServiceStack], S] = _as_is,  # type: ignore[assignment]
+) -> AsyncIterator[S]:
     """Start the emulator and the service (configured by `demo_config` for the cluster of
-    `kubeconfig`); stop both afterwards. The arguments are `running_stack`'s."""
+    `kubeconfig`); stop both afterwards. The arguments are `running_stack`'s; `extend` makes
+    the object yielded (a `Stack` adds the simulator), and the service stopped at the end is
+    that object's, whatever `restart_service` made it."""
     secret = secrets.token_hex(16)
     async with SlackEmulator(wall_clock=lambda: clock().timestamp()) as slack:
         add_demo_people(slack)
@@ -251,7 +263,7 @@ async def running_service(
         await service.start()
         bot_url = f"http://127.0.0.1:{service.port}/slack/events"
         driver = SlackDriver(slack, bot_url=bot_url, signing_secret=secret)
-        stack = ServiceStack(slack, driver, service, kubeconfig, settings, make_service)
+        stack = extend(ServiceStack(slack, driver, service, kubeconfig, settings, make_service))
         try:
             if socket_mode:
                 await driver.wait_socket_connected(timeout=10.0)

@@ -189,7 +189,12 @@ class _Burst:
 
 async def _unless_replayed(work: Coroutine[Any, Any, None], first_time: Awaitable[bool]) -> None:
     """`work`, unless another replica already handled the same signed request."""
-    if not await first_time:
+    try:
+        first = await first_time
+    except BaseException:
+        work.close()  # cancelled (a stop) or failed before it started: nothing of it ran
+        raise
+    if not first:
         work.close()  # never started: nothing of it ran
         log.warning("ignored a replayed Slack request (handled on another replica)")
         return
