@@ -23,6 +23,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
+import botcalls  # noqa: E402
 import cluster_build as build  # noqa: E402
 import crds  # noqa: E402
 import metrics_api as metrics  # noqa: E402
@@ -182,3 +183,23 @@ async def stack(
     kubeconfig = str(control_plane.bot_kubeconfig)
     async with running_service(tmp_path, kubeconfig, context=BOT_CONTEXT) as served:
         yield served
+
+
+# The RBAC and admission tests' identities and objects of their own (tests/cluster/botcalls.py).
+@pytest.fixture(scope="module")
+def bot(control_plane: ControlPlane) -> botcalls.Caller:
+    return botcalls.bot_caller(control_plane)
+
+
+@pytest.fixture(scope="module")
+def admin(control_plane: ControlPlane) -> botcalls.Caller:
+    return botcalls.admin_caller(control_plane)
+
+
+@pytest.fixture
+def seeder(control_plane: ControlPlane) -> Iterator[botcalls.Seeder]:
+    made = botcalls.Seeder(control_plane)
+    try:
+        yield made
+    finally:
+        made.cleanup()

@@ -97,12 +97,10 @@ STAMP = ".sources"
 
 
 def go_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.setdefault("GOTOOLCHAIN", "local")
-    # -mod=mod: go.sum is completed if a new machine's Go wants more; no VCS stamping either way.
-    env["GOFLAGS"] = (env.get("GOFLAGS", "") + " -mod=mod -buildvcs=false").strip()
-    env.setdefault("CGO_ENABLED", "0")
-    return env
+    """The environment every Go command of the tier runs in (cluster_build.py's)."""
+    from cluster_build import go_env as build_env  # beside this file; imports crds lazily
+
+    return build_env()
 
 
 def crdgen_pin(module: str) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -46,8 +46,6 @@ from botcalls import (
     Caller,
     Kind,
     Seeder,
-    admin_caller,
-    bot_caller,
     path_of,
 )
 from controlplane import ControlPlane
@@ -71,25 +69,6 @@ OWN_STATE = (
 NOW = dt.datetime(2026, 12, 1, 23, 0, tzinfo=dt.UTC)
 USER = "U0OPERATOR"
 ISSUE_22 = "issue 22, admitted today (the policy checks which fields change, not values)"
-
-
-@pytest.fixture(scope="module")
-def bot(control_plane: ControlPlane) -> Caller:
-    return bot_caller(control_plane)
-
-
-@pytest.fixture(scope="module")
-def admin(control_plane: ControlPlane) -> Caller:
-    return admin_caller(control_plane)
-
-
-@pytest.fixture
-def seeder(control_plane: ControlPlane) -> Iterator[Seeder]:
-    seeder = Seeder(control_plane)
-    try:
-        yield seeder
-    finally:
-        seeder.cleanup()
 
 
 def admitted(answer: Answer) -> dict[str, Any]:

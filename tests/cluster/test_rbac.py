@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import secrets
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +38,6 @@ from botcalls import (
     Kind,
     Seeder,
     admin_caller,
-    bot_caller,
     path_of,
 )
 from controlplane import ControlPlane, poll
@@ -176,20 +174,6 @@ def access_review(bot: Caller, call: Call) -> dict[str, Any]:
     assert answer.status == 201, answer.message
     status: dict[str, Any] = answer.body["status"]
     return status
-
-
-@pytest.fixture(scope="module")
-def bot(control_plane: ControlPlane) -> Caller:
-    return bot_caller(control_plane)
-
-
-@pytest.fixture
-def seeder(control_plane: ControlPlane) -> Iterator[Seeder]:
-    seeder = Seeder(control_plane)
-    try:
-        yield seeder
-    finally:
-        seeder.cleanup()
 
 
 # ------------------------------------------------------------------------------- every call
