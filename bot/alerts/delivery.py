@@ -1,20 +1,25 @@
 """Alert messages into Slack, one call at a time, each with one of three outcomes.
 
 `send` carries out one owed effect (a root post, a thread reply, a root edit, a notice) and
-says what happened: applied (with the message's ts), surely not applied, or unknown. Roots,
-replies and notices carry their effect ID in Slack message metadata, and `find_copies` finds
-them again (`conversations.history` for the channel, `conversations.replies` for a thread), so
-a call whose answer was lost is looked for instead of repeated. Nothing is retried here and
-nothing raises: the drain (`bot.alerts.drain`) decides. Rendering is `bot.alerts.render`'s.
+says what happened: applied (with the message's ts), surely not applied, or unknown; a call
+still unanswered when the caller's right to act ends is abandoned (unknown). Roots, replies
+and notices carry their effect ID in Slack message metadata (a root also a digest of what it
+shows, rewritten by each edit), and `find_effects` finds them again (`conversations.history`
+for the channel, `conversations.replies` for a thread), newer than an anchor on Slack's own
+clock, to the last page, so a call whose answer was lost is looked for instead of repeated.
+Nothing is retried here and nothing raises: the drain (`bot.alerts.drain`) decides.
+Rendering is `bot.alerts.render`'s.
 """
 
 from __future__ import annotations
 
+import asyncio
 import enum
+import hashlib
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from bot.alerts import render as render_alerts
@@ -26,7 +31,6 @@ from bot.slack.gateway import SlackUnavailable
 log = logging.getLogger(__name__)
 
 METADATA_EVENT = "kai_chatops_effect"  # Slack metadata event_type: letters and underscores
-LOOK_BACK = timedelta(hours=1)  # history searched before an attempt, for clocks that disagree
 
 
 class MessageSender(Protocol):
@@ -41,13 +45,22 @@ class MessageSender(Protocol):
         metadata: Mapping[str, Any] | None = None,
     ) -> str: ...
 
-    async def update(self, channel: str, ts: str, message: Mapping[str, Any]) -> None: ...
+    async def update(
+        self,
+        channel: str,
+        ts: str,
+        message: Mapping[str, Any],
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None: ...
 
     async def delete(self, channel: str, ts: str) -> None: ...
 
     async def find_messages(
         self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
     ) -> list[Mapping[str, Any]]: ...
+
+    async def newest_ts(self, channel: str) -> str: ...
 
     async def resolve_mentions(self, entries: Iterable[str]) -> list[str]: ...
 
@@ -87,21 +100,45 @@ class Attempt:
     by: str
 
 
-def effect_metadata(owed: Owed, attempt: Attempt) -> dict[str, Any]:
-    """Slack message metadata naming the effect (payload values must be strings or numbers)."""
-    payload = {"effect": owed.effect_id, "attempt": attempt.attempt, "by": attempt.by}
+@dataclass(frozen=True)
+class Copy:
+    """A message found in Slack carrying an effect ID: its ts and, for a root, the digest of
+    what it shows (`shown`, "" when unknown)."""
+
+    ts: str
+    shown: str = ""
+
+
+def effect_metadata(owed: Owed, attempt: Attempt, *, shown: str = "") -> dict[str, Any]:
+    """Slack message metadata naming the effect (payload values must be strings or numbers).
+    An edit names its root's effect (the root stays findable) and what the edit shows."""
+    effect = owed.effect_id
+    if owed.kind is EffectKind.EDIT:
+        effect = effect.rpartition(":")[0] + ":0"
+    payload = {"effect": effect, "attempt": attempt.attempt, "by": attempt.by}
     if owed.note is not None:
         payload["note"] = owed.note.kind.value
+    if shown:
+        payload["shown"] = shown
     return {"event_type": METADATA_EVENT, "event_payload": payload}
+
+
+def digest(message: Mapping[str, Any]) -> str:
+    """A short fingerprint of a rendered message: equal when it shows the same."""
+    return hashlib.sha256(json.dumps(message, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _payload(message: Mapping[str, Any]) -> Mapping[str, Any]:
+    metadata = message.get("metadata")
+    if not isinstance(metadata, Mapping) or metadata.get("event_type") != METADATA_EVENT:
+        return {}
+    payload = metadata.get("event_payload")
+    return payload if isinstance(payload, Mapping) else {}
 
 
 def effect_of(message: Mapping[str, Any]) -> str:
     """The effect ID a message found in Slack carries ("" for any other message)."""
-    metadata = message.get("metadata")
-    if not isinstance(metadata, Mapping) or metadata.get("event_type") != METADATA_EVENT:
-        return ""
-    payload = metadata.get("event_payload")
-    return str(payload.get("effect") or "") if isinstance(payload, Mapping) else ""
+    return str(_payload(message).get("effect") or "")
 
 
 class AlertMessages:
@@ -119,53 +156,95 @@ class AlertMessages:
         self._metrics = metrics
         self._paging = paging
         self._command = command  # the configured slash command, named in every root
+        self._newest: dict[str, str] = {}  # channel -> the newest Slack ts seen there
 
     async def send(
-        self, alert: AlertState | None, owed: Owed, attempt: Attempt, channel: str
+        self,
+        alert: AlertState | None,
+        owed: Owed,
+        attempt: Attempt,
+        channel: str,
+        *,
+        within: float | None = None,
     ) -> Sent:
-        """Carry out `owed` (of `alert`, or a notice in `channel` when `alert` is None)."""
+        """Carry out `owed` (of `alert`, or a notice in `channel` when `alert` is None); a call
+        not answered `within` seconds is abandoned (unknown: Slack may still apply it)."""
         sender = self._sender
         if sender is None:
             return Sent(Outcome.NOT_APPLIED, error="no Slack")
-        meta = effect_metadata(owed, attempt)
         try:
-            ts = await self._call(sender, alert, owed, meta, channel)
+            ts = await asyncio.wait_for(
+                self._call(sender, alert, owed, attempt, channel), timeout=within
+            )
+        except TimeoutError:
+            return self._failed(
+                owed, SlackUnavailable("abandoned at the end of its time to act", ambiguous=True)
+            )
         except SlackUnavailable as e:
-            self._metrics.slack_sends.labels("error").inc()
-            outcome = Outcome.UNKNOWN if e.ambiguous else Outcome.NOT_APPLIED
-            log.warning("%s: %s (%s)", owed.effect_id, e, outcome.value)
-            return Sent(outcome, error=str(e), permanent=e.is_permanent)
+            return self._failed(owed, e)
         self._metrics.slack_sends.labels("ok").inc()
+        self._saw(alert.root_channel if alert is not None and alert.root_channel else channel, ts)
         return Sent(Outcome.APPLIED, ts=ts)
 
+    def _failed(self, owed: Owed, e: SlackUnavailable) -> Sent:
+        self._metrics.slack_sends.labels("error").inc()
+        outcome = Outcome.UNKNOWN if e.ambiguous else Outcome.NOT_APPLIED
+        log.warning("%s: %s (%s)", owed.effect_id, e, outcome.value)
+        return Sent(outcome, error=str(e), permanent=e.is_permanent)
+
+    async def anchor(self, channel: str) -> str:
+        """A Slack ts that anything posted from now on comes after: the newest this process
+        has seen in `channel`, else the channel's newest message ("" when Slack cannot say:
+        a later search then reads the whole channel)."""
+        if channel in self._newest or self._sender is None:
+            return self._newest.get(channel, "")
+        try:
+            self._saw(channel, await self._sender.newest_ts(channel))
+        except SlackUnavailable as e:
+            log.warning("cannot read the newest message of %s: %s", channel, e)
+        return self._newest.get(channel, "")
+
     async def find_copies(
-        self, channel: str, effect_id: str, *, thread_ts: str = "", since: datetime | None = None
+        self, channel: str, effect_id: str, *, thread_ts: str = "", after: str = ""
     ) -> list[str] | None:
-        """The ts of every message carrying `effect_id`, oldest first; None when Slack could
-        not be read (then nobody knows whether a copy exists)."""
-        found = await self.find_effects(channel, thread_ts=thread_ts, since=since)
-        return None if found is None else found.get(effect_id, [])
+        """The ts of every message carrying `effect_id` newer than `after`, oldest first;
+        None when Slack could not be read to the end (then nobody knows whether one exists)."""
+        found = await self.find_effects(channel, thread_ts=thread_ts, after=after)
+        return None if found is None else [c.ts for c in found.get(effect_id, [])]
 
     async def find_effects(
-        self, channel: str, *, thread_ts: str = "", since: datetime | None = None
-    ) -> dict[str, list[str]] | None:
-        """Every message carrying an effect ID in the channel (since a while before `since`)
-        or in one thread: effect ID -> ts, oldest first; None when Slack could not be read."""
+        self, channel: str, *, thread_ts: str = "", after: str = ""
+    ) -> dict[str, list[Copy]] | None:
+        """Every message carrying an effect ID in the channel, or in one thread, newer than
+        `after`: effect ID -> copies, oldest first; None when Slack could not be read."""
         if self._sender is None:
             return None
-        oldest = f"{(since - LOOK_BACK).timestamp():.6f}" if since and not thread_ts else None
         try:
             found = await self._sender.find_messages(
-                channel, thread_ts=thread_ts or None, oldest=oldest
+                channel, thread_ts=thread_ts or None, oldest=after or None
             )
         except SlackUnavailable as e:
             log.warning("cannot look for alert messages in Slack: %s", e)
             return None
-        effects: dict[str, list[str]] = {}
+        effects: dict[str, list[Copy]] = {}
         for message in sorted(found, key=lambda m: _ts_order(str(m.get("ts")))):
+            self._saw(channel, str(message.get("ts") or ""))
             if effect := effect_of(message):
-                effects.setdefault(effect, []).append(str(message.get("ts")))
+                copy = Copy(str(message.get("ts")), str(_payload(message).get("shown") or ""))
+                effects.setdefault(effect, []).append(copy)
         return effects
+
+    async def root_shown(self, alert: AlertState) -> str:
+        """The digest of the root message as the state says it should look now."""
+        sender = self._sender
+        if sender is None:
+            return ""
+        paged = await _resolved(sender, self._paged(alert))
+        return digest(render_alerts.root_message(alert, paged, command=self._command))
+
+    def _saw(self, channel: str, ts: str) -> None:
+        if ts and _ts_order(ts) > _ts_order(self._newest.get(channel, "")):
+            self._newest[channel] = ts
 
     async def delete(self, channel: str, ts: str) -> bool:
         """Delete a copy that lost; whether Slack confirmed (or it was already gone)."""
@@ -204,19 +283,22 @@ class AlertMessages:
         sender: MessageSender,
         alert: AlertState | None,
         owed: Owed,
-        meta: Mapping[str, Any],
+        attempt: Attempt,
         channel: str,
     ) -> str:
         if alert is None or owed.kind is EffectKind.NOTICE:
+            meta = effect_metadata(owed, attempt)
             return await sender.post(channel, render.text_message(owed.text), metadata=meta)
         where = alert.root_channel
         if owed.kind in (EffectKind.ROOT, EffectKind.EDIT):
             paged = await _resolved(sender, self._paged(alert))
             root = render_alerts.root_message(alert, paged, command=self._command)
+            meta = effect_metadata(owed, attempt, shown=digest(root))
             if owed.kind is EffectKind.ROOT:
                 return await sender.post(where, root, metadata=meta)
-            await sender.update(where, alert.root_ts, root)
+            await sender.update(where, alert.root_ts, root, metadata=meta)
             return alert.root_ts
+        meta = effect_metadata(owed, attempt)
         note = owed.note or Note(NoteKind.REMINDER, alert.first_seen)  # loading ensures a note
         if note.kind is NoteKind.DIAGNOSIS:
             message = render_alerts.evidence_message(owed.text, owed.blocks)

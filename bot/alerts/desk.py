@@ -43,6 +43,7 @@ from bot.slack.blocks import Block, Message, escape
 log = logging.getLogger(__name__)
 
 TROUBLE_REPEAT = timedelta(hours=1)
+NOTICE_LOOK_BACK_HOURS = 2  # a trouble notice is looked for this far back on Slack's clock
 Step = Callable[[ClusterAlerts], alerts.Outcome]
 
 
@@ -60,6 +61,14 @@ def _is_next(state: ClusterAlerts, incident: str, effect_id: str) -> bool:
     """Whether `effect_id` heads its incident's outbox (its root is already in Slack)."""
     head = outbox.head(state, incident)
     return head is not None and head.effect_id == effect_id
+
+
+def _hours_before(ts: str, hours: int) -> str:
+    """A Slack ts `hours` before `ts` (Slack's clock, not ours); "" when `ts` is unknown."""
+    seconds, _, micros = ts.partition(".")
+    if not seconds.isdigit():
+        return ""
+    return f"{max(0, int(seconds) - hours * 3600)}.{micros or '000000'}"
 
 
 def repair_damaged(state: ClusterAlerts, damage: Damage) -> ClusterAlerts:
@@ -242,19 +251,34 @@ class AlertDesk:
         self._troubles[key] = known
 
     async def _say_once(self, kind: str, now: datetime, text: str) -> bool:
-        """Post `text` unless a replica already did this hour; whether Slack holds it."""
+        """Post `text` unless a replica already did this hour; whether Slack holds it. A look
+        that cannot be made is "don't know": nothing is posted (the next failure tries again).
+        Two replicas that both posted keep the older copy: each deletes every later one."""
         notice_id = f"{kind}:{now.astimezone(UTC):%Y%m%dT%H}"
         channel = self.settings.slack.alert_channel
-        copies = await self._messages.find_copies(channel, notice_id, since=now)
-        if copies:
-            return True
-        owed = Owed(notice_id, EffectKind.NOTICE, text=text)
-        attempt = Attempt(secrets.token_hex(6), self._poster.identity)
-        sent = await self._messages.send(None, owed, attempt, channel)
-        return sent.outcome is Sent.APPLIED
+        after = _hours_before(await self._messages.anchor(channel), NOTICE_LOOK_BACK_HOURS)
+        copies = await self._messages.find_copies(channel, notice_id, after=after)
+        if copies is None:
+            return False
+        if not copies:
+            owed = Owed(notice_id, EffectKind.NOTICE, text=text)
+            attempt = Attempt(secrets.token_hex(6), self._poster.identity)
+            sent = await self._messages.send(None, owed, attempt, channel)
+            if sent.outcome is not Sent.APPLIED:
+                return False
+            copies = await self._messages.find_copies(channel, notice_id, after=after)
+        for ts in (copies or [])[1:]:
+            await self._messages.delete(channel, ts)
+        return True
 
     async def acknowledge(
-        self, alert_id: str, user: str, now: datetime, *, cluster: str | None = None
+        self,
+        alert_id: str,
+        user: str,
+        now: datetime,
+        *,
+        cluster: str | None = None,
+        command_id: str = "",
     ) -> AlertState:
         """`user` acknowledges the alert; the thread and the root say so.
 
@@ -265,6 +289,7 @@ class AlertDesk:
             cluster,
             alert_id,
             lambda s: alerts.acknowledge(s, alert_id, user, now, command=self._command_name),
+            command_id,
         )
 
     async def silence(
@@ -276,6 +301,7 @@ class AlertDesk:
         now: datetime,
         *,
         cluster: str | None = None,
+        command_id: str = "",
     ) -> AlertState:
         """`user` silences the alert for `duration`; the thread and the root say so.
 
@@ -288,10 +314,17 @@ class AlertDesk:
             lambda s: alerts.silence(
                 s, alert_id, user, duration, reason, now, command=self._command_name
             ),
+            command_id,
         )
 
     async def unsilence(
-        self, alert_id: str, user: str, now: datetime, *, cluster: str | None = None
+        self,
+        alert_id: str,
+        user: str,
+        now: datetime,
+        *,
+        cluster: str | None = None,
+        command_id: str = "",
     ) -> AlertState:
         """`user` ends the alert's silence early.
 
@@ -302,6 +335,7 @@ class AlertDesk:
             cluster,
             alert_id,
             lambda s: alerts.unsilence(s, alert_id, user, now, command=self._command_name),
+            command_id,
         )
 
     async def list_alerts(self, cluster: str | None = None) -> list[ClusterAlerts]:
@@ -361,13 +395,18 @@ class AlertDesk:
         )
         return lambda state: alerts.observe(state, seen, now, policy)
 
-    async def _command(self, cluster: str | None, alert_id: str, step: Step) -> AlertState:
+    async def _command(
+        self, cluster: str | None, alert_id: str, step: Step, command_id: str
+    ) -> AlertState:
+        """Apply `step` once (by its command ID: a fresh one when none is given), then drain."""
+        command_id = command_id or secrets.token_hex(8)
+        once: Step = lambda s: alerts.applied_once(s, alert_id, command_id, step)  # noqa: E731
         if cluster is None:
             cluster = (await self.find(alert_id)).key.cluster
         else:
             self.settings.cluster(cluster)  # an unknown cluster is the user's mistake
         async with self._locks[cluster]:
-            outcome = await self._apply(cluster, step)
+            outcome = await self._apply(cluster, once)
         await self.drain(cluster)
         found = outcome.state.find(alert_id)
         if found is None:  # the steps above keep the alert they act on; this is a bug

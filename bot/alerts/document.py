@@ -31,8 +31,8 @@ from bot.alerts.model import (
 )
 from bot.core.conditions import parse_timestamp
 
-SCHEMA = 3  # 3: diagnosis replies with their evidence, escalation
-READABLE_SCHEMAS = (1, 2, 3)
+SCHEMA = 4  # 4: anchors, command IDs, recently closed incidents; 3: diagnoses, escalation
+READABLE_SCHEMAS = (1, 2, 3, 4)
 LEGACY_ATTEMPT = "legacy"  # a schema-1 root that was being posted: its outcome is unknown
 
 
@@ -50,6 +50,7 @@ def dump_cluster(state: ClusterAlerts) -> str:
         "alerts": [_dump_alert(a) for _, a in sorted(state.alerts.items())],
         "closing": [_dump_alert(a) for a in state.closing],
         "notices": [_dump_owed(o) for o in state.notices],
+        "recent": [_dump_alert(a) for a in state.recent],
     }
     return json.dumps(body, sort_keys=True)
 
@@ -85,6 +86,7 @@ def _load(cluster: str, text: str) -> ClusterAlerts:
         last_error=str(body.get("last_error") or ""),
         closing=tuple(_load_alert(raw) for raw in _list(body.get("closing"))),
         notices=tuple(_load_owed(raw) for raw in _list(body.get("notices"))),
+        recent=tuple(_load_alert(raw) for raw in _list(body.get("recent"))),
     )
 
 
@@ -154,6 +156,9 @@ def _load_alert(raw: Mapping[str, Any]) -> AlertState:
         outbox=tuple(_load_owed(o) for o in _list(raw.get("outbox"))),
         owed_count=int(raw.get("owed_count") or 0),
         delivered={str(k): str(v) for k, v in (raw.get("delivered") or {}).items()},
+        root_anchor=str(raw.get("root_anchor") or ""),
+        commands=tuple(str(c) for c in _list(raw.get("commands"))),
+        settled=int(raw.get("settled") or 0),
     )
     return _migrated(alert, raw)
 
@@ -183,6 +188,7 @@ def _load_owed(raw: Mapping[str, Any]) -> Owed:
         attempt=str(raw.get("attempt") or ""),
         attempted_by=str(raw.get("attempted_by") or ""),
         attempted_at=parse_timestamp(raw.get("attempted_at")),
+        anchor=str(raw.get("anchor") or ""),
     )
 
 

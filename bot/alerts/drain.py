@@ -3,29 +3,35 @@
 For each incident (and the cluster's notices) it takes the head of the outbox and:
 - an edit: sends it (an edit is idempotent: an unknown outcome is simply sent again);
 - a post that was attempted before with an unknown outcome: looks for it in Slack by its effect
-  ID first, and adopts the copy it finds instead of posting again;
-- otherwise: stores a fresh attempt (its ID and this replica's identity) *before* posting,
+  ID, newer than the attempt's anchor (a Slack ts), and adopts the copy it finds; a root not
+  found is posted again only `landing_bound` after it was first looked for, so a slow copy
+  still on its way is found rather than doubled (a reply is posted again at once);
+- otherwise: stores a fresh attempt (its ID, this replica, its anchor) *before* posting,
   posts with the effect ID in the message metadata, then records the ts with a compare-and-set
-  on the attempt ID (`bot.alerts.outbox.confirmed`). A replica whose attempt was replaced
-  meanwhile deletes its copy if another one is kept; whoever finishes a contested entry deletes
-  every other copy it finds.
-Only the Lease holder posts (`is_holder` is asked before every write). Surely-failed and unknown
-outcomes are tried again with backoff, then left for the next drain (every check, and at
-start-up). Nothing raises into the scheduler.
+  on the attempt ID (`bot.alerts.outbox.confirmed`); a copy superseded is deleted;
+- the sweep of a resolved incident: converges its channel (`bot.alerts.converge`) until
+  `SETTLE_PASSES` drains in a row saw it agree.
+Only the Lease holder sends: it is asked before every call, and a call is abandoned when the
+holder's time to act ends. An incident whose record was contested or uncertain, and every
+open and recently closed incident when this replica becomes the holder, is converged before
+its records are trusted. Nothing raises into the scheduler.
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
+import math
 import secrets
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypeVar
 
 from bot.alerts import outbox
+from bot.alerts.converge import Converger
 from bot.alerts.delivery import AlertMessages, Attempt, Outcome, Sent
 from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Owed
 from bot.alerts.outbox import NOTICES, Confirmation
@@ -41,11 +47,37 @@ Change = Callable[[ClusterAlerts], tuple[ClusterAlerts, T]]
 
 @dataclass(frozen=True)
 class Poster:
-    """Who this replica is, whether it may post now, and its clocks."""
+    """Who this replica is, whether it may post now and for how long, and its clocks.
+
+    `acting_left`: seconds left of this replica's right to act (None: no limit, no Lease);
+    `term`: changes whenever this replica becomes the Lease holder again;
+    `landing_bound`: seconds a call of ours may still land after it was sent.
+    """
 
     identity: str
     is_holder: Callable[[], bool]
     clock: Callable[[], datetime]
+    acting_left: Callable[[], float | None] = lambda: None
+    term: Callable[[], int] = lambda: 0
+    monotonic: Callable[[], float] = lambda: math.inf
+    landing_bound: float = 0.0
+
+
+class Step(enum.Enum):
+    """What one step on an outbox's head did."""
+
+    MOVED = "moved"  # delivered, adopted or given up: go on with the next
+    RETRY = "retry"  # failed: try again after a backoff
+    LATER = "later"  # waits for a later drain
+
+
+@dataclass
+class _Memory:
+    """What this process remembers between drains of one cluster."""
+
+    term: int | None = None  # the holder term whose reconciliation is done
+    unsettled: set[str] = field(default_factory=set)  # incidents to converge
+    absent: dict[tuple[str, str], float] = field(default_factory=dict)  # attempt -> first miss
 
 
 class Drain:
@@ -69,7 +101,9 @@ class Drain:
         self._channel = channel
         self._sleep = sleep
         self._backoffs = tuple(backoffs)
+        self._converger = Converger(messages, poster.identity, poster.acting_left)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._memory: defaultdict[str, _Memory] = defaultdict(_Memory)
 
     async def drain(self, cluster: str, only: Collection[str] | None = None) -> None:
         """Send everything `cluster` owes that Slack takes now (of the incidents `only`, if
@@ -77,12 +111,29 @@ class Drain:
         at the next drain)."""
         async with self._locks[cluster]:
             try:
+                await self._reconcile(cluster)
                 state = (await self._store.load(cluster)).state
                 owing = [NOTICES, *(a.incident for a in outbox.incidents(state))]
                 for where in owing if only is None else [w for w in owing if w in only]:
                     await self._drain_one(cluster, where)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
+
+    async def _reconcile(self, cluster: str) -> None:
+        """Converge the incidents whose channel may disagree with the state: every open and
+        recently closed one once per holder term, and those marked unsettled."""
+        if not self._poster.is_holder():
+            return
+        memory, term = self._memory[cluster], self._poster.term()
+        state = (await self._store.load(cluster)).state
+        if memory.term != term:
+            known = (*state.alerts.values(), *state.closing, *state.recent)
+            memory.unsettled |= {a.incident for a in known if a.root_ts}
+            memory.term = term
+        for incident in sorted(memory.unsettled):
+            alert = outbox.find_known(state, incident)
+            if alert is None or await self._converger.converge(alert):
+                memory.unsettled.discard(incident)
 
     async def _drain_one(self, cluster: str, where: str) -> None:
         """The outbox of one incident (or of the notices), head first, until empty or stuck."""
@@ -92,9 +143,12 @@ class Drain:
             owed = outbox.head(state, where)
             if owed is None or owed.awaits_evidence:
                 return  # an empty diagnosis waits for the holder's check to gather it
-            if await self._deliver(cluster, where, outbox.find_incident(state, where), owed):
+            step = await self._deliver(cluster, where, outbox.find_incident(state, where), owed)
+            if step is Step.MOVED:
                 tries = 0
                 continue
+            if step is Step.LATER:
+                return
             if tries >= len(self._backoffs):
                 log.warning("%s: left for the next drain", owed.effect_id)
                 return
@@ -103,40 +157,50 @@ class Drain:
 
     async def _deliver(
         self, cluster: str, where: str, alert: AlertState | None, owed: Owed
-    ) -> bool:
-        """One step on the head; whether it moved on (delivered, adopted or given up)."""
+    ) -> Step:
+        """One step on the head."""
         if owed.kind is EffectKind.EDIT:
             return await self._edit(cluster, where, alert, owed)
         if owed.kind is EffectKind.SWEEP:
-            return await self._sweep_incident(cluster, where, alert, owed)
+            return await self._sweep(cluster, where, alert)
         if owed.kind is EffectKind.REPLY and (alert is None or not alert.root_ts):
             log.error("%s: a reply owed before its root; dropped", owed.effect_id)
             await self._change(cluster, _drop(where, owed))
-            return True
+            return Step.MOVED
         channel = alert.root_channel if alert is not None else self._channel
         thread = alert.root_ts if alert is not None and owed.kind is EffectKind.REPLY else ""
         if owed.was_attempted:
             copies = await self._messages.find_copies(
-                channel, owed.effect_id, thread_ts=thread, since=owed.attempted_at
+                channel, owed.effect_id, thread_ts=thread, after=owed.anchor
             )
             if copies is None:
-                return False
+                return Step.RETRY  # "don't know" is never "absent"
             if copies:
                 await self._change(cluster, _adopt(where, owed, channel, copies[0]))
-                await self._delete(channel, copies[1:])
-                return True
+                await self._converger.delete(channel, copies[1:])
+                return Step.MOVED
+            if owed.kind is EffectKind.ROOT and not self._waited_out(cluster, owed):
+                return Step.LATER
         return await self._post(cluster, where, alert, owed, (channel, thread))
 
-    async def _edit(self, cluster: str, where: str, alert: AlertState | None, owed: Owed) -> bool:
+    def _waited_out(self, cluster: str, owed: Owed) -> bool:
+        """Whether a root not found has been missing for `landing_bound` on this replica's
+        clock: only then can no slow copy of it still land, and a second page is no risk."""
+        absent = self._memory[cluster].absent
+        first = absent.setdefault((owed.effect_id, owed.attempt), self._poster.monotonic())
+        return self._poster.monotonic() - first >= self._poster.landing_bound
+
+    async def _edit(self, cluster: str, where: str, alert: AlertState | None, owed: Owed) -> Step:
         """Edits are idempotent: an unknown outcome is sent again, no look-up needed."""
         if alert is None or not alert.root_ts:
             await self._change(cluster, _drop(where, owed))
-            return True
-        sent = await self._messages.send(alert, owed, Attempt("", self._poster.identity), "")
+            return Step.MOVED
+        attempt = Attempt("", self._poster.identity)
+        sent = await self._messages.send(alert, owed, attempt, "", within=self._within())
         if sent.outcome is Outcome.APPLIED or sent.permanent:
             await self._change(cluster, _drop(where, owed))
-            return True
-        return False
+            return Step.MOVED
+        return Step.RETRY
 
     async def _post(
         self,
@@ -145,72 +209,69 @@ class Drain:
         alert: AlertState | None,
         owed: Owed,
         place: tuple[str, str],
-    ) -> bool:
+    ) -> Step:
         """A fresh attempt: stored first, posted, then recorded if it is still ours."""
         (channel, thread), poster = place, self._poster
         attempt = Attempt(secrets.token_hex(6), poster.identity)
-        if not await self._change(cluster, _mark(where, owed, attempt, poster.clock())):
-            return True  # no longer the head: someone else delivered it
+        anchor = await self._messages.anchor(channel)
+        if not await self._change(cluster, _mark(where, owed, attempt, poster.clock(), anchor)):
+            return Step.MOVED  # no longer the head: someone else delivered it
         if not poster.is_holder():
-            return False
-        sent = await self._messages.send(alert, owed, attempt, channel)
+            return Step.RETRY
+        sent = await self._messages.send(alert, owed, attempt, channel, within=self._within())
+        if sent.outcome is Outcome.NOT_APPLIED:
+            await self._change(cluster, _unmark(where, owed, attempt))
         if sent.outcome is not Outcome.APPLIED:
             return await self._not_applied(cluster, where, owed, sent)
         verdict = await self._change(cluster, _confirm(where, owed, attempt, channel, sent.ts))
         if verdict is Confirmation.SUPERSEDED:
-            log.warning("%s: another replica's copy is kept; deleting ours", owed.effect_id)
-            await self._delete(channel, [sent.ts])
+            log.warning("%s: another copy is kept; deleting ours", owed.effect_id)
+            await self._converger.delete(channel, [sent.ts])
         elif verdict is Confirmation.RECORDED and owed.was_attempted:
-            await self._sweep(channel, owed, thread, sent.ts)
-        return verdict is not Confirmation.CONTESTED
+            kept = (channel, thread, sent.ts)
+            if not await self._delete_other_copies(owed, kept):
+                self._memory[cluster].unsettled.add(where)  # copies may stand: converge it
+        return Step.RETRY if verdict is Confirmation.CONTESTED else Step.MOVED
 
-    async def _sweep_incident(
-        self, cluster: str, where: str, alert: AlertState | None, owed: Owed
-    ) -> bool:
-        """The last thing a resolved incident owes: delete any copy of its root or replies
-        that landed after it was looked for (a post Slack did after we gave up on it)."""
-        if alert is not None and alert.root_ts:
-            channel, since = alert.root_channel, alert.firing_since or alert.first_seen
-            roots = await self._messages.find_effects(channel, since=since)
-            replies = await self._messages.find_effects(channel, thread_ts=alert.root_ts)
-            if roots is None or replies is None:
-                return False
-            found = {
-                e: sorted({*roots.get(e, []), *replies.get(e, [])}) for e in {*roots, *replies}
-            }
-            extra = outbox.extra_copies(alert, found)
-            if extra:
-                log.warning("%s: deleting %d extra copies", alert.incident, len(extra))
-            await self._delete(channel, extra)
-        await self._change(cluster, _drop(where, owed))
+    async def _delete_other_copies(self, owed: Owed, kept: tuple[str, str, str]) -> bool:
+        """After an uncertain entry is recorded: delete every other copy of it; whether the
+        look could be made (else the incident is converged at a later drain)."""
+        channel, thread, ts = kept
+        copies = await self._messages.find_copies(
+            channel, owed.effect_id, thread_ts=thread, after=owed.anchor
+        )
+        if copies is None:
+            return False
+        await self._converger.delete(channel, [c for c in copies if c != ts])
         return True
 
-    async def _not_applied(self, cluster: str, where: str, owed: Owed, sent: Sent) -> bool:
+    async def _sweep(self, cluster: str, where: str, alert: AlertState | None) -> Step:
+        """The last thing a resolved incident owes: the channel converged, seen agreeing in
+        `SETTLE_PASSES` drains in a row (a post Slack did after we gave up lands meanwhile)."""
+        agreed = alert is None or await self._converger.converge(alert)
+        state = await self._change(cluster, _swept(where, agreed))
+        return Step.MOVED if outbox.head(state, where) is None else Step.LATER
+
+    async def _not_applied(self, cluster: str, where: str, owed: Owed, sent: Sent) -> Step:
         if not sent.permanent:
-            return False
+            return Step.RETRY
         log.error("%s: Slack refuses it for good (%s); dropped", owed.effect_id, sent.error)
         await self._change(cluster, _drop(where, owed))
-        return True
+        return Step.MOVED
 
-    async def _sweep(self, channel: str, owed: Owed, thread: str, kept: str) -> None:
-        """After a contested or uncertain entry is recorded: delete every other copy."""
-        copies = await self._messages.find_copies(
-            channel, owed.effect_id, thread_ts=thread, since=owed.attempted_at
-        )
-        await self._delete(channel, [ts for ts in copies or [] if ts != kept])
-
-    async def _delete(self, channel: str, copies: Sequence[str]) -> None:
-        """Delete extra copies; a replica that lost deletes its own even after losing the Lease."""
-        for ts in copies:
-            await self._messages.delete(channel, ts)
+    def _within(self) -> float | None:
+        """How long a call may take: never past this replica's right to act."""
+        return self._poster.acting_left()
 
     async def _change(self, cluster: str, change: Change[T]) -> T:
         return await update(self._store, cluster, change, repair=self._repair)
 
 
-def _mark(where: str, owed: Owed, attempt: Attempt, at: datetime) -> Change[bool]:
+def _mark(where: str, owed: Owed, attempt: Attempt, at: datetime, anchor: str) -> Change[bool]:
     def change(state: ClusterAlerts) -> tuple[ClusterAlerts, bool]:
-        marked = outbox.attempted(state, where, owed.effect_id, attempt.attempt, attempt.by, at)
+        marked = outbox.attempted(
+            state, where, owed.effect_id, attempt.attempt, attempt.by, at, anchor
+        )
         return (state, False) if marked is None else (marked, True)
 
     return change
@@ -228,5 +289,17 @@ def _adopt(where: str, owed: Owed, channel: str, ts: str) -> Change[None]:
     return lambda state: (outbox.adopted(state, where, owed.effect_id, channel, ts), None)
 
 
+def _unmark(where: str, owed: Owed, attempt: Attempt) -> Change[None]:
+    return lambda state: (outbox.unattempted(state, where, owed.effect_id, attempt.attempt), None)
+
+
 def _drop(where: str, owed: Owed) -> Change[None]:
     return lambda state: (outbox.dropped(state, where, owed.effect_id), None)
+
+
+def _swept(where: str, agreed: bool) -> Change[ClusterAlerts]:
+    def change(state: ClusterAlerts) -> tuple[ClusterAlerts, ClusterAlerts]:
+        swept = outbox.swept(state, where, agreed=agreed)
+        return swept, swept
+
+    return change

@@ -64,6 +64,7 @@ class LeaderLease:
         # The last renewal's Kubernetes error (None after a renewal that got an answer): while
         # it stands nobody may be running the checks, which must not go unnoticed.
         self.last_error: errors.KubeError | None = None
+        self.terms = 0  # how many times this replica became the holder: a new term, a new look
 
     @property
     def renew_every(self) -> timedelta:
@@ -72,8 +73,15 @@ class LeaderLease:
 
     def is_leader(self) -> bool:
         """Whether this replica holds the Lease and renewed it recently enough to act on it."""
+        return self.acting_left() > 0
+
+    def acting_left(self) -> float:
+        """Seconds this replica may still act on its last renewal (0: it may not act): two
+        thirds of the lease, so it stops before another replica may take over."""
+        if self._renewed_at is None:
+            return 0.0
         acting = self.duration.total_seconds() * 2 / 3
-        return self._renewed_at is not None and self._monotonic() < self._renewed_at + acting
+        return max(0.0, self._renewed_at + acting - self._monotonic())
 
     async def renew(self, now: datetime) -> bool:
         """Take the Lease if it is free or expired, renew it if ours; returns `is_leader()`.
@@ -83,8 +91,10 @@ class LeaderLease:
         """
         async with self._busy:
             started = self._monotonic()  # the renewal counts from before the request was sent
+            was_leader = self.is_leader()
             try:
                 self._renewed_at = started if await self._try(now) else None
+                self.terms += 0 if was_leader or not self.is_leader() else 1
                 self.last_error = None
             except errors.KubeError as e:
                 log.warning("lease %s/%s: cannot renew: %s", self.namespace, self.name, e)

@@ -12,7 +12,7 @@ Pure: no clock, no I/O; raises only `bot.core.errors.UserError` for a refused co
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
@@ -32,6 +32,7 @@ from bot.core import errors
 from bot.slack.blocks import mention
 
 NO_HOLD = timedelta(0)
+COMMANDS_KEPT = 20  # command IDs remembered per alert (a redone write is seconds old)
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,23 @@ def unsilence(
         raise errors.UserError(f"Alert {alert.alert_id} is not silenced.")
     note = Note(NoteKind.UNSILENCED, now, user, still_bad=alert.clear_since is None)
     return _changed(state, _unsilenced(alert, now), note)
+
+
+def applied_once(
+    state: ClusterAlerts, alert_id: str, command_id: str, step: Callable[[ClusterAlerts], Outcome]
+) -> Outcome:
+    """`step` (an acknowledgement, a silence, ...) applied unless the command `command_id`
+    already was: a store write that was applied but answered with an error is redone after
+    reading the state again, and must then change nothing."""
+    alert = state.find(alert_id)
+    if alert is not None and command_id in alert.commands:
+        return Outcome(state)
+    outcome = step(state)
+    changed = outcome.state.find(alert_id)
+    if changed is None:
+        return outcome
+    commands = (*changed.commands, command_id)[-COMMANDS_KEPT:]
+    return Outcome(outcome.state.with_alert(replace(changed, commands=commands)), outcome.effects)
 
 
 def find_active(state: ClusterAlerts, alert_id: str, *, command: str) -> AlertState:

@@ -100,6 +100,9 @@ class Owed:
     attempt: str = ""  # "" never attempted
     attempted_by: str = ""
     attempted_at: datetime | None = None
+    # A Slack `ts` known before the attempt was sent: any copy it made is newer, so a search
+    # for it is anchored on Slack's own clock, never the host's ("" = search everything).
+    anchor: str = ""
 
     @property
     def was_attempted(self) -> bool:
@@ -173,6 +176,9 @@ class AlertState:
     outbox: tuple[Owed, ...] = ()
     owed_count: int = 0  # effects numbered so far in this incident (the root is 0)
     delivered: Mapping[str, str] = field(default_factory=dict)  # effect ID -> reply ts
+    root_anchor: str = ""  # the anchor of the root's first attempt: where its copies begin
+    commands: tuple[str, ...] = ()  # IDs of the last commands applied, so none applies twice
+    settled: int = 0  # a closing incident's sweeps in a row that found the channel agreeing
 
     @property
     def key(self) -> AlertKey:
@@ -220,7 +226,9 @@ class ClusterAlerts:
 
     `closing` holds resolved incidents that still owe Slack something (their resolution, say):
     an alert leaves the state only once its outbox is empty. `notices` are channel messages
-    owed outside any alert (the state was found damaged and reset).
+    owed outside any alert (the state was found damaged and reset). `recent` remembers the
+    last incidents that left, with the ts of what they kept: a late answer or a new Lease
+    holder can still tell a kept message from a copy to delete.
     """
 
     cluster: str
@@ -229,6 +237,7 @@ class ClusterAlerts:
     last_error: str = ""
     closing: tuple[AlertState, ...] = ()
     notices: tuple[Owed, ...] = ()
+    recent: tuple[AlertState, ...] = ()  # the last incidents closed, kept for late answers
 
     def with_alert(self, alert: AlertState) -> ClusterAlerts:
         return replace(self, alerts={**self.alerts, alert.key: alert})

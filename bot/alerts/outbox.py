@@ -20,6 +20,8 @@ from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Note, Owed
 
 NOTICES = ""  # the `where` of the cluster's own notices, outside any incident
 DELIVERED_KEPT = 50  # reply ts remembered per incident, for fencing late posters
+RECENT_KEPT = 10  # closed incidents remembered, for late answers and a new holder's look
+SETTLE_PASSES = 2  # sweeps in a row (in separate drains) that must see the channel agree
 
 
 class Confirmation(enum.Enum):
@@ -89,22 +91,47 @@ def head(state: ClusterAlerts, where: str) -> Owed | None:
 
 
 def attempted(
-    state: ClusterAlerts, where: str, effect_id: str, attempt: str, by: str, at: datetime
+    state: ClusterAlerts,
+    where: str,
+    effect_id: str,
+    attempt: str,
+    by: str,
+    at: datetime,
+    anchor: str = "",
 ) -> ClusterAlerts | None:
     """The state with the head marked as attempted by `by`; None when it is no longer the head
-    (someone delivered it meanwhile)."""
+    (someone delivered it meanwhile). The first attempt's `anchor` (a Slack ts before it) is
+    kept through later attempts, and a root's also on its incident: every copy comes after."""
     owed = head(state, where)
     if owed is None or owed.effect_id != effect_id:
         return None
-    marked = replace(owed, attempt=attempt, attempted_by=by, attempted_at=at)
-    return _with_outbox(state, where, (marked, *_outbox(state, where)[1:]))
+    anchor = owed.anchor or anchor
+    marked = replace(owed, attempt=attempt, attempted_by=by, attempted_at=at, anchor=anchor)
+    changed = _with_outbox(state, where, (marked, *_outbox(state, where)[1:]))
+    alert = find_incident(changed, where)
+    if owed.kind is EffectKind.ROOT and alert is not None and not alert.root_anchor:
+        changed = _put(changed, replace(alert, root_anchor=anchor))
+    return changed
+
+
+def unattempted(state: ClusterAlerts, where: str, effect_id: str, attempt: str) -> ClusterAlerts:
+    """Slack surely did not apply `attempt` of the head (it answered with an error): nothing
+    of it can land, so the next try posts without looking first."""
+    owed = head(state, where)
+    if owed is None or owed.effect_id != effect_id or owed.attempt != attempt:
+        return state
+    cleared = replace(owed, attempt="", attempted_by="", attempted_at=None)
+    return _with_outbox(state, where, (cleared, *_outbox(state, where)[1:]))
 
 
 def confirmed(
     state: ClusterAlerts, where: str, effect_id: str, attempt: str, channel: str, ts: str
 ) -> tuple[ClusterAlerts, Confirmation]:
     """Slack holds our copy of `effect_id` at `ts`: record it if our attempt is still the one
-    the entry names (compare-and-set on the attempt ID)."""
+    the entry names (compare-and-set on the attempt ID). An entry already delivered keeps
+    the copy it recorded: ours is superseded unless it is that copy, also when the incident
+    has closed meanwhile (a deposed replica's answer that came late). A copy whose entry
+    nobody remembers is kept: a duplicate can be deleted later, a lost message cannot."""
     outbox = _outbox(state, where)
     entry = next((o for o in outbox if o.effect_id == effect_id), None)
     if entry is not None:
@@ -162,8 +189,28 @@ def _delivered(
     return _put(state, replace(alert, outbox=rest))
 
 
-def _recorded_ts(state: ClusterAlerts, where: str, effect_id: str) -> str:
+def swept(state: ClusterAlerts, where: str, *, agreed: bool) -> ClusterAlerts:
+    """A closing incident's sweep looked at the channel: it leaves once `SETTLE_PASSES` sweeps
+    in a row saw the channel agree with the state; one that did not starts the count again."""
     alert = find_incident(state, where)
+    owed = head(state, where)
+    if alert is None or owed is None or owed.kind is not EffectKind.SWEEP:
+        return state
+    settled = alert.settled + 1 if agreed else 0
+    if settled < SETTLE_PASSES:
+        return _put(state, replace(alert, settled=settled))
+    return _put(state, replace(alert, settled=settled, outbox=alert.outbox[1:]))
+
+
+def find_known(state: ClusterAlerts, incident: str) -> AlertState | None:
+    """The incident, live, closing or recently closed."""
+    return find_incident(state, incident) or next(
+        (a for a in state.recent if a.incident == incident), None
+    )
+
+
+def _recorded_ts(state: ClusterAlerts, where: str, effect_id: str) -> str:
+    alert = find_known(state, where)
     if alert is None:
         return ""
     if effect_id == f"{alert.incident}:0":
@@ -193,4 +240,6 @@ def _put(state: ClusterAlerts, alert: AlertState) -> ClusterAlerts:
     if alert.outbox:
         closing.append(alert)
         closing.sort(key=lambda a: a.first_seen)
-    return replace(state, closing=tuple(closing))
+        return replace(state, closing=tuple(closing))
+    recent = (*[a for a in state.recent if a.incident != alert.incident], alert)
+    return replace(state, closing=tuple(closing), recent=recent[-RECENT_KEPT:])

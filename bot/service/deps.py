@@ -147,6 +147,10 @@ def build_deps(
         lease.identity if lease is not None else default_identity(),
         is_holder=lambda: lease is None or lease.is_leader(),
         clock=clock,
+        acting_left=lambda: None if lease is None else lease.acting_left(),
+        term=lambda: 0 if lease is None else lease.terms,
+        monotonic=monotonic,
+        landing_bound=slack_timeout,
     )
     once = grouped.open_once(settings, home)
     desk = AlertDesk(settings, store, slack, metrics, poster=poster, backoffs=slack_backoffs)

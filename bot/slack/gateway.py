@@ -27,7 +27,6 @@ GROUP_CACHE_STALE_MAX = 600.0  # while Slack cannot be read, members known this 
 
 
 HISTORY_PAGE = 200  # messages per conversations.history / conversations.replies page
-HISTORY_PAGES = 5  # at most this many pages per look-up
 # Answers that say the write was not applied, but that the same write will never succeed.
 PERMANENT_ERRORS = frozenset(
     {"message_not_found", "cant_update_message", "cant_delete_message", "thread_not_found"}
@@ -91,13 +90,22 @@ class SlackGateway:
         answer = await self._call("chat_postMessage", channel=channel, **message, **extra)
         return str(answer["ts"])
 
-    async def update(self, channel: str, ts: str, message: Mapping[str, Any]) -> None:
-        """Replace the text and blocks of a message the bot posted.
+    async def update(
+        self,
+        channel: str,
+        ts: str,
+        message: Mapping[str, Any],
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Replace the text and blocks of a message the bot posted (and its metadata, when
+        given: it says which version of the message the edit shows).
 
         Raises:
             SlackUnavailable: not applied, or (`ambiguous`) unknown.
         """
-        await self._call("chat_update", channel=channel, ts=ts, **message)
+        extra: dict[str, Any] = {} if metadata is None else {"metadata": dict(metadata)}
+        await self._call("chat_update", channel=channel, ts=ts, **message, **extra)
 
     async def delete(self, channel: str, ts: str) -> None:
         """Delete a message the bot posted (a copy that lost a race).
@@ -110,12 +118,12 @@ class SlackGateway:
     async def find_messages(
         self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
     ) -> list[Mapping[str, Any]]:
-        """The channel's top-level messages since `oldest` (`conversations.history`), or one
-        thread's messages (`conversations.replies`), with their metadata; a bounded number of
-        pages, newest pages first.
+        """The channel's top-level messages newer than `oldest` (`conversations.history`), or
+        one thread's messages newer than it (`conversations.replies`), with their metadata:
+        every page, however many, since a partial answer would read as "absent".
 
         Raises:
-            SlackUnavailable: Slack could not be read.
+            SlackUnavailable: Slack could not be read to the end.
         """
         method = "conversations_replies" if thread_ts else "conversations_history"
         params: dict[str, Any] = {
@@ -123,16 +131,30 @@ class SlackGateway:
             "limit": HISTORY_PAGE,
             "include_all_metadata": True,
         }
-        params |= {"ts": thread_ts} if thread_ts else {"oldest": oldest} if oldest else {}
+        params |= {"ts": thread_ts} if thread_ts else {}
+        params |= {"oldest": oldest} if oldest else {}
         found: list[Mapping[str, Any]] = []
-        cursor = ""
-        for _ in range(HISTORY_PAGES):
+        cursor, seen = "", set()
+        while True:
             page = await self._call(method, cursor=cursor or None, **params)
             found.extend(page.get("messages") or [])
             cursor = str((page.get("response_metadata") or {}).get("next_cursor") or "")
             if not cursor:
-                break
-        return found
+                return found
+            if cursor in seen:  # a cursor that loops would never end: "could not read"
+                raise SlackUnavailable(f"{method} returned the cursor {cursor!r} twice")
+            seen.add(cursor)
+
+    async def newest_ts(self, channel: str) -> str:
+        """The `ts` of the newest message in the channel ("" for an empty channel): a point
+        on Slack's own clock that anything posted later comes after.
+
+        Raises:
+            SlackUnavailable: Slack could not be read.
+        """
+        page = await self._call("conversations_history", channel=channel, limit=1)
+        messages = page.get("messages") or []
+        return str(messages[0].get("ts") or "") if messages else ""
 
     async def members_of(self, groups: Iterable[str]) -> dict[str, frozenset[str]]:
         """Members of each user group (`@handle` or `S…`); unknown groups have none."""

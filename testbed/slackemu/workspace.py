@@ -97,8 +97,10 @@ class Workspace:
         *,
         text: str | None,
         blocks: Sequence[Mapping[str, Any]] | None,
+        metadata: Mapping[str, Any] | None = None,
     ) -> PostedMessage:
-        """Edit a stored message; a `None` field keeps its old value, as `chat.update` does.
+        """Edit a stored message; a `None` field keeps its old value, as `chat.update` does
+        (`metadata` too: given, it replaces the message's metadata).
 
         Raises:
             MessageNotFoundError: no such message.
@@ -108,6 +110,7 @@ class Workspace:
             old,
             text=old.text if text is None else text,
             blocks=old.blocks if blocks is None else tuple(blocks),
+            metadata=old.metadata if metadata is None else dict(metadata),
             edit_count=old.edit_count + 1,
         )
         self._channels[channel][ts] = new

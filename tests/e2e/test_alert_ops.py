@@ -59,10 +59,20 @@ class FakeSlack:
             raise SlackUnavailable("Slack chat_postMessage failed", ambiguous=self.ambiguous)
         return ts
 
-    async def update(self, channel: str, ts: str, message: Mapping[str, Any]) -> None:
+    async def update(
+        self,
+        channel: str,
+        ts: str,
+        message: Mapping[str, Any],
+        *,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
         if self._failing():
             raise SlackUnavailable("Slack chat_update failed", ambiguous=self.ambiguous)
         self.edits.append((ts, str(message["text"])))
+        for stored in self.stored:
+            if stored["ts"] == ts and metadata is not None:
+                stored["metadata"] = metadata
 
     async def delete(self, channel: str, ts: str) -> None:
         self.stored = [m for m in self.stored if m["ts"] != ts]
@@ -71,6 +81,9 @@ class FakeSlack:
         self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
     ) -> list[Mapping[str, Any]]:
         return [m for m in self.stored if m["thread_ts"] == thread_ts]
+
+    async def newest_ts(self, channel: str) -> str:
+        return str(self.stored[-1]["ts"]) if self.stored else ""
 
     def _failing(self) -> bool:
         if self.failures:

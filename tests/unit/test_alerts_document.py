@@ -76,7 +76,7 @@ def test_a_note_stored_without_still_bad_reads_as_still_bad() -> None:
 def test_the_document_an_operator_reads_names_its_schema_and_cluster_in_a_stable_order() -> None:
     text = dump_cluster(ClusterAlerts("prod", {CLEARING.key: CLEARING}, failures=1))
     body = json.loads(text)
-    assert (body["schema"], body["cluster"], body["failures"]) == (3, "prod", 1)
+    assert (body["schema"], body["cluster"], body["failures"]) == (4, "prod", 1)
     assert text == json.dumps(body, sort_keys=True)
 
 
@@ -97,7 +97,7 @@ def _with(path: list[Any], value: Any) -> str:
 
 
 REASONS = {
-    "not ours": ('{"alerts": []}', "not an alert state document of schema 3"),
+    "not ours": ('{"alerts": []}', "not an alert state document of schema 4"),
     "not JSON": ('{"schema": 2, "alerts": [', "malformed alert state document: JSONDecodeError: "),
     "alerts is a number": ('{"schema": 2, "alerts": 7}', "expected a list, found int"),
     "failures below zero": ('{"schema": 2, "failures": -1}', "failures is not a count: -1"),

@@ -148,13 +148,30 @@ def test_the_latest_replies_are_remembered_to_fence_late_posters_and_no_more() -
     assert late(f"{alert.incident}:0") is Confirmation.SUPERSEDED  # the root is always known
 
 
-def test_a_late_poster_whose_incident_left_the_state_keeps_its_copy() -> None:
+def test_a_late_poster_whose_incident_closed_meanwhile_deletes_its_copy() -> None:
+    # A deposed replica's reply answered after the new holder delivered it and closed the
+    # incident: the closed incident is remembered, so the late copy is known to be extra.
     fired = deliver_all(machine.observe(ClusterAlerts("prod"), [DEP], T0, NO_HOLD).state)
     incident = fired.alerts[DEP.key].incident
     gone = deliver_all(machine.observe(fired, [], t(10), NO_HOLD).state)
     assert gone.closing == () and gone.alerts == {}
+    assert [a.incident for a in gone.recent] == [incident]
     after, verdict = outbox.confirmed(gone, incident, f"{incident}:1", "a1", "C0ALERTS", "3.0")
-    assert (after, verdict) == (gone, Confirmation.RECORDED)
+    assert (after, verdict) == (gone, Confirmation.SUPERSEDED)
+    kept = outbox.confirmed(gone, incident, f"{incident}:1", "a1", "C0ALERTS", "9.9")[1]
+    assert kept is Confirmation.RECORDED  # its copy is the one the new holder adopted
+
+
+def test_a_late_poster_whose_incident_is_forgotten_keeps_its_copy() -> None:
+    state = deliver_all(machine.observe(ClusterAlerts("prod"), [DEP], T0, NO_HOLD).state)
+    first = state.alerts[DEP.key].incident
+    for n in range(outbox.RECENT_KEPT + 1):  # fire and resolve until the first is forgotten
+        state = deliver_all(machine.observe(state, [], t(10 + 20 * n), NO_HOLD).state)
+        state = deliver_all(machine.observe(state, [DEP], t(20 + 20 * n), NO_HOLD).state)
+    assert len(state.recent) == outbox.RECENT_KEPT
+    assert first not in [a.incident for a in state.recent]
+    verdict = outbox.confirmed(state, first, f"{first}:1", "a1", "C0ALERTS", "3.0")[1]
+    assert verdict is Confirmation.RECORDED  # never delete what may be the only copy
 
 
 def test_resolved_incidents_are_drained_oldest_first_whatever_was_delivered_last() -> None:

@@ -1,0 +1,76 @@
+"""Making the channel agree with the alert state: extra copies deleted, the root's edit right.
+
+Level-triggered, like a controller: `converge` reads what the channel shows of one incident
+(its roots newer than the root's anchor, its whole thread), deletes every copy of a root or
+reply that the state does not keep, whoever posted it and however late it landed, and, when
+nothing more is owed, re-applies the root's edit if the root does not show what the state
+says (a deposed replica's slow edit may have landed last). It answers whether it saw the
+channel agree; the drain repeats it until it has. Nothing raises.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from bot.alerts import outbox
+from bot.alerts.delivery import AlertMessages, Attempt, Copy
+from bot.alerts.model import AlertState, EffectKind, Owed
+
+log = logging.getLogger(__name__)
+
+
+class Converger:
+    """One incident's channel brought in line with its state."""
+
+    def __init__(
+        self,
+        messages: AlertMessages,
+        identity: str,
+        acting_left: Callable[[], float | None],
+    ) -> None:
+        self._messages = messages
+        self._identity = identity
+        self._acting_left = acting_left
+
+    async def converge(self, alert: AlertState) -> bool:
+        """Whether the channel agreed with `alert` (nothing to delete, the root right); False
+        also when Slack could not be read to the end, or a repair was needed."""
+        if not alert.root_ts:
+            return True  # nothing posted yet that could have copies
+        channel = alert.root_channel
+        roots = await self._messages.find_effects(channel, after=alert.root_anchor)
+        thread = await self._messages.find_effects(channel, thread_ts=alert.root_ts)
+        if roots is None or thread is None:
+            return False
+        found = {
+            effect: sorted({c.ts for c in [*roots.get(effect, []), *thread.get(effect, [])]})
+            for effect in {*roots, *thread}
+        }
+        extra = outbox.extra_copies(alert, found)
+        if extra:
+            log.warning("%s: deleting %d extra copies: %s", alert.incident, len(extra), extra)
+            await self.delete(channel, extra)
+        root_right = await self._root_right(alert, roots.get(f"{alert.incident}:0", []))
+        return not extra and root_right
+
+    async def delete(self, channel: str, copies: Sequence[str]) -> None:
+        """Delete copies that lost (a replica deletes its own even after losing the Lease)."""
+        for ts in copies:
+            await self._messages.delete(channel, ts)
+
+    async def _root_right(self, alert: AlertState, copies: list[Copy]) -> bool:
+        """Whether the kept root shows what the state says; if not (and no edit or root is
+        still owed, which would fix it anyway), the edit is applied again."""
+        if any(o.kind in (EffectKind.ROOT, EffectKind.EDIT) for o in alert.outbox):
+            return True
+        kept = next((c for c in copies if c.ts == alert.root_ts), None)
+        if kept is None:
+            return True  # someone deleted the root: there is nothing left to correct
+        if kept.shown == await self._messages.root_shown(alert):
+            return True
+        log.warning("%s: the root does not show the state; editing it again", alert.incident)
+        edit = Owed(f"{alert.incident}:{EffectKind.EDIT.value}", EffectKind.EDIT)
+        attempt = Attempt("", self._identity)
+        await self._messages.send(alert, edit, attempt, "", within=self._acting_left())
+        return False  # repaired, not yet seen agreeing: the next pass looks again
