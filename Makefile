@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test test-unit test-e2e test-cluster control-plane soak demo lint bench mutate clean
+.PHONY: test test-unit test-e2e test-cluster control-plane soak demo lint bench mutate plant clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,10 @@ bench: $(STAMP)
 # Mutation testing of the security edges (not part of `make test`: minutes, not seconds).
 mutate: $(STAMP)
 	$(BIN)/python tools/mutate.py --survivors
+
+# Each known delivery bug planted once: the soak and a named test must both catch it (docs/mutation.md)
+plant: $(STAMP)
+	$(BIN)/python tools/plant.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -111,21 +111,20 @@ class Drain:
         at the next drain)."""
         async with self._locks[cluster]:
             try:
-                await self._reconcile(cluster)
                 state = (await self._store.load(cluster)).state
+                await self._reconcile(cluster, state)
                 owing = [NOTICES, *(a.incident for a in outbox.incidents(state))]
                 for where in owing if only is None else [w for w in owing if w in only]:
                     await self._drain_one(cluster, where)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
 
-    async def _reconcile(self, cluster: str) -> None:
+    async def _reconcile(self, cluster: str, state: ClusterAlerts) -> None:
         """Converge the incidents whose channel may disagree with the state: every open and
         recently closed one once per holder term, and those marked unsettled."""
         if not self._poster.is_holder():
             return
         memory, term = self._memory[cluster], self._poster.term()
-        state = (await self._store.load(cluster)).state
         if memory.term != term:
             known = (*state.alerts.values(), *state.closing, *state.recent)
             memory.unsettled |= {a.incident for a in known if a.root_ts}

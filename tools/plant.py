@@ -1,0 +1,229 @@
+"""`make plant`: plant each known delivery bug once and check that the soak and a test catch it.
+
+Each plant is one exact text change in the product (a fence removed, a look skipped). For each,
+a copy of the project gets the change, then the named tests and the named soak seeds run
+against it; the plant is caught when both fail. Prints one line per plant: the tests' verdict,
+the soak's, and the first problem the soak reported (the invariant that caught it).
+docs/mutation.md keeps the table.
+
+    python tools/plant.py [--only NAME]... [--incidents N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DELIVERY = "tests/e2e/test_e2e_alert_delivery.py"
+CONVERGE = "tests/e2e/test_e2e_delivery_converge.py"
+
+
+@dataclass(frozen=True)
+class Plant:
+    """One bug: where, the text it replaces, and who must catch it."""
+
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+    seeds: str
+
+
+PLANTS = (
+    Plant(
+        "skip the look before re-sending",
+        "bot/alerts/drain.py",
+        "        if owed.was_attempted:\n            copies",
+        "        if False:\n            copies",
+        (
+            f"{DELIVERY}::test_dropped_connection__a_post_slack_did_before_the_drop_is_neither_resent_nor_doubled",
+        ),
+        "1-4",
+    ),
+    Plant(
+        "drop the compare-and-set on the attempt ID",
+        "bot/alerts/outbox.py",
+        "        if entry.attempt != attempt:\n            return state, Confirmation.CONTESTED",
+        "        if False:\n            return state, Confirmation.CONTESTED",
+        (
+            f"{DELIVERY}::test_lease_change_mid_post__the_new_holder_waits_for_the_deposed_replicas_root",
+        ),
+        "2-8",
+    ),
+    Plant(
+        "don't delete a superseded copy",
+        "bot/alerts/drain.py",
+        "            await self._converger.delete(channel, [sent.ts])",
+        "            pass",
+        (),
+        "2-8",
+    ),
+    Plant(
+        "no closing sweep",
+        "bot/alerts/machine.py",
+        "        resolved = outbox.owe(resolved, EffectKind.SWEEP)",
+        "        resolved = resolved",
+        (),
+        "1-8",
+    ),
+    Plant(
+        "no holder re-check before sending",
+        "bot/alerts/drain.py",
+        "        if not poster.is_holder():\n            return Step.RETRY",
+        "        if False:\n            return Step.RETRY",
+        (),
+        "2-8",
+    ),
+    Plant(
+        "skip the sweep after a contested record",
+        "bot/alerts/drain.py",
+        "            if not await self._delete_other_copies(owed, kept):",
+        "            if False:",
+        (),
+        "1-8",
+    ),
+    Plant(
+        "a search stops after its first page",
+        "bot/slack/gateway.py",
+        "            if not cursor:\n                return found",
+        "            if True:\n                return found",
+        (),
+        "1-8",
+    ),
+    Plant(
+        "an attempt anchored on the host's clock",
+        "bot/alerts/drain.py",
+        "        anchor = await self._messages.anchor(channel)",
+        '        anchor = f"{poster.clock().timestamp():.6f}"',
+        (),
+        "1-8",
+    ),
+    Plant(
+        "a look that failed counts as absent",
+        "bot/alerts/delivery.py",
+        '"cannot look for alert messages in Slack: %s", e)\n            return None',
+        '"cannot look for alert messages in Slack: %s", e)\n            return {}',
+        (),
+        "1-8",
+    ),
+    Plant(
+        "a command redone applies twice",
+        "bot/alerts/machine.py",
+        "    if alert is not None and command_id in alert.commands:",
+        "    if False:",
+        (
+            "tests/unit/test_alerts_converge_rules.py::test_a_command_redone_after_a_store_conflict_changes_nothing",
+        ),
+        "1-8",
+    ),
+    Plant(
+        "the root's edit is never re-applied",
+        "bot/alerts/converge.py",
+        "        if kept.shown == await self._messages.root_shown(alert):",
+        "        if True:",
+        (),
+        "1-8",
+    ),
+    Plant(
+        "a root that may still land is posted again at once",
+        "bot/alerts/drain.py",
+        "            if owed.kind is EffectKind.ROOT and not self._waited_out(cluster, owed):",
+        "            if False:",
+        (
+            f"{DELIVERY}::test_lease_change_mid_post__the_new_holder_waits_for_the_deposed_replicas_root",
+        ),
+        "1-8",
+    ),
+)
+
+
+def copy_project(into: Path) -> None:
+    """The tracked files of the project (and any not yet committed), without .venv."""
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, into / name)
+
+
+def apply(plant: Plant, into: Path) -> None:
+    path = into / plant.path
+    text = path.read_text()
+    if text.count(plant.old) != 1:
+        raise SystemExit(f"plant {plant.name!r}: its text is not found once in {plant.path}")
+    path.write_text(text.replace(plant.old, plant.new))
+
+
+def run(args: list[str], where: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": f"{where}{os.pathsep}{where / 'tests'}"}
+    return subprocess.run(args, cwd=where, env=env, capture_output=True, text=True)
+
+
+def first_problem(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines()]
+    problems = [line for line in lines if line.startswith("seed ")]
+    summary = next((line for line in lines if line.startswith("seeds ")), "")
+    return problems[0] if problems else summary.split(";")[-1].strip()
+
+
+def judge(plant: Plant, incidents: int) -> str:
+    with tempfile.TemporaryDirectory(prefix="plant-") as tmp:
+        where = Path(tmp)
+        copy_project(where)
+        apply(plant, where)
+        python = str(ROOT / ".venv" / "bin" / "python")
+        tests = "none named"
+        if plant.tests:
+            found = run(
+                [python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *plant.tests], where
+            )
+            tests = "caught" if found.returncode else "SURVIVED"
+        soak = run(
+            [
+                python,
+                "tests/alert_soak.py",
+                "--seeds",
+                plant.seeds,
+                "--incidents",
+                str(incidents),
+                "--log",
+                str(where / "soak.log"),
+            ],
+            where,
+        )
+        verdict = f"caught ({first_problem(soak.stdout)})" if soak.returncode else "SURVIVED"
+        return f"{plant.name}: tests {tests}; soak seeds {plant.seeds}: {verdict}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", action="append", default=[], help="a plant's name (repeatable)")
+    parser.add_argument("--incidents", type=int, default=4, help="soak incidents per seed")
+    args = parser.parse_args()
+    chosen = [p for p in PLANTS if not args.only or p.name in args.only]
+    lines = [judge(plant, args.incidents) for plant in chosen]
+    for line in lines:
+        print(line, flush=True)
+    sys.exit(1 if any("SURVIVED" in line for line in lines) else 0)
+
+
+if __name__ == "__main__":
+    main()
