@@ -120,6 +120,9 @@ class ApiServer:
             if fault is not None:
                 await asyncio.sleep(fault.delay)
                 error = fault.error(request.path, route)
+                if error is not None and fault.applied:
+                    done = await handler(request)
+                    return _error(error, fault.retry_after) if done.status < 400 else done
                 if error is not None:
                     return _error(error, fault.retry_after)
             return await handler(request)

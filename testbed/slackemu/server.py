@@ -12,6 +12,7 @@ import json
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from datetime import timedelta
 from types import TracebackType
 from typing import Any
 
@@ -21,7 +22,15 @@ from bot.slack.limits import check_message, check_view
 from testbed.slackemu.home import views_publish
 from testbed.slackemu.hooks import HookRegistry
 from testbed.slackemu.methods import MESSAGE_METHODS, METHODS, error
-from testbed.slackemu.records import ApiCall, Fault, HookPost, User, UserGroup, Violation
+from testbed.slackemu.records import (
+    ApiCall,
+    Fault,
+    HookPost,
+    PostedMessage,
+    User,
+    UserGroup,
+    Violation,
+)
 from testbed.slackemu.socket import SocketHub
 from testbed.slackemu.views import EmulatorViews
 from testbed.slackemu.wire import BadRequestBodyError, read_params, take_token
@@ -151,6 +160,29 @@ class SlackEmulator(EmulatorViews):
         group = UserGroup(group_id, handle.removeprefix("@"), tuple(members), name)
         self.workspace.add_usergroup(group)
         return group
+
+    @property
+    def clock_offset(self) -> timedelta:
+        """How far Slack's clock (message `ts`) is from the wall clock; settable at any time
+        (`ts` still never goes back: set it before the messages it should stamp)."""
+        return self.workspace.clock_offset
+
+    @clock_offset.setter
+    def clock_offset(self, offset: timedelta) -> None:
+        self.workspace.clock_offset = offset
+
+    def flood(
+        self, channel: str, count: int, *, thread_ts: str | None = None, user: str = "U0NOISE"
+    ) -> list[PostedMessage]:
+        """`count` messages from a human `user` landing at once in `channel` (or in the thread
+        of `thread_ts`): a busy channel. No API call is recorded; waiters are woken once.
+
+        Raises:
+            LookupError: `thread_ts` names no message in the channel.
+        """
+        posted = self.workspace.flood(channel, count, thread_ts=thread_ts, user=user)
+        self._changes.notify()
+        return posted
 
     def fail_next(
         self,
