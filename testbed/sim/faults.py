@@ -9,6 +9,7 @@ answers the error after (a 5xx from a proxy or a timeout after etcd took the wri
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,6 +69,7 @@ class Fault:
     message: str | None = None
     hits: int = 0
     applied: bool = False  # the request is carried out, then answered with the error
+    gate: asyncio.Event | None = None  # held until the test sets it (after `delay`)
 
     def matches(self, method: str, path: str, route: Route) -> bool:
         """Whether this fault applies to a request (every given criterion must match)."""
@@ -112,12 +114,14 @@ class Faults:
         delay: float = 0.0,
         message: str | None = None,
         applied: bool = False,
+        gate: asyncio.Event | None = None,
     ) -> Fault:
         """Make matching requests fail (or wait `delay` seconds first); returns the fault.
 
         `resource` matches a plural (`configs`) or a qualified name (`configs.kai.scheduler`);
         `verb` is get, list, watch, create, update, patch, delete or discovery. `applied`:
-        the request is carried out and its success answered with the error instead.
+        the request is carried out and its success answered with the error instead. `gate`: the
+        request waits until the test sets it (then fails, or is served when `status` is None).
         """
         fault = Fault(
             status,
@@ -130,6 +134,7 @@ class Faults:
             delay,
             message,
             applied=applied,
+            gate=gate,
         )
         self.active.append(fault)
         return fault

@@ -119,6 +119,8 @@ class ApiServer:
         try:
             if fault is not None:
                 await asyncio.sleep(fault.delay)
+                if fault.gate is not None:
+                    await fault.gate.wait()
                 error = fault.error(request.path, route)
                 if error is not None and fault.applied:
                     done = await handler(request)

@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.slack.limits import check_message, check_view
+from testbed.slackemu.holding import CallMatch, Hold
 from testbed.slackemu.home import views_publish
 from testbed.slackemu.hooks import HookRegistry
 from testbed.slackemu.methods import MESSAGE_METHODS, METHODS, error
@@ -82,6 +83,7 @@ class SlackEmulator(EmulatorViews):
         self.fault_rule: Callable[[str], Fault | None] | None = None
         # Called with every recorded call, as it is recorded (a test notes who held a Lease).
         self.observers: list[Callable[[ApiCall], None]] = []
+        self._holds: list[Hold] = []
         self._clock = clock
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
@@ -184,6 +186,14 @@ class SlackEmulator(EmulatorViews):
         self._changes.notify()
         return posted
 
+    def hold_calls(self, match: CallMatch) -> Hold:
+        """Hold every call `match(method, params)` picks on the wire until `Hold.release()`;
+        then Slack carries each out and answers, whether or not its client still waits
+        (`testbed.slackemu.holding.metadata_by(params)` names a message's poster)."""
+        hold = Hold(match)
+        self._holds.append(hold)
+        return hold
+
     def fail_next(
         self,
         method: str,
@@ -235,6 +245,9 @@ class SlackEmulator(EmulatorViews):
         token = take_token(request, params)
         if fault is not None and fault.mode == "delay_before":
             await _wait(fault)
+        hold = self._hold_for(method, params) if fault is None else None
+        if hold is not None:
+            await self._wait_held(hold)
         served = None if fault is not None and fault.applies_call else fault
         status, answer, headers = self._answer(method, params, token, served, body_error)
         if fault is not None and fault.mode in ("drop_before", "drop_after"):
@@ -242,6 +255,8 @@ class SlackEmulator(EmulatorViews):
         call = ApiCall(
             method, params, token, request.method, self._clock(), status, answer, fault is not None
         )
+        if hold is not None:
+            hold.landed += 1
         self._record_call(call)
         return await self._respond(
             request, fault, web.json_response(answer, status=status or 200, headers=headers)
@@ -340,6 +355,14 @@ class SlackEmulator(EmulatorViews):
         if answer.problems:
             self.violations.append(Violation("response_url", answer.problems, body, self._clock()))
         return answer.status, answer.text
+
+    def _hold_for(self, method: str, params: dict[str, Any]) -> Hold | None:
+        return next((h for h in self._holds if h.is_holding and h.match(method, params)), None)
+
+    async def _wait_held(self, hold: Hold) -> None:
+        hold.held += 1
+        self._changes.notify()
+        await hold.gate.wait()
 
     def _take_fault(self, method: str) -> Fault | None:
         queue = self._faults.get(method)

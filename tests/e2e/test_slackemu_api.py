@@ -18,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from testbed.slackemu import SlackDriver, SlackEmulator
+from testbed.slackemu import SlackDriver, SlackEmulator, metadata_by
 
 SIGNING_SECRET = "test-signing-secret"
 CHANNEL = "C0ALERTS"
@@ -529,3 +529,20 @@ async def test_observers_see_each_applied_call_with_the_channel_as_it_just_becam
     root = await client.chat_postMessage(channel=CHANNEL, text="one")
     await client.chat_delete(channel=CHANNEL, ts=root["ts"])
     assert seen == [("chat.postMessage", 1), ("chat.delete", 0)]
+
+
+async def test_held_calls_of_one_poster_wait_on_the_wire_and_land_on_release(
+    slack: SlackEmulator,
+) -> None:
+    mine = {"event_type": "kai_chatops_effect", "event_payload": {"effect": "a:1", "by": "r1"}}
+    theirs = {"event_type": "kai_chatops_effect", "event_payload": {"effect": "a:2", "by": "r2"}}
+    hold = slack.hold_calls(lambda method, params: metadata_by(params) == "r1")
+    impatient = AsyncWebClient(token=slack.bot_token, base_url=slack.api_url, timeout=0.3)
+    with pytest.raises((TimeoutError, aiohttp.ClientError)):
+        await impatient.chat_postMessage(channel=CHANNEL, text="slow", metadata=mine)
+    await impatient.chat_postMessage(channel=CHANNEL, text="fast", metadata=theirs)
+    assert (hold.held, [m.text for m in slack.messages(CHANNEL)]) == (1, ["fast"])
+
+    hold.release()
+    await slack.wait_for(lambda: hold.all_landed)
+    assert [m.text for m in slack.messages(CHANNEL)] == ["fast", "slow"]
