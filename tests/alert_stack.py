@@ -8,6 +8,7 @@ scheduler's interval is an hour, so it never runs a check behind a test's back.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -131,12 +132,11 @@ async def wait_until(done: Callable[[], object], seconds: float, what: str) -> N
     Raises:
         TimeoutError: not within `seconds`, naming `what`.
     """
-    try:
-        async with asyncio.timeout(seconds):
-            while not done():
-                await asyncio.sleep(0.01)
-    except TimeoutError:
-        raise TimeoutError(f"timed out after {seconds}s waiting for {what}") from None
+    end = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > end:
+            raise TimeoutError(f"timed out after {seconds}s waiting for {what}")
+        await asyncio.sleep(0.01)
 
 
 def lease_holder(sim: Simulator) -> str | None:
