@@ -10,9 +10,11 @@ last reply is the resolution and its root is edited to resolved with its buttons
 visible message was posted by a replica that did not hold the Lease at the time.
 
 What people saw on the way (`ChannelWatch`, an emulator observer): two roots of one incident
-visible at the same moment (a page seen twice), a root shown resolved and later firing (a lie);
-and (`HolderLog.end_step`) a post by a replica that did not hold the Lease when Slack applied
-it, still there at the end of the check step after the one it landed in.
+visible at the same moment (a page seen twice), a root shown resolved and later firing (a lie),
+each forgiven only when a call Slack carried out after its client gave up caused it and the
+channel is right again at the end of the next check step; and (`HolderLog.end_step`) a post
+by a replica that did not hold the Lease when Slack applied it, still there at the end of the
+check step after the one it landed in.
 """
 
 from __future__ import annotations
@@ -93,31 +95,74 @@ class HolderLog:
 @dataclass
 class ChannelWatch:
     """What people see in `channel` after every write Slack applies (an emulator observer):
-    incidents with two roots visible at once (`twice`), and incidents that were shown resolved
-    and then showed a firing root (`lies`)."""
+    incidents with two roots visible at once (`twice`), and incidents shown resolved that then
+    showed a firing root (`lies`).
+
+    A sight caused by a call Slack carried out late (held on the wire past its client's
+    timeout: no bot can stop it landing) is forgiven if the channel is right again at the end
+    of the check step after the one it was seen in (call `end_step` after each); such sights
+    are counted in `shown_late`.
+    """
 
     slack: SlackEmulator
     channel: str
     twice: set[str] = field(default_factory=set)
     lies: set[str] = field(default_factory=set)
+    shown_late: int = 0
     resolved: set[str] = field(default_factory=set)
+    late: set[str] = field(default_factory=set)  # ts of posts that landed late
+    pending: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, incident): step
+    step: int = 0
 
     def __call__(self, call: ApiCall) -> None:
         if call.method not in CHANNEL_WRITES:
             return
+        if call.held and call.method == "chat.postMessage" and call.ok:
+            self.late.add(str(call.response.get("ts")))
+        for incident, roots in self._roots().items():
+            if len(roots) > 1:
+                self._saw("twice", incident, sum(r.ts not in self.late for r in roots) <= 1)
+            firing = [r for r in roots if not r.text.startswith("[RESOLVED")]
+            if incident in self.resolved and firing:
+                self._saw("lie", incident, call.held or all(r.ts in self.late for r in firing))
+            if len(firing) < len(roots):
+                self.resolved.add(incident)
+
+    def end_step(self, *, final: bool = False) -> None:
+        """Judge the forgivable sights of earlier steps (all of them when `final`)."""
+        roots = self._roots()
+        for (kind, incident), step in list(self.pending.items()):
+            if step >= self.step and not final:
+                continue
+            del self.pending[kind, incident]
+            shown = roots.get(incident, [])
+            if kind == "twice":
+                right = len(shown) <= 1
+            else:
+                right = all(r.text.startswith("[RESOLVED") for r in shown)
+            if right:
+                self.shown_late += 1
+            else:
+                (self.twice if kind == "twice" else self.lies).add(incident)
+        self.step += 1
+
+    def _saw(self, kind: str, incident: str, late: bool) -> None:
+        if incident in (self.twice if kind == "twice" else self.lies):
+            return
+        if (kind, incident) in self.pending:
+            return  # judged at the end of the next step
+        if late:
+            self.pending[kind, incident] = self.step
+        else:
+            (self.twice if kind == "twice" else self.lies).add(incident)
+
+    def _roots(self) -> dict[str, list[PostedMessage]]:
         shown: dict[str, list[PostedMessage]] = defaultdict(list)
         for message in self.slack.root_messages(self.channel):
             incident, _, number = str(payload(message).get("effect") or "").rpartition(":")
             if incident and number == "0":
                 shown[incident].append(message)
-        for incident, roots in shown.items():
-            if len(roots) > 1:
-                self.twice.add(incident)
-            says_resolved = [r.text.startswith("[RESOLVED") for r in roots]
-            if incident in self.resolved and not all(says_resolved):
-                self.lies.add(incident)
-            if any(says_resolved):
-                self.resolved.add(incident)
+        return shown
 
 
 def payload(message: PostedMessage) -> Mapping[str, Any]:

@@ -14,8 +14,10 @@ Each incident is broken (its page mentions the on-call group, its first reply is
 acknowledged now and then (a signed `/kai ack`), left unanswered long enough to escalate now and
 then, and healed. Throughout, an observer on every applied Slack call watches the channel: two
 roots of one incident visible at once (a page seen twice), a root shown resolved that later
-shows firing (a lie); and the holder log flags any post by a replica that did not hold the Lease
-still there at the end of the check step after the one it landed in. Then faults stop, checks
+shows firing (a lie), forgiven only when a late landing caused it and the next check step
+repaired it (counted apart: "late landings shown for a step"); and the holder log flags any post
+by a replica that did not hold the Lease still there at the end of the check step after the one
+it landed in. Then faults stop, checks
 go on until nothing is owed, and the invariant checker reads the final channel. Run `python
 tests/alert_soak.py --seeds 1-20` (`make soak`); the suite runs a few seeds
 (`tests/e2e/test_alert_soak.py`).
@@ -105,6 +107,7 @@ class Figures:
     faults: Counter[str] = field(default_factory=Counter)
     seen_twice: int = 0
     lies: int = 0
+    shown_late: int = 0  # late landings seen, repaired within a step (the honest limit)
     strays: int = 0
     lost: int = 0
     duplicated: int = 0
@@ -118,6 +121,7 @@ class Figures:
         self.faults.update(other.faults)
         self.seen_twice += other.seen_twice
         self.lies += other.lies
+        self.shown_late += other.shown_late
         self.strays += other.strays
         self.lost += other.lost
         self.duplicated += other.duplicated
@@ -134,7 +138,8 @@ class Figures:
         return (
             f"seeds {seeds} ({len(self.seeds)}): incidents {self.incidents} (diagnoses "
             f"{self.diagnoses}, escalations {self.escalations}), faults injected "
-            f"{sum(self.faults.values())} ({faults}); pages seen twice {self.seen_twice}, "
+            f"{sum(self.faults.values())} ({faults}); late landings shown for a step "
+            f"{self.shown_late}; pages seen twice {self.seen_twice}, "
             f"lies {self.lies}, non-holder posts left standing {self.strays}, "
             f"lost {self.lost}, duplicated {self.duplicated}"
         )
@@ -283,6 +288,7 @@ class Soak:
         for replica in self.replicas:
             await schedule.check_cluster(replica.deps, CLUSTER)
         await self.land_held_calls()
+        self.watch.end_step()
         for stray in self.holders.end_step(self.stack.slack, ALERT_CHANNEL):
             self.figures.strays += 1
             self.figures.problems.append(
@@ -401,6 +407,8 @@ class Soak:
             if "DependenciesFulfilled" in m.text and m.text.startswith("[RESOLVED")
         )
         seed = self.plan.seed
+        self.watch.end_step(final=True)
+        self.figures.shown_late += self.watch.shown_late
         self.figures.diagnoses += replies_noted(self.stack.slack, ALERT_CHANNEL, "diagnosis")
         self.figures.escalations += replies_noted(self.stack.slack, ALERT_CHANNEL, "escalated")
         self.figures.seen_twice += len(self.watch.twice)
