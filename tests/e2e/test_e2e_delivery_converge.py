@@ -2,6 +2,7 @@
 wrong after an incident fully resolved, against the real service, the simulator and the emulator.
 
 Marked `xfail(strict=True)` while the bot still ends wrong; the marker goes when the fix lands.
+Unmarked tests are the suspected cases that already end right (they guard the fix).
 """
 
 from __future__ import annotations
@@ -265,3 +266,24 @@ async def test_a_late_copy_is_deleted_by_the_next_drain_though_the_look_after_re
         assert len(roots(stack)) == 1, [r.ts for r in roots(stack)]
         await resolve(stack, clock)
         assert verdict(stack).ok, verdict(stack).problems
+
+
+async def test_lease_trouble_is_said_once_by_two_replicas_renewing_at_the_same_moment(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    shared = {"state": {"backend": "configmap"}, "lease": {"duration": "15s"}}
+    fast = {"kubernetes": {"request_timeout": "2s", "retries": 0}}
+    async with (
+        alert_stack(tmp_path, clock, **shared, **fast) as (stack, _),
+        two_replicas(stack) as (first, second),
+    ):
+        stack.sim.faults.refuse_all = True
+        for _ in range(4):
+            await asyncio.gather(renew(first), renew(second))  # both look, then both post
+            clock.advance(4)
+        stack.sim.faults.refuse_all = False
+        await asyncio.gather(renew(first), renew(second))
+
+        said = [m.text for m in stack.slack.root_messages(ALERT_CHANNEL)]
+        assert len([t for t in said if "cannot use its Lease" in t]) == 1, said
