@@ -96,7 +96,15 @@ class SlackEmulator(EmulatorControls):
         app.router.add_route("*", "/api/{method}", self._handle_api)
         app.router.add_post("/hooks/{hook_id}", self._handle_hook)
         app.router.add_get("/socket", self.socket.handle)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=1)
+        # A client that gives up must not cancel the handler: a call held on the wire is still
+        # carried out when let go, as Slack would (testbed.slackemu.holding).
+        self._runner = web.AppRunner(
+            app,
+            handle_signals=False,
+            access_log=None,
+            shutdown_timeout=1,
+            handler_cancellation=False,
+        )
         await self._runner.setup()
         await web.TCPSite(self._runner, HOST, 0).start()
         self._port = int(self._runner.addresses[0][1])

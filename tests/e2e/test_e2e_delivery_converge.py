@@ -268,7 +268,8 @@ async def test_a_late_copy_is_deleted_by_the_next_drain_though_the_look_after_re
         assert verdict(stack).ok, verdict(stack).problems
 
 
-async def test_lease_trouble_is_said_once_by_two_replicas_renewing_at_the_same_moment(
+@pytest.mark.xfail(strict=True, reason=ISSUE + "look, then post: both replicas post")
+async def test_lease_trouble_is_said_once_by_two_replicas_that_looked_before_either_posted(
     tmp_path: Path,
 ) -> None:
     clock = Clock()
@@ -280,10 +281,24 @@ async def test_lease_trouble_is_said_once_by_two_replicas_renewing_at_the_same_m
     ):
         stack.sim.faults.refuse_all = True
         for _ in range(4):
-            await asyncio.gather(renew(first), renew(second))  # both look, then both post
+            await renew_racing(stack, first, second)
             clock.advance(4)
         stack.sim.faults.refuse_all = False
-        await asyncio.gather(renew(first), renew(second))
+        for _ in range(2):
+            await renew_racing(stack, first, second)
+            clock.advance(HOLD)
 
         said = [m.text for m in stack.slack.root_messages(ALERT_CHANNEL)]
         assert len([t for t in said if "cannot use its Lease" in t]) == 1, said
+
+
+async def renew_racing(stack: Stack, first: Service, second: Service) -> None:
+    """Both replicas renew at once; a post by either waits on the wire until the other one
+    posted too (or finished): both looked before either post landed."""
+    posts = stack.slack.hold_calls(lambda method, _: method == "chat.postMessage")
+    both = asyncio.create_task(stack.slack.wait_for(lambda: posts.held >= 2, timeout=60))
+    renewing = asyncio.gather(renew(first), renew(second))
+    await asyncio.wait([both, renewing], return_when=asyncio.FIRST_COMPLETED)
+    posts.release()
+    both.cancel()
+    await asyncio.gather(renewing, both, return_exceptions=True)
