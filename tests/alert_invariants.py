@@ -8,6 +8,13 @@ diagnosis (but for "cannot check cluster"), and no other; at most one escalation
 after an acknowledgement; a resolved incident's
 last reply is the resolution and its root is edited to resolved with its buttons gone; and no
 visible message was posted by a replica that did not hold the Lease at the time.
+
+What people saw on the way (`ChannelWatch`, an emulator observer): two roots of one incident
+visible at the same moment (a page seen twice), a root shown resolved and later firing (a lie),
+each forgiven only when a call Slack carried out after its client gave up caused it and the
+channel is right again at the end of the next check step; and (`HolderLog.end_step`) a post
+by a replica that did not hold the Lease when Slack applied it, still there at the end of the
+check step after the one it landed in.
 """
 
 from __future__ import annotations
@@ -17,9 +24,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from testbed.slackemu import ApiCall, PostedMessage, SlackEmulator
+from testbed.slackemu import ApiCall, PostedMessage, SlackEmulator, metadata_by
 
 METADATA_EVENT = "kai_chatops_effect"
+CHANNEL_WRITES = frozenset({"chat.postMessage", "chat.update", "chat.delete"})
 
 
 @dataclass
@@ -41,16 +49,120 @@ class Verdict:
         return not self.problems
 
 
+@dataclass(frozen=True)
+class Stray:
+    """A post Slack applied while its poster (`by`) did not hold the Lease (`holder` did), in
+    check step `step`."""
+
+    ts: str
+    by: str
+    holder: str
+    step: int
+
+
 @dataclass
 class HolderLog:
-    """Who held the Lease whenever Slack accepted a post (an emulator observer)."""
+    """Who held the Lease whenever Slack applied a post (an emulator observer), and the posts
+    of replicas that did not hold it then (`strays`), by the check step they landed in."""
 
     holder: Callable[[], str | None]
     at_post: dict[str, str | None] = field(default_factory=dict)  # ts -> holder
+    strays: dict[str, Stray] = field(default_factory=dict)
+    step: int = 0
+    reported: set[str] = field(default_factory=set)
 
     def __call__(self, call: ApiCall) -> None:
         if call.method == "chat.postMessage" and call.ok:
-            self.at_post[str(call.response.get("ts"))] = self.holder()
+            ts, holder, by = str(call.response.get("ts")), self.holder(), metadata_by(call.params)
+            self.at_post[ts] = holder
+            if by and holder is not None and by != holder:
+                self.strays[ts] = Stray(ts, by, holder, self.step)
+
+    def end_step(self, slack: SlackEmulator, channel: str) -> list[Stray]:
+        """Call at the end of each check step: the strays that landed in an earlier step and
+        are still visible (each reported once); then the next step begins."""
+        shown = {m.ts for m in slack.messages(channel)}
+        late = [
+            s
+            for s in self.strays.values()
+            if s.step < self.step and s.ts in shown and s.ts not in self.reported
+        ]
+        self.reported.update(s.ts for s in late)
+        self.step += 1
+        return late
+
+
+@dataclass
+class ChannelWatch:
+    """What people see in `channel` after every write Slack applies (an emulator observer):
+    incidents with two roots visible at once (`twice`), and incidents shown resolved that then
+    showed a firing root (`lies`).
+
+    A sight caused by a call Slack carried out late (held on the wire past its client's
+    timeout: no bot can stop it landing) is forgiven if the channel is right again at the end
+    of the check step after the one it was seen in (call `end_step` after each); such sights
+    are counted in `shown_late`.
+    """
+
+    slack: SlackEmulator
+    channel: str
+    twice: set[str] = field(default_factory=set)
+    lies: set[str] = field(default_factory=set)
+    shown_late: int = 0
+    resolved: set[str] = field(default_factory=set)
+    late: set[str] = field(default_factory=set)  # ts of posts that landed late
+    pending: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, incident): step
+    step: int = 0
+
+    def __call__(self, call: ApiCall) -> None:
+        if call.method not in CHANNEL_WRITES:
+            return
+        if call.held and call.method == "chat.postMessage" and call.ok:
+            self.late.add(str(call.response.get("ts")))
+        for incident, roots in self._roots().items():
+            if len(roots) > 1:
+                self._saw("twice", incident, sum(r.ts not in self.late for r in roots) <= 1)
+            firing = [r for r in roots if not r.text.startswith("[RESOLVED")]
+            if incident in self.resolved and firing:
+                self._saw("lie", incident, call.held or all(r.ts in self.late for r in firing))
+            if len(firing) < len(roots):
+                self.resolved.add(incident)
+
+    def end_step(self, *, final: bool = False) -> None:
+        """Judge the forgivable sights of earlier steps (all of them when `final`)."""
+        roots = self._roots()
+        for (kind, incident), step in list(self.pending.items()):
+            if step >= self.step and not final:
+                continue
+            del self.pending[kind, incident]
+            shown = roots.get(incident, [])
+            if kind == "twice":
+                right = len(shown) <= 1
+            else:
+                right = all(r.text.startswith("[RESOLVED") for r in shown)
+            if right:
+                self.shown_late += 1
+            else:
+                (self.twice if kind == "twice" else self.lies).add(incident)
+        self.step += 1
+
+    def _saw(self, kind: str, incident: str, late: bool) -> None:
+        if incident in (self.twice if kind == "twice" else self.lies):
+            return
+        if (kind, incident) in self.pending:
+            return  # judged at the end of the next step
+        if late:
+            self.pending[kind, incident] = self.step
+        else:
+            (self.twice if kind == "twice" else self.lies).add(incident)
+
+    def _roots(self) -> dict[str, list[PostedMessage]]:
+        shown: dict[str, list[PostedMessage]] = defaultdict(list)
+        for message in self.slack.root_messages(self.channel):
+            incident, _, number = str(payload(message).get("effect") or "").rpartition(":")
+            if incident and number == "0":
+                shown[incident].append(message)
+        return shown
 
 
 def payload(message: PostedMessage) -> Mapping[str, Any]:

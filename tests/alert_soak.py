@@ -1,15 +1,26 @@
-"""A seeded randomised soak of alert delivery: many incidents under random fault schedules.
+"""A seeded randomised soak of alert delivery that sees what people see in the channel.
 
 Per seed: the whole stack (one replica, or two sharing a Lease), a Slack that randomly answers
 429, fails with a 5xx before or after doing the call, drops the connection before or after
-doing it, or answers after the client gave up; an API server that randomly fails reads; Lease
-holders that stop renewing (a failover); replicas restarted, or killed while a post is on the
-wire. Each incident is broken (its page mentions the on-call group, its first reply is its
-diagnosis), acknowledged now and then (a signed `/kai ack`), left unanswered long enough to
-escalate now and then, and healed;
-then faults stop, the checks go on until nothing is owed, and the invariant checker reads the
-final channel. Run `python tests/alert_soak.py --seeds 1-20` (`make soak`); the test suite runs a
-few seeds (`tests/e2e/test_alert_soak.py`).
+doing it, answers after the client gave up, or holds a write on the wire past the client's
+timeout and carries it out later (after the Lease moved, often); an API server that randomly
+fails reads; Lease holders that stop renewing (a failover), some with a post in flight;
+replicas restarted, or killed while a post is on the wire. Some seeds keep the state in the
+ConfigMap backend, whose writes are applied-then-answered-503 or meet 409 storms; some run
+Slack's clock hours behind or ahead; some bury an alert's root or its latest reply under a
+thousand messages of people talking while `conversations.history` is down (`SeedPlan`).
+
+Each incident is broken (its page mentions the on-call group, its first reply is its diagnosis),
+acknowledged now and then (a signed `/kai ack`), left unanswered long enough to escalate now and
+then, and healed. Throughout, an observer on every applied Slack call watches the channel: two
+roots of one incident visible at once (a page seen twice), a root shown resolved that later
+shows firing (a lie), forgiven only when a late landing caused it and the next check step
+repaired it (counted apart: "late landings shown for a step"); and the holder log flags any post
+by a replica that did not hold the Lease still there at the end of the check step after the one
+it landed in. Then faults stop, checks
+go on until nothing is owed, and the invariant checker reads the final channel. Run `python
+tests/alert_soak.py --seeds 1-20` (`make soak`); the suite runs a few seeds
+(`tests/e2e/test_alert_soak.py`).
 """
 
 from __future__ import annotations
@@ -21,25 +32,24 @@ import random
 import sys
 import tempfile
 import time
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
-from alert_invariants import check_channel, replies_noted
-from alert_stack import SLACK_TIMEOUT, Clock, Gate, alert_stack
+from alert_chaos import Chaos, Figures, SeedPlan
+from alert_invariants import ChannelWatch, HolderLog, check_channel, payload, replies_noted
+from alert_stack import Clock, Gate, alert_stack, identity, lease_holder
 
 from bot.alerts.model import ClusterAlerts, Phase
 from bot.service import schedule
 from bot.service.server import Service
 from testbed.sim import breakage
-from testbed.slackemu.records import Fault
+from testbed.slackemu import Hold, metadata_by
 from testbed.stack import ALERT_CHANNEL, CLUSTER, Stack
 
 STEP = 30  # seconds between checks
-WRITES = ("chat.postMessage", "chat.update", "chat.delete")
-READS = ("conversations.history", "conversations.replies")
 MAX_STEPS = 40  # per phase of an incident, and for the quiet period at the end
+NOISE = 1200  # messages people post at once into a busy channel or thread
 # Pages mention the on-call group; unanswered for a check, an incident escalates.
 ALERTS = {
     "mention": ["@platform-oncall"],
@@ -48,96 +58,83 @@ ALERTS = {
 }
 
 
-@dataclass
-class Figures:
-    """What one soak did and found."""
-
-    seeds: list[int] = field(default_factory=list)
-    incidents: int = 0
-    diagnoses: int = 0
-    escalations: int = 0
-    faults: Counter[str] = field(default_factory=Counter)
-    lost: int = 0
-    duplicated: int = 0
-    problems: list[str] = field(default_factory=list)
-
-    def add(self, other: Figures) -> None:
-        self.seeds += other.seeds
-        self.incidents += other.incidents
-        self.diagnoses += other.diagnoses
-        self.escalations += other.escalations
-        self.faults.update(other.faults)
-        self.lost += other.lost
-        self.duplicated += other.duplicated
-        self.problems += other.problems
-
-    def summary(self) -> str:
-        faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items()))
-        seeds = f"{self.seeds[0]}-{self.seeds[-1]}" if len(self.seeds) > 1 else str(self.seeds)
-        return (
-            f"seeds {seeds} ({len(self.seeds)}): incidents {self.incidents} (diagnoses "
-            f"{self.diagnoses}, escalations {self.escalations}), faults injected "
-            f"{sum(self.faults.values())} ({faults}); lost {self.lost}, "
-            f"duplicated {self.duplicated}"
-        )
-
-
-class Chaos:
-    """The random fault schedule of one seed, as the emulator's fault rule."""
-
-    def __init__(self, rng: random.Random, figures: Figures) -> None:
-        self.rng = rng
-        self.figures = figures
-        self.on = True
-        self.kill_gate: Gate | None = None  # armed: hold the next post on the wire
-
-    def __call__(self, method: str) -> Fault | None:
-        if method == "chat.postMessage" and self.kill_gate is not None:
-            gate, self.kill_gate = self.kill_gate, None
-            self.figures.faults["kill mid-post"] += 1
-            return Fault(200, 0, "", "delay_before", gate=gate)
-        if not self.on or method not in WRITES + READS or self.rng.random() > 0.25:
-            return None
-        kind = self.rng.choices(
-            ["429", "5xx", "5xx after", "drop before", "drop after", "late answer"],
-            weights=[3, 3, 2, 2, 3, 1],
-        )[0]
-        self.figures.faults[kind] += 1
-        return {
-            "429": Fault(429, 0, "ratelimited"),
-            "5xx": Fault(503, 0, "service_unavailable"),
-            "5xx after": Fault(503, 0, "service_unavailable", "applied_error"),
-            "drop before": Fault(200, 0, "", "drop_before"),
-            "drop after": Fault(200, 0, "", "drop_after"),
-            "late answer": Fault(200, 0, "", "delay_after", SLACK_TIMEOUT * 1.5),
-        }[kind]
-
-
 class Soak:
-    """One seed: the stack, its replicas, the clock, and the random choices."""
+    """One seed: the stack, its replicas, the clock, the random choices and the watchers."""
 
-    def __init__(self, seed: int, stack: Stack, clock: Clock, replicas: list[Service]) -> None:
-        self.rng = random.Random(seed)
-        self.stack, self.clock, self.replicas = stack, clock, replicas
-        self.figures = Figures([seed])
+    def __init__(
+        self, plan: SeedPlan, stack: Stack, clock: Clock, replicas: list[Service], log: HolderLog
+    ) -> None:
+        self.rng = random.Random(plan.seed)
+        self.plan, self.stack, self.clock, self.replicas = plan, stack, clock, replicas
+        self.holders = log
+        self.figures = Figures([plan.seed])
         self.chaos = Chaos(self.rng, self.figures)
+        self.watch = ChannelWatch(stack.slack, ALERT_CHANNEL)
+        stack.slack.observers.append(self.watch)
         stack.slack.fault_rule = self.chaos
+        stack.slack.clock_offset = plan.slack_clock
+        self.steps = 0
+        self.held = self.hold_writes()
+        self.inflight: tuple[Hold, str, int] | None = None  # a failover's held post
+
+    def hold_writes(self) -> tuple[Hold, str | None, int]:
+        """A fresh hold on random writes, with the Lease holder and step it began at."""
+        hold = self.stack.slack.hold_calls(self.chaos.holds)
+        return hold, lease_holder(self.stack.sim), self.steps
 
     async def run(self, incidents: int) -> Figures:
-        for _ in range(incidents):
+        for number in range(incidents):
+            bury = self.plan.busy and number % 2 == 0
             breakage.dependencies_missing(self.stack.sim)
+            if bury:  # the root lands, its answer is lost, and history cannot be read
+                self.stack.slack.fail_next("chat.postMessage", status=200, mode="drop_after")
+                self.chaos.history_down = True
             await self.until(lambda s: _phase(s) is Phase.FIRING)
-            if self.rng.random() < 0.5:
+            if bury:
+                await self.bury_root()
+            elif self.plan.busy:
+                await self.bury_latest_reply()
+            elif self.rng.random() < 0.5:
                 await self.acknowledge()
             for _ in range(self.rng.randrange(4)):  # long enough, unanswered, it escalates
                 await self.step()
             breakage.heal(self.stack.sim)
             await self.until(lambda s: _phase(s) is None)
             self.figures.incidents += 1
-        self.chaos.on = False
-        self.stack.sim.faults.clear()
+        await self.calm()
         await self.until(lambda s: not s.closing and not any(a.outbox for a in s.alerts.values()))
         return self.judge()
+
+    async def calm(self) -> None:
+        """Faults stop; whatever is still held on the wire lands now."""
+        self.chaos.on = False
+        self.chaos.history_down = False
+        self.stack.sim.faults.clear()
+        await self.release(self.held[0])
+        if self.inflight is not None:
+            await self.release(self.inflight[0])
+            self.inflight = None
+
+    async def bury_root(self) -> None:
+        """People post a thousand messages while history is down; then it comes back."""
+        self.stack.slack.flood(ALERT_CHANNEL, NOISE)
+        self.figures.faults["root buried under noise"] += 1
+        await self.step()
+        self.chaos.history_down = False
+
+    async def bury_latest_reply(self) -> None:
+        """A war-room thread of a thousand replies; then an ack whose reply's answer is lost."""
+        roots = [
+            m
+            for m in self.stack.slack.root_messages(ALERT_CHANNEL)
+            if str(payload(m).get("effect") or "").endswith(":0")
+        ]
+        if not roots:
+            return
+        self.stack.slack.flood(ALERT_CHANNEL, NOISE, thread_ts=roots[-1].ts)
+        self.figures.faults["reply buried in a long thread"] += 1
+        self.stack.slack.fail_next("chat.postMessage", status=200, mode="drop_after")
+        await self.acknowledge()
 
     async def until(self, done: Callable[[ClusterAlerts], bool]) -> None:
         for _ in range(MAX_STEPS):
@@ -145,28 +142,89 @@ class Soak:
             state = await self.state()
             if state is not None and done(state):
                 return
-        self.figures.problems.append("the alert never got where the soak drove it")
+        self.figures.problems.append(
+            f"seed {self.plan.seed}: the alert never got where the soak drove it"
+        )
 
     async def step(self) -> None:
         self.clock.advance(STEP)
-        if self.chaos.on and self.rng.random() < 0.15:
-            self.stack.sim.faults.add(503, verb="get", times=1)
-            self.figures.faults["api 503"] += 1
+        self.steps += 1
+        self.fault_the_api_server()
         await self.renew()
         if self.chaos.on and self.rng.random() < 0.06:
             await self.restart(self.rng.randrange(len(self.replicas)))
         if self.chaos.on and self.rng.random() < 0.06:
             await self.kill_mid_post()
+        self.arm_failover_in_flight()
         for replica in self.replicas:
             await schedule.check_cluster(replica.deps, CLUSTER)
+        await self.land_held_calls()
+        self.watch.end_step()
+        for stray in self.holders.end_step(self.stack.slack, ALERT_CHANNEL):
+            self.figures.strays += 1
+            self.figures.problems.append(
+                f"seed {self.plan.seed}: {stray.ts} posted by {stray.by} while {stray.holder} "
+                f"held the Lease (step {stray.step}), still there a step later"
+            )
+
+    def fault_the_api_server(self) -> None:
+        if not self.chaos.on:
+            return
+        if self.rng.random() < 0.15:
+            self.stack.sim.faults.add(503, verb="get", times=1)
+            self.figures.faults["api 503"] += 1
+        if self.plan.configmap and self.rng.random() < 0.12:
+            self.stack.sim.faults.add(503, resource="configmaps", verb="patch", applied=True)
+            self.figures.faults["state write applied, answered 503"] += 1
+        if self.plan.configmap and self.rng.random() < 0.08:
+            storm = self.rng.randint(2, 4)
+            self.stack.sim.faults.add(409, resource="configmaps", verb="patch", times=storm)
+            self.figures.faults["state 409 storm"] += 1
 
     async def renew(self) -> None:
         for replica in self.replicas:
             holder = replica.deps.lease is not None and replica.deps.lease.is_leader()
+            if self.inflight is not None and identity(replica) == self.inflight[1]:
+                continue  # its post is on the wire, and it stops renewing
             if holder and len(self.replicas) > 1 and self.rng.random() < 0.1:
                 self.figures.faults["lease failover"] += 1
                 continue  # the holder misses its renewal: the other one takes over
             await schedule.keep_lease(replica.deps)
+
+    def arm_failover_in_flight(self) -> None:
+        """Now and then, with two replicas: the holder's posts of this step hang on the wire,
+        it stops renewing, the other replica takes over and drains, then they land."""
+        if self.inflight is not None or len(self.replicas) < 2 or not self.chaos.on:
+            return
+        holder = lease_holder(self.stack.sim)
+        if holder is None or self.rng.random() > 0.12:
+            return
+
+        def by_holder(method: str, params: Mapping[str, Any]) -> bool:
+            return method == "chat.postMessage" and metadata_by(params) == holder
+
+        self.inflight = (self.stack.slack.hold_calls(by_holder), holder, self.steps)
+
+    async def land_held_calls(self) -> None:
+        """Held calls land once the Lease moved (or a few steps later)."""
+        if self.inflight is not None:
+            hold, holder, since = self.inflight
+            if hold.held == 0 and since < self.steps:
+                hold.release()  # nothing was on the wire: no failover after all
+                self.inflight = None
+            elif (hold.held and lease_holder(self.stack.sim) != holder) or since + 3 < self.steps:
+                self.figures.faults["failover, post in flight"] += bool(hold.held)
+                await self.release(hold)
+                self.inflight = None
+        hold, holder, since = self.held
+        moved = lease_holder(self.stack.sim) != holder
+        if hold.held and (moved or since + 2 < self.steps):
+            await self.release(hold)
+            self.held = self.hold_writes()
+
+    async def release(self, hold: Hold) -> None:
+        hold.release()
+        await self.stack.slack.wait_for(lambda: hold.all_landed, timeout=30)
 
     async def kill_mid_post(self) -> None:
         """Kill a replica while its next post is on the wire; Slack still does that post
@@ -208,22 +266,31 @@ class Soak:
         assert desk is not None
         try:
             return (await desk.list_alerts(CLUSTER))[0]
-        except Exception:  # the store itself is not faulted; be safe anyway
+        except Exception:  # the store is faulted on ConfigMap seeds: ask again next step
             return None
 
     def judge(self) -> Figures:
-        verdict = check_channel(self.stack.slack, ALERT_CHANNEL)
+        verdict = check_channel(self.stack.slack, ALERT_CHANNEL, holders=self.holders)
         wanted = self.figures.incidents
         found = sum(
             1
             for m in self.stack.slack.root_messages(ALERT_CHANNEL)
             if "DependenciesFulfilled" in m.text and m.text.startswith("[RESOLVED")
         )
+        seed = self.plan.seed
+        self.watch.end_step(final=True)
+        self.figures.shown_late += self.watch.shown_late
         self.figures.diagnoses += replies_noted(self.stack.slack, ALERT_CHANNEL, "diagnosis")
         self.figures.escalations += replies_noted(self.stack.slack, ALERT_CHANNEL, "escalated")
+        self.figures.seen_twice += len(self.watch.twice)
+        self.figures.lies += len(self.watch.lies)
+        self.figures.problems += [f"seed {seed}: {i}: a page seen twice" for i in self.watch.twice]
+        self.figures.problems += [
+            f"seed {seed}: {i}: shown resolved, then firing" for i in self.watch.lies
+        ]
         self.figures.lost += verdict.lost + max(0, wanted - found)
         self.figures.duplicated += verdict.duplicated + max(0, found - wanted)
-        self.figures.problems += [f"seed {self.figures.seeds[0]}: {p}" for p in verdict.problems]
+        self.figures.problems += [f"seed {seed}: {p}" for p in verdict.problems]
         return self.figures
 
 
@@ -235,32 +302,37 @@ def _phase(state: ClusterAlerts) -> Phase | None:
 
 
 async def soak_seed(seed: int, workdir: Path, incidents: int) -> Figures:
-    """One seed: two replicas sharing a Lease for even seeds, one replica for odd ones."""
+    """One seed as its `SeedPlan` says."""
+    plan = SeedPlan(seed)
     clock = Clock()
-    lease = {"enabled": True, "duration": "1h" if seed % 2 else "15s"}
+    lease = {"enabled": True, "duration": "15s" if plan.replicas > 1 else "1h"}
     kubernetes = {"request_timeout": "5s", "retries": 0}  # a failed read fails the check
     alerts = {**ALERTS, "hold": "60s", "interval": "1h", "repeat": "4h"}
-    async with alert_stack(workdir, clock, lease=lease, kubernetes=kubernetes, alerts=alerts) as (
-        stack,
-        _,
-    ):
+    state = {"state": {"backend": "configmap"}} if plan.configmap else {}
+    async with alert_stack(
+        workdir, clock, lease=lease, kubernetes=kubernetes, alerts=alerts, **state
+    ) as (stack, holders):
         replicas = [stack.service]
-        if seed % 2 == 0:
+        if plan.replicas > 1:
             replicas.append(stack.make_service())
             await replicas[1].start()
-        soak = Soak(seed, stack, clock, replicas)
+        soak = Soak(plan, stack, clock, replicas, holders)
         try:
             return await soak.run(incidents)
         finally:
+            await soak.calm()
             for replica in soak.replicas[1:]:
                 await replica.stop()
 
 
-async def soak(seeds: list[int], incidents: int) -> Figures:
+async def soak(seeds: list[int], incidents: int, *, verbose: bool = False) -> Figures:
     total = Figures()
     for seed in seeds:
         with tempfile.TemporaryDirectory() as tmp:
-            total.add(await soak_seed(seed, Path(tmp), incidents))
+            figures = await soak_seed(seed, Path(tmp), incidents)
+        if verbose:
+            print(f"seed {seed} ({SeedPlan(seed).describe()}): {figures.summary()}", flush=True)
+        total.add(figures)
     return total
 
 
@@ -268,6 +340,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="1-20", help="a range like 1-20")
     parser.add_argument("--incidents", type=int, default=6, help="incidents per seed")
+    parser.add_argument("--verbose", action="store_true", help="a line per seed as it ends")
     parser.add_argument(
         "--log",
         default=str(Path(tempfile.gettempdir()) / "kai-chatops-soak.log"),
@@ -278,11 +351,11 @@ def main() -> None:
     first, _, last = args.seeds.partition("-")
     seeds = list(range(int(first), int(last or first) + 1))
     started = time.monotonic()
-    figures = asyncio.run(soak(seeds, args.incidents))
+    figures = asyncio.run(soak(seeds, args.incidents, verbose=args.verbose))
     print(f"{figures.summary()} in {time.monotonic() - started:.0f}s (service log: {args.log})")
     for problem in figures.problems:
         print("  " + problem)
-    sys.exit(1 if figures.lost or figures.duplicated or figures.problems else 0)
+    sys.exit(1 if figures.failed else 0)
 
 
 if __name__ == "__main__":

@@ -8,18 +8,20 @@ scheduler's interval is an hour, so it never runs a check behind a test's back.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from alert_invariants import HolderLog, Verdict, check_channel
+from alert_invariants import HolderLog, Verdict, check_channel, payload
 
 from bot.service import schedule
 from bot.service.server import Service
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import PostedMessage
+from testbed.slackemu.records import Fault
 from testbed.stack import ALERT_CHANNEL, CLUSTER, Stack, running_stack
 
 HOLD = 60
@@ -104,6 +106,39 @@ async def two_replicas(stack: Stack) -> AsyncIterator[tuple[Service, Service]]:
         await second.stop()
 
 
+async def take_over(stack: Stack, clock: Clock, new: Service, lease_seconds: float = 15) -> None:
+    """`new` takes the Lease from a holder that stopped renewing (it saw the record unchanged
+    for longer than the Lease lasts); the clocks move `lease_seconds + 2`.
+
+    Raises:
+        AssertionError: `new` does not hold the Lease after all.
+    """
+    clock.advance(1)
+    await renew(new)
+    clock.advance(lease_seconds + 1)
+    await renew(new)
+    assert lease_holder(stack.sim) == identity(new), "the Lease did not move"
+
+
+def identity(service: Service) -> str:
+    """The replica's Lease identity (what its messages' metadata names as `by`)."""
+    assert service.deps.lease is not None, "the Lease is off"
+    return service.deps.lease.identity
+
+
+async def wait_until(done: Callable[[], object], seconds: float, what: str) -> None:
+    """Poll `done()` (cheap, no I/O) until truthy.
+
+    Raises:
+        TimeoutError: not within `seconds`, naming `what`.
+    """
+    end = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > end:
+            raise TimeoutError(f"timed out after {seconds}s waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
 def lease_holder(sim: Simulator) -> str | None:
     lease = sim.get(*LEASE)
     return None if lease is None else (lease.get("spec") or {}).get("holderIdentity")
@@ -120,6 +155,38 @@ async def renew(*services: Service) -> None:
 
 def roots(stack: Stack) -> list[PostedMessage]:
     return [m for m in stack.slack.root_messages(ALERT_CHANNEL) if m.text.startswith("[")]
+
+
+def alert_id(root: PostedMessage) -> str:
+    """The alert ID a root's buttons carry (`ack:<id>` style values)."""
+    return str(root.blocks[-1]["elements"][0]["value"]).split(":")[1]
+
+
+def notes_in_thread(stack: Stack, root: PostedMessage) -> list[str]:
+    """What each reply in the root's thread says, by its metadata note (`diagnosis`,
+    `acknowledged`, `resolved`, ...); replies without one are left out."""
+    notes = (payload(m).get("note") for m in stack.slack.thread(ALERT_CHANNEL, root.ts))
+    return [str(n) for n in notes if n]
+
+
+class Outage:
+    """An emulator fault rule: the named Slack methods answer 503 while `on`."""
+
+    def __init__(self, *methods: str) -> None:
+        self.methods = methods
+        self.on = True
+        self.failed = 0
+
+    def __call__(self, method: str) -> Fault | None:
+        if not self.on or method not in self.methods:
+            return None
+        self.failed += 1
+        return Fault(503, 0, "service_unavailable")
+
+
+def live_roots(stack: Stack) -> list[PostedMessage]:
+    """Alert roots that still show buttons (a page someone could act on)."""
+    return [m for m in roots(stack) if any(b.get("type") == "actions" for b in m.blocks)]
 
 
 def thread_texts(stack: Stack, root: PostedMessage) -> list[str]:

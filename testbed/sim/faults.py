@@ -2,11 +2,14 @@
 
 `Faults.add(...)` makes matching requests answer an error Status (429 with Retry-After, a real
 Forbidden message for 403, ...) or wait first; `refuse_all` drops every connection unanswered.
+`applied=True` carries the request out first and
+answers the error after (a 5xx from a proxy or a timeout after etcd took the write).
 `RecordedRequest` is one line of the log tests count requests with. No HTTP here.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +21,8 @@ _MESSAGES = {
     401: "Unauthorized",
     429: "Too many requests, please try again later.",
     500: "Internal error occurred: injected fault",
+    409: "Operation cannot be fulfilled: the object has been modified; please apply your "
+    "changes to the latest version and try again",
     503: "the server is currently unable to handle the request",
     504: (
         "the server was unable to return a response in the time allotted, "
@@ -63,6 +68,8 @@ class Fault:
     delay: float = 0.0
     message: str | None = None
     hits: int = 0
+    applied: bool = False  # the request is carried out, then answered with the error
+    gate: asyncio.Event | None = None  # held until the test sets it (after `delay`)
 
     def matches(self, method: str, path: str, route: Route) -> bool:
         """Whether this fault applies to a request (every given criterion must match)."""
@@ -106,14 +113,28 @@ class Faults:
         retry_after: int | None = None,
         delay: float = 0.0,
         message: str | None = None,
+        applied: bool = False,
+        gate: asyncio.Event | None = None,
     ) -> Fault:
         """Make matching requests fail (or wait `delay` seconds first); returns the fault.
 
         `resource` matches a plural (`configs`) or a qualified name (`configs.kai.scheduler`);
-        `verb` is get, list, watch, create, update, patch, delete or discovery.
+        `verb` is get, list, watch, create, update, patch, delete or discovery. `applied`:
+        the request is carried out and its success answered with the error instead. `gate`: the
+        request waits until the test sets it (then fails, or is served when `status` is None).
         """
         fault = Fault(
-            status, method, path_contains, verb, resource, times, retry_after, delay, message
+            status,
+            method,
+            path_contains,
+            verb,
+            resource,
+            times,
+            retry_after,
+            delay,
+            message,
+            applied=applied,
+            gate=gate,
         )
         self.active.append(fault)
         return fault

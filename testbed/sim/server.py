@@ -119,7 +119,12 @@ class ApiServer:
         try:
             if fault is not None:
                 await asyncio.sleep(fault.delay)
+                if fault.gate is not None:
+                    await fault.gate.wait()
                 error = fault.error(request.path, route)
+                if error is not None and fault.applied:
+                    done = await handler(request)
+                    return _error(error, fault.retry_after) if done.status < 400 else done
                 if error is not None:
                     return _error(error, fault.retry_after)
             return await handler(request)

@@ -12,6 +12,7 @@ Imports nothing from the bot except `bot.slack.limits`; serves on 127.0.0.1 only
 from __future__ import annotations
 
 from testbed.slackemu.driver import Delivery, SlackDriver
+from testbed.slackemu.holding import Hold, metadata_by
 from testbed.slackemu.records import (
     ApiCall,
     EphemeralMessage,
@@ -30,6 +31,7 @@ __all__ = [
     "ApiCall",
     "Delivery",
     "EphemeralMessage",
+    "Hold",
     "HookPost",
     "PostedMessage",
     "SlackDriver",
@@ -38,4 +40,5 @@ __all__ = [
     "User",
     "UserGroup",
     "Violation",
+    "metadata_by",
 ]

@@ -63,7 +63,7 @@ def chat_post_message(ws: Workspace, params: Params) -> Answer:
 
 def chat_update(ws: Workspace, params: Params) -> Answer:
     """`chat.update`: edit a stored message; omitted `text`/`blocks`/`metadata` keep their old
-    value."""
+    value, given `metadata` replaces the message's."""
     channel, ts = str(params.get("channel") or ""), str(params.get("ts") or "")
     try:
         message = ws.update(
@@ -71,7 +71,7 @@ def chat_update(ws: Workspace, params: Params) -> Answer:
             ts,
             text=_optional_str(params.get("text")),
             blocks=params.get("blocks"),
-            metadata=params.get("metadata"),
+            metadata=params.get("metadata") or None,
         )
     except MessageNotFoundError:
         return error("message_not_found")

@@ -20,7 +20,9 @@ class ApiCall:
 
     `params` merges the query string and the body (form or JSON) without `token`; `blocks` and
     `attachments` sent as JSON strings in a form body are decoded. `response` is the JSON body the
-    emulator answered with and `status` its HTTP status.
+    emulator answered with and `status` its HTTP status. `held`: the call was held on the wire
+    (a `delay_before` fault or a `Hold`) and carried out only when let go, maybe long after its
+    client gave up.
     """
 
     method: str
@@ -31,6 +33,7 @@ class ApiCall:
     status: int
     response: JsonObject
     faulted: bool = False
+    held: bool = False
 
     @property
     def ok(self) -> bool:

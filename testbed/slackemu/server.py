@@ -10,20 +10,24 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
 from aiohttp import web
 
 from bot.slack.limits import check_message, check_view
+from testbed.slackemu.controls import EmulatorControls
 from testbed.slackemu.home import views_publish
 from testbed.slackemu.hooks import HookRegistry
 from testbed.slackemu.methods import MESSAGE_METHODS, METHODS, error
-from testbed.slackemu.records import ApiCall, Fault, HookPost, User, UserGroup, Violation
+from testbed.slackemu.records import (
+    ApiCall,
+    Fault,
+    HookPost,
+    Violation,
+)
 from testbed.slackemu.socket import SocketHub
-from testbed.slackemu.views import EmulatorViews
 from testbed.slackemu.wire import BadRequestBodyError, read_params, take_token
 from testbed.slackemu.workspace import Workspace
 
@@ -34,7 +38,7 @@ VIEW_METHODS = {"views.publish": views_publish}  # the App Home (testbed.slackem
 HOST = "127.0.0.1"
 
 
-class SlackEmulator(EmulatorViews):
+class SlackEmulator(EmulatorControls):
     """A local Slack workspace that a Bolt app talks to as if it were slack.com.
 
     Use `async with SlackEmulator() as slack:` (or `start()` / `stop()`), point the bot's
@@ -68,9 +72,6 @@ class SlackEmulator(EmulatorViews):
         self.violations: list[Violation] = []
         self.socket = SocketHub(app_id=app_id, changes=self._changes, clock=clock)
         self._hooks = HookRegistry(workspace)
-        self._faults: dict[str, deque[Fault]] = {}
-        # A test's random fault schedule: asked for every call no queued fault answers.
-        self.fault_rule: Callable[[str], Fault | None] | None = None
         # Called with every recorded call, as it is recorded (a test notes who held a Lease).
         self.observers: list[Callable[[ApiCall], None]] = []
         self._clock = clock
@@ -95,7 +96,15 @@ class SlackEmulator(EmulatorViews):
         app.router.add_route("*", "/api/{method}", self._handle_api)
         app.router.add_post("/hooks/{hook_id}", self._handle_hook)
         app.router.add_get("/socket", self.socket.handle)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, shutdown_timeout=1)
+        # A client that gives up must not cancel the handler: a call held on the wire is still
+        # carried out when let go, as Slack would (testbed.slackemu.holding).
+        self._runner = web.AppRunner(
+            app,
+            handle_signals=False,
+            access_log=None,
+            shutdown_timeout=1,
+            handler_cancellation=False,
+        )
         await self._runner.setup()
         await web.TCPSite(self._runner, HOST, 0).start()
         self._port = int(self._runner.addresses[0][1])
@@ -124,58 +133,6 @@ class SlackEmulator(EmulatorViews):
         """The Web API base URL for `AsyncWebClient(base_url=...)`, with its trailing slash."""
         return f"{self.url}/api/"
 
-    def add_user(
-        self,
-        user_id: str,
-        name: str,
-        *,
-        is_admin: bool = False,
-        is_owner: bool = False,
-        is_bot: bool = False,
-        is_restricted: bool = False,
-        deleted: bool = False,
-        real_name: str = "",
-        tz: str = "UTC",
-    ) -> User:
-        """Add (or replace) a member that `users.info` knows."""
-        user = User(
-            user_id, name, real_name, is_admin, is_owner, is_bot, is_restricted, deleted, tz
-        )
-        self.workspace.add_user(user)
-        return user
-
-    def add_usergroup(
-        self, group_id: str, handle: str, members: Iterable[str], *, name: str = ""
-    ) -> UserGroup:
-        """Add (or replace) a user group; call again to change its members mid-test."""
-        group = UserGroup(group_id, handle.removeprefix("@"), tuple(members), name)
-        self.workspace.add_usergroup(group)
-        return group
-
-    def fail_next(
-        self,
-        method: str,
-        *,
-        status: int = 429,
-        retry_after: int = 1,
-        error: str = "ratelimited",
-        times: int = 1,
-        mode: str = "answer",
-        delay: float = 0.0,
-        gate: asyncio.Event | None = None,
-    ) -> None:
-        """Make the next `times` calls of `method` fail instead of being served.
-
-        A 429 carries `Retry-After: retry_after`; any status answers `{"ok": false, "error"}`
-        (use `status=200` for a plain Slack error such as `channel_not_found`). `mode` (see
-        `Fault`) drops the connection before or after doing the call, answers late, or answers
-        an error after doing it; `gate` holds a `delay_before` call until the test sets it.
-        `method` may also be `"response_url"` to fail posts to hooks.
-        Faulted calls are recorded.
-        """
-        queue = self._faults.setdefault(method, deque())
-        queue.extend(Fault(status, retry_after, error, mode, delay, gate) for _ in range(times))
-
     def new_response_url(
         self, *, channel_id: str | None = None, message_ts: str | None = None
     ) -> str:
@@ -201,14 +158,14 @@ class SlackEmulator(EmulatorViews):
         except BadRequestBodyError as exc:
             params, body_error = {}, str(exc)
         token = take_token(request, params)
-        if fault is not None and fault.mode == "delay_before":
-            await _wait(fault)
+        hold = await self._hold(method, params, fault)
         served = None if fault is not None and fault.applies_call else fault
         status, answer, headers = self._answer(method, params, token, served, body_error)
         if fault is not None and fault.mode in ("drop_before", "drop_after"):
             status = 0  # no answer: the connection is closed
+        at = self._clock()
         call = ApiCall(
-            method, params, token, request.method, self._clock(), status, answer, fault is not None
+            method, params, token, request.method, at, status, answer, fault is not None, hold
         )
         self._record_call(call)
         return await self._respond(
@@ -309,22 +266,8 @@ class SlackEmulator(EmulatorViews):
             self.violations.append(Violation("response_url", answer.problems, body, self._clock()))
         return answer.status, answer.text
 
-    def _take_fault(self, method: str) -> Fault | None:
-        queue = self._faults.get(method)
-        if queue:
-            return queue.popleft()
-        return self.fault_rule(method) if self.fault_rule is not None else None
-
     def _record_call(self, call: ApiCall) -> None:
         self.calls.append(call)
         for observe in self.observers:
             observe(call)
         self._changes.notify()
-
-
-async def _wait(fault: Fault) -> None:
-    """Hold a `delay_before` call: until its gate is set, or for its delay."""
-    if fault.gate is not None:
-        await fault.gate.wait()
-    else:
-        await asyncio.sleep(fault.delay)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 from testbed.slackemu.records import EphemeralMessage, PostedMessage, User, UserGroup
@@ -40,11 +41,15 @@ class Workspace:
         self.home_tabs: dict[str, dict[str, Any]] = {}  # user ID -> their Home tab's view
         self._channels: dict[str, dict[str, PostedMessage]] = {}
         self._wall_clock = wall_clock
+        # Slack's clock against the service's: `ts` is the wall clock plus this (hours off, say).
+        self.clock_offset = timedelta(0)
         self._last_ts_micros = 0
 
     def next_ts(self) -> str:
-        """A fresh message `ts` ("1700000000.000100" style): wall-clock based, never repeated."""
-        micros = max(int(self._wall_clock() * 1_000_000), self._last_ts_micros + 1)
+        """A fresh message `ts` ("1700000000.000100" style): Slack's clock (the wall clock plus
+        `clock_offset`), never repeated and strictly increasing, as Slack's are per channel."""
+        now = self._wall_clock() + self.clock_offset.total_seconds()
+        micros = max(int(now * 1_000_000), self._last_ts_micros + 1)
         self._last_ts_micros = micros
         return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
 
@@ -100,7 +105,7 @@ class Workspace:
         metadata: Mapping[str, Any] | None = None,
     ) -> PostedMessage:
         """Edit a stored message; a `None` field keeps its old value, as `chat.update` does
-        (`metadata` too: given, it replaces the message's metadata).
+        (given `metadata` replaces the old metadata; omitted, it stays).
 
         Raises:
             MessageNotFoundError: no such message.
@@ -136,9 +141,23 @@ class Workspace:
         except KeyError:
             raise MessageNotFoundError(f"no message {ts} in {channel}") from None
 
+    def flood(
+        self, channel: str, count: int, *, thread_ts: str | None = None, user: str
+    ) -> list[PostedMessage]:
+        """`count` plain messages from `user` at once (in `thread_ts`'s thread when given).
+
+        Raises:
+            MessageNotFoundError: `thread_ts` names no message in the channel.
+        """
+        return [
+            self.post(channel, text=f"noise {n}", thread_ts=thread_ts, user=user)
+            for n in range(count)
+        ]
+
     def messages(self, channel: str) -> list[PostedMessage]:
         """Every message in the channel, roots and replies, oldest first."""
-        return sorted(self._channels.get(channel, {}).values(), key=lambda m: _ts_key(m.ts))
+        # Stored in ts order already (ts strictly increase; an edit keeps its slot).
+        return list(self._channels.get(channel, {}).values())
 
     def root_messages(self, channel: str) -> list[PostedMessage]:
         """The channel's top-level messages, oldest first."""
@@ -151,8 +170,3 @@ class Workspace:
     def channels(self) -> list[str]:
         """The channels that hold at least one message."""
         return list(self._channels)
-
-
-def _ts_key(ts: str) -> tuple[int, int]:
-    seconds, _, micros = ts.partition(".")
-    return int(seconds), int(micros or 0)

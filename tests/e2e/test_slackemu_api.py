@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 import aiohttp
@@ -16,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from testbed.slackemu import SlackDriver, SlackEmulator
+from testbed.slackemu import SlackDriver, SlackEmulator, metadata_by
 
 SIGNING_SECRET = "test-signing-secret"
 CHANNEL = "C0ALERTS"
@@ -455,3 +457,92 @@ async def test_views_publish_keeps_the_home_tab_and_refuses_what_slack_refuses(
     assert nobody.value.response["error"] == "user_not_found"
     again = await client.views_publish(user_id="U0ALICE", view=home(2), hash=view["hash"])
     assert again["view"]["id"] == view["id"] and len(slack.home_view("U0ALICE")["blocks"]) == 2
+
+
+async def test_message_ts_follow_slacks_clock_set_hours_behind_the_wall_clock(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    slack.clock_offset = timedelta(hours=-3)
+    posted = await client.chat_postMessage(channel=CHANNEL, text="late clock")
+    behind = time.time() - float(posted["ts"])
+    assert 3 * 3600 - 60 < behind < 3 * 3600 + 60
+
+
+async def test_message_ts_follow_slacks_clock_set_hours_ahead_and_still_increase(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    slack.clock_offset = timedelta(hours=2)
+    first = await client.chat_postMessage(channel=CHANNEL, text="one")
+    second = await client.chat_postMessage(channel=CHANNEL, text="two")
+    assert 2 * 3600 - 60 < float(first["ts"]) - time.time() < 2 * 3600 + 60
+    assert float(first["ts"]) < float(second["ts"])
+
+
+async def test_chat_update_replaces_metadata_when_given_and_keeps_it_when_omitted(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    old = {"event_type": "kai_chatops_effect", "event_payload": {"effect": "a:0", "by": "r1"}}
+    new = {"event_type": "kai_chatops_effect", "event_payload": {"effect": "a:0", "by": "r2"}}
+    root = await client.chat_postMessage(channel=CHANNEL, text="firing", metadata=old)
+
+    await client.chat_update(channel=CHANNEL, ts=root["ts"], text="still firing")
+    assert slack.message(CHANNEL, root["ts"]).metadata == old
+    await client.chat_update(channel=CHANNEL, ts=root["ts"], text="resolved", metadata=new)
+    assert slack.message(CHANNEL, root["ts"]).metadata == new
+
+
+async def test_a_flood_of_thousands_buries_a_message_under_pages_of_history(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    root = await client.chat_postMessage(channel=CHANNEL, text="the alert")
+    slack.flood(CHANNEL, 3000)
+    slack.flood(CHANNEL, 1200, thread_ts=root["ts"], user="U0BOB")
+
+    first_page = await client.conversations_history(channel=CHANNEL, limit=200)
+    assert first_page["has_more"] and all(m["user"] == "U0NOISE" for m in first_page["messages"])
+    assert len(slack.root_messages(CHANNEL)) == 3001
+    assert len(slack.thread(CHANNEL, root["ts"])) == 1200
+    replies = await client.conversations_replies(channel=CHANNEL, ts=root["ts"], limit=200)
+    assert replies["messages"][0]["text"] == "the alert" and replies["has_more"]
+
+
+async def test_a_post_held_on_the_wire_lands_after_the_client_gave_up_and_hung_up(
+    slack: SlackEmulator,
+) -> None:
+    gate = asyncio.Event()
+    slack.fail_next("chat.postMessage", status=200, mode="delay_before", gate=gate)
+    impatient = AsyncWebClient(token=slack.bot_token, base_url=slack.api_url, timeout=0.3)
+    with pytest.raises((TimeoutError, aiohttp.ClientError)):
+        await impatient.chat_postMessage(channel=CHANNEL, text="held")
+    assert slack.messages(CHANNEL) == []
+
+    gate.set()
+    call = await slack.wait_for_call("chat.postMessage")
+    assert call.ok and [m.text for m in slack.messages(CHANNEL)] == ["held"]
+
+
+async def test_observers_see_each_applied_call_with_the_channel_as_it_just_became(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    seen: list[tuple[str, int]] = []
+    slack.observers.append(lambda c: seen.append((c.method, len(slack.messages(CHANNEL)))))
+    root = await client.chat_postMessage(channel=CHANNEL, text="one")
+    await client.chat_delete(channel=CHANNEL, ts=root["ts"])
+    assert seen == [("chat.postMessage", 1), ("chat.delete", 0)]
+
+
+async def test_held_calls_of_one_poster_wait_on_the_wire_and_land_on_release(
+    slack: SlackEmulator,
+) -> None:
+    mine = {"event_type": "kai_chatops_effect", "event_payload": {"effect": "a:1", "by": "r1"}}
+    theirs = {"event_type": "kai_chatops_effect", "event_payload": {"effect": "a:2", "by": "r2"}}
+    hold = slack.hold_calls(lambda method, params: metadata_by(params) == "r1")
+    impatient = AsyncWebClient(token=slack.bot_token, base_url=slack.api_url, timeout=0.3)
+    with pytest.raises((TimeoutError, aiohttp.ClientError)):
+        await impatient.chat_postMessage(channel=CHANNEL, text="slow", metadata=mine)
+    await impatient.chat_postMessage(channel=CHANNEL, text="fast", metadata=theirs)
+    assert (hold.held, [m.text for m in slack.messages(CHANNEL)]) == (1, ["fast"])
+
+    hold.release()
+    await slack.wait_for(lambda: hold.all_landed)
+    assert [m.text for m in slack.messages(CHANNEL)] == ["fast", "slow"]

@@ -206,3 +206,14 @@ async def test_a_missing_namespace_is_named_not_taken_for_a_conflict(
     )
     with pytest.raises(NotesUnavailable, match=r"^notes ConfigMap: namespace kai-chatops: "):
         await document(gateway).write({"a": "1"}, NEW)
+
+
+async def test_a_write_applied_then_answered_503_fails_yet_is_in_the_configmap(
+    gateway: KubeGateway, sim: Simulator
+) -> None:
+    notes = document(gateway)
+    version = await notes.write({"a": "1"}, NEW)
+    sim.faults.add(503, resource="configmaps", verb="patch", times=1, applied=True)
+    with pytest.raises(NotesUnavailable, match="may or may not have been applied"):
+        await notes.write({"a": "2"}, version)
+    assert stored(sim)["data"] == {"a": "2"}  # the simulator carried it out all the same
