@@ -67,6 +67,7 @@ class HolderLog:
 
     holder: Callable[[], str | None]
     at_post: dict[str, str | None] = field(default_factory=dict)  # ts -> holder
+    posted_by: dict[str, str] = field(default_factory=dict)  # ts -> poster (an edit rewrites it)
     strays: dict[str, Stray] = field(default_factory=dict)
     step: int = 0
     reported: set[str] = field(default_factory=set)
@@ -75,6 +76,7 @@ class HolderLog:
         if call.method == "chat.postMessage" and call.ok:
             ts, holder, by = str(call.response.get("ts")), self.holder(), metadata_by(call.params)
             self.at_post[ts] = holder
+            self.posted_by[ts] = by
             if by and holder is not None and by != holder:
                 self.strays[ts] = Stray(ts, by, holder, self.step)
 
@@ -193,7 +195,8 @@ def check_channel(
 
 
 def _check_poster(verdict: Verdict, message: PostedMessage, holders: HolderLog) -> None:
-    by = str(payload(message).get("by") or "")
+    """Who posted it, as the post said (a root's metadata names its last editor since)."""
+    by = holders.posted_by.get(message.ts) or str(payload(message).get("by") or "")
     held = holders.at_post.get(message.ts)
     if held is not None and by != held:
         verdict.fail(f"{message.ts} posted by {by} while {held} held the Lease")

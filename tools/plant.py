@@ -219,9 +219,10 @@ def main() -> None:
     parser.add_argument("--incidents", type=int, default=4, help="soak incidents per seed")
     args = parser.parse_args()
     chosen = [p for p in PLANTS if not args.only or p.name in args.only]
-    lines = [judge(plant, args.incidents) for plant in chosen]
-    for line in lines:
-        print(line, flush=True)
+    lines = []
+    for plant in chosen:
+        lines.append(judge(plant, args.incidents))
+        print(lines[-1], flush=True)
     sys.exit(1 if any("SURVIVED" in line for line in lines) else 0)
 
 

@@ -233,11 +233,19 @@ class AlertDesk:
         )
 
     async def note_trouble(
-        self, key: str, now: datetime, *, error: str | None, warning: str, recovery: str
+        self,
+        key: str,
+        now: datetime,
+        *,
+        error: str | None,
+        warning: str,
+        recovery: str,
+        speaker: bool = True,
     ) -> None:
         """One more failure (`error`) or success (None) of `key`; says `warning` after a few
         failures in a row (again hourly), and `recovery` once it has worked for `alerts.hold`.
-        Each is said once across replicas: it carries an ID that is looked for first."""
+        Each is said once across replicas: it carries an ID that is looked for first; when the
+        look cannot be made only the `speaker` (the last holder of the Lease) says it."""
         a = self.settings.alerts
         policy = trouble.TroublePolicy(a.failures_before_alert, a.hold, TROUBLE_REPEAT)
         known = self._troubles.get(key, trouble.Trouble())
@@ -246,19 +254,20 @@ class AlertDesk:
         else:
             known, due = trouble.failed(known, now, policy)
         kind, text = ("recovery", recovery) if error is None else ("warning", warning)
-        if due and await self._say_once(f"{key}:{kind}", now, text):
+        if due and await self._say_once(f"{key}:{kind}", now, text, speaker=speaker):
             known = trouble.said(known, now, warning=error is not None)
         self._troubles[key] = known
 
-    async def _say_once(self, kind: str, now: datetime, text: str) -> bool:
+    async def _say_once(self, kind: str, now: datetime, text: str, *, speaker: bool) -> bool:
         """Post `text` unless a replica already did this hour; whether Slack holds it. A look
-        that cannot be made is "don't know": nothing is posted (the next failure tries again).
-        Two replicas that both posted keep the older copy: each deletes every later one."""
+        that cannot be made is "don't know": only the `speaker` posts then (the others try
+        again at the next failure). Two replicas that both posted keep the older copy: each
+        deletes every later one."""
         notice_id = f"{kind}:{now.astimezone(UTC):%Y%m%dT%H}"
         channel = self.settings.slack.alert_channel
         after = _hours_before(await self._messages.anchor(channel), NOTICE_LOOK_BACK_HOURS)
         copies = await self._messages.find_copies(channel, notice_id, after=after)
-        if copies is None:
+        if copies is None and not speaker:
             return False
         if not copies:
             owed = Owed(notice_id, EffectKind.NOTICE, text=text)

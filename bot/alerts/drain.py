@@ -10,11 +10,12 @@ For each incident (and the cluster's notices) it takes the head of the outbox an
   posts with the effect ID in the message metadata, then records the ts with a compare-and-set
   on the attempt ID (`bot.alerts.outbox.confirmed`); a copy superseded is deleted;
 - the sweep of a resolved incident: converges its channel (`bot.alerts.converge`) until
-  `SETTLE_PASSES` drains in a row saw it agree.
+  `SETTLE_PASSES` drains in a row saw it agree; the drain goes on converging it for `settle`.
 Only the Lease holder sends: it is asked before every call, and a call is abandoned when the
-holder's time to act ends. An incident whose record was contested or uncertain, and every
-open and recently closed incident when this replica becomes the holder, is converged before
-its records are trusted. Nothing raises into the scheduler.
+holder's time to act ends. An incident with a call of unknown outcome or an uncertain record,
+and every open and recently closed incident when this replica becomes the holder, is
+converged at every drain for `settle` (while such a call may still land), and until its
+channel agreed. Nothing raises into the scheduler.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-import math
 import secrets
+import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from bot.alerts import outbox
@@ -51,7 +52,9 @@ class Poster:
 
     `acting_left`: seconds left of this replica's right to act (None: no limit, no Lease);
     `term`: changes whenever this replica becomes the Lease holder again;
-    `landing_bound`: seconds a call of ours may still land after it was sent.
+    `landing_bound`: seconds a call of ours may still land after it was sent;
+    `settle`: how long a resolved incident is still converged (a deposed replica's calls may
+    land until then: its acting window, a Lease, and the Slack timeout).
     """
 
     identity: str
@@ -59,8 +62,9 @@ class Poster:
     clock: Callable[[], datetime]
     acting_left: Callable[[], float | None] = lambda: None
     term: Callable[[], int] = lambda: 0
-    monotonic: Callable[[], float] = lambda: math.inf
+    monotonic: Callable[[], float] = time.monotonic
     landing_bound: float = 0.0
+    settle: timedelta = timedelta(0)
 
 
 class Step(enum.Enum):
@@ -75,8 +79,10 @@ class Step(enum.Enum):
 class _Memory:
     """What this process remembers between drains of one cluster."""
 
-    term: int | None = None  # the holder term whose reconciliation is done
-    unsettled: set[str] = field(default_factory=set)  # incidents to converge
+    term: int | None = None  # the holder term whose reconciliation has begun
+    # Incidents to converge at every drain until the channel agreed at or after a deadline
+    # (monotonic seconds; 0: once it agreed): a call may still land until then.
+    watch: dict[str, float] = field(default_factory=dict)
     absent: dict[tuple[str, str], float] = field(default_factory=dict)  # attempt -> first miss
 
 
@@ -121,18 +127,27 @@ class Drain:
 
     async def _reconcile(self, cluster: str, state: ClusterAlerts) -> None:
         """Converge the incidents whose channel may disagree with the state: every open and
-        recently closed one once per holder term, and those marked unsettled."""
+        recently closed one for `settle` after this replica becomes the holder (a deposed
+        replica's calls may land until then), and those watched after an uncertain call."""
         if not self._poster.is_holder():
             return
         memory, term = self._memory[cluster], self._poster.term()
         if memory.term != term:
             known = (*state.alerts.values(), *state.closing, *state.recent)
-            memory.unsettled |= {a.incident for a in known if a.root_ts}
+            self._watch(cluster, [a.incident for a in known if a.root_ts])
             memory.term = term
-        for incident in sorted(memory.unsettled):
+        now = self._poster.monotonic()
+        for incident, until in sorted(memory.watch.items()):
             alert = outbox.find_known(state, incident)
-            if alert is None or await self._converger.converge(alert):
-                memory.unsettled.discard(incident)
+            if alert is None or (await self._converger.converge(alert) and now >= until):
+                del memory.watch[incident]
+
+    def _watch(self, cluster: str, incidents: Sequence[str]) -> None:
+        """Converge `incidents` at every drain for `settle` from now, and until they agree."""
+        until = self._poster.monotonic() + self._poster.settle.total_seconds()
+        watch = self._memory[cluster].watch
+        for incident in incidents:
+            watch[incident] = max(watch.get(incident, 0.0), until)
 
     async def _drain_one(self, cluster: str, where: str) -> None:
         """The outbox of one incident (or of the notices), head first, until empty or stuck."""
@@ -218,6 +233,8 @@ class Drain:
         if not poster.is_holder():
             return Step.RETRY
         sent = await self._messages.send(alert, owed, attempt, channel, within=self._within())
+        if sent.outcome is Outcome.UNKNOWN and where != NOTICES:
+            self._watch(cluster, [where])  # it may land any time: watch its channel
         if sent.outcome is Outcome.NOT_APPLIED:
             await self._change(cluster, _unmark(where, owed, attempt))
         if sent.outcome is not Outcome.APPLIED:
@@ -229,7 +246,7 @@ class Drain:
         elif verdict is Confirmation.RECORDED and owed.was_attempted:
             kept = (channel, thread, sent.ts)
             if not await self._delete_other_copies(owed, kept):
-                self._memory[cluster].unsettled.add(where)  # copies may stand: converge it
+                self._watch(cluster, [where])  # copies may stand: converge it
         return Step.RETRY if verdict is Confirmation.CONTESTED else Step.MOVED
 
     async def _delete_other_copies(self, owed: Owed, kept: tuple[str, str, str]) -> bool:
@@ -249,6 +266,8 @@ class Drain:
         `SETTLE_PASSES` drains in a row (a post Slack did after we gave up lands meanwhile)."""
         agreed = alert is None or await self._converger.converge(alert)
         state = await self._change(cluster, _swept(where, agreed))
+        if alert is not None and outbox.head(state, where) is None:
+            self._watch(cluster, [where])  # closed: a late call may still land a while
         return Step.MOVED if outbox.head(state, where) is None else Step.LATER
 
     async def _not_applied(self, cluster: str, where: str, owed: Owed, sent: Sent) -> Step:

@@ -75,6 +75,15 @@ class LeaderLease:
         """Whether this replica holds the Lease and renewed it recently enough to act on it."""
         return self.acting_left() > 0
 
+    @property
+    def last_holder(self) -> str:
+        """The holder as this replica last knew it: itself after its last successful renewal
+        (a renewal that failed for want of the API server leaves that as it was), else the
+        holder it last read ("" if none, or never read)."""
+        if self._renewed_at is not None:
+            return self.identity
+        return self._seen.record[0] if self._seen is not None else ""
+
     def acting_left(self) -> float:
         """Seconds this replica may still act on its last renewal (0: it may not act): two
         thirds of the lease, so it stops before another replica may take over."""

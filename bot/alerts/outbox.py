@@ -191,7 +191,8 @@ def _delivered(
 
 def swept(state: ClusterAlerts, where: str, *, agreed: bool) -> ClusterAlerts:
     """A closing incident's sweep looked at the channel: it leaves once `SETTLE_PASSES` sweeps
-    in a row saw the channel agree with the state; one that did not starts the count again."""
+    in a row saw the channel agree with the state; a disagreeing look starts the count again.
+    (The drain goes on converging recently closed incidents while a late call may land.)"""
     alert = find_incident(state, where)
     owed = head(state, where)
     if alert is None or owed is None or owed.kind is not EffectKind.SWEEP:

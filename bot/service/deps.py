@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from bot.access import confirmations, grouped
 from bot.access import journal as change_journal
@@ -151,6 +151,10 @@ def build_deps(
         term=lambda: 0 if lease is None else lease.terms,
         monotonic=monotonic,
         landing_bound=slack_timeout,
+        # After a takeover, an uncertain call or a closing, the channel is converged while a
+        # late call may still land: a Lease's duration (a deposed holder's calls) plus the
+        # Slack timeout of the last one.
+        settle=(lease.duration if lease else timedelta(0)) + timedelta(seconds=slack_timeout),
     )
     once = grouped.open_once(settings, home)
     desk = AlertDesk(settings, store, slack, metrics, poster=poster, backoffs=slack_backoffs)

@@ -93,6 +93,7 @@ async def keep_lease(deps: Deps) -> None:
             f"running the alert checks: {escape(str(error))}"
         ),
         recovery=f":white_check_mark: kai-chatops can use its Lease {where} again.",
+        speaker=deps.lease.last_holder in ("", deps.lease.identity),
     )
     if deps.lease.is_leader() and not was_leader:
         await drain_alerts(deps)

@@ -15,7 +15,7 @@ from alert_soak import SeedPlan, soak_seed
 SEEDS = [
     9,
     17,
-    pytest.param(16, marks=pytest.mark.xfail(strict=True, reason="issue 21: see above")),
+    16,
 ]
 
 

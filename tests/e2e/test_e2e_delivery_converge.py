@@ -1,8 +1,6 @@
-"""The channel converges to the truth (issue 21): each test reproduces one way the channel ended
-wrong after an incident fully resolved, against the real service, the simulator and the emulator.
-
-Marked `xfail(strict=True)` while the bot still ends wrong; the marker goes when the fix lands.
-Unmarked tests are the suspected cases that already end right (they guard the fix).
+"""The channel converges to the truth (issue 21): each test is one way the channel ended wrong
+after an incident fully resolved (found by a fault review, or suspected), reproduced against
+the real service, the simulator and the emulator, and now ending right.
 """
 
 from __future__ import annotations
@@ -42,12 +40,9 @@ ISSUE = "issue 21: "
 LEASE_15S = {"enabled": True, "duration": "15s"}
 
 
-CLOCK_BEHIND = pytest.mark.xfail(strict=True, reason=ISSUE + "look-back from the host's clock")
-
-
 @pytest.mark.parametrize(
     "offset",
-    [pytest.param(-3, marks=CLOCK_BEHIND), 3],
+    [-3, 3],
     ids=["slack 3h behind the host", "slack 3h ahead of the host"],
 )
 async def test_a_root_whose_answer_was_lost_is_found_when_slack_clock_is_hours_off(
@@ -67,7 +62,6 @@ async def test_a_root_whose_answer_was_lost_is_found_when_slack_clock_is_hours_o
         assert verdict(stack).ok, verdict(stack).problems
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "history read 5 x 200 and taken as complete")
 async def test_a_root_whose_answer_was_lost_is_found_under_a_thousand_later_messages(
     tmp_path: Path,
 ) -> None:
@@ -89,7 +83,6 @@ async def test_a_root_whose_answer_was_lost_is_found_under_a_thousand_later_mess
         assert verdict(stack).ok, verdict(stack).problems
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "replies paged oldest first, the newest cut")
 async def test_a_reply_whose_answer_was_lost_is_found_at_the_end_of_a_long_thread(
     tmp_path: Path,
 ) -> None:
@@ -123,7 +116,6 @@ async def fired_on(stack: Stack, clock: Clock, holder: Service, other: Service) 
     await tick(clock, HOLD, holder, other)
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "a deposed replica's reply lands after the sweep")
 async def test_a_deposed_replicas_slow_resolution_reply_leaves_one_resolved_reply(
     tmp_path: Path,
 ) -> None:
@@ -155,7 +147,6 @@ async def test_a_deposed_replicas_slow_resolution_reply_leaves_one_resolved_repl
         assert verdict(stack, holders).ok, verdict(stack, holders).problems
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "edits carry no attempt; the sweep never re-edits")
 async def test_a_deposed_replicas_slow_edit_landing_last_leaves_the_root_resolved(
     tmp_path: Path,
 ) -> None:
@@ -187,7 +178,6 @@ async def test_a_deposed_replicas_slow_edit_landing_last_leaves_the_root_resolve
         assert live_roots(stack) == []
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "unreadable history counts as no copy")
 async def test_lease_trouble_is_said_once_by_two_replicas_when_history_is_unreadable(
     tmp_path: Path,
 ) -> None:
@@ -210,7 +200,6 @@ async def test_lease_trouble_is_said_once_by_two_replicas_when_history_is_unread
         assert len([t for t in said if "cannot use its Lease" in t]) == 1, said
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "a store write retried into a 409 redoes it")
 async def test_a_silence_whose_store_write_was_applied_but_answered_503_is_said_once(
     tmp_path: Path,
 ) -> None:
@@ -238,7 +227,6 @@ async def test_a_silence_whose_store_write_was_applied_but_answered_503_is_said_
         assert said.count("silenced") == 1, (answer.text, said)
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "the look after recording fails: copy left")
 async def test_a_late_copy_is_deleted_by_the_next_drain_though_the_look_after_recording_failed(
     tmp_path: Path,
 ) -> None:
@@ -257,7 +245,9 @@ async def test_a_late_copy_is_deleted_by_the_next_drain_though_the_look_after_re
                 first_try.set()
 
         stack.slack.observers.append(second_try_recorded)
-        await fire(stack, clock)  # the first try hangs, is looked for, sent again
+        await fire(stack, clock)  # the first try hangs and is looked for: not found
+        clock.advance(30)
+        await check(stack.service)  # still not found a while later: sent again
         await stack.slack.wait_for(lambda: len(roots(stack)) == 2)
         history.on = False
         clock.advance(30)
@@ -268,7 +258,6 @@ async def test_a_late_copy_is_deleted_by_the_next_drain_though_the_look_after_re
         assert verdict(stack).ok, verdict(stack).problems
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE + "look, then post: both replicas post")
 async def test_lease_trouble_is_said_once_by_two_replicas_that_looked_before_either_posted(
     tmp_path: Path,
 ) -> None:
