@@ -175,19 +175,21 @@ async def run_refresh(
     clock: Clock,
     polling: Polling,
     on_requested: OnRequested | None = None,
+    app: RawObject | None = None,
 ) -> argo.ArgoReport:
-    """Ask Argo CD to refresh the Application (read first by the caller) and wait until it has;
-    a read that fails after the request ends the wait as "not read back".
+    """Ask Argo CD to refresh the Application (`app`: as read first by the caller) and wait
+    until it has; a read that fails after the request ends the wait as "not read back".
 
     Raises:
         KubeError: the patch failed beyond the gateway's retries.
     """
     loop = asyncio.get_running_loop()
     started = loop.time()
-    body = argo.refresh_patch(hard, user_id, clock())
-    written = await _patch_retrying(kube, target, body, polling.sleep)
+    written, body = await _request_refresh(kube, target, hard, user_id, clock, polling.sleep, app)
     if on_requested is not None:
-        await on_requested(target, body["metadata"]["annotations"][argo.REFRESH])
+        annotations = body["metadata"]["annotations"]
+        value = f"{annotations[argo.REFRESH]} at {annotations[argo.REFRESH_TIMESTAMP]}"
+        await on_requested(target, value)
     action = "hard refresh" if hard else "refresh"
     try:
         app, done = await follow.follow(
@@ -264,10 +266,22 @@ def _argo_report(
     return argo.ArgoReport(target, action, state, argo.read_app(app), elapsed, waited)
 
 
-async def _patch_retrying(kube: KubeWriter, target: Target, body: Any, sleep: Sleep) -> RawObject:
+async def _request_refresh(
+    kube: KubeWriter,
+    target: Target,
+    hard: bool,
+    user_id: str,
+    clock: Clock,
+    sleep: Sleep,
+    app: RawObject | None,
+) -> tuple[RawObject, dict[str, Any]]:
+    """Merge-patch the refresh, with a fresh timestamp on each try after a conflict, as
+    argo-cd util/argo/argo.go `RefreshApp` does. Returns the object written and the body."""
     for attempt in range(1, CONFLICT_RETRIES + 1):
+        body = argo.refresh_patch(hard, user_id, clock(), app)
         try:
-            return await kube.patch_object(target.ref, target.name, target.namespace, body)
+            written = await kube.patch_object(target.ref, target.name, target.namespace, body)
+            return written, body
         except errors.KubeConflict:
             if attempt == CONFLICT_RETRIES:
                 raise

@@ -236,3 +236,27 @@ def replace_status(obj: dict[str, Any], fields: dict[str, Any]) -> list[dict[str
     return [
         {"op": "add", "path": f"/status/{key}", "value": value} for key, value in fields.items()
     ]
+
+
+_REFRESH = "argocd.argoproj.io/refresh"
+_REFRESH_TIMESTAMP = "argocd.argoproj.io/refresh-timestamp"
+
+
+def refresh_removal(annotations: dict[str, Any]) -> list[dict[str, Any]]:
+    """The JSON patch ending a refresh pass that started from `annotations`: test and remove
+    the timestamp, remove `refresh` (argo-cd controller/appcontroller.go
+    `removeRefreshAnnotationCombo`); a newer timestamp fails the test, so nothing is removed."""
+    operations: list[dict[str, Any]] = []
+    if _REFRESH_TIMESTAMP in annotations:
+        path = "/metadata/annotations/" + _pointer_token(_REFRESH_TIMESTAMP)
+        operations.append({"op": "test", "path": path, "value": annotations[_REFRESH_TIMESTAMP]})
+        operations.append({"op": "remove", "path": path})
+    if _REFRESH in annotations:
+        operations.append(
+            {"op": "remove", "path": "/metadata/annotations/" + _pointer_token(_REFRESH)}
+        )
+    return operations
+
+
+def _pointer_token(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")

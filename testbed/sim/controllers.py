@@ -1,7 +1,8 @@
 """Simulated Flux and Argo CD controllers, answering reconcile requests as the real ones do.
 
 Flux: a new `reconcile.fluxcd.io/requestedAt` gets `status.lastHandledReconcileAt` and a `Ready`
-condition; Argo CD: the `argocd.argoproj.io/refresh` annotation is removed, and a top-level
+condition; Argo CD: the `argocd.argoproj.io/refresh` annotation is removed (with its
+`refresh-timestamp`, unless a newer request came meanwhile), and a top-level
 `operation` is cleared with `status.operationState` written. How an object's controller behaves
 comes from its annotation `sim.kai-chatops/reconcile` (sync: `sim.kai-chatops/sync`): `succeed`,
 `fail`, `fail:MESSAGE`, `slow:2s` (`Reconciling` first, the result after that long) or `never`;
@@ -27,6 +28,7 @@ RECONCILE = "sim.kai-chatops/reconcile"
 SYNC = "sim.kai-chatops/sync"
 REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
 REFRESH = "argocd.argoproj.io/refresh"
+REFRESH_TIMESTAMP = "argocd.argoproj.io/refresh-timestamp"
 FLUX_TYPES = (
     ("helm.toolkit.fluxcd.io", "v2", "helmreleases"),
     ("kustomize.toolkit.fluxcd.io", "v1", "kustomizations"),
@@ -86,6 +88,8 @@ class Controllers:
         self._busy: set[tuple[str, ...]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
+        # every refresh pass that ended: (namespace, name, the refresh-timestamp it served)
+        self.refreshed: list[tuple[str, str, str]] = []
 
     def start(self) -> None:
         """Follow the Flux and Argo CD types the store serves now (needs a running loop)."""
@@ -203,16 +207,43 @@ class Controllers:
             self._claim(("operation", *where), lambda: self._operate(rtype, obj))
 
     async def _refresh(self, rtype: ResourceType, seen: dict[str, Any]) -> None:
+        """Refresh passes until no request is left: a request made during a pass (a new
+        `refresh-timestamp`) survives that pass's removal and gets a pass of its own."""
         obj = self._current(rtype, seen)
-        if obj is None or REFRESH not in _annotations(obj):
-            return
-        behaviour = parse_behaviour(str(_annotations(obj).get(RECONCILE, "")), self.default)
-        if behaviour.mode == "never":
-            return
-        await asyncio.sleep(behaviour.delay)
-        now = timestamp(self.store.clock())
-        patch = {"metadata": {"annotations": {REFRESH: None}}, "status": {"reconciledAt": now}}
-        self._patch_app(rtype, obj, patch)
+        while obj is not None and REFRESH in _annotations(obj):
+            behaviour = parse_behaviour(str(_annotations(obj).get(RECONCILE, "")), self.default)
+            if behaviour.mode == "never":
+                return
+            await asyncio.sleep(behaviour.delay)
+            now = timestamp(self.store.clock())
+            self._patch_app(rtype, obj, {"status": {"reconciledAt": now}})
+            self.refreshed.append((*_where(obj), str(_annotations(obj).get(REFRESH_TIMESTAMP))))
+            obj = None if self._remove_refresh(rtype, obj) else self._current(rtype, obj)
+
+    def _remove_refresh(self, rtype: ResourceType, orig: dict[str, Any]) -> bool:
+        """Remove `refresh` and the timestamp the pass started from, as argo-cd
+        controller/appcontroller.go `handleRefreshAnnotation` does; False when a newer request
+        arrived meanwhile (the timestamp's `test` failed and both annotations stay)."""
+        try:
+            self._patch_app(rtype, orig, answers.refresh_removal(_annotations(orig)))
+            return True
+        except st.ApiError as exc:
+            if exc.code != 422:
+                raise
+        before = _annotations(orig)
+        current = self._current(rtype, orig)
+        if REFRESH_TIMESTAMP not in before or current is None:
+            return True  # removed by someone else meanwhile
+        now = _annotations(current)
+        stamp = now.get(REFRESH_TIMESTAMP)
+        if REFRESH in now and stamp is not None and stamp != before[REFRESH_TIMESTAMP]:
+            return False
+        try:  # some other change (the annotation removed by hand): remove what is there now
+            self._patch_app(rtype, current, answers.refresh_removal(now))
+        except st.ApiError as exc:
+            if exc.code != 422:
+                raise
+        return True
 
     async def _operate(self, rtype: ResourceType, seen: dict[str, Any]) -> None:
         """Run the operation as argo-cd controller/sync.go does, with the operation's own sync
@@ -278,6 +309,10 @@ class Controllers:
         if namespaces is not None:
             body = {"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}}}
             self.store.create(namespaces, None, body)
+
+    def is_refreshing(self, namespace: str, name: str) -> bool:
+        """Whether a refresh pass of that Application is under way."""
+        return ("refresh", namespace, name) in self._busy
 
     def _patch_app(self, rtype: ResourceType, obj: dict[str, Any], patch: Any) -> None:
         self._write(rtype, obj, patch, "main")  # Applications have no status subresource

@@ -425,6 +425,17 @@ def test_a_refresh_is_an_annotation_normal_or_hard() -> None:
     assert argo.is_refresh_pending(application(metadata={"annotations": {argo.REFRESH: "hard"}}))
 
 
+def test_a_refresh_carries_a_go_rfc3339nano_timestamp_unlike_the_one_on_the_app() -> None:
+    """argo-cd util/argo/argo.go RefreshApp: `time.Now().Format(time.RFC3339Nano)`."""
+    written = argo.refresh_patch(False, "U1", NOW)["metadata"]["annotations"]
+    assert written[argo.REFRESH_TIMESTAMP] == "2026-08-24T08:15:30.482913Z"
+    on_app = application(
+        metadata={"annotations": {argo.REFRESH_TIMESTAMP: "2026-08-24T08:15:30.482913Z"}}
+    )
+    again = argo.refresh_patch(True, "U1", NOW, on_app)["metadata"]["annotations"]
+    assert again[argo.REFRESH_TIMESTAMP] == "2026-08-24T08:15:30.482913001Z"
+
+
 @pytest.mark.parametrize(
     ("app", "message"),
     [

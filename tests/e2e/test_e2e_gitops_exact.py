@@ -1,0 +1,77 @@
+"""Issue 23, upstream exactness, end to end: the Argo CD refresh timestamp, sync windows, Flux
+failures reported at once, the OCI HelmRepository.
+
+The simulator's Argo CD controller removes `refresh` with its `refresh-timestamp` as argo-cd
+controller/appcontroller.go does; its Flux controller fails, retries or stalls on request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from testbed.stack import Stack, running_stack
+from tests.gitops_e2e import annotate_app, app_of, patches, result_of
+
+REFRESH = "argocd.argoproj.io/refresh"
+REFRESH_TIMESTAMP = "argocd.argoproj.io/refresh-timestamp"
+# Go's time.RFC3339Nano in UTC: trailing zeros of the fraction dropped, no fraction when zero
+GO_RFC3339_NANO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z")
+
+
+@pytest.fixture
+async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
+    overrides = {"gitops": {"reconcile_timeout": "20s"}}
+    async with running_stack(tmp_path, config_overrides=overrides) as running:
+        running.sim.start_controllers()
+        yield running
+
+
+async def until(check: object, what: str, seconds: float = 5) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not check():  # type: ignore[operator]
+        assert loop.time() < deadline, f"not within {seconds}s: {what}"
+        await asyncio.sleep(0.01)
+
+
+async def test_a_refresh_writes_the_timestamp_with_the_annotation_and_both_are_removed(
+    stack: Stack,
+) -> None:
+    stack.sim.clear_requests()
+
+    result = await result_of(stack, await stack.command("reconcile app argocd/kai-scheduler"))
+
+    assert result["text"].startswith(
+        "Argo CD refresh of Application argocd/kai-scheduler on sim: done"
+    )
+    [patch] = patches(stack)
+    written = patch.body["metadata"]["annotations"]
+    assert written[REFRESH] == "normal"
+    assert GO_RFC3339_NANO.fullmatch(written[REFRESH_TIMESTAMP])
+    left = app_of(stack)["metadata"]["annotations"]
+    assert REFRESH not in left and REFRESH_TIMESTAMP not in left
+
+
+async def test_a_refresh_made_while_another_pass_runs_is_answered_by_a_pass_of_its_own(
+    stack: Stack,
+) -> None:
+    """Without the timestamp the running pass would remove our request, and the reply would
+    report the Application as that earlier pass left it."""
+    controllers = stack.sim.controllers
+    assert controllers is not None
+    annotate_app(stack, **{"sim.kai-chatops/reconcile": "slow:0.5s"})
+    annotate_app(stack, **{REFRESH: "normal", REFRESH_TIMESTAMP: "2026-12-02T00:59:00Z"})
+    await until(lambda: controllers.is_refreshing("argocd", "kai-scheduler"), "a pass running")
+    stack.sim.clear_requests()
+
+    result = await result_of(stack, await stack.command("reconcile app argocd/kai-scheduler"))
+
+    assert ": done" in result["text"].splitlines()[0]
+    ours = patches(stack)[0].body["metadata"]["annotations"][REFRESH_TIMESTAMP]
+    served = [stamp for _, name, stamp in controllers.refreshed if name == "kai-scheduler"]
+    assert served == ["2026-12-02T00:59:00Z", ours]
