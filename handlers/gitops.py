@@ -169,8 +169,7 @@ async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
-    app = await ops.read_target(kube, target)
-    argo.check_syncable(app, target)
+    app = await ops.read_syncable(kube, target, deps.clock())
     title, lines = render_gitops.sync_confirmation(target, argo.read_app(app))
     return confirm.ask(
         deps, invocation, action="sync", params=target.params(), title=title, lines=lines

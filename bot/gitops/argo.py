@@ -16,7 +16,7 @@ from typing import Any
 from bot.core import conditions as c
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.gitops import plan
+from bot.gitops import plan, windows
 from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target
 
 # argo-cd pkg/apis/application/v1alpha1/application_annotations.go
@@ -129,6 +129,32 @@ def check_syncable(app: RawObject, target: Target) -> None:
             f"{target.describe()} on {target.cluster} has an operation {state.phase}"
             + (f" ({state.message})" if state.message else "")
             + "; nothing was changed. Wait for it to finish, then sync again."
+        )
+
+
+def check_sync_windows(
+    app: RawObject, project: RawObject | None, target: Target, now: datetime
+) -> None:
+    """Refuse, before anything is written, a sync the AppProject's sync windows forbid at
+    `now`, as Argo CD's API, CLI and UI refuse it (argo-cd server/application/application.go
+    `Sync`: `SyncWindows.Matches(app).CanSync(true, nil)`). Written anyway, the operation would
+    be held by the controller and run by itself when the window opens, blocking other syncs.
+
+    Raises:
+        UserError: the AppProject is missing, or a window forbids the sync (named).
+    """
+    where = f"{target.describe()} on {target.cluster}"
+    name = windows.project_name(app)
+    if project is None:
+        raise errors.UserError(
+            f"{where}: its AppProject {target.namespace}/{name} was not found, so Argo CD would "
+            "not sync it; nothing was changed."
+        )
+    verdict = windows.check_manual_sync(windows.read_windows(project), app, now)
+    if not verdict.allowed:
+        raise errors.UserError(
+            f"{where}: {verdict.reason()}, set in AppProject {name}; nothing was changed. "
+            "Sync again when the window allows it, or ask an Argo CD admin to change the window."
         )
 
 

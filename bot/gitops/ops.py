@@ -16,7 +16,8 @@ from typing import Any
 
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.gitops import argo, plan
+from bot.gitops import argo, plan, windows
+from bot.gitops import kinds as gitops_kinds
 from bot.gitops.plan import FluxPhase, FluxReport, StepResult
 from bot.gitops.target import Request, StepState, Target
 from bot.kube import follow
@@ -206,17 +207,35 @@ async def run_refresh(
     return _argo_report(target, action, state, app, loop.time() - started, polling)
 
 
+async def read_syncable(kube: KubeWriter, target: Target, now: datetime) -> RawObject:
+    """The Application, once it is known that Argo CD would start a manual sync of it now:
+    no operation in the way, and its AppProject's sync windows allow it (the AppProject is
+    read in the Application's namespace, Argo CD's own in the usual install).
+
+    Raises:
+        UserError: missing, an operation in the way, or a sync window forbids it;
+        KubeError: a read failed.
+    """
+    app = await read_target(kube, target)
+    argo.check_syncable(app, target)
+    project = await kube.get_object(
+        gitops_kinds.APP_PROJECT, windows.project_name(app), target.namespace
+    )
+    argo.check_sync_windows(app, project, target, now)
+    return app
+
+
 async def start_sync(
     kube: KubeWriter, target: Target, *, user_id: str, channel_id: str, clock: Clock
 ) -> RawObject:
     """Write the `operation` field (guarded by the resourceVersion read), re-checking on 409.
 
     Raises:
-        UserError: missing, or an operation is already set or running; KubeError: the write failed.
+        UserError: missing, an operation is already set or running, or a sync window forbids
+            it; KubeError: the write failed.
     """
     for attempt in range(1, CONFLICT_RETRIES + 1):
-        app = await read_target(kube, target)
-        argo.check_syncable(app, target)
+        app = await read_syncable(kube, target, clock())
         body = argo.sync_patch(app, user_id, channel_id, clock())
         try:
             return await kube.patch_object(target.ref, target.name, target.namespace, body)

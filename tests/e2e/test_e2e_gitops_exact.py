@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from testbed.stack import Stack, running_stack
-from tests.gitops_e2e import annotate_app, app_of, patches, result_of
+from tests.gitops_e2e import APP_API, annotate_app, app_of, click_confirm, patches, result_of
 
 REFRESH = "argocd.argoproj.io/refresh"
 REFRESH_TIMESTAMP = "argocd.argoproj.io/refresh-timestamp"
@@ -75,3 +76,64 @@ async def test_a_refresh_made_while_another_pass_runs_is_answered_by_a_pass_of_i
     ours = patches(stack)[0].body["metadata"]["annotations"][REFRESH_TIMESTAMP]
     served = [stamp for _, name, stamp in controllers.refreshed if name == "kai-scheduler"]
     assert served == ["2026-12-02T00:59:00Z", ours]
+
+
+def set_windows(stack: Stack, *windows: dict[str, object]) -> None:
+    patch = {"spec": {"syncWindows": list(windows)}}
+    stack.sim.patch(APP_API, "AppProject", "default", "argocd", patch=patch)
+
+
+FREEZE = {
+    "kind": "deny",
+    "schedule": "* * * * *",
+    "duration": "1h",
+    "applications": ["kai-*"],
+    "description": "GPU driver rollout freeze",
+}
+
+
+async def test_a_sync_a_deny_window_forbids_is_refused_before_anything_is_written(
+    stack: Stack,
+) -> None:
+    set_windows(stack, FREEZE)
+    stack.sim.clear_requests()
+
+    reply = await stack.command("sync argocd/kai-scheduler")
+
+    assert "cannot sync: blocked by sync window" in reply.text
+    assert 'deny "* * * * *" for 1h: GPU driver rollout freeze' in reply.text
+    assert "Confirm" not in str(reply.message)
+    assert patches(stack) == []
+    assert "operation" not in app_of(stack)
+
+
+async def test_a_window_that_closed_after_the_confirmation_refuses_the_click(stack: Stack) -> None:
+    reply = await stack.command("sync argocd/kai-scheduler")
+    set_windows(stack, FREEZE)
+    stack.sim.clear_requests()
+
+    result = await click_confirm(stack, reply)
+
+    assert "cannot sync: blocked by sync window" in result["text"]
+    assert patches(stack) == []
+    assert "operation" not in app_of(stack)
+
+
+async def test_a_deny_window_with_manual_sync_lets_the_sync_run(stack: Stack) -> None:
+    set_windows(stack, {**FREEZE, "manualSync": True})
+
+    result = await click_confirm(stack, await stack.command("sync argocd/kai-scheduler"))
+
+    assert result["text"].startswith("Argo CD sync of Application argocd/kai-scheduler on sim: ")
+    assert "blocked" not in result["text"].splitlines()[0]
+
+
+async def test_allow_windows_none_of_them_open_refuse_the_sync_naming_them(tmp_path: Path) -> None:
+    noon = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+    async with running_stack(tmp_path, clock=lambda: noon) as stack:
+        night = {"kind": "allow", "schedule": "0 22 * * *", "duration": "2h", "namespaces": ["*"]}
+        set_windows(stack, night)
+
+        reply = await stack.command("sync argocd/kai-scheduler")
+
+        assert 'cannot sync: blocked by sync window (allow "0 22 * * *" for 2h)' in reply.text
