@@ -137,3 +137,15 @@ async def test_allow_windows_none_of_them_open_refuse_the_sync_naming_them(tmp_p
         reply = await stack.command("sync argocd/kai-scheduler")
 
         assert 'cannot sync: blocked by sync window (allow "0 22 * * *" for 2h)' in reply.text
+
+
+async def test_an_oci_helm_repository_is_listed_healthy_static_and_not_reconciled_on_demand(
+    stack: Stack,
+) -> None:
+    listed = await stack.command("list helmrepo")
+    stack.sim.clear_requests()
+    refused = await stack.command("reconcile helmrepo flux-system/kai")
+
+    assert "flux-system/kai: Healthy — static: Flux does not reconcile" in listed.text
+    assert "cannot be reconciled on demand" in refused.text
+    assert patches(stack) == []
