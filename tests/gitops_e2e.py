@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from bot.slack import blocks as render
 from testbed.sim.faults import RecordedRequest
-from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack
+from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack, running_stack
 
 APP_API = "argoproj.io/v1alpha1"
+
+
+@asynccontextmanager
+async def controlled_stack(tmp_path: Path) -> AsyncIterator[Stack]:
+    """The stack with the simulator's Flux and Argo CD controllers running, waits of 20 s."""
+    overrides = {"gitops": {"reconcile_timeout": "20s"}}
+    async with running_stack(tmp_path, config_overrides=overrides) as running:
+        running.sim.start_controllers()
+        yield running
 
 
 async def result_of(stack: Stack, reply: Reply) -> Mapping[str, Any]:

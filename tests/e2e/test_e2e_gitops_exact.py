@@ -14,9 +14,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from gitops_e2e import (
+    APP_API,
+    annotate_app,
+    app_of,
+    click_confirm,
+    controlled_stack,
+    patches,
+    result_of,
+)
 
 from testbed.stack import Stack, running_stack
-from tests.gitops_e2e import APP_API, annotate_app, app_of, click_confirm, patches, result_of
 
 REFRESH = "argocd.argoproj.io/refresh"
 REFRESH_TIMESTAMP = "argocd.argoproj.io/refresh-timestamp"
@@ -26,9 +34,7 @@ GO_RFC3339_NANO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z")
 
 @pytest.fixture
 async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    overrides = {"gitops": {"reconcile_timeout": "20s"}}
-    async with running_stack(tmp_path, config_overrides=overrides) as running:
-        running.sim.start_controllers()
+    async with controlled_stack(tmp_path) as running:
         yield running
 
 

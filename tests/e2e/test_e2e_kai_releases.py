@@ -18,15 +18,13 @@ MANAGED_BY = "app.kubernetes.io/managed-by"
 
 @pytest.fixture
 async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
+    """A cluster whose operands are as KAI v0.13's operator leaves them: `app=<name>` and no
+    managed-by label."""
     async with running_stack(tmp_path) as running:
+        for name in OPERANDS:
+            patch = {"metadata": {"labels": {MANAGED_BY: None}}}
+            running.sim.patch("apps/v1", "Deployment", name, KAI_NS, patch=patch)
         yield running
-
-
-def label_as_kai_v0_13(stack: Stack) -> None:
-    """Operands as KAI v0.13's operator leaves them: `app=<name>` and no managed-by label."""
-    for name in OPERANDS:
-        patch = {"metadata": {"labels": {MANAGED_BY: None}}}
-        stack.sim.patch("apps/v1", "Deployment", name, KAI_NS, patch=patch)
 
 
 def break_binder(stack: Stack) -> None:
@@ -39,7 +37,6 @@ def break_binder(stack: Stack) -> None:
 async def test_diagnose_kai_finds_an_unavailable_operand_labelled_only_app_name(
     stack: Stack,
 ) -> None:
-    label_as_kai_v0_13(stack)
     break_binder(stack)
 
     reply = await stack.command("diagnose kai")
@@ -51,7 +48,6 @@ async def test_diagnose_kai_finds_an_unavailable_operand_labelled_only_app_name(
 async def test_health_counts_the_operands_of_a_kai_release_labelling_only_app_name(
     stack: Stack,
 ) -> None:
-    label_as_kai_v0_13(stack)
 
     healthy = await stack.command("health")
     break_binder(stack)
