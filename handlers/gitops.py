@@ -135,7 +135,7 @@ async def _refresh(
     respond: Respond | None,
 ) -> Message:
     user, target = invocation.user_id, request.target
-    await ops.read_target(kube, target)
+    app = await ops.read_target(kube, target)
     action = "hard refresh" if request.hard else "refresh"
 
     async def requested(target: Target, value: str) -> None:
@@ -150,6 +150,7 @@ async def _refresh(
             clock=deps.clock,
             polling=_polling(deps),
             on_requested=requested,
+            app=app,
         )
         details = _argo_details(report)
         await _record(deps, invocation, _change(deps, user, action, target, report.state, details))
@@ -168,8 +169,7 @@ async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
-    app = await ops.read_target(kube, target)
-    argo.check_syncable(app, target)
+    app = await ops.read_syncable(kube, target, deps.clock())
     title, lines = render_gitops.sync_confirmation(target, argo.read_app(app))
     return confirm.ask(
         deps, invocation, action="sync", params=target.params(), title=title, lines=lines

@@ -45,14 +45,17 @@ def missing(title: str, note: str = "") -> Component:
     return Component(title, Health.MISSING, f"{title} was not found {note}".strip())
 
 
-def deployment_component(deployment: RawObject, found: Namespace, now: datetime) -> Component:
-    """A Deployment with its pods (by its selector), their findings and recent Warning events."""
+def deployment_component(
+    deployment: RawObject, found: Namespace, now: datetime, *, as_kai: bool = False
+) -> Component:
+    """A Deployment with its pods (by its selector), their findings and recent Warning events;
+    `as_kai`: a KAI operand or shard scheduler, judged by KAI's own availability rule."""
     name, namespace = c.object_name(deployment), c.object_namespace(deployment) or ""
     title = deployment_title(namespace, name)
     selector = c.as_mapping(c.spec(deployment).get("selector"))
     owned = [rs for rs in found.replicasets if _is_owned(rs, deployment, selector)]
     pods = _states(p for p in found.pods if selectors.matches(selector, c.labels_of(p)))
-    reading = deployments.assess_deployment(deployment)
+    reading = deployments.assess_deployment(deployment, as_kai=as_kai)
     findings = pod_rules.all_findings(pods)
     if not pods:
         findings.append(pod_rules.no_pods_finding(title, deployments.desired_replicas(deployment)))

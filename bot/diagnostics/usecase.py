@@ -115,18 +115,26 @@ def _expected(
 
 
 def _is_available(deployment: RawObject) -> bool:
-    return deployments.assess_deployment(deployment).health.is_healthy
+    """As KAI judges its operands and shard schedulers (every replica updated, Available)."""
+    return deployments.assess_deployment(deployment, as_kai=True).health.is_healthy
 
 
 async def _several(
     kube: PodLogReader, chosen: Sequence[RawObject], now: datetime
 ) -> list[Component]:
-    """Several Deployments: one set of lists per namespace, matched to each in memory."""
+    """Several Deployments of KAI: one set of lists per namespace, matched to each in memory;
+    all but the operator judged as KAI judges its operands and shard schedulers."""
     namespaces = sorted({c.object_namespace(d) or "" for d in chosen})
     read = await asyncio.gather(*(_read_namespace(kube, ns, "") for ns in namespaces))
     found = dict(zip(namespaces, read, strict=True))
     components = [
-        assemble.deployment_component(d, found[c.object_namespace(d) or ""], now) for d in chosen
+        assemble.deployment_component(
+            d,
+            found[c.object_namespace(d) or ""],
+            now,
+            as_kai=c.object_name(d) != kai_report.OPERATOR_DEPLOYMENT,
+        )
+        for d in chosen
     ]
     return list(
         await asyncio.gather(

@@ -16,9 +16,12 @@ from typing import Any
 from bot.core import conditions as c
 from bot.core import errors
 from bot.core.models import RawObject
+from bot.gitops import plan, windows
 from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target
 
+# argo-cd pkg/apis/application/v1alpha1/application_annotations.go
 REFRESH = "argocd.argoproj.io/refresh"
+REFRESH_TIMESTAMP = "argocd.argoproj.io/refresh-timestamp"
 _BUSY_PHASES = ("Running", "Terminating")
 # argo-cd controller/sync.go `SyncAppState`: a running operation a sync window holds says so.
 BLOCKED_BY_WINDOW = "Sync operation blocked by sync window"
@@ -77,10 +80,22 @@ def _retry(app: RawObject) -> Mapping[str, Any]:
     return c.as_mapping(c.as_mapping(c.spec(app).get("syncPolicy")).get("retry"))
 
 
-def refresh_patch(hard: bool, user_id: str, now: datetime) -> dict[str, Any]:
-    """The merge patch requesting a normal or hard refresh, with who asked and when."""
+def refresh_patch(
+    hard: bool, user_id: str, now: datetime, app: RawObject | None = None
+) -> dict[str, Any]:
+    """The merge patch requesting a normal or hard refresh, with who asked and when.
+
+    As Argo CD >= 3.5 writes it (argo-cd util/argo/argo.go `RefreshApp`): `refresh` together
+    with `refresh-timestamp`, `now` in Go's RFC3339Nano, fresh on every attempt. The controller
+    removes both with a JSON patch that first tests the timestamp it started from
+    (controller/appcontroller.go `removeRefreshAnnotationCombo`), so a pass already running
+    keeps a request made meanwhile instead of removing it; `app` (as read) keeps ours distinct
+    from the timestamp it carries.
+    """
+    taken = {c.as_text(c.annotations_of(app).get(REFRESH_TIMESTAMP))} if app else set()
     annotations = {
         REFRESH: "hard" if hard else "normal",
+        REFRESH_TIMESTAMP: plan.new_token(now, taken - {""}),
         REQUESTED_BY: f"slack:{user_id}",
         REQUESTED_WHEN: _rfc3339(now),
     }
@@ -88,7 +103,8 @@ def refresh_patch(hard: bool, user_id: str, now: datetime) -> dict[str, Any]:
 
 
 def is_refresh_pending(app: RawObject) -> bool:
-    """Whether the controller has yet to pick up a refresh (it removes the annotation)."""
+    """Whether the controller has yet to finish a refresh: it removes `refresh` (with the
+    timestamp) at the end of a pass that started from our request or a later one."""
     return REFRESH in c.annotations_of(app)
 
 
@@ -113,6 +129,32 @@ def check_syncable(app: RawObject, target: Target) -> None:
             f"{target.describe()} on {target.cluster} has an operation {state.phase}"
             + (f" ({state.message})" if state.message else "")
             + "; nothing was changed. Wait for it to finish, then sync again."
+        )
+
+
+def check_sync_windows(
+    app: RawObject, project: RawObject | None, target: Target, now: datetime
+) -> None:
+    """Refuse, before anything is written, a sync the AppProject's sync windows forbid at
+    `now`, as Argo CD's API, CLI and UI refuse it (argo-cd server/application/application.go
+    `Sync`: `SyncWindows.Matches(app).CanSync(true, nil)`). Written anyway, the operation would
+    be held by the controller and run by itself when the window opens, blocking other syncs.
+
+    Raises:
+        UserError: the AppProject is missing, or a window forbids the sync (named).
+    """
+    where = f"{target.describe()} on {target.cluster}"
+    name = windows.project_name(app)
+    if project is None:
+        raise errors.UserError(
+            f"{where}: its AppProject {target.namespace}/{name} was not found, so Argo CD would "
+            "not sync it; nothing was changed."
+        )
+    verdict = windows.check_manual_sync(windows.read_windows(project), app, now)
+    if not verdict.allowed:
+        raise errors.UserError(
+            f"{where}: {verdict.reason()}, set in AppProject {name}; nothing was changed. "
+            "Sync again when the window allows it, or ask an Argo CD admin to change the window."
         )
 
 

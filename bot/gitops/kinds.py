@@ -24,6 +24,7 @@ OCI_REPOSITORY = ResourceRef(
 HELM_CHART = ResourceRef("source.toolkit.fluxcd.io", "v1", "helmcharts", "HelmChart", True)
 BUCKET = ResourceRef("source.toolkit.fluxcd.io", "v1", "buckets", "Bucket", True)
 APPLICATION = ResourceRef("argoproj.io", "v1alpha1", "applications", "Application", True)
+APP_PROJECT = ResourceRef("argoproj.io", "v1alpha1", "appprojects", "AppProject", True)
 
 FLUX: dict[str, ResourceRef] = {
     ref.kind: ref

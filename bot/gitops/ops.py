@@ -16,7 +16,8 @@ from typing import Any
 
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.gitops import argo, plan
+from bot.gitops import argo, plan, windows
+from bot.gitops import kinds as gitops_kinds
 from bot.gitops.plan import FluxPhase, FluxReport, StepResult
 from bot.gitops.target import Request, StepState, Target
 from bot.kube import follow
@@ -175,19 +176,21 @@ async def run_refresh(
     clock: Clock,
     polling: Polling,
     on_requested: OnRequested | None = None,
+    app: RawObject | None = None,
 ) -> argo.ArgoReport:
-    """Ask Argo CD to refresh the Application (read first by the caller) and wait until it has;
-    a read that fails after the request ends the wait as "not read back".
+    """Ask Argo CD to refresh the Application (`app`: as read first by the caller) and wait
+    until it has; a read that fails after the request ends the wait as "not read back".
 
     Raises:
         KubeError: the patch failed beyond the gateway's retries.
     """
     loop = asyncio.get_running_loop()
     started = loop.time()
-    body = argo.refresh_patch(hard, user_id, clock())
-    written = await _patch_retrying(kube, target, body, polling.sleep)
+    written, body = await _request_refresh(kube, target, hard, user_id, clock, polling.sleep, app)
     if on_requested is not None:
-        await on_requested(target, body["metadata"]["annotations"][argo.REFRESH])
+        annotations = body["metadata"]["annotations"]
+        value = f"{annotations[argo.REFRESH]} at {annotations[argo.REFRESH_TIMESTAMP]}"
+        await on_requested(target, value)
     action = "hard refresh" if hard else "refresh"
     try:
         app, done = await follow.follow(
@@ -204,17 +207,35 @@ async def run_refresh(
     return _argo_report(target, action, state, app, loop.time() - started, polling)
 
 
+async def read_syncable(kube: KubeWriter, target: Target, now: datetime) -> RawObject:
+    """The Application, once it is known that Argo CD would start a manual sync of it now:
+    no operation in the way, and its AppProject's sync windows allow it (the AppProject is
+    read in the Application's namespace, Argo CD's own in the usual install).
+
+    Raises:
+        UserError: missing, an operation in the way, or a sync window forbids it;
+        KubeError: a read failed.
+    """
+    app = await read_target(kube, target)
+    argo.check_syncable(app, target)
+    project = await kube.get_object(
+        gitops_kinds.APP_PROJECT, windows.project_name(app), target.namespace
+    )
+    argo.check_sync_windows(app, project, target, now)
+    return app
+
+
 async def start_sync(
     kube: KubeWriter, target: Target, *, user_id: str, channel_id: str, clock: Clock
 ) -> RawObject:
     """Write the `operation` field (guarded by the resourceVersion read), re-checking on 409.
 
     Raises:
-        UserError: missing, or an operation is already set or running; KubeError: the write failed.
+        UserError: missing, an operation is already set or running, or a sync window forbids
+            it; KubeError: the write failed.
     """
     for attempt in range(1, CONFLICT_RETRIES + 1):
-        app = await read_target(kube, target)
-        argo.check_syncable(app, target)
+        app = await read_syncable(kube, target, clock())
         body = argo.sync_patch(app, user_id, channel_id, clock())
         try:
             return await kube.patch_object(target.ref, target.name, target.namespace, body)
@@ -264,10 +285,22 @@ def _argo_report(
     return argo.ArgoReport(target, action, state, argo.read_app(app), elapsed, waited)
 
 
-async def _patch_retrying(kube: KubeWriter, target: Target, body: Any, sleep: Sleep) -> RawObject:
+async def _request_refresh(
+    kube: KubeWriter,
+    target: Target,
+    hard: bool,
+    user_id: str,
+    clock: Clock,
+    sleep: Sleep,
+    app: RawObject | None,
+) -> tuple[RawObject, dict[str, Any]]:
+    """Merge-patch the refresh, with a fresh timestamp on each try after a conflict, as
+    argo-cd util/argo/argo.go `RefreshApp` does. Returns the object written and the body."""
     for attempt in range(1, CONFLICT_RETRIES + 1):
+        body = argo.refresh_patch(hard, user_id, clock(), app)
         try:
-            return await kube.patch_object(target.ref, target.name, target.namespace, body)
+            written = await kube.patch_object(target.ref, target.name, target.namespace, body)
+            return written, body
         except errors.KubeConflict:
             if attempt == CONFLICT_RETRIES:
                 raise

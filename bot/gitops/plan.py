@@ -163,12 +163,39 @@ def flux_phase(obj: RawObject, handled_before: str) -> FluxPhase:
     """
     if last_handled(obj) == handled_before:
         return FluxPhase.NOT_HANDLED
+    if retry_of(obj) in (Retry.STALLED, Retry.RETRYING):
+        return FluxPhase.DONE  # the attempt ended in failure: say so now, not at the timeout
     conds = c.list_conditions(obj)
-    if c.is_condition_true(c.find_condition(conds, "Stalled")):
-        return FluxPhase.DONE
     if c.is_condition_true(c.find_condition(conds, "Reconciling")) or _is_generation_behind(obj):
         return FluxPhase.RECONCILING
     return FluxPhase.DONE
+
+
+class Retry(enum.Enum):
+    """Whether Flux tries a failed attempt again (docs/design.md §2 "Flux reconcile")."""
+
+    NONE = ""  # not a failure
+    RETRYING = "Flux retries"
+    AT_INTERVAL = "Flux tries again at its next interval"
+    STALLED = "Flux will not retry until the object changes"
+
+
+def retry_of(obj: RawObject) -> Retry:
+    """How a failed attempt goes on, in Flux's conditions (fluxcd/pkg apis/meta/conditions.go):
+    `Stalled` True: stopped until the object changes; `Ready` False with `Reconciling` True for
+    reason `ProgressingWithRetry`: retried (helm-controller internal/reconcile/
+    atomic_release.go); `Ready` False with no `Reconciling`, at the current generation: failed,
+    requeued at the object's interval (kustomize-controller, source-controller)."""
+    conds = c.list_conditions(obj)
+    if c.is_condition_true(c.find_condition(conds, "Stalled")):
+        return Retry.STALLED
+    if c.condition_status(c.find_condition(conds, "Ready")) != "False":
+        return Retry.NONE
+    reconciling = c.find_condition(conds, "Reconciling")
+    if c.is_condition_true(reconciling):
+        retrying = c.condition_reason(reconciling) == flux.RETRYING
+        return Retry.RETRYING if retrying else Retry.NONE
+    return Retry.NONE if _is_generation_behind(obj) else Retry.AT_INTERVAL
 
 
 def _is_generation_behind(obj: RawObject) -> bool:
@@ -189,12 +216,13 @@ class StepResult:
     revision: str = ""
     note: str = ""  # ours: why it timed out or was skipped, what the object says now
     token: str = ""
+    retry: str = ""  # a failure: whether Flux tries again (`Retry`'s words)
 
 
 def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
     """The result once `flux_phase` is DONE, as `flux reconcile` ends: Ready True succeeded;
-    Ready False or Unknown, or Stalled, failed ("reconciliation failed: '<Ready message>'");
-    no Ready condition is unknown ("status can't be determined")."""
+    Ready False or Unknown, or Stalled, failed ("reconciliation failed: '<Ready message>'"),
+    with whether Flux retries; no Ready condition is unknown ("status can't be determined")."""
     conds = c.list_conditions(obj)
     ready = c.find_condition(conds, "Ready")
     stalled = c.find_condition(conds, "Stalled")
@@ -207,6 +235,7 @@ def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
     shown = ready if ready is not None or stalled is None else stalled
     no_ready = "status can't be determined: Flux reports no Ready condition"
     note = "" if ready is not None else no_ready
+    retry = retry_of(obj).value if state == "failed" else ""
     return StepResult(
         target,
         state,
@@ -216,6 +245,7 @@ def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
         applied_revision(obj),
         note,
         token,
+        retry,
     )
 
 

@@ -61,6 +61,8 @@ def flux_result(report: FluxReport, user_id: str) -> Message:
     final = report.steps[-1].target
     outcome = report.outcome
     head = f"Flux reconcile of {final.describe()} on {final.cluster}: {_FLUX_OUTCOMES[outcome]}"
+    retry = next((s.retry for s in report.steps if s.state == outcome and s.retry), "")
+    head += f"; {retry}" if retry else ""
     head_mrkdwn = f"{ICONS[outcome]} {_bold_target(head, final)}"
     steps = [_step_mrkdwn(step) for step in report.steps]
     if len(steps) == 1:

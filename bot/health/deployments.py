@@ -1,8 +1,10 @@
 """Availability of the Deployments a KAI health report looks at: operator, operands, schedulers.
 
-Uses KAI's own test (`isControllerAvailable`): `status.updatedReplicas == spec.replicas` and the
-`Available` condition True. One refinement: Available True while not every replica is updated
-yet is a rollout in flight, so Progressing rather than Degraded. Pure: no I/O.
+Uses KAI's own test (KAI-Scheduler pkg/operator/operands/common/common.go
+`isControllerAvailable`): `status.updatedReplicas == spec.replicas` and the `Available` condition
+True. For operands and shard schedulers exactly so (not every replica updated: not available);
+for other Deployments, Available True while not every replica is updated yet is a rollout in
+flight, so Progressing rather than Degraded. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -14,6 +16,21 @@ from bot.core.models import Finding, Health, RawObject
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 MANAGED_BY_OPERATOR = "kai-operator"
+APP_LABEL = "app"
+# KAI releases whose operator labels its operands only `app=<name>` (KAI-Scheduler v0.13
+# pkg/operator/operands/common/common.go `BuildDeploymentSpec`): their operand Deployments by
+# name (pkg/operator/operands/{admission,binder,node_scale_adjuster,pod_group_controller,
+# pod_grouper,queue_controller}/resources.go); shard schedulers are found by name apart.
+APP_LABELLED_OPERANDS = frozenset(
+    {
+        "admission",
+        "binder",
+        "node-scale-adjuster",
+        "podgroup-controller",
+        "pod-grouper",
+        "queue-controller",
+    }
+)
 
 
 def deployment_subject(namespace: str, name: str) -> str:
@@ -32,13 +49,18 @@ def find_deployment(
 
 
 def list_operands(deployments: Iterable[RawObject], namespace: str) -> list[RawObject]:
-    """The Deployments the KAI operator built in `namespace` (label managed-by=kai-operator)."""
-    return [
-        d
-        for d in deployments
-        if c.object_namespace(d) == namespace
-        and c.labels_of(d).get(MANAGED_BY_LABEL) == MANAGED_BY_OPERATOR
-    ]
+    """The Deployments the KAI operator built in `namespace`, either labelling: managed-by=
+    kai-operator (newer releases), or `app=<name>` with a name KAI's v0.13 operator gives one."""
+    return [d for d in deployments if c.object_namespace(d) == namespace and is_operand(d)]
+
+
+def is_operand(deployment: RawObject) -> bool:
+    """Whether the KAI operator built this Deployment, by either release's labels."""
+    labels = c.labels_of(deployment)
+    if labels.get(MANAGED_BY_LABEL) == MANAGED_BY_OPERATOR:
+        return True
+    name = c.object_name(deployment)
+    return name in APP_LABELLED_OPERANDS and labels.get(APP_LABEL) == name
 
 
 def desired_replicas(deployment: RawObject) -> int:
@@ -53,8 +75,11 @@ def has_no_available_replica(deployment: RawObject) -> bool:
     return (c.as_int(c.status(deployment).get("availableReplicas")) or 0) == 0
 
 
-def assess_deployment(deployment: RawObject) -> c.Assessment:
-    """Healthy when available as KAI counts it; Progressing mid-rollout; else Degraded."""
+def assess_deployment(deployment: RawObject, *, as_kai: bool = False) -> c.Assessment:
+    """Healthy when available as KAI counts it; Progressing mid-rollout; else Degraded.
+
+    `as_kai` (operands, shard schedulers): KAI's rule alone, so a Deployment whose replicas are
+    not all updated is not available (Degraded), as the operator itself reports it."""
     status = c.status(deployment)
     replicas = desired_replicas(deployment)
     updated = c.as_int(status.get("updatedReplicas")) or 0
@@ -70,6 +95,12 @@ def assess_deployment(deployment: RawObject) -> c.Assessment:
         return c.Assessment(
             Health.DEGRADED, f"not available ({counts}): {reading.headline}", reading.detail
         )
+    if updated != replicas and as_kai:
+        return c.Assessment(
+            Health.DEGRADED,
+            f"not available ({counts}): KAI counts it available only when every replica is "
+            "updated (updatedReplicas == replicas)",
+        )
     if updated != replicas or _is_rollout_unobserved(deployment):
         return c.Assessment(Health.PROGRESSING, f"rolling out ({counts})")
     return c.Assessment(Health.HEALTHY, f"available ({counts})")
@@ -80,14 +111,17 @@ def assess_operands(operands: Iterable[RawObject], namespace: str) -> list[Findi
     healthy: list[str] = []
     findings: list[Finding] = []
     for deployment in sorted(operands, key=c.object_name):
-        reading = assess_deployment(deployment)
+        reading = assess_deployment(deployment, as_kai=True)
         if reading.health is Health.HEALTHY:
             healthy.append(c.object_name(deployment))
             continue
         subject = deployment_subject(namespace, c.object_name(deployment))
         findings.append(Finding(subject, reading.health, reading.headline, reading.detail))
     if not healthy and not findings:
-        summary = f"none found: no Deployment labelled {MANAGED_BY_LABEL}={MANAGED_BY_OPERATOR}"
+        summary = (
+            f"none found: no Deployment labelled {MANAGED_BY_LABEL}={MANAGED_BY_OPERATOR}, "
+            f"nor {APP_LABEL}=<name> for a KAI operand name"
+        )
         return [Finding(f"KAI operands in {namespace}", Health.DEGRADED, summary)]
     if healthy:
         noun = "Deployment" if len(healthy) == 1 else "Deployments"

@@ -161,7 +161,7 @@ def _assess_scheduler(
 ) -> c.Assessment:
     """A shard's scheduler Deployment; not there yet is expected only while the shard progresses."""
     if scheduler is not None:
-        return deployments.assess_deployment(scheduler)
+        return deployments.assess_deployment(scheduler, as_kai=True)
     if shard_reading.health is Health.PROGRESSING:
         return c.Assessment(
             Health.PROGRESSING, f"not created yet: SchedulingShard {shard_name} is Progressing"

@@ -4,8 +4,8 @@ docs/design.md §2 "Flux objects' health": suspended first, then failure (`Stall
 False,
 even while `Reconciling` is True: reason `ProgressingWithRetry` means a failed attempt is being
 retried), then in-progress signals (`Reconciling`, a stale `status.observedGeneration`, `Ready`
-Unknown), then Healthy; no conditions at all is Progressing, an OCI HelmRepository included
-(see `_NEVER_RECONCILED`). As Argo CD's Flux health checks rate it (argo-cd
+Unknown), then Healthy; no conditions at all is Progressing; an OCI HelmRepository, never
+reconciled, is Healthy ("static", see `_STATIC`). As Argo CD's Flux health checks rate it (argo-cd
 resource_customizations/helm.toolkit.fluxcd.io/HelmRelease/testdata/degraded.yaml); the reason
 is fluxcd/pkg apis/meta/conditions.go `ProgressingWithRetryReason`. Pure: no I/O.
 """
@@ -40,10 +40,11 @@ def assess_flux_object(obj: RawObject) -> c.Assessment:
     """Suspended, then Degraded, then Progressing, then Healthy (docs/design.md §2)."""
     if c.spec(obj).get("suspend") is True:
         return c.Assessment(Health.SUSPENDED, "suspended (spec.suspend: true)")
+    if _is_never_reconciled(obj):
+        return c.Assessment(Health.HEALTHY, _STATIC)
     conds = c.list_conditions(obj)
     if not conds:
-        never = _is_never_reconciled(obj)
-        return c.Assessment(Health.PROGRESSING, _NEVER_RECONCILED if never else _NOT_YET)
+        return c.Assessment(Health.PROGRESSING, _NOT_YET)
     return _assess_failure(conds) or _assess_progress(obj, conds) or _assess_outcome(obj, conds)
 
 
@@ -116,15 +117,15 @@ def _describe_revision(obj: RawObject) -> str:
 
 
 _NOT_YET = "no status.conditions yet: the Flux controller has not reconciled it"
-# docs/design.md §2 says "no conditions → Progressing" without exception, and we follow it. Upstream
-# differs for one kind: source-controller never reconciles a HelmRepository of `type: oci` (a
-# static object: fluxcd/source-controller internal/controller/helmrepository_controller.go
-# `Reconcile` hands it to `migrationToStatic`; fluxcd/flux2 cmd/flux/reconcile.go `isStatic`
-# refuses to reconcile it), so such an object stays without conditions. The message says so,
-# so nobody waits for it to progress (docs/gitops.md "Verdicts").
-_NEVER_RECONCILED = (
-    "no status.conditions: Flux does not reconcile a HelmRepository of type oci (each HelmChart "
-    "pulls its chart itself), so no status is expected"
+# One kind is static: source-controller never reconciles a HelmRepository of `type: oci`
+# (fluxcd/source-controller internal/controller/helmrepository_controller.go `Reconcile` hands it
+# to `migrationToStatic`; fluxcd/flux2 cmd/flux/reconcile.go `isStatic` refuses to reconcile it),
+# so it has no status to judge. Healthy whatever it says, as Argo CD rates it (argo-cd
+# resource_customizations/source.toolkit.fluxcd.io/HelmRepository/health.lua) and as the flux CLI
+# calls it (docs/gitops.md "Verdicts").
+_STATIC = (
+    "static: Flux does not reconcile a HelmRepository of type oci (each HelmChart pulls its "
+    "chart itself), so no status is expected"
 )
 
 

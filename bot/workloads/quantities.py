@@ -1,7 +1,8 @@
 """Kubernetes resource quantities (`"8"`, `"500m"`, `"1.5"`, `"64Gi"`) as numbers, and GPUs.
 
 Pure. KAI writes GPU amounts in resource lists under `nvidia.com/gpu` (devices, fractions
-allowed) and Queue specs as plain floats where `-1` means unlimited (kai-workloads.md §3).
+allowed) or, for DRA, under the DeviceClass's name (`gpu.nvidia.com`), and Queue specs as plain
+floats where `-1` means unlimited.
 """
 
 from __future__ import annotations
@@ -32,10 +33,22 @@ def parse_quantity(value: Any) -> float | None:
 
 
 def gpus(resources: Any) -> float | None:
-    """The `nvidia.com/gpu` amount of a resource list, or None when it names none."""
+    """The GPUs of a resource list: `nvidia.com/gpu` (device plugin) plus every DRA DeviceClass
+    KAI counts as GPUs; None when it names none."""
     if not isinstance(resources, Mapping):
         return None
-    return parse_quantity(resources.get(GPU))
+    amounts = [parse_quantity(v) for k, v in resources.items() if is_gpu_resource(str(k))]
+    known = [amount for amount in amounts if amount is not None]
+    return sum(known) if known else None
+
+
+def is_gpu_resource(name: str) -> bool:
+    """`nvidia.com/gpu`, or a DRA DeviceClass KAI counts as GPUs: KAI writes DRA GPUs in
+    PodGroup and Queue resource lists under the DeviceClass's name (e.g. `gpu.nvidia.com`), and
+    a class is a GPU class when its name contains "gpu" (KAI-Scheduler
+    pkg/common/resources/dra.go `ExtractDRAGPUResources`, `IsGPUDeviceClass`). A class name has
+    no `/`, unlike extended resources (`nvidia.com/gpu.shared` is not a device class)."""
+    return name == GPU or ("/" not in name and "gpu" in name.lower())
 
 
 def show(value: float | None) -> str:

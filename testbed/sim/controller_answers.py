@@ -13,17 +13,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 _SLOW = re.compile(r"slow:(\d+(?:\.\d+)?)(ms|s)")
-# retry: Flux fails and retries (Ready False, Reconciling ProgressingWithRetry); blocked: an
-# Argo CD sync window holds the operation.
-Mode = Literal["succeed", "fail", "never", "retry", "blocked"]
+# retry: Flux fails and retries (Ready False, Reconciling ProgressingWithRetry); stall: Flux
+# fails and stops (Stalled True, Ready False); blocked: an Argo CD sync window holds the operation.
+Mode = Literal["succeed", "fail", "never", "retry", "stall", "blocked"]
 _MODES: dict[str, Mode] = {
     "succeed": "succeed",
     "fail": "fail",
     "never": "never",
     "retry": "retry",
+    "stall": "stall",
     "blocked": "blocked",
 }
-_WITH_MESSAGE: tuple[Mode, ...] = ("fail", "retry")
+_WITH_MESSAGE: tuple[Mode, ...] = ("fail", "retry", "stall")
 FORCE_AT = "reconcile.fluxcd.io/forceAt"
 RESET_AT = "reconcile.fluxcd.io/resetAt"
 # helm-controller api/v2: each request annotation and the status field that records it.
@@ -42,8 +43,8 @@ class Behaviour:
 
 
 def parse_behaviour(value: str, default: Behaviour) -> Behaviour:
-    """Read an annotation value (`succeed`, `fail[:MESSAGE]`, `retry[:MESSAGE]`, `slow:2s`,
-    `never`, `blocked`); else default."""
+    """Read an annotation value (`succeed`, `fail[:MESSAGE]`, `retry[:MESSAGE]`,
+    `stall[:MESSAGE]`, `slow:2s`, `never`, `blocked`); else default."""
     text = value.strip()
     if text in _MODES:
         return Behaviour(_MODES[text], default.delay)
@@ -73,7 +74,10 @@ def flux_outcome(
     """The status a Flux controller leaves: request handled, generation observed, Ready set.
 
     `retry` leaves a failure being retried: Ready False and Reconciling True with reason
-    `ProgressingWithRetry` (as helm-controller after a failed upgrade that it rolled back).
+    `ProgressingWithRetry` (as helm-controller after a failed upgrade that it rolled back,
+    internal/reconcile/atomic_release.go); `stall` a failure Flux will not retry until the
+    object changes: Stalled True beside Ready False, no Reconciling (fluxcd/pkg
+    runtime/conditions/check/fail.go: never both).
     """
     status = obj.get("status") or {}
     keep = [
@@ -91,6 +95,9 @@ def flux_outcome(
     if behaviour.mode == "retry":
         retrying = {"status": "True", "reason": RETRYING, "message": ready["message"]}
         conditions = _set_condition(conditions, "Reconciling", retrying, generation, now)
+    if behaviour.mode == "stall":
+        stalled = {"status": "True", "reason": ready["reason"], "message": ready["message"]}
+        conditions = _set_condition(conditions, "Stalled", stalled, generation, now)
     return {
         "lastHandledReconcileAt": token,
         "observedGeneration": generation,
@@ -236,3 +243,27 @@ def replace_status(obj: dict[str, Any], fields: dict[str, Any]) -> list[dict[str
     return [
         {"op": "add", "path": f"/status/{key}", "value": value} for key, value in fields.items()
     ]
+
+
+_REFRESH = "argocd.argoproj.io/refresh"
+_REFRESH_TIMESTAMP = "argocd.argoproj.io/refresh-timestamp"
+
+
+def refresh_removal(annotations: dict[str, Any]) -> list[dict[str, Any]]:
+    """The JSON patch ending a refresh pass that started from `annotations`: test and remove
+    the timestamp, remove `refresh` (argo-cd controller/appcontroller.go
+    `removeRefreshAnnotationCombo`); a newer timestamp fails the test, so nothing is removed."""
+    operations: list[dict[str, Any]] = []
+    if _REFRESH_TIMESTAMP in annotations:
+        path = "/metadata/annotations/" + _pointer_token(_REFRESH_TIMESTAMP)
+        operations.append({"op": "test", "path": path, "value": annotations[_REFRESH_TIMESTAMP]})
+        operations.append({"op": "remove", "path": path})
+    if _REFRESH in annotations:
+        operations.append(
+            {"op": "remove", "path": "/metadata/annotations/" + _pointer_token(_REFRESH)}
+        )
+    return operations
+
+
+def _pointer_token(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")

@@ -129,6 +129,7 @@ CALLS: list[Call] = [
     *reads("get patch watch", "source.toolkit.fluxcd.io", "helmcharts", FLUX_NS, "--with-source"),
     # Argo CD refresh and sync (bot/gitops/ops.py, argo.py), /kai list app
     *reads("get list patch watch", "argoproj.io", "applications", ARGO_NS, "argo refresh/sync"),
+    *reads("get", "argoproj.io", "appprojects", ARGO_NS, "argo sync: the sync windows"),
     # Its own Lease and state (bot/alerts/lease.py, store.py, access/once.py, journal.py)
     *[Call(v, "coordination.k8s.io", "leases", BOT_NS, LEASE_NAME) for v in ("get", "patch")],
     Call("create", "coordination.k8s.io", "leases", BOT_NS, LEASE_NAME, where="first start"),
@@ -382,8 +383,10 @@ INTENT: dict[str, set[Rule]] = {
         "gitrepositories helmrepositories ocirepositories helmcharts",
         "get patch watch",
     ),
-    # Argo CD: refresh (annotation) and sync (operation), list, follow by watch.
-    ARGO_NS: rules("argoproj.io", "applications", "get list patch watch"),
+    # Argo CD: refresh (annotation) and sync (operation), list, follow by watch; the AppProject's
+    # sync windows read before a sync.
+    ARGO_NS: rules("argoproj.io", "applications", "get list patch watch")
+    | rules("argoproj.io", "appprojects", "get"),
     # Its own namespace: its Lease and state ConfigMaps by name; create cannot be limited by
     # name (the admission policy kai-chatops-own-state does that). Not its config, no Secret.
     BOT_NS: rules("coordination.k8s.io", "leases", "get patch", LEASE_NAME)

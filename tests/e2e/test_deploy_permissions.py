@@ -24,6 +24,7 @@ Call = tuple[str, str, str, str | None]  # group, resource, verb, namespace (Non
 NAMESPACED = {
     "deployments", "scaledjobs", "scaledobjects", "helmreleases", "kustomizations",
     "gitrepositories", "helmrepositories", "ocirepositories", "helmcharts", "applications",
+    "appprojects",
     "leases", "configmaps", "pods", "pods/log", "events", "replicasets", "endpointslices",
     "services",
 }  # fmt: skip

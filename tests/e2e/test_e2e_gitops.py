@@ -205,7 +205,9 @@ async def test_a_failed_source_stops_the_chain_before_the_release(stack: Stack) 
     )
 
     assert [r.path.rsplit("/", 1)[-1] for r in patches(stack)] == ["kedacore"]
-    assert result["text"].splitlines()[0].endswith(": failed")
+    assert (
+        result["text"].splitlines()[0].endswith(": failed; Flux tries again at its next interval")
+    )
     assert "- HelmRelease flux-system/keda: not requested" in result["text"]
 
 

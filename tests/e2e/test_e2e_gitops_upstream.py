@@ -1,23 +1,24 @@
 """Flux and Argo CD end to end, where the bot must do exactly what `flux` and `argocd` do.
 
 Issue 12 A1-A4: a sync carries the Application's sync options and retry and a sync window's hold
-is said; a Flux failure being retried reads Degraded "retrying"; the reconcile wait ends when
-`lastHandledReconcileAt` changes; `--force` / `--reset`; a reconcile ending with Ready Unknown.
+is said; a Flux failure is reported at once, saying whether Flux retries; the reconcile wait
+ends when `lastHandledReconcileAt` changes; `--force` / `--reset`; a reconcile ending with Ready
+Unknown.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from gitops_e2e import click_confirm, controlled_stack, patches, result_of
 
-from bot.slack import blocks as render
 from testbed.sim.faults import RecordedRequest
-from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack, running_stack
+from testbed.stack import DEMO_CHANNEL, Reply, Stack, running_stack
 
 HR_API = "helm.toolkit.fluxcd.io/v2"
 APP_API = "argoproj.io/v1alpha1"
@@ -26,29 +27,8 @@ REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
 
 @pytest.fixture
 async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    overrides = {"gitops": {"reconcile_timeout": "20s"}}
-    async with running_stack(tmp_path, config_overrides=overrides) as running:
-        running.sim.start_controllers()
+    async with controlled_stack(tmp_path) as running:
         yield running
-
-
-async def result_of(stack: Stack, reply: Reply) -> Mapping[str, Any]:
-    """The message that replaced the "reconciling…" reply."""
-    post = await stack.slack.wait_for_response(reply.delivery.hook_id, count=2, timeout=15)
-    return post.body
-
-
-async def click_confirm(stack: Stack, reply: Reply) -> Mapping[str, Any]:
-    assert reply.message is not None
-    delivery = await stack.driver.click_button(
-        render.CONFIRM_ACTION, user_id=OPERATOR, channel_id=DEMO_CHANNEL, message=reply.message
-    )
-    post = await stack.slack.wait_for_response(delivery.hook_id, timeout=15)
-    return post.body
-
-
-def patches(stack: Stack) -> list[RecordedRequest]:
-    return [r for r in stack.sim.requests if r.method == "PATCH"]
 
 
 async def first_patch(stack: Stack) -> RecordedRequest:
@@ -134,12 +114,24 @@ async def test_e2e_argo_sync_held_by_a_sync_window_is_reported_blocked(stack: St
     assert kai_app(stack)["operation"]  # Argo CD keeps it, to run when the window opens
 
 
-async def test_e2e_flux_failure_being_retried_reads_degraded_retrying(tmp_path: Path) -> None:
-    overrides = {"gitops": {"reconcile_timeout": "1s"}}
+@pytest.mark.parametrize(
+    ("behaviour", "head"),
+    [
+        ("retry", "failed; Flux retries"),
+        ("stall", "failed; Flux will not retry until the object changes"),
+        ("fail", "failed; Flux tries again at its next interval"),
+    ],
+    ids=["retrying", "stalled", "failed"],
+)
+async def test_e2e_flux_failure_is_reported_at_once_saying_whether_flux_retries(
+    tmp_path: Path, behaviour: str, head: str
+) -> None:
+    """docs/design.md §2 "Flux reconcile": not at the timeout (an hour here), at once."""
+    overrides = {"gitops": {"reconcile_timeout": "25m"}}
     async with running_stack(tmp_path, config_overrides=overrides) as stack:
         stack.sim.start_controllers()
-        retry = "retry:Helm rollback to previous release keda/keda.v3 succeeded"
-        annotations = {"sim.kai-chatops/reconcile": retry}
+        said = f"{behaviour}:Helm rollback to previous release keda/keda.v3 succeeded"
+        annotations = {"sim.kai-chatops/reconcile": said}
         stack.sim.patch(
             HR_API,
             "HelmRelease",
@@ -150,9 +142,11 @@ async def test_e2e_flux_failure_being_retried_reads_degraded_retrying(tmp_path: 
 
         result = await result_of(stack, await stack.command("reconcile hr flux-system/keda"))
 
-        text = result["text"]
-        assert "Flux handled the request but is still reconciling" in text
-        assert "It says now: Degraded, retrying: Ready is False (UpgradeFailed)" in text
+        lines = result["text"].splitlines()
+        assert lines[0] == f"Flux reconcile of HelmRelease flux-system/keda on sim: {head}"
+        assert lines[1].startswith("- HelmRelease flux-system/keda: Ready False (UpgradeFailed)")
+        assert "Helm rollback to previous release keda/keda.v3 succeeded" in result["text"]
+        assert "no result within" not in result["text"]
 
 
 async def test_e2e_reconcile_wait_done_when_last_handled_changes(stack: Stack) -> None:

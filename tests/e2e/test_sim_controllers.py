@@ -161,6 +161,52 @@ async def test_argo_cd_removes_the_refresh_annotation_and_stamps_the_comparison(
     assert app["status"]["reconciledAt"] != "2026-08-24T08:20:04Z"
 
 
+REFRESH_TIMESTAMP = "argocd.argoproj.io/refresh-timestamp"
+
+
+def refresh_app(sim: Simulator, **annotations: str) -> None:
+    patch = {"metadata": {"annotations": annotations}}
+    sim.patch(APP_API, "Application", "kai-scheduler", "argocd", patch=patch)
+
+
+@pytest.mark.parametrize(
+    ("second", "passes"),
+    [
+        (
+            {REFRESH_TIMESTAMP: "2026-12-02T01:00:01.5Z"},
+            ["2026-12-02T01:00:00Z", "2026-12-02T01:00:01.5Z"],
+        ),
+        ({}, ["2026-12-02T01:00:00Z"]),
+    ],
+    ids=["with-timestamp-kept-for-a-second-pass", "without-timestamp-removed-by-the-running-pass"],
+)
+async def test_argo_cd_keeps_a_refresh_requested_during_a_pass_only_when_it_carries_a_new_timestamp(
+    sim: Simulator, second: dict[str, Any], passes: list[str]
+) -> None:
+    """controller/appcontroller.go removeRefreshAnnotationCombo: the removal tests the timestamp
+    the pass started from; a newer one survives and is refreshed again."""
+    assert sim.controllers is not None
+    refresh_app(sim, **{"sim.kai-chatops/reconcile": "slow:0.3s"})
+    refresh_app(sim, **{REFRESH: "normal", REFRESH_TIMESTAMP: "2026-12-02T01:00:00Z"})
+    await eventually(
+        lambda: sim.controllers and sim.controllers.is_refreshing("argocd", "kai-scheduler")
+    )
+
+    refresh_app(sim, **{REFRESH: "hard", **second})
+
+    def done() -> dict[str, Any] | None:
+        app = sim.get(APP_API, "Application", "kai-scheduler", "argocd")
+        idle = sim.controllers is not None and not sim.controllers.is_refreshing(
+            "argocd", "kai-scheduler"
+        )
+        return app if app and idle and REFRESH not in app["metadata"]["annotations"] else None
+
+    app = await eventually(done, timeout=5)
+    assert REFRESH_TIMESTAMP not in app["metadata"]["annotations"]
+    served = [stamp for ns, name, stamp in sim.controllers.refreshed if name == "kai-scheduler"]
+    assert served == passes
+
+
 @pytest.mark.parametrize(
     ("behaviour", "phase", "message"),
     [

@@ -297,12 +297,12 @@ status:
 """
 
 
-def test_evaluate_flux_an_oci_helmrepository_is_progressing_and_stalled_speaks_ready_words(
+def test_evaluate_flux_an_oci_helmrepository_is_healthy_static_and_stalled_speaks_ready_words(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     oci, stalled = evaluate_json(tmp_path, FLUX_SOURCES, capsys)
 
-    assert oci["health"] == "Progressing"
-    assert "Flux does not reconcile a HelmRepository of type oci" in str(oci["message"])
+    assert oci["health"] == "Healthy"
+    assert str(oci["message"]).startswith("static: Flux does not reconcile a HelmRepository")
     assert stalled["health"] == "Degraded"
     assert str(stalled["message"]).endswith(": fetching chart keda@2.17")

@@ -318,6 +318,45 @@ def test_stalled_without_ready_is_a_failure_in_stalled_words() -> None:
     )
 
 
+RETRYING = cond("Reconciling", "True", "ProgressingWithRetry", "retrying after 5m")
+FAILED = cond("Ready", "False", "UpgradeFailed", "Helm upgrade failed: timed out")
+
+
+@pytest.mark.parametrize(
+    ("conditions", "observed", "phase", "retry"),
+    [
+        ([FAILED, RETRYING], 1, FluxPhase.DONE, "failed; Flux retries"),
+        ([FAILED], 1, FluxPhase.DONE, "failed; Flux tries again at its next interval"),
+        (
+            [FAILED, cond("Stalled", "True", "InvalidChartReference", "chart not found")],
+            1,
+            FluxPhase.DONE,
+            "failed; Flux will not retry until the object changes",
+        ),
+        ([FAILED, cond("Reconciling", "True", "Progressing", "")], 1, FluxPhase.RECONCILING, ""),
+        ([FAILED], 0, FluxPhase.RECONCILING, ""),
+    ],
+    ids=[
+        "retrying",
+        "failed-at-the-current-generation",
+        "stalled",
+        "a-new-attempt-under-way",
+        "failed-at-an-older-generation",
+    ],
+)
+def test_a_failed_attempt_is_reported_at_once_saying_whether_flux_retries(
+    conditions: list[dict[str, str]], observed: int, phase: FluxPhase, retry: str
+) -> None:
+    status = {"lastHandledReconcileAt": TOKEN, "observedGeneration": observed}
+    obj = flux_object(status={**status, "conditions": conditions})
+
+    assert plan.flux_phase(obj, BEFORE) is phase
+    if phase is FluxPhase.DONE:
+        report = FluxReport((plan.judge_flux(obj, HR, TOKEN),), 1.0)
+        head = render_gitops.flux_result(report, "U1")["text"].splitlines()[0]
+        assert head == f"Flux reconcile of {HR.describe()} on {HR.cluster}: {retry}"
+
+
 def test_no_ready_condition_is_reported_as_unknown() -> None:
     result = plan.judge_flux(flux_object(status={"conditions": []}), HR, TOKEN)
     assert result.state == "unknown"
@@ -423,6 +462,17 @@ def test_a_refresh_is_an_annotation_normal_or_hard() -> None:
     assert argo.refresh_patch(False, "U1", NOW)["metadata"]["annotations"][argo.REFRESH] == "normal"
     assert argo.refresh_patch(True, "U1", NOW)["metadata"]["annotations"][argo.REFRESH] == "hard"
     assert argo.is_refresh_pending(application(metadata={"annotations": {argo.REFRESH: "hard"}}))
+
+
+def test_a_refresh_carries_a_go_rfc3339nano_timestamp_unlike_the_one_on_the_app() -> None:
+    """argo-cd util/argo/argo.go RefreshApp: `time.Now().Format(time.RFC3339Nano)`."""
+    written = argo.refresh_patch(False, "U1", NOW)["metadata"]["annotations"]
+    assert written[argo.REFRESH_TIMESTAMP] == "2026-08-24T08:15:30.482913Z"
+    on_app = application(
+        metadata={"annotations": {argo.REFRESH_TIMESTAMP: "2026-08-24T08:15:30.482913Z"}}
+    )
+    again = argo.refresh_patch(True, "U1", NOW, on_app)["metadata"]["annotations"]
+    assert again[argo.REFRESH_TIMESTAMP] == "2026-08-24T08:15:30.482913001Z"
 
 
 @pytest.mark.parametrize(

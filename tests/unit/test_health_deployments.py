@@ -115,7 +115,8 @@ def test_an_unavailable_operand_gets_its_own_degraded_finding() -> None:
     assert report.verdict is Health.DEGRADED
 
 
-def test_an_operand_mid_rollout_is_progressing_not_degraded() -> None:
+def test_an_operand_not_every_replica_updated_is_not_available_as_kai_counts_it() -> None:
+    """KAI-Scheduler pkg/operator/operands/common/common.go isControllerAvailable."""
     rolling = deployment("admission", replicas=2, updated=1, available="True")
 
     found = find_finding(
@@ -123,8 +124,34 @@ def test_an_operand_mid_rollout_is_progressing_not_degraded() -> None:
         "Deployment kai-scheduler/admission",
     )
 
-    assert found.health is Health.PROGRESSING
-    assert found.summary == "rolling out (1/2 updated, 1 available)"
+    assert found.health is Health.DEGRADED
+    assert found.summary.startswith("not available (1/2 updated, 1 available): KAI counts it")
+
+
+def test_a_kai_release_labelling_operands_only_app_name_has_its_operands_found() -> None:
+    """KAI v0.13: operands carry only `app=<name>` (operands/common BuildDeploymentSpec)."""
+    old = tuple(deployment(name, operand=False) for name in KAI_OPERANDS if name != "binder")
+    broken = deployment("binder", operand=False, available="False")
+    stranger = deployment("web", operand=False, available="False")
+    snap = kai_snapshot(
+        deployments=(
+            deployment("kai-operator", operand=False),
+            *old,
+            broken,
+            stranger,
+            deployment("kai-scheduler-default"),
+        )
+    )
+
+    report = report_of(snap)
+
+    binder = find_finding(report, "Deployment kai-scheduler/binder")
+    assert binder.health is Health.DEGRADED
+    others = find_finding(report, "KAI operands in kai-scheduler")
+    assert others.summary == (
+        "4 Deployments available: admission, pod-grouper, podgroup-controller, queue-controller"
+    )
+    assert all("web" not in f.subject for f in report.findings)
 
 
 def test_a_deployment_without_replicas_defaults_to_one() -> None:

@@ -186,19 +186,34 @@ def test_suspend_false_is_not_suspended() -> None:
     assert flux.evaluate_flux_object(obj).health is Health.HEALTHY
 
 
-def test_an_oci_helmrepository_without_status_is_progressing_and_says_none_is_expected() -> None:
-    """docs/design.md §2 "Flux objects' health": no conditions is Progressing, for every kind
-    today; upstream never reconciles an OCI HelmRepository, so the message says no status will
-    come (docs/gitops.md "Verdicts")."""
+@pytest.mark.parametrize(
+    "conditions",
+    [[], [condition("Ready", "False", reason="FetchFailed", message="from before the migration")]],
+    ids=["no-status", "stale-conditions"],
+)
+def test_an_oci_helmrepository_is_healthy_static_as_argo_cd_and_flux_say(
+    conditions: list[dict[str, Any]],
+) -> None:
+    """docs/design.md §2 "Flux objects' health": Flux never reconciles it (static)."""
     obj = flux_object(
-        "HelmRepository", observed=None, spec_extra={"type": "oci", "url": "oci://ghcr.io/x"}
+        "HelmRepository",
+        observed=None,
+        conditions=conditions,
+        spec_extra={"type": "oci", "url": "oci://ghcr.io/x"},
     )
 
     verdict = flux.evaluate_flux_object(obj)
 
-    assert verdict.health is Health.PROGRESSING
-    assert "Flux does not reconcile a HelmRepository of type oci" in verdict.message
-    assert "no status is expected" in verdict.message
+    assert verdict.health is Health.HEALTHY
+    assert verdict.message.startswith(
+        "static: Flux does not reconcile a HelmRepository of type oci"
+    )
+
+
+def test_a_suspended_oci_helmrepository_is_suspended() -> None:
+    obj = flux_object("HelmRepository", suspend=True, spec_extra={"type": "oci"})
+
+    assert flux.evaluate_flux_object(obj).health is Health.SUSPENDED
 
 
 ROLLED_BACK = (

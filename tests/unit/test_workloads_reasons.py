@@ -263,3 +263,43 @@ def test_a_long_pending_listing_names_the_configured_command_in_its_advice_and_n
     assert "`/gpu pending NAMESPACE` shows one namespace." in shown
     assert "(`/gpu queues`); put the job in a leaf queue" in shown
     assert "/kai" not in shown
+
+
+@pytest.mark.parametrize(
+    ("resources", "counted"),
+    [
+        ({"nvidia.com/gpu": "2", "cpu": "16"}, 2.0),
+        ({"gpu.nvidia.com": "4", "cpu": "16", "memory": "64Gi"}, 4.0),
+        ({"nvidia.com/gpu": "1", "gpu.nvidia.com": "2"}, 3.0),
+        ({"nvidia.com/gpu.shared": "2", "mig.nvidia.com": "1", "cpu": "4"}, None),
+    ],
+    ids=["device-plugin", "dra-device-class", "both", "neither"],
+)
+def test_gpus_under_a_dra_device_class_are_counted_as_kai_counts_them(
+    resources: dict[str, str], counted: float | None
+) -> None:
+    """KAI-Scheduler pkg/common/resources/dra.go: DRA GPUs under the DeviceClass's name."""
+    dra_queue = {
+        "metadata": {"name": "annia"},
+        "spec": {"resources": {"gpu": {"quota": 4, "limit": 8, "overQuotaWeight": 1}}},
+        "status": {"allocated": resources, "requested": resources},
+    }
+
+    [row] = queues.queue_rows([dra_queue])
+
+    assert (row.allocated, row.requested) == (counted, counted)
+
+
+def test_a_pending_reason_reads_dra_gpus_as_it_reads_device_plugin_gpus() -> None:
+    def as_dra(resources: Any) -> Any:
+        if not isinstance(resources, dict):
+            return resources
+        return {"gpu.nvidia.com" if k == "nvidia.com/gpu" else k: v for k, v in resources.items()}
+
+    dra = {key: as_dra(value) for key, value in TEAM_A.items()}
+    message = "team-a quota has reached the allowable limit of GPUs"
+
+    line = advice(read_reason(entry("OverLimit", message, dra)), command="/kai")
+
+    assert line == advice(read_reason(entry("OverLimit", message, TEAM_A)), command="/kai")
+    assert "8 of 8 GPUs allocated; this job asks 8 more" in line
