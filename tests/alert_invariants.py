@@ -20,7 +20,7 @@ check step after the one it landed in.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,14 +80,18 @@ class HolderLog:
             if by and holder is not None and by != holder:
                 self.strays[ts] = Stray(ts, by, holder, self.step)
 
-    def end_step(self, slack: SlackEmulator, channel: str) -> list[Stray]:
+    def end_step(
+        self, slack: SlackEmulator, channel: str, kept: Collection[str] = frozenset()
+    ) -> list[Stray]:
         """Call at the end of each check step: the strays that landed in an earlier step and
-        are still visible (each reported once); then the next step begins."""
+        are still visible (each reported once), unless the holder adopted them as the message
+        its state keeps (`kept`: a late copy found and recorded, never doubled); then the next
+        step begins."""
         shown = {m.ts for m in slack.messages(channel)}
         late = [
             s
             for s in self.strays.values()
-            if s.step < self.step and s.ts in shown and s.ts not in self.reported
+            if s.step < self.step and s.ts in shown and s.ts not in self.reported | set(kept)
         ]
         self.reported.update(s.ts for s in late)
         self.step += 1
@@ -176,9 +180,14 @@ def payload(message: PostedMessage) -> Mapping[str, Any]:
 
 
 def check_channel(
-    slack: SlackEmulator, channel: str, *, holders: HolderLog | None = None
+    slack: SlackEmulator,
+    channel: str,
+    *,
+    holders: HolderLog | None = None,
+    kept: Collection[str] = frozenset(),
 ) -> Verdict:
-    """Every invariant above over `channel` as it is now."""
+    """Every invariant above over `channel` as it is now; a non-holder's post the state keeps
+    (`kept`: adopted by the holder as the one copy) is not a stray."""
     verdict = Verdict()
     by_incident: dict[str, list[tuple[int, PostedMessage]]] = defaultdict(list)
     for message in slack.messages(channel):
@@ -186,7 +195,7 @@ def check_channel(
         incident, _, number = effect.rpartition(":")
         if "/" in incident and number.isdigit():
             by_incident[incident].append((int(number), message))
-        if holders is not None and effect:
+        if holders is not None and effect and message.ts not in kept:
             _check_poster(verdict, message, holders)
     verdict.incidents = len(by_incident)
     for incident, messages in sorted(by_incident.items()):
