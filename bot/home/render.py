@@ -14,10 +14,12 @@ from datetime import UTC, datetime
 from bot.core import conditions as c
 from bot.core.durations import format_duration
 from bot.core.models import Health, HealthReport
+from bot.core.rich import Rich, rich_text
 from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
 from bot.slack.blocks import (
     ICONS,
     Block,
+    Text,
     button,
     context,
     escape,
@@ -83,7 +85,7 @@ def not_allowed_view(message: str) -> dict[str, object]:
     }
 
 
-def _part(title: str, lines: Sequence[str], budget: str, empty: str) -> list[Block]:
+def _part(title: str, lines: Sequence[Text], budget: str, empty: str) -> list[Block]:
     if not lines:
         return [header(title), context(escape(empty))]
     sections, placed = pack_lines(lines, _BUDGET[budget])
@@ -116,7 +118,7 @@ def _report_lines(name: str, report: HealthReport) -> list[str]:
     return [head, *found]
 
 
-def _alert_line(alert: AlertLine, now: datetime) -> str:
+def _alert_line(alert: AlertLine, now: datetime) -> Text:
     icon = ":red_circle:" if alert.critical else ":large_orange_circle:"
     head = (
         f"{icon} `{escape(alert.alert_id)}` {escape(alert.cluster)} · "
@@ -126,32 +128,32 @@ def _alert_line(alert: AlertLine, now: datetime) -> str:
     state = f"{_STATE_ICONS[alert.state]} {alert.state}"
     if alert.state == "firing":
         return f"{head} — {state}{age}"
-    owner = f" by {_user(alert.by)}"
+    owner = rich_text(" by ", _user(alert.by))
     if alert.state == "silenced" and alert.until is not None:
         owner += f" until {_time(alert.until)}"
     reason = f": {escape(alert.reason)}" if alert.reason else ""
-    return f"{head} — {state}{owner}{reason} (fired {_age(alert.since, now)} ago)"
+    return rich_text(f"{head} — {state}", owner, f"{reason} (fired {_age(alert.since, now)} ago)")
 
 
-def _held_line(held: HeldObject) -> str:
+def _held_line(held: HeldObject) -> Text:
     where = f"*{escape(held.kind)} {escape(held.namespace)}/{escape(held.name)}* on "
     where += escape(held.cluster)
     if not held.by:
         return f"{_HELD_ICONS[held.what]} {where} — {held.what} by hand (no kai-chatops record)"
-    text = f"{_HELD_ICONS[held.what]} {where} — {held.what} by {_user(held.by)}"
+    text = rich_text(f"{_HELD_ICONS[held.what]} {where} — {held.what} by ", _user(held.by))
     if held.at:
         text += f" at {escape(_text_time(held.at))}"
     text += f", until {escape(_text_time(held.until))}" if held.until else ", until resumed"
     return text + (f": {escape(held.reason)}" if held.reason else "")
 
 
-def _change_line(change: ChangeLine) -> str:
+def _change_line(change: ChangeLine) -> Text:
     icon = _OUTCOME_ICONS.get(change.outcome, ":warning:")
-    user = change.user.removeprefix("slack:")
-    who = _user(user) if _USER_ID.fullmatch(user) else escape(user)
-    text = (
-        f"{icon} {_time(change.at)} · {who} {escape(change.action)} "
-        f"{escape(change.target)}: {escape(change.note or change.outcome)}"
+    text = rich_text(
+        f"{icon} {_time(change.at)} · ",
+        _user(change.user.removeprefix("slack:")),
+        f" {escape(change.action)} {escape(change.target)}: ",
+        escape(change.note or change.outcome),
     )
     return text + (f" — {escape(change.reason)}" if change.reason else "")
 
@@ -160,9 +162,9 @@ def _error_lines(error: str) -> list[str]:
     return [f":warning: {escape(error)}"] if error else []
 
 
-def _user(user: str) -> str:
+def _user(user: str) -> Rich:
     """A mention for a user ID; anything else (written by hand on an object) as escaped text."""
-    return mention(user) if _USER_ID.fullmatch(user) else escape(user)
+    return mention(user) if _USER_ID.fullmatch(user) else rich_text(escape(user))
 
 
 def _time(moment: datetime) -> str:
