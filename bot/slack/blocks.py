@@ -29,6 +29,10 @@ ICONS = {
 }
 TRUNCATED = "… (truncated)"
 RESTARTING = "kai-chatops is restarting; nothing was done. Try again in a few seconds."
+REPLAY_UNKNOWN = (
+    "kai-chatops cannot tell just now whether this request was already handled (its memory of "
+    "requests cannot be reached), so nothing was changed. Try again in a moment."
+)
 GENERIC_FAILURE = (
     "Something went wrong inside kai-chatops while handling this; nothing was changed. "
     "The details are in the service log."

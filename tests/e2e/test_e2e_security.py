@@ -161,6 +161,27 @@ async def test_item2_a_replayed_signed_request_runs_nothing_a_second_time_on_any
         assert len(stack.slack.responses(request.hook_id)) == 2  # "reconciling…", the result
 
 
+async def test_a_change_whose_replay_cannot_be_ruled_out_is_refused_and_a_read_runs(
+    tmp_path: Path,
+) -> None:
+    # Issue 22: with the shared memory unreachable, a captured request replayed to another
+    # replica would run again; so a change is refused ("try again"), a read still answers.
+    async with running_stack(tmp_path, config_overrides=BACKENDS["configmap"]) as stack:
+        stack.sim.faults.add(503, resource="configmaps", times=None)
+        stack.sim.clear_requests()
+        reconcile = command(stack, "reconcile hr flux-system/kai-scheduler")
+        health = command(stack, "health", at=int(time.time()) - 1)
+        for request in (reconcile, health):
+            assert (await send(stack, request))[0] == 200
+        refused = await stack.slack.wait_for_response(reconcile.hook_id, timeout=30.0)
+        answered = await stack.slack.wait_for_response(health.hook_id, timeout=30.0)
+        assert "Try again in a moment" in refused.body["text"], refused.body
+        assert "nothing was changed" in refused.body["text"]
+        assert answered.body["text"].startswith("KAI health"), answered.body
+        assert writes(stack, "helmreleases") == []
+        assert len(stack.slack.responses(reconcile.hook_id)) == 1
+
+
 async def test_item2_the_same_command_signed_anew_is_not_a_replay(tmp_path: Path) -> None:
     async with running_stack(tmp_path) as stack:
         first = command(stack, "health", response_url=None)

@@ -114,16 +114,17 @@ class Unreachable:
         pass
 
 
-async def test_while_the_shared_memory_is_unreachable_this_replica_still_remembers(
+async def test_while_the_shared_memory_is_unreachable_a_first_request_is_unknown_and_said(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     seen = signing.SeenRequests(Unreachable())
     signature = sign(str(int(NOW)))
-    assert await seen.is_first(signature, str(int(NOW)), NOW)
-    assert not await seen.is_first(signature, str(int(NOW)), NOW)
+    with pytest.raises(OnceUnavailable):  # whether another replica had it cannot be known
+        await seen.is_first(signature, str(int(NOW)), NOW)
+    assert not await seen.is_first(signature, str(int(NOW)), NOW)  # this replica remembers
     assert caplog.messages == [
-        "replays to other replicas cannot be caught just now: "
-        "request memory ConfigMap: the API server answered 503"
+        "replays to other replicas cannot be ruled out just now (changes are refused, reads "
+        "run): request memory ConfigMap: the API server answered 503"
     ]
 
 
