@@ -1,4 +1,4 @@
-"""How the Home tab looks: one `home` view within Slack's view limits (100 blocks).
+"""How the Home tab looks: one `home` view within Slack's view limits (100 blocks, 250 kB).
 
 Pure: Block Kit dicts built with `bot.slack.blocks`; every line from the cluster or a user is
 escaped, and only user IDs we recorded become mentions. Each part has a block budget; what does
@@ -23,6 +23,7 @@ from bot.slack.blocks import (
     button,
     context,
     escape,
+    fit_view,
     header,
     mention,
     neutralise_blocks,
@@ -35,6 +36,9 @@ RECENT_CHANGES = 10
 # Sections per part, so the whole view stays within Slack's 100 blocks (`limits.MAX_VIEW_BLOCKS`):
 # 3 blocks on top and, per part, a header and at most one "more" note (11 in all) leave 89.
 _BUDGET = {"clusters": 45, "alerts": 15, "held": 20, "changes": 6}
+# Bytes of JSON per part, so the whole view stays within Slack's 250 kB (`limits.MAX_VIEW_BYTES`;
+# non-ASCII text counts six bytes a character, as sent): 230 kB, and the rest for the top.
+_BYTES = {"clusters": 110_000, "alerts": 50_000, "held": 40_000, "changes": 30_000}
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 _STATE_ICONS = {
     "firing": ":rotating_light:",
@@ -72,7 +76,7 @@ def home_view(home: Home, command: str) -> dict[str, object]:
         "changes",
         "No changes made through kai-chatops yet.",
     )
-    return {"type": "home", "blocks": neutralise_blocks(blocks)}
+    return fit_view({"type": "home", "blocks": neutralise_blocks(blocks)})
 
 
 def not_allowed_view(message: str) -> dict[str, object]:
@@ -88,7 +92,7 @@ def not_allowed_view(message: str) -> dict[str, object]:
 def _part(title: str, lines: Sequence[Text], budget: str, empty: str) -> list[Block]:
     if not lines:
         return [header(title), context(escape(empty))]
-    sections, placed = pack_lines(lines, _BUDGET[budget])
+    sections, placed = pack_lines(lines, _BUDGET[budget], _BYTES[budget])
     blocks = [header(title), *sections]
     if placed < len(lines):
         blocks.append(context(f"… {len(lines) - placed} more not shown here"))

@@ -9,6 +9,7 @@ own, made with `mention` and formatted there, at the last step, from the IDs the
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, overload
 
@@ -185,6 +186,32 @@ def fit_message(message: Message) -> Message:
     text = neutralise(fallback if isinstance(fallback, Rich) else str(fallback))
     text = truncate(text, slack_limits.MAX_MESSAGE_TEXT)
     return {**message, "text": text, "blocks": blocks}
+
+
+def json_size(value: Any) -> int:
+    """Bytes of `value` as JSON the way it is sent (non-ASCII as \\u escapes), mentions as
+    `fit_message` formats them."""
+    return len(json.dumps(neutralise(value) if isinstance(value, Rich) else value))
+
+
+def fit_view(view: dict[str, Any]) -> dict[str, Any]:
+    """The view within Slack's limits for views (100 blocks, 250 kB of JSON), measured before
+    `views.publish`: blocks past them dropped from the end, with a context block saying how
+    many. (Each part of a view keeps its own budget; this is the last fence.)"""
+    blocks = list(view.get("blocks", []))
+    note_room = 200
+    kept, used = 0, json_size({**view, "blocks": []}) + note_room
+    for block in blocks[: slack_limits.MAX_VIEW_BLOCKS]:
+        used += json_size(block) + 2
+        if used > slack_limits.MAX_VIEW_BYTES:
+            break
+        kept += 1
+    if kept == len(blocks):
+        return view
+    kept = min(kept, slack_limits.MAX_VIEW_BLOCKS - 1)
+    hidden = len(blocks) - kept
+    note = context(f"… {hidden} more blocks not shown here (a view holds at most 100, 250 kB).")
+    return {**view, "blocks": [*blocks[:kept], *neutralise_blocks([note])]}
 
 
 def neutralise_blocks(blocks: list[Block]) -> list[Block]:

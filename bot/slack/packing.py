@@ -1,7 +1,8 @@
 """Many lines in one Slack message: packed into sections within Slack's limits, never cut silently.
 
 Pure. `pack_lines` fills sections of at most `SECTION_BUDGET` characters, up to a number of
-blocks, and says how many lines it placed; the caller names what was left out.
+blocks (and, for a view, of bytes of JSON), and says how many lines it placed; the caller names
+what was left out.
 """
 
 from __future__ import annotations
@@ -18,13 +19,20 @@ MAX_LINE = 900  # one line never fills a section alone
 TEXT_BUDGET = limits.MAX_MESSAGE_TEXT - 2000
 
 
-def pack_lines(lines: Sequence[Text], max_sections: int) -> tuple[list[Block], int]:
-    """Sections holding the first lines in order (mrkdwn, already escaped), and how many."""
+def pack_lines(
+    lines: Sequence[Text], max_sections: int, max_bytes: int | None = None
+) -> tuple[list[Block], int]:
+    """Sections holding the first lines in order (mrkdwn, already escaped), and how many; with
+    `max_bytes`, only as many lines as take that many bytes of JSON at most (as sent)."""
     sections: list[Block] = []
     body: Rich = Rich()
-    placed = 0
+    placed, room = 0, max_bytes
     for line in lines:
         line = render.truncate(rich_text(line), MAX_LINE)
+        if room is not None:
+            room -= render.json_size(line) + 1
+            if room < 0:
+                break
         if body and len(body) + 1 + len(line) > SECTION_BUDGET:
             if len(sections) + 1 == max_sections:
                 sections.append(render.section(body))
