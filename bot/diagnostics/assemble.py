@@ -61,7 +61,7 @@ def deployment_component(deployment: RawObject, found: Namespace, now: datetime)
     return Component(
         title=title,
         health=reading.health,
-        summary=reading.headline,
+        summary=evidence.redact(reading.headline),  # a condition's message, in its words
         pods=pods,
         findings=tuple(findings),
         events=evidence.recent_warnings(found.events, involved, now),

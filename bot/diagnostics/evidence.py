@@ -1,8 +1,8 @@
 """The evidence around pods: recent Warning events, a redacted log tail, EndpointSlice readiness.
 
 Pure: raw Events and EndpointSlices, log text and `now` in; `EventLine`s, lines and `Endpoints`
-out. Log lines are redacted before anything else sees them: a token printed by a crashing
-container must not end up in a Slack channel.
+out. Log lines, Event messages and condition messages are redacted before anything else sees
+them (`redact`): a token printed by a crashing container must not end up in a Slack channel.
 """
 
 from __future__ import annotations
@@ -31,6 +31,19 @@ _SECRETS = (
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*"),
 )
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{8,}")
+# `Authorization: Token abc…` (any scheme), and the credential after the header alone.
+_AUTHORIZATION = re.compile(r"(?i)\b(authorization\"?\s*[:=]\s*\"?(?:[A-Za-z]+\s+)?)([^\s\"',;}]+)")
+# `DB_PASS=hunter2`: PASS as a key's last word (not "bypass=").
+_PASS_KEY = re.compile(r"(?i)\b((?:[\w.]*[_.-])?pass)(\"?\s*[:=]\s*\"?)([^\s\"',;}&]+)")
+# `--password hunter2`, `client_secret abc…`: a secret after its name and a space (a bare
+# "Secret" names the kind in Kubernetes' own messages: `Secret default/db not found`).
+_SPACED = re.compile(
+    r"(?i)((?:--?[\w-]*(?:token|pass|api[_-]?key|credential)s?)|"
+    r"\b(?:[\w.-]*[_.-]secret|[\w.-]*(?:passw(?:or)?d|pwd))s?)(\s+)"
+    r"(?!(?:in|is|was|of|for|not|from|to|and|or|the|a|an)\b)([^\s\"',;}&-][^\s\"',;}&]*)"
+)
+# `mysql -u root -phunter2`: the password glued to -p.
+_GLUED_P = re.compile(r"(?<![\w-])-p(?=[^\s-])\S+")
 _KEYED = re.compile(
     r"(?i)\b([\w.-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|credential)s?)"
     r"(\"?\s*[:=]\s*\"?)([^\s\"',;}&]+)"
@@ -44,7 +57,10 @@ def redact(line: str) -> str:
     for pattern in _SECRETS:
         line = pattern.sub(REDACTED, line)
     line = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", line)
-    line = _KEYED.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", line)
+    line = _AUTHORIZATION.sub(lambda m: f"{m.group(1)}{REDACTED}", line)
+    for keyed in (_KEYED, _PASS_KEY, _SPACED):
+        line = keyed.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", line)
+    line = _GLUED_P.sub(f"-p{REDACTED}", line)
     line = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}@", line)
     return _OPAQUE.sub(REDACTED, line)
 
@@ -100,7 +116,7 @@ def recent_warnings(
                 kind=key[0],
                 name=key[1],
                 reason=c.as_text(event.get("reason")),
-                message=c.as_text(event.get("message") or event.get("note")).strip(),
+                message=redact(c.as_text(event.get("message") or event.get("note")).strip()),
                 count=count or 1,
                 last_seen=when,
             )

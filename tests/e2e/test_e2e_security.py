@@ -138,6 +138,29 @@ async def test_item1_in_socket_mode_a_payload_with_a_foreign_response_url_runs_n
     assert writes(stack, "helmreleases") == []
 
 
+async def test_an_unsigned_body_that_never_finishes_is_cut_off_and_runs_nothing(
+    tmp_path: Path,
+) -> None:
+    # Issue 22: a sender that announces a body and never sends it all held the handler forever.
+    async with running_stack(tmp_path) as stack:
+        stack.sim.clear_requests()
+        reader, writer = await asyncio.open_connection("127.0.0.1", stack.service.port)
+        head = (
+            "POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 4096\r\n\r\n"
+        )
+        writer.write(head.encode() + b"command=%2Fkai&text=reconcile+hr+flux-system%2F")
+        await writer.drain()
+        try:
+            answer = await asyncio.wait_for(reader.read(), timeout=30.0)  # until it closes
+        finally:
+            writer.close()
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:80]
+        done = await stack.command("health")  # the service goes on answering
+    assert done.text.startswith("KAI health")
+    assert writes(stack, "helmreleases") == []
+
+
 # --- item 2: nothing replays ------------------------------------------------------------------
 
 

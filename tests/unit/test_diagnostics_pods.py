@@ -297,6 +297,27 @@ def test_events_are_warnings_about_the_deployment_its_replicasets_and_pods_of_th
             id="url-password",
         ),
         pytest.param("jwt eyJhbGciOi.eyJzdWIiOiJ4In0.c2lnbmF0dXJl", "jwt [redacted]", id="jwt"),
+        pytest.param("DB_PASS=hunter2 ready", "DB_PASS=[redacted] ready", id="env-pass"),
+        pytest.param("bypass=true", "bypass=true", id="bypass-kept"),
+        pytest.param(
+            "exec app --password hunter2 --verbose",
+            "exec app --password [redacted] --verbose",
+            id="flag-password",
+        ),
+        pytest.param("app --db-pass hunter2", "app --db-pass [redacted]", id="flag-pass"),
+        pytest.param(
+            "Authorization: Token 9f8e7d6c5b", "Authorization: Token [redacted]", id="auth-token"
+        ),
+        pytest.param(
+            "mysql -u root -phunter2 -h db", "mysql -u root -p[redacted] -h db", id="mysql"
+        ),
+        pytest.param("client_secret s3cr3tvalue", "client_secret [redacted]", id="client-secret"),
+        pytest.param(
+            "couldn't find key password in Secret default/db",
+            "couldn't find key password in Secret default/db",
+            id="prose-kept",
+        ),
+        pytest.param('secret "db-creds" not found', 'secret "db-creds" not found', id="event-kept"),
         pytest.param("sha256:" + "a" * 64, "sha256:" + "a" * 64, id="digest-kept"),
         pytest.param(
             "OOMKilled after 1041235968 bytes", "OOMKilled after 1041235968 bytes", id="plain-kept"
@@ -311,3 +332,26 @@ def test_the_log_tail_is_the_last_twenty_non_empty_lines() -> None:
     text = "\n".join(f"line {i}" for i in range(50)) + "\n\n"
 
     assert evidence.log_tail(text) == tuple(f"line {i}" for i in range(30, 50))
+
+
+def test_event_and_condition_messages_in_a_diagnosis_are_redacted_too() -> None:
+    events = [event("Pod", "api-1", "Failed", "exec: app -phunter2 DB_PASS=hunter2", minutes_ago=1)]
+    waiting = {"waiting": {"reason": "CreateContainerError", "message": "--password hunter2"}}
+    unscheduled = [
+        {"type": "PodScheduled", "status": "False", "message": "client_secret s3cr3tvalue"}
+    ]
+    raw = pod(containers=[container(state=waiting)], conditions=unscheduled)
+    failing = deployment()
+    failing["status"] = {
+        "conditions": [
+            {"type": "Available", "status": "False", "message": "Authorization: Token 9f8e7d"}
+        ]
+    }
+
+    component = assemble.deployment_component(failing, Namespace([], [raw], events), NOW)
+
+    shown = repr(component)
+    assert "hunter2" not in shown and "s3cr3tvalue" not in shown and "9f8e7d" not in shown
+    assert "DB_PASS=[redacted]" in component.events[0].message
+    assert "--password [redacted]" in component.pods[0].containers[0].message
+    assert component.pods[0].unschedulable == "client_secret [redacted]"
