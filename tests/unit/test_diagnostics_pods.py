@@ -297,27 +297,6 @@ def test_events_are_warnings_about_the_deployment_its_replicasets_and_pods_of_th
             id="url-password",
         ),
         pytest.param("jwt eyJhbGciOi.eyJzdWIiOiJ4In0.c2lnbmF0dXJl", "jwt [redacted]", id="jwt"),
-        pytest.param("DB_PASS=hunter2 ready", "DB_PASS=[redacted] ready", id="env-pass"),
-        pytest.param("bypass=true", "bypass=true", id="bypass-kept"),
-        pytest.param(
-            "exec app --password hunter2 --verbose",
-            "exec app --password [redacted] --verbose",
-            id="flag-password",
-        ),
-        pytest.param("app --db-pass hunter2", "app --db-pass [redacted]", id="flag-pass"),
-        pytest.param(
-            "Authorization: Token 9f8e7d6c5b", "Authorization: Token [redacted]", id="auth-token"
-        ),
-        pytest.param(
-            "mysql -u root -phunter2 -h db", "mysql -u root -p[redacted] -h db", id="mysql"
-        ),
-        pytest.param("client_secret s3cr3tvalue", "client_secret [redacted]", id="client-secret"),
-        pytest.param(
-            "couldn't find key password in Secret default/db",
-            "couldn't find key password in Secret default/db",
-            id="prose-kept",
-        ),
-        pytest.param('secret "db-creds" not found', 'secret "db-creds" not found', id="event-kept"),
         pytest.param("sha256:" + "a" * 64, "sha256:" + "a" * 64, id="digest-kept"),
         pytest.param(
             "OOMKilled after 1041235968 bytes", "OOMKilled after 1041235968 bytes", id="plain-kept"
@@ -326,6 +305,26 @@ def test_events_are_warnings_about_the_deployment_its_replicasets_and_pods_of_th
 )
 def test_token_shaped_strings_in_log_lines_are_redacted(line: str, shown: str) -> None:
     assert evidence.log_tail(line) == (shown,)
+
+
+# Issue 22: shapes the redaction missed, and look-alikes it must leave as written ("=" for
+# nothing redacted). Each is a log line, an Event message or a condition message.
+SHAPES = {
+    "env-pass": ("DB_PASS=hunter2 ready", "DB_PASS=[redacted] ready"),
+    "bypass-kept": ("bypass=true", "="),
+    "flag-password": ("app --password hunter2 -v", "app --password [redacted] -v"),
+    "flag-pass": ("app --db-pass hunter2", "app --db-pass [redacted]"),
+    "auth-token": ("Authorization: Token 9f8e7d6c5b", "Authorization: Token [redacted]"),
+    "mysql": ("mysql -u root -phunter2 -h db", "mysql -u root -p[redacted] -h db"),
+    "client-secret": ("client_secret s3cr3tvalue", "client_secret [redacted]"),
+    "prose-kept": ("couldn't find key password in Secret default/db", "="),
+    "event-kept": ('secret "db-creds" not found', "="),
+}
+
+
+@pytest.mark.parametrize(("line", "shown"), list(SHAPES.values()), ids=list(SHAPES))
+def test_secrets_of_every_shape_are_redacted_and_look_alikes_kept(line: str, shown: str) -> None:
+    assert evidence.redact(line) == (line if shown == "=" else shown)
 
 
 def test_the_log_tail_is_the_last_twenty_non_empty_lines() -> None:
