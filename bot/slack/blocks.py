@@ -198,20 +198,22 @@ def fit_view(view: dict[str, Any]) -> dict[str, Any]:
     """The view within Slack's limits for views (100 blocks, 250 kB of JSON), measured before
     `views.publish`: blocks past them dropped from the end, with a context block saying how
     many. (Each part of a view keeps its own budget; this is the last fence.)"""
-    blocks = list(view.get("blocks", []))
-    note_room = 200
-    kept, used = 0, json_size({**view, "blocks": []}) + note_room
-    for block in blocks[: slack_limits.MAX_VIEW_BLOCKS]:
-        used += json_size(block) + 2
-        if used > slack_limits.MAX_VIEW_BYTES:
-            break
-        kept += 1
-    if kept == len(blocks):
+    blocks = list(view.get("blocks") or [])
+    if (
+        len(blocks) <= slack_limits.MAX_VIEW_BLOCKS
+        and json_size(view) <= slack_limits.MAX_VIEW_BYTES
+    ):
         return view
-    kept = min(kept, slack_limits.MAX_VIEW_BLOCKS - 1)
-    hidden = len(blocks) - kept
+    kept = blocks[: slack_limits.MAX_VIEW_BLOCKS - 1]
+    while json_size(_cut_view(view, kept, len(blocks))) > slack_limits.MAX_VIEW_BYTES:
+        kept.pop()
+    return _cut_view(view, kept, len(blocks))
+
+
+def _cut_view(view: dict[str, Any], kept: list[Block], total: int) -> dict[str, Any]:
+    hidden = total - len(kept)
     note = context(f"… {hidden} more blocks not shown here (a view holds at most 100, 250 kB).")
-    return {**view, "blocks": [*blocks[:kept], *neutralise_blocks([note])]}
+    return {**view, "blocks": [*kept, *neutralise_blocks([note])]}
 
 
 def neutralise_blocks(blocks: list[Block]) -> list[Block]:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bot.core.models import Health
-from bot.diagnostics import assemble, evidence
+from bot.diagnostics import assemble, evidence, redaction
 from bot.diagnostics import pods as rules
 from bot.diagnostics.assemble import Namespace
 
@@ -324,7 +324,7 @@ SHAPES = {
 
 @pytest.mark.parametrize(("line", "shown"), list(SHAPES.values()), ids=list(SHAPES))
 def test_secrets_of_every_shape_are_redacted_and_look_alikes_kept(line: str, shown: str) -> None:
-    assert evidence.redact(line) == (line if shown == "=" else shown)
+    assert redaction.redact(line) == (line if shown == "=" else shown)
 
 
 def test_the_log_tail_is_the_last_twenty_non_empty_lines() -> None:

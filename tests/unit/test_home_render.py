@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from bot.core.models import Finding, Health, HealthReport
 from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
@@ -86,6 +87,26 @@ def test_a_view_past_the_limits_is_cut_with_a_more_line() -> None:
     assert kept == blocks[: len(kept)] and 0 < len(kept) < 40
     assert fitted["blocks"][-1]["elements"][0]["text"].startswith(f"… {40 - len(kept)} more")
     assert limits.check_view({"type": "home", "blocks": blocks})[-1].endswith("(view_too_large)")
+
+
+def sections(*texts: str) -> dict[str, Any]:
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": t}} for t in texts]
+    return {"type": "home", "blocks": blocks}
+
+
+def test_a_view_at_the_limits_is_kept_whole_and_one_past_them_is_cut() -> None:
+    assert fit_view(sections(*["b"] * 100)) == sections(*["b"] * 100)
+    fitted = fit_view(sections(*["b"] * 101))
+    assert len(fitted["blocks"]) == 100
+    assert fitted["blocks"][-1]["elements"][0]["text"].startswith("… 2 more")
+    pad = limits.MAX_VIEW_BYTES - len(json.dumps(sections("", "")))
+    exact = sections("x" * (pad // 2), "x" * (pad - pad // 2))  # 250 000 bytes of JSON
+    assert len(json.dumps(exact)) == limits.MAX_VIEW_BYTES and fit_view(exact) == exact
+    over = sections("x" * (pad // 2), "x" * (pad - pad // 2 + 1))
+    cut = fit_view(over)
+    assert cut["blocks"][0] == over["blocks"][0] and len(cut["blocks"]) == 2
+    assert len(json.dumps(cut)) <= limits.MAX_VIEW_BYTES
+    assert fit_view({"type": "home"}) == {"type": "home"}
 
 
 def test_an_unreachable_cluster_and_unreadable_parts_are_said_not_hidden() -> None:

@@ -71,7 +71,9 @@ def test_no_string_holds_a_mention_before_the_last_step() -> None:
         format(text)  # an f-string would drop the mention: refused, not lost
     error = errors.UserError(rich_text("taken by ", blocks.mention("U0OP")))
     assert str(error) == "taken by @U0OP"
-    assert blocks.error_message(error)["blocks"][0]["text"]["text"] == ":warning: taken by <@U0OP>"
+    shown = blocks.error_message(error)
+    assert shown["text"] == "taken by <@U0OP>"
+    assert shown["blocks"][0]["text"]["text"] == ":warning: taken by <@U0OP>"
 
 
 def test_invisible_and_reordering_characters_are_removed_from_shown_text() -> None:
@@ -79,6 +81,9 @@ def test_invisible_and_reordering_characters_are_removed_from_shown_text() -> No
     assert blocks.escape(hidden) == "abcdefghijkl"
     # The safety net keeps U+200B, with which `escape` breaks a code fence; the rest goes.
     assert blocks.text_message(hidden)["text"] == "abc\u200bdefghijkl"
+    for title in (hidden, rich_text(hidden, blocks.mention("U0OP"))):
+        header = blocks.fit_message({"text": "", "blocks": [blocks.header(title)]})["blocks"][0]
+        assert header["text"]["text"].startswith("abc\u200bdefghijkl")
 
 
 def test_every_mrkdwn_text_is_escaped_and_plain_text_shows_ids_without_markup() -> None:
