@@ -13,6 +13,7 @@ in order, in one write (`claim_all`); `bot.access.grouped` gathers concurrent cl
 from __future__ import annotations
 
 import heapq
+import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -181,8 +182,8 @@ def _claim_in(data: dict[str, str], changes: dict[str, str | None], claim: Claim
 
 
 def stored_bytes(data: Mapping[str, str]) -> int:
-    """About the bytes `data` takes in a ConfigMap (keys, values, JSON quotes and separators)."""
-    return sum(len(key) + len(value) + 6 for key, value in data.items())
+    """The bytes of `data` as compact JSON: more than a ConfigMap's limit counts (the values)."""
+    return len(json.dumps(dict(data), separators=(",", ":")))
 
 
 def space_of(key: str) -> str:
