@@ -125,14 +125,14 @@ EXECUTORS: dict[str, Executor] = {}
 Click = Callable[[Deps, str, str, str, dict[str, Any]], Awaitable[Message]]
 
 
-def make_click_listener(run: Click, name: str) -> Listener:
+def make_click_listener(run: Click, name: str, *, change: bool = True) -> Listener:
     """A button listener: ack at once, then `run(deps, user, cluster, alert_id, body)`."""
 
     async def click(deps: Deps, user: str, value: str, body: dict[str, Any]) -> Message:
         cluster, alert_id = render_alerts.parse_button_value(value)
         return await run(deps, user, cluster, alert_id, body)
 
-    return replies.button_listener(name, click)
+    return replies.button_listener(name, click, change=change)
 
 
 async def click_acknowledge(
@@ -175,4 +175,5 @@ def register(app: AsyncApp) -> None:
     app.action(render_alerts.ACK_ACTION)(make_click_listener(click_acknowledge, "alert_ack"))
     for action_id, duration in render_alerts.SILENCE_ACTIONS.items():
         app.action(action_id)(make_click_listener(click_silence(duration), "alert_silence"))
-    app.action(render_alerts.HEALTH_ACTION)(make_click_listener(click_health, "alert_health"))
+    health = make_click_listener(click_health, "alert_health", change=False)
+    app.action(render_alerts.HEALTH_ACTION)(health)

@@ -19,7 +19,7 @@ from bot.health.commands import Health
 from bot.service.deps import Deps
 from bot.slack import blocks as render
 from bot.slack.blocks import Message
-from bot.subcommands import GRAMMAR
+from bot.subcommands import CHANGES, GRAMMAR
 from handlers import access, replies
 from handlers.invocation import Invocation, Runner
 
@@ -60,7 +60,8 @@ def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
         # The ack leaves when this listener returns (`process_before_response`, see
         # bot/service/app.py); the work runs after it (unless the request is a replay another
         # replica handled), and from now on a shutdown waits for it.
-        deps.inflight.spawn(reply(), first_time=context.get("first_time"))
+        refuse = replies.refusal(respond) if type(parsed) in CHANGES else None
+        deps.inflight.spawn(reply(), first_time=context.get("first_time"), refuse=refuse)
 
     return handle_command
 

@@ -13,9 +13,10 @@ from bot.access import audit, confirmations
 from bot.access.confirmations import Pending
 from bot.access.once import OnceUnavailable
 from bot.core import errors
+from bot.core.rich import rich_text
 from bot.service.deps import Deps
 from bot.slack import blocks as render
-from bot.slack.blocks import Message
+from bot.slack.blocks import Message, Text
 from handlers import access, replies
 from handlers.invocation import Executor, Invocation
 
@@ -87,14 +88,14 @@ async def claim_once(deps: Deps, pending: Pending) -> None:
 async def cancel(deps: Deps, user_id: str, value: str, _: dict[str, Any]) -> Message:
     """`Cancel`: nothing changes, and the confirmation can no longer be used anywhere."""
     await claim_once(deps, confirmations.unseal(value, deps.confirm_key, deps.clock()))
-    note = f"Cancelled by {render.mention(user_id)}; nothing was changed."
+    note = rich_text("Cancelled by ", render.mention(user_id), "; nothing was changed.")
     return {**render.text_message(note), "replace_original": True}
 
 
 handle_cancel = replies.button_listener("cancel", cancel)
 
 
-async def announce(deps: Deps, pending: Pending, change: audit.Change, text: str) -> None:
+async def announce(deps: Deps, pending: Pending, change: audit.Change, text: Text) -> None:
     """Record a confirmed change: the log line, and `text` in the channel the command came
     from, and in the alert channel too when that was a direct message (or the bot is not a
     member there)."""

@@ -23,6 +23,7 @@ from slack_bolt.async_app import AsyncApp
 from bot.access import audit
 from bot.access.confirmations import Pending
 from bot.core import errors
+from bot.core.rich import rich_text
 from bot.gitops import argo, ops
 from bot.gitops import render as render_gitops
 from bot.gitops.commands import Reconcile, ReconcileShortcut, Sync
@@ -190,7 +191,7 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
         # Recorded in the channel now, not only at the end: the wait can be long, and the sync
         # runs even if this replica stops before Argo CD finishes.
         where = f"{target.describe()} on {target.cluster}"
-        note = f"{render.mention(clicker)} started an Argo CD sync of {where}."
+        note = rich_text(render.mention(clicker), f" started an Argo CD sync of {where}.")
         await audit.announce(
             note,
             slack=deps.slack,

@@ -66,8 +66,18 @@ ButtonWork = Callable[[Deps, str, str, dict[str, Any]], Awaitable[Message]]
 Listener = Callable[..., Awaitable[None]]
 
 
-def button_listener(name: str, run: ButtonWork) -> Listener:
-    """A button's listener: ack at once, then deliver `run(deps, user_id, value, body)`."""
+def refusal(respond: AsyncRespond) -> Callable[[], Awaitable[None]]:
+    """What a change says instead of running when its replay cannot be ruled out."""
+
+    async def refuse() -> None:
+        await respond(**render.text_message(render.REPLAY_UNKNOWN), response_type="ephemeral")
+
+    return refuse
+
+
+def button_listener(name: str, run: ButtonWork, *, change: bool = True) -> Listener:
+    """A button's listener: ack at once, then deliver `run(deps, user_id, value, body)`; a
+    `change` is refused when its replay cannot be ruled out (`refusal`)."""
 
     async def handle_click(
         ack: AsyncAck,
@@ -82,7 +92,8 @@ def button_listener(name: str, run: ButtonWork) -> Listener:
         # carried out (the shutdown waits for it); one that came during it could be cut off.
         draining = deps.inflight.draining
         work = answer_click(deps, body, str(action.get("value", "")), respond, draining)
-        deps.inflight.spawn(work, first_time=context.get("first_time"))
+        refuse = refusal(respond) if change else None
+        deps.inflight.spawn(work, first_time=context.get("first_time"), refuse=refuse)
 
     async def answer_click(
         deps: Deps, body: dict[str, Any], value: str, respond: AsyncRespond, draining: bool

@@ -26,6 +26,50 @@ OCI_REPOSITORY = {
     "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
 }
 
+# A Kustomization built from a Bucket: `--with-source` reads, patches and follows the Bucket
+# (the simulator's Flux scenario has no Bucket kind: its CRD is applied first).
+BUCKET_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "buckets.source.toolkit.fluxcd.io"},
+    "spec": {
+        "group": "source.toolkit.fluxcd.io",
+        "scope": "Namespaced",
+        "names": {"kind": "Bucket", "listKind": "BucketList", "plural": "buckets"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "subresources": {"status": {}},
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": True,
+                    }
+                },
+            }
+        ],
+    },
+}
+BUCKET = {
+    "apiVersion": "source.toolkit.fluxcd.io/v1",
+    "kind": "Bucket",
+    "metadata": {"name": "fleet-artifacts", "namespace": "flux-system"},
+    "spec": {"interval": "10m", "bucketName": "fleet", "endpoint": "minio.example:9000"},
+}
+FROM_BUCKET = {
+    "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+    "kind": "Kustomization",
+    "metadata": {"name": "from-bucket", "namespace": "flux-system"},
+    "spec": {
+        "interval": "10m",
+        "path": "./",
+        "prune": False,
+        "sourceRef": {"kind": "Bucket", "name": "fleet-artifacts"},
+    },
+}
+
 
 class Clock:
     def __init__(self) -> None:
@@ -55,11 +99,13 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     await schedule.resume_expired_pauses(stack.service.deps, "sim")
     resumed = stack.sim.get("keda.sh/v1alpha1", "ScaledObject", "annia-api", "annia") or {}
     assert "autoscaling.keda.sh/paused" not in resumed["metadata"].get("annotations", {})
-    stack.sim.apply(OCI_REPOSITORY)
+    for obj in (OCI_REPOSITORY, BUCKET, FROM_BUCKET):
+        stack.sim.apply(obj)
     for text in (
         "reconcile ocirepo flux-system/podinfo",
         "reconcile hr flux-system/kai-scheduler --with-source",
         "reconcile ks flux-system/flux-system --with-source",
+        "reconcile ks flux-system/from-bucket --with-source",
         "reconcile gitrepo flux-system/flux-system",
         "reconcile helmrepo flux-system/kedacore",
         "reconcile app argocd/kai-scheduler --hard",
@@ -73,6 +119,16 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     await alert_cycle(stack, clock)
     await stack.driver.open_home(user_id=OPERATOR)
     await stack.slack.wait_for_home(OPERATOR)
+
+
+async def serve_buckets(stack: Stack) -> None:
+    """The Bucket kind served, and the simulated Flux controllers following it (they follow the
+    kinds served when they start)."""
+    stack.sim.apply(BUCKET_CRD)
+    running = stack.sim.controllers
+    assert running is not None
+    await stack.sim.stop_controllers()
+    stack.sim.start_controllers(running.default, keda=running.keda)
 
 
 async def inspect_workloads(stack: Stack) -> None:
@@ -144,4 +200,5 @@ async def workload_stack(
     async with running_stack(
         tmp_path, clock=clock, keda_controller=True, config_overrides=configmap_state
     ) as stack:
+        await serve_buckets(stack)
         yield stack, clock

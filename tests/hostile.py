@@ -8,7 +8,13 @@ from typing import Any
 
 # An odd code fence: text that could end a code block the bot opened; a literal entity: text
 # that must show as written, not as what it encodes.
-HOSTILE = "<!channel> <!here> <@U0EVIL> <https://evil.example|logs> & &amp; `tick` ```fence end"
+# A mention marker of any shape (the old per-process seal, \x02KEY:@ID\x03, and Slack's own), a
+# user-group mention, and bidirectional / zero-width characters that would hide or reorder text.
+HOSTILE = (
+    "<!channel> <!here> <@U0EVIL> <https://evil.example|logs> & &amp; `tick` ```fence end "
+    "\x02a1b2c3d4e5f6:@U0EVIL\x03 \x02:!channel\x03 <!subteam^S0EVIL> \u202egnp.exe\u200b\u2066"
+)
+INVISIBLE = ("\u202e", "\u2066", "\u200b\u2066", "\x02", "\x03")
 SHOWN = ("<!channel>", "<!here>", "<@U0EVIL>", "<https://evil.example|logs>")
 
 
@@ -42,5 +48,7 @@ def markup_problems(message: Mapping[str, Any], allowed: Collection[str]) -> lis
         if where != "text" and text.count("```") % 2:
             problems.append(f"{where}: an unbalanced code block")
         if "\x02" in text or "\x03" in text:
-            problems.append(f"{where}: a sealed mention left unopened")
+            problems.append(f"{where}: a control character shown (a marker imitated)")
+        if "\u202e" in text or "\u2066" in text:
+            problems.append(f"{where}: a bidirectional control shown")
     return problems

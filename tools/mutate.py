@@ -52,13 +52,16 @@ GROUPS = {
     ),
     "acks-first": Group(("bot/service/inflight.py",), ("tests/unit/test_service_inflight.py",)),
     "escaping": Group(
-        ("bot/slack/blocks.py",),
+        ("bot/slack/blocks.py", "bot/core/rich.py"),
         (
             "tests/unit/test_slack_blocks.py",
             "tests/unit/test_render_hostile.py",
             "tests/unit/test_render_limits.py",
+            "tests/unit/test_home_render.py",
+            "tests/unit/test_core_rich.py",
         ),
     ),
+    "redaction": Group(("bot/diagnostics/redaction.py",), ("tests/unit/test_diagnostics_pods.py",)),
     "lease": Group(
         ("bot/alerts/lease.py",),
         (

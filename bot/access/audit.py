@@ -16,7 +16,9 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from bot.core import errors
+from bot.core.rich import rich_text
 from bot.slack import blocks as render
+from bot.slack.blocks import Text
 from bot.slack.gateway import SlackGateway, SlackUnavailable
 
 log = logging.getLogger("kai_chatops.audit")
@@ -71,7 +73,7 @@ async def record(
     *,
     slack: SlackGateway | None,
     channel: str,
-    text: str,
+    text: Text,
     alert_channel: str = "",
     journal: Journal | None = None,
 ) -> None:
@@ -85,7 +87,7 @@ async def record_error(
     change: Change,
     error: Exception,
     *,
-    who: str,
+    who: Text,
     why: str = "",
     slack: SlackGateway | None,
     channel: str,
@@ -103,9 +105,10 @@ async def record_error(
         log_change(replace(change, outcome="failed", note=str(error)))
         return
     target = render.escape(change.target) + render.escape(why)
-    text = (
-        f"{who} asked to {change.action} {target}; the cluster did not answer in time, so it "
-        "may or may not have been done. Check the object."
+    text = rich_text(
+        who,
+        f" asked to {change.action} {target}; the cluster did not answer in time, so it "
+        "may or may not have been done. Check the object.",
     )
     unknown = replace(change, outcome="unknown", note=str(error))
     await record(
@@ -129,7 +132,7 @@ async def _keep(change: Change, journal: Journal | None) -> None:
 
 
 async def announce(
-    text: str, *, slack: SlackGateway | None, channel: str, alert_channel: str = ""
+    text: Text, *, slack: SlackGateway | None, channel: str, alert_channel: str = ""
 ) -> None:
     """Post `text` in `channel`; also in `alert_channel` when `channel` is a direct message, or
     when the post there failed (e.g. the bot is not a member). A failed post is logged, never
@@ -142,7 +145,7 @@ async def announce(
         await _post(slack, alert_channel, text)
 
 
-async def _post(slack: SlackGateway, channel: str, text: str) -> bool:
+async def _post(slack: SlackGateway, channel: str, text: Text) -> bool:
     try:
         await slack.post(channel, render.text_message(text))
     except SlackUnavailable as e:

@@ -13,6 +13,7 @@ in order, in one write (`claim_all`); `bot.access.grouped` gathers concurrent cl
 from __future__ import annotations
 
 import heapq
+import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,16 @@ SQLITE_TABLE = "CREATE TABLE IF NOT EXISTS once_keys (key TEXT PRIMARY KEY, unti
 
 class OnceUnavailable(StateUnavailable):
     """The shared memory could not be read or written; whether the key was used is unknown."""
+
+
+class OnceFull(OnceUnavailable):
+    """The ConfigMap memory holds `MAX_BYTES` of keys still in their window: no key is added
+    (a change is refused with "try again", a read runs) until some expire, within minutes."""
+
+
+# A ConfigMap holds at most 1 MiB (etcd's limit, with its metadata): the memory stays under it.
+# About 90 bytes a key: some 9 700 signed requests or Confirms within their windows.
+MAX_BYTES = 900_000
 
 
 @dataclass(frozen=True)
@@ -136,10 +147,21 @@ class ConfigMapOnce:
         def claim_in(stored: Mapping[str, str]) -> tuple[dict[str, str | None], list[bool]]:
             data, changes = dict(stored), dict[str, str | None]()
             won = [_claim_in(data, changes, claim) for claim in claims]
+            if any(won):
+                self._check_room(data)
             return changes, won  # none won: nothing changed, nothing written
 
         gave_up = "request memory ConfigMap kept changing under us"
         return await self._document.change(claim_in, gave_up=gave_up)
+
+    def _check_room(self, data: Mapping[str, str]) -> None:
+        """Raises OnceFull when `data` would take the ConfigMap past `MAX_BYTES`."""
+        if stored_bytes(data) > MAX_BYTES:
+            raise OnceFull(
+                f"request memory ConfigMap {self.namespace}/{self.name} is full "
+                f"({len(data)} keys within their window, {MAX_BYTES} bytes); it frees up as "
+                "they expire (within 6 minutes)"
+            )
 
     def close(self) -> None:
         """Nothing to release: the Kubernetes gateway belongs to the service."""
@@ -157,6 +179,11 @@ def _claim_in(data: dict[str, str], changes: dict[str, str | None], claim: Claim
         changes[key] = None
     data[claim.key] = changes[claim.key] = repr(claim.until.timestamp())
     return True
+
+
+def stored_bytes(data: Mapping[str, str]) -> int:
+    """The bytes of `data` as compact JSON: more than a ConfigMap's limit counts (the values)."""
+    return len(json.dumps(dict(data), separators=(",", ":")))
 
 
 def space_of(key: str) -> str:

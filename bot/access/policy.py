@@ -13,7 +13,8 @@ from datetime import timedelta
 from bot.config.settings import AccessSettings
 from bot.core import errors
 from bot.core.durations import format_duration
-from bot.slack.blocks import mention
+from bot.core.rich import Rich, rich_join, rich_text
+from bot.slack.blocks import escape, mention
 
 Members = Mapping[str, frozenset[str]]
 
@@ -47,10 +48,14 @@ def is_viewer(user_id: str, access: AccessSettings, members: Members) -> bool:
 def require_operator(user_id: str, action: str, access: AccessSettings, members: Members) -> None:
     """Raises NotAllowed (with who may instead) unless the user is an operator."""
     if not is_operator(user_id, access, members):
-        who = (
-            ", ".join(_display(e) for e in access.operators) or "nobody (access.operators is empty)"
+        who = rich_join(", ", (_display(e) for e in access.operators))
+        raise errors.NotAllowed(
+            rich_text(
+                f"You are not allowed to {escape(action)}: only operators may (",
+                who or "nobody (access.operators is empty)",
+                ").",
+            )
         )
-        raise errors.NotAllowed(f"You are not allowed to {action}: only operators may ({who}).")
 
 
 def require_viewer(user_id: str, action: str, access: AccessSettings, members: Members) -> None:
@@ -68,6 +73,6 @@ def check_silence(duration: timedelta, longest: timedelta) -> None:
         )
 
 
-def _display(entry: str) -> str:
+def _display(entry: str) -> Rich:
     """A user or group ID as the bot's own mention; a `@handle` as written."""
     return mention(entry)

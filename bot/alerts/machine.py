@@ -29,6 +29,7 @@ from bot.alerts.model import (
     Phase,
 )
 from bot.core import errors
+from bot.core.rich import rich_text
 from bot.slack.blocks import mention
 
 NO_HOLD = timedelta(0)
@@ -108,7 +109,9 @@ def acknowledge(
     alert = find_active(state, alert_id, command=command)
     if alert.acked_by:
         raise errors.UserError(
-            f"Alert {alert.alert_id} is already acknowledged by {mention(alert.acked_by)}."
+            rich_text(
+                f"Alert {alert.alert_id} is already acknowledged by ", mention(alert.acked_by), "."
+            )
         )
     alert = replace(alert, acked_by=user, acked_at=now)
     return _changed(state, alert, Note(NoteKind.ACKNOWLEDGED, now, user))

@@ -7,16 +7,18 @@ shown comes from the alert or the note). Operators' messages are shown verbatim,
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Note, NoteKind, Phase, Severity
 from bot.core import errors
 from bot.core.durations import format_duration
+from bot.core.rich import Rich, rich_join, rich_text
 from bot.slack.blocks import (
     Block,
     Message,
+    Text,
     button,
     context,
     escape,
@@ -73,17 +75,17 @@ def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) 
     resolved = alert.phase is Phase.RESOLVED
     icon = RESOLVED_ICON if resolved else SEVERITY_ICONS[seen.severity]
     label = f"RESOLVED ({seen.severity.value})" if resolved else seen.severity.value.upper()
-    paging = "" if resolved else mentions(paged)
-    facts = [
+    paging = Rich() if resolved else mentions(paged)
+    facts: list[Text] = [
         f"{icon} *{label}* · *{escape(seen.title)}*",
-        *([f"*Paging:* {paging}"] if paging else []),
+        *([rich_text("*Paging:* ", paging)] if paging else []),
         f"*Cluster:* {escape(key.cluster)}   *Object:* {escape(key.subject)}   "
         f"*Condition:* {escape(key.condition)}",
     ]
     if seen.reason:
         facts.append(f"*Reason:* {escape(seen.reason)}")
     facts.append(f"*Since:* {format_time(seen.since or alert.first_seen)}")
-    blocks = [section("\n".join(facts))]
+    blocks = [section(rich_join("\n", facts))]
     if seen.message.strip():
         blocks.append(section(f"*Message:*\n```{escape(seen.message.strip(chr(10)))}```"))
     if seen.check_first and not resolved:
@@ -92,13 +94,15 @@ def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) 
     if not resolved:
         blocks.append(_buttons(key))
     text = _root_text(alert, label)
-    return fit_message({"text": f"{text} · {paging}" if paging else text, "blocks": blocks})
+    return fit_message(
+        {"text": rich_text(text, " · ", paging) if paging else text, "blocks": blocks}
+    )
 
 
-def mentions(entries: Sequence[str]) -> str:
+def mentions(entries: Sequence[str]) -> Rich:
     """The configured people: IDs become mentions (`bot.slack.blocks.mention`, the only door);
     a handle that could not be resolved is shown as text and notifies nobody."""
-    return " ".join(mention(e) if not e.startswith("@") else escape(e) for e in entries)
+    return rich_join(" ", (mention(e) if not e.startswith("@") else escape(e) for e in entries))
 
 
 def _root_text(alert: AlertState, label: str) -> str:
@@ -108,31 +112,31 @@ def _root_text(alert: AlertState, label: str) -> str:
     return f"{text}: {truncate(message, _FALLBACK_MESSAGE)}" if message else text
 
 
-def _status_line(alert: AlertState, command: str) -> str:
+def _status_line(alert: AlertState, command: str) -> Rich:
     alert_id = alert.alert_id
-    state = _describe_phase(alert)
+    state = rich_text(f"Alert `{alert_id}` · ", _describe_phase(alert))
     if alert.phase is Phase.RESOLVED:
-        return f"Alert `{alert_id}` · {state}"
-    commands = f"`{command} ack {alert_id}` · `{command} silence {alert_id} 2h REASON`"
-    return f"Alert `{alert_id}` · {state} · {commands}"
+        return state
+    return state + f" · `{command} ack {alert_id}` · `{command} silence {alert_id} 2h REASON`"
 
 
-def _describe_phase(alert: AlertState) -> str:
+def _describe_phase(alert: AlertState) -> Text:
     phase = alert.phase
     if phase is Phase.RESOLVED and alert.resolved_at is not None:
         fired = _fired_for(alert, alert.resolved_at)
         return f"resolved at {format_time(alert.resolved_at)} after firing for {fired}"
-    parts = [f"firing since {format_time(alert.firing_since or alert.first_seen)}"]
+    parts: list[Text] = [f"firing since {format_time(alert.firing_since or alert.first_seen)}"]
     if alert.acked_by and alert.acked_at is not None:
-        parts.append(f"acknowledged by {mention(alert.acked_by)} at {format_time(alert.acked_at)}")
+        at = f" at {format_time(alert.acked_at)}"
+        parts.append(rich_text("acknowledged by ", mention(alert.acked_by), at))
     if alert.silenced_until is not None:
         parts.append(_silence_text(alert.silenced_by, alert.silenced_until, alert.silence_reason))
-    return " · ".join(parts)
+    return rich_join(" · ", parts)
 
 
-def _silence_text(user: str, until: datetime, reason: str) -> str:
+def _silence_text(user: str, until: datetime, reason: str) -> Rich:
     why = f": {escape(reason)}" if reason else ""
-    return f"silenced by {mention(user)} until {format_time(until)}{why}"
+    return rich_text("silenced by ", mention(user), f" until {format_time(until)}{why}")
 
 
 def _buttons(key: AlertKey) -> Block:
@@ -163,6 +167,7 @@ def reply_message(alert: AlertState, note: Note, escalate_to: Sequence[str] = ()
     """One reply in the alert's thread: a reminder, who acknowledged or silenced it and why,
     the end of a silence, the escalation (mentioning `escalate_to`), or the resolution. (The
     first reply, the diagnosis, is stored rendered: `evidence_message`.)"""
+    text: Text
     if note.kind is NoteKind.ESCALATED:
         text = _escalated(alert, note, escalate_to)
     else:
@@ -170,12 +175,13 @@ def reply_message(alert: AlertState, note: Note, escalate_to: Sequence[str] = ()
     return fit_message({"text": text, "blocks": [section(text)]})
 
 
-def _escalated(alert: AlertState, note: Note, escalate_to: Sequence[str]) -> str:
+def _escalated(alert: AlertState, note: Note, escalate_to: Sequence[str]) -> Rich:
     since = alert.firing_since or alert.first_seen
-    return (
-        f":sos: Escalating to {mentions(escalate_to) or 'nobody (alerts.escalate_to is empty)'}: "
-        f"{escape(alert.observation.title)} has been firing for {_elapsed(since, note.at)} "
-        f"(since {format_time(since)}), neither acknowledged nor silenced."
+    return rich_text(
+        ":sos: Escalating to ",
+        mentions(escalate_to) or "nobody (alerts.escalate_to is empty)",
+        f": {escape(alert.observation.title)} has been firing for {_elapsed(since, note.at)} "
+        f"(since {format_time(since)}), neither acknowledged nor silenced.",
     )
 
 
@@ -187,39 +193,43 @@ def _reminder(alert: AlertState, note: Note) -> str:
     )
 
 
-def _acknowledged(alert: AlertState, note: Note) -> str:
-    return (
-        f":eyes: Acknowledged by {mention(note.user)} at {format_time(note.at)}. "
-        "No more reminders for this incident."
+def _acknowledged(alert: AlertState, note: Note) -> Rich:
+    return rich_text(
+        ":eyes: Acknowledged by ",
+        mention(note.user),
+        f" at {format_time(note.at)}. No more reminders for this incident.",
     )
 
 
-def _silenced(alert: AlertState, note: Note) -> str:
+def _silenced(alert: AlertState, note: Note) -> Rich:
     until = note.until or note.at
     why = f" Reason: {escape(note.reason)}" if note.reason else " No reason given."
-    return (
-        f":no_bell: Silenced by {mention(note.user)} at {format_time(note.at)} for "
-        f"{_elapsed(note.at, until)}, until {format_time(until)}.{why}"
+    return rich_text(
+        ":no_bell: Silenced by ",
+        mention(note.user),
+        f" at {format_time(note.at)} for {_elapsed(note.at, until)}, "
+        f"until {format_time(until)}.{why}",
     )
 
 
-def _silence_over(alert: AlertState, note: Note, what: str) -> str:
+def _silence_over(alert: AlertState, note: Note, what: Rich) -> Rich:
     if not note.still_bad:
-        return f"{what} The condition is clear; the alert resolves once it stays clear."
-    owner = f" (acknowledged by {mention(alert.acked_by)})" if alert.acked_by else ""
-    return f"{what} The condition still holds: firing again{owner}."
+        return what + " The condition is clear; the alert resolves once it stays clear."
+    owner = rich_text(" (acknowledged by ", mention(alert.acked_by), ")") if alert.acked_by else ""
+    return rich_text(what, " The condition still holds: firing again", owner, ".")
 
 
-def _unsilenced(alert: AlertState, note: Note) -> str:
-    what = f":bell: Silence lifted by {mention(note.user)} at {format_time(note.at)}."
+def _unsilenced(alert: AlertState, note: Note) -> Rich:
+    what = rich_text(
+        ":bell: Silence lifted by ", mention(note.user), f" at {format_time(note.at)}."
+    )
     return _silence_over(alert, note, what)
 
 
-def _silence_expired(alert: AlertState, note: Note) -> str:
-    by = f" by {mention(note.user)}" if note.user else ""
-    return _silence_over(
-        alert, note, f":alarm_clock: The silence{by} expired at {format_time(note.at)}."
-    )
+def _silence_expired(alert: AlertState, note: Note) -> Rich:
+    by = rich_text(" by ", mention(note.user)) if note.user else ""
+    at = f" expired at {format_time(note.at)}."
+    return _silence_over(alert, note, rich_text(":alarm_clock: The silence", by, at))
 
 
 def _resolved(alert: AlertState, note: Note) -> str:
@@ -230,7 +240,7 @@ def _resolved(alert: AlertState, note: Note) -> str:
     )
 
 
-_REPLIES = {
+_REPLIES: dict[NoteKind, Callable[[AlertState, Note], Text]] = {
     NoteKind.REMINDER: _reminder,
     NoteKind.ACKNOWLEDGED: _acknowledged,
     NoteKind.SILENCED: _silenced,
@@ -295,7 +305,7 @@ def _shortened(block: Block, limit: int) -> Block:
 def alerts_listing(states: Sequence[ClusterAlerts], *, hold: timedelta) -> Message:
     """`/kai alerts`: every active or pending alert and silence with its ID, per cluster."""
     blocks: list[Block] = []
-    lines_text: list[str] = []
+    lines_text: list[Text] = []
     for state in states:
         lines = [_listing_line(a, hold) for a in _ordered(state.alerts.values())]
         if state.failures:
@@ -306,12 +316,12 @@ def alerts_listing(states: Sequence[ClusterAlerts], *, hold: timedelta) -> Messa
             )
         if not lines:
             lines = [f"No active alerts or silences on {escape(state.cluster)}."]
-        blocks.append(section("\n".join(lines)))
+        blocks.append(section(rich_join("\n", lines)))
         lines_text += lines
     count = sum(1 for s in states for a in s.alerts.values() if a.is_active)
     title = f"Alerts: {count} active"
     return fit_message(
-        {"text": "\n".join([title, *lines_text]), "blocks": [section(f"*{title}*"), *blocks]}
+        {"text": rich_join("\n", [title, *lines_text]), "blocks": [section(f"*{title}*"), *blocks]}
     )
 
 
@@ -320,7 +330,7 @@ def _ordered(alerts: Iterable[AlertState]) -> list[AlertState]:
     return sorted(alerts, key=lambda a: (order[a.observation.severity], a.first_seen))
 
 
-def _listing_line(alert: AlertState, hold: timedelta) -> str:
+def _listing_line(alert: AlertState, hold: timedelta) -> Text:
     seen = alert.observation
     head = (
         f"{SEVERITY_ICONS[seen.severity]} `{alert.alert_id}` {escape(seen.key.cluster)} · "
@@ -329,7 +339,7 @@ def _listing_line(alert: AlertState, hold: timedelta) -> str:
     if alert.phase is Phase.PENDING:
         fires_at = alert.first_seen + (timedelta(0) if seen.immediate else hold)
         return f"{head} — pending: fires at {format_time(fires_at)} if it still holds"
-    return f"{head} — {_describe_phase(alert)}"
+    return rich_text(f"{head} — ", _describe_phase(alert))
 
 
 def damaged_state_notice(cluster: str, reason: str, kept_at: str) -> str:

@@ -16,13 +16,20 @@ BotError
 
 from __future__ import annotations
 
+from bot.core.rich import Rich
+
 
 class BotError(Exception):
     """Base of every error this project raises on purpose."""
 
 
 class UserError(BotError):
-    """Something the user can fix; the message is shown as it is."""
+    """Something the user can fix; the message is shown as it is. A message that mentions
+    someone is a `Rich` (kept as `rich`, shown with live mentions; `str()` reads `@ID`)."""
+
+    def __init__(self, message: str | Rich = "") -> None:
+        super().__init__(str(message))
+        self.rich = message if isinstance(message, Rich) else None
 
 
 class BadCommand(UserError):

@@ -15,6 +15,7 @@ from bot.core.models import Health, RawObject
 from bot.diagnostics import evidence, selectors
 from bot.diagnostics import pods as pod_rules
 from bot.diagnostics.model import Component, Endpoints, LogTail, PodState
+from bot.diagnostics.redaction import redact
 from bot.health import deployments
 
 
@@ -64,7 +65,7 @@ def deployment_component(
     return Component(
         title=title,
         health=reading.health,
-        summary=reading.headline,
+        summary=redact(reading.headline),  # a condition's message, in its words
         pods=pods,
         findings=tuple(findings),
         events=evidence.recent_warnings(found.events, involved, now),

@@ -1,52 +1,24 @@
 """The evidence around pods: recent Warning events, a redacted log tail, EndpointSlice readiness.
 
 Pure: raw Events and EndpointSlices, log text and `now` in; `EventLine`s, lines and `Endpoints`
-out. Log lines are redacted before anything else sees them: a token printed by a crashing
-container must not end up in a Slack channel.
+out. Log lines, Event messages and condition messages are redacted before anything else sees
+them (`redact`): a token printed by a crashing container must not end up in a Slack channel.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
 from bot.core import conditions as c
 from bot.core.models import RawObject
 from bot.diagnostics.model import Endpoints, EventLine
+from bot.diagnostics.redaction import redact
 
 EVENT_WINDOW = timedelta(hours=1)
 MAX_EVENTS = 10
 LOG_LINES = 20
 MAX_LOG_LINE = 240
-REDACTED = "[redacted]"
-
-# Token-shaped strings: credentials that look like what they are (Slack, GitHub, GitLab, AWS,
-# JWTs, bearer tokens, PEM keys), secrets after a telling key, and long opaque mixed strings.
-_SECRETS = (
-    re.compile(r"\bx(?:ox[abposr]|app)-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[\w-]{20,})"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\beyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]{4,}"),
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*"),
-)
-_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[\w.~+/=-]{8,}")
-_KEYED = re.compile(
-    r"(?i)\b([\w.-]*(?:token|secret|passw(?:or)?d|pwd|api[_-]?key|credential)s?)"
-    r"(\"?\s*[:=]\s*\"?)([^\s\"',;}&]+)"
-)
-_URL_PASSWORD = re.compile(r"(://[^/\s:@]+:)[^@\s/]+@")
-_OPAQUE = re.compile(r"\b(?=[\w+/=-]*[A-Z])(?=[\w+/=-]*[a-z])(?=[\w+/=-]*\d)[\w+/=-]{40,}")
-
-
-def redact(line: str) -> str:
-    """`line` with every token-shaped string replaced by `[redacted]`."""
-    for pattern in _SECRETS:
-        line = pattern.sub(REDACTED, line)
-    line = _BEARER.sub(lambda m: f"{m.group(1)} {REDACTED}", line)
-    line = _KEYED.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", line)
-    line = _URL_PASSWORD.sub(lambda m: f"{m.group(1)}{REDACTED}@", line)
-    return _OPAQUE.sub(REDACTED, line)
 
 
 def log_tail(text: str, limit: int = LOG_LINES) -> tuple[str, ...]:
@@ -100,7 +72,7 @@ def recent_warnings(
                 kind=key[0],
                 name=key[1],
                 reason=c.as_text(event.get("reason")),
-                message=c.as_text(event.get("message") or event.get("note")).strip(),
+                message=redact(c.as_text(event.get("message") or event.get("note")).strip()),
                 count=count or 1,
                 last_seen=when,
             )

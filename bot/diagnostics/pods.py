@@ -13,6 +13,7 @@ from typing import Any
 from bot.core import conditions as c
 from bot.core.models import RawObject
 from bot.diagnostics.model import ContainerState, PodState
+from bot.diagnostics.redaction import redact
 
 OOM_EXIT = 137  # 128 + SIGKILL: what an OOM kill (or any SIGKILL) exits with
 _PULL_FAILURES = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull")
@@ -38,7 +39,7 @@ def read_pod(pod: RawObject) -> PodState:
     scheduled = c.find_condition(c.list_conditions(pod), "PodScheduled")
     unschedulable = ""
     if scheduled is not None and c.condition_status(scheduled) == "False":
-        unschedulable = c.condition_message(scheduled) or c.condition_reason(scheduled)
+        unschedulable = redact(c.condition_message(scheduled) or c.condition_reason(scheduled))
     return PodState(
         name=c.object_name(pod),
         phase=c.as_text(status.get("phase")) or "Unknown",
@@ -60,7 +61,7 @@ def _read_container(status: Mapping[str, Any], *, init: bool, image: str) -> Con
         restarts=c.as_int(status.get("restartCount")) or 0,
         state=now_name,
         reason=c.as_text(now.get("reason")),
-        message=c.as_text(now.get("message")),
+        message=redact(c.as_text(now.get("message"))),
         exit_code=c.as_int(now.get("exitCode")) if now_name == "terminated" else None,
         last_reason=c.as_text(last.get("reason")),
         last_exit_code=c.as_int(last.get("exitCode")),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.config.settings import GitopsSettings
+from bot.core.rich import Rich, rich_text
 from bot.gitops.argo import AppState, ArgoReport
 from bot.gitops.plan import FluxReport, StepResult
 from bot.gitops.target import StepState, Target
@@ -38,26 +39,32 @@ def flux_progress(targets: Sequence[Target], user_id: str) -> Message:
     """The reply while Flux works: who asked, what, and "reconciling…"."""
     final = targets[-1]
     who, what = mention(user_id), escape(final.describe())
-    head = f"{who} asked Flux to reconcile *{what}* on {final.cluster}"
+    head = rich_text(f"{WORKING} ", who, f" asked Flux to reconcile *{what}* on {final.cluster}")
     text = f"Flux reconcile of {final.describe()} on {final.cluster}: reconciling…"
-    lines = [f"{WORKING} {head}: reconciling…"]
+    body = head + ": reconciling…"
     if len(targets) > 1:
         order = ", then ".join(escape(t.describe()) for t in targets)
-        lines.append(f"With its source, in this order: {order}.")
-    return _public(text, [section("\n".join(lines))])
+        body += f"\nWith its source, in this order: {order}."
+    return _public(text, [section(body)])
 
 
 def argo_progress(target: Target, action: str, user_id: str) -> Message:
     """The reply while Argo CD works on a refresh or a sync."""
     doing = "syncing…" if action == "sync" else "refreshing…"
     who, what = mention(user_id), escape(target.describe())
-    head = f"{who} asked Argo CD to {action} *{what}* on {target.cluster}"
+    head = rich_text(f"{WORKING} ", who, f" asked Argo CD to {action} *{what}* on {target.cluster}")
     text = f"Argo CD {action} of {target.describe()} on {target.cluster}: {doing}"
-    return _public(text, [section(f"{WORKING} {head}: {doing}")])
+    return _public(text, [section(head + f": {doing}")])
 
 
 def flux_result(report: FluxReport, user_id: str) -> Message:
     """The final reply of a Flux reconcile: the outcome, then each step in Flux's words."""
+    return _public(*flux_parts(report, user_id))
+
+
+def flux_parts(report: FluxReport, user_id: str) -> tuple[str, list[Block]]:
+    """`flux_result`'s fallback text and blocks, not yet fitted (so another message can hold
+    them: fitting twice would escape the mentions fitting made)."""
     final = report.steps[-1].target
     outcome = report.outcome
     head = f"Flux reconcile of {final.describe()} on {final.cluster}: {_FLUX_OUTCOMES[outcome]}"
@@ -70,11 +77,11 @@ def flux_result(report: FluxReport, user_id: str) -> Message:
     else:
         blocks = [section(head_mrkdwn), *(section(step) for step in steps)]
     tokens = [s.token for s in report.steps if s.token]
-    footer = f"requested by {mention(user_id)} · took {report.elapsed:.1f}s"
+    footer = rich_text("requested by ", mention(user_id), f" · took {report.elapsed:.1f}s")
     footer += f" · requestedAt `{escape(tokens[-1])}`" if tokens else ""
     blocks.append(context(footer))
     text = "\n".join([head, *(f"- {_step_text(step)}" for step in report.steps)])
-    return _public(text, blocks)
+    return text, blocks
 
 
 def _step_mrkdwn(step: StepResult) -> str:
@@ -110,7 +117,7 @@ def argo_result(report: ArgoReport, user_id: str) -> Message:
         lines += [f":warning: {escape(error)}" for error in app.errors]
         detail = app.message if report.action == "sync" else ""
     mrkdwn = "\n".join(lines) + (f"\n```{escape(detail)}```" if detail else "")
-    footer = context(f"requested by {mention(user_id)} · took {report.elapsed:.1f}s")
+    footer = context(rich_text("requested by ", mention(user_id), f" · took {report.elapsed:.1f}s"))
     text = "\n".join([head, _app_line(app) if app else "", detail]).strip()
     return _public(text, [section(mrkdwn), footer])
 
@@ -152,8 +159,8 @@ def already_under_way(target: Target, asked_by: str) -> Message:
     """The private note refusing a second request while one for the same object runs."""
     what = f"{target.describe()} on {target.cluster} already has a reconcile, refresh or sync"
     rest = "its reply will show the result. Nothing new was requested."
-    text = f"{what} under way (asked by {mention(asked_by)}); {rest}"
-    mrkdwn = f"{ICONS['timed out']} {escape(what)} under way (asked by {mention(asked_by)}); {rest}"
+    text = rich_text(escape(what), " under way (asked by ", mention(asked_by), f"); {rest}")
+    mrkdwn = f"{ICONS['timed out']} " + text
     return fit_message({"text": text, "blocks": [section(mrkdwn)], "response_type": "ephemeral"})
 
 
@@ -172,20 +179,21 @@ def sync_confirmation(target: Target, app: AppState) -> tuple[str, list[str]]:
     return title, lines
 
 
-def sync_audit_text(report: ArgoReport, user_id: str) -> str:
+def sync_audit_text(report: ArgoReport, user_id: str) -> Rich:
     """The channel's record of a sync (its result went to the requester alone), as mrkdwn:
     the phase and revision are Argo CD's words, escaped."""
     target = report.target
-    return (
-        f"{mention(user_id)} synced Argo CD {escape(target.describe())} on {target.cluster}: "
-        f"{escape(_argo_outcome(report))}"
+    return rich_text(
+        mention(user_id),
+        f" synced Argo CD {escape(target.describe())} on {target.cluster}: ",
+        escape(_argo_outcome(report)),
     )
 
 
-def change_record(user_id: str, action: str, where: str, how: str) -> str:
+def change_record(user_id: str, action: str, where: str, how: str) -> Rich:
     """A request made in a direct message, said in the alert channel: who, what, how it ended."""
-    asked = f"{mention(user_id)} asked for a {action} of {escape(where)}"
-    return f"{asked} (in a direct message): {escape(how)}"
+    asked = f" asked for a {action} of {escape(where)}"
+    return rich_text(mention(user_id), asked, f" (in a direct message): {escape(how)}")
 
 
 def describe_shortcuts(gitops: GitopsSettings, command_name: str = "/kai") -> str:

@@ -12,12 +12,13 @@ from datetime import datetime, timedelta
 
 from bot.core import conditions as c
 from bot.core.durations import format_duration
+from bot.core.rich import Rich, rich_text
 from bot.gitops import render as render_gitops
 from bot.gitops.suspend import ALREADY_SUSPENDED, ExpiredSuspend, SuspendOutcome, SuspendPlan
 from bot.gitops.target import Target
 from bot.rules import flux_suspend as record
 from bot.rules.flux_suspend import SuspendRecord
-from bot.slack.blocks import Message, escape, fit_message, mention, section, text_message
+from bot.slack.blocks import Message, Text, escape, fit_message, mention, section, text_message
 
 # The short KIND word of `/kai suspend|resume KIND` for each kind.
 KIND_WORDS = {
@@ -54,7 +55,7 @@ def confirm_lines(plan: SuspendPlan, *, duration: timedelta | None, now: datetim
     """What Confirm will do, in words and in the fields written (plain text: escaped later)."""
     if plan.action == "resume":
         return [
-            f"It is {record_words(plan.before, md=False)}.",
+            f"It is {record_words(plan.before, md=False)!s}.",
             "Flux reconciles it again (spec.suspend: false, the kai-chatops record deleted); "
             "kai-chatops then asks for a reconcile now and reports its result, as `flux "
             "resume` waits for one.",
@@ -80,32 +81,34 @@ def refusal_message(plan: SuspendPlan, command: str, default_cluster: str) -> Me
     """Why nothing was written: already suspended (and how to resume), or not suspended."""
     target = plan.target
     if plan.refusal == ALREADY_SUSPENDED:
-        head = f"{escape(where(target))} is already {record_words(plan.before, md=True)}"
+        head = rich_text(f"{escape(where(target))} is already ", record_words(plan.before, md=True))
         rest = f"To resume it: `{command_for('resume', target, command, default_cluster)}`."
     else:
-        head = f"{escape(where(target))} is not suspended (spec.suspend is not true)"
+        head = rich_text(f"{escape(where(target))} is not suspended (spec.suspend is not true)")
         rest = f"To suspend it: `{command_for('suspend', target, command, default_cluster)}`."
-    return _ephemeral(f"{head}; nothing was changed. {rest}")
+    return _ephemeral(head + f"; nothing was changed. {rest}")
 
 
-def record_words(found: SuspendRecord, *, md: bool) -> str:
+def record_words(found: SuspendRecord, *, md: bool) -> Rich:
     """`suspended by @ann at 2026-08-24 08:00 UTC, until 10:00 UTC: hotfix`, or by hand."""
     shown = escape if md else str
     if not found.by:
-        return "suspended (spec.suspend: true, set by hand or in Git: no kai-chatops record)"
-    text = f"suspended by {user_ref(found.by, md=md)}"
+        return rich_text(
+            "suspended (spec.suspend: true, set by hand or in Git: no kai-chatops record)"
+        )
+    text = rich_text("suspended by ", user_ref(found.by, md=md))
     if found.at:
         text += f" at {shown(show_text_time(found.at))}"
     text += f", until {shown(show_text_time(found.until))}" if found.until else ", until resumed"
     return text + (f": {shown(found.reason)}" if found.reason else "")
 
 
-def suspend_announcement(outcome: SuspendOutcome, user: str, until: datetime | None) -> str:
+def suspend_announcement(outcome: SuspendOutcome, user: str, until: datetime | None) -> Rich:
     """The channel's record of a suspend (mrkdwn; the reason escaped)."""
     target = outcome.plan.target
     when = f" until {show_time(until)}" if until is not None else " until resumed"
-    text = (
-        f"{mention(user)} suspended Flux {escape(where(target))}{when}: Flux will not reconcile it."
+    text = rich_text(
+        mention(user), f" suspended Flux {escape(where(target))}{when}: Flux will not reconcile it."
     )
     reason = _written_reason(outcome.plan)
     return text + (f"\nReason: {escape(reason)}" if reason else "")
@@ -125,23 +128,24 @@ def suspend_result(
     )
 
 
-def resume_announcement(outcome: SuspendOutcome, user: str) -> str:
+def resume_announcement(outcome: SuspendOutcome, user: str) -> Rich:
     """The channel's record of a resume and of the reconcile after it, in Flux's words."""
     target = outcome.plan.target
     before = _before(outcome, md=True)
-    text = f"{mention(user)} resumed Flux {escape(where(target))} (it was {before})."
-    return f"{text}\n{escape(_reconcile_words(outcome))}"
+    text = rich_text(mention(user), f" resumed Flux {escape(where(target))} (it was ", before, ").")
+    return text + f"\n{escape(_reconcile_words(outcome))}"
 
 
-def auto_resume_announcement(expired: ExpiredSuspend, outcome: SuspendOutcome) -> str:
+def auto_resume_announcement(expired: ExpiredSuspend, outcome: SuspendOutcome) -> Rich:
     """The channel's record of a timed suspend that ended by itself."""
     target = expired.target
     length = f" after {format_duration(expired.length)}" if expired.length else ""
-    text = (
-        f"{escape(where(target))} resumed automatically{length} (it was "
-        f"{record_words(expired.record, md=True)})."
+    text = rich_text(
+        f"{escape(where(target))} resumed automatically{length} (it was ",
+        record_words(expired.record, md=True),
+        ").",
     )
-    return f"{text}\n{escape(_reconcile_words(outcome))}"
+    return text + f"\n{escape(_reconcile_words(outcome))}"
 
 
 def resume_result(outcome: SuspendOutcome, user: str) -> Message:
@@ -150,9 +154,9 @@ def resume_result(outcome: SuspendOutcome, user: str) -> Message:
     head = f":arrow_forward: Resumed {escape(where(target))} (spec.suspend: false)."
     if outcome.reconcile is None:
         return _ephemeral(head)
-    result = render_gitops.flux_result(outcome.reconcile, user)
-    blocks = [section(head), *result["blocks"]]
-    text = f"{head}\n{result['text']}"
+    result_text, result_blocks = render_gitops.flux_parts(outcome.reconcile, user)
+    blocks = [section(head), *result_blocks]
+    text = f"{head}\n{result_text}"
     return fit_message({"text": text, "blocks": blocks, "response_type": "ephemeral"})
 
 
@@ -175,10 +179,10 @@ def _reconcile_words(outcome: SuspendOutcome) -> str:
     report = outcome.reconcile
     if report is None:
         return ""
-    return str(render_gitops.flux_result(report, "")["text"])
+    return render_gitops.flux_parts(report, "")[0]
 
 
-def _before(outcome: SuspendOutcome, *, md: bool) -> str:
+def _before(outcome: SuspendOutcome, *, md: bool) -> Rich:
     return record_words(outcome.plan.before, md=md)
 
 
@@ -187,11 +191,11 @@ def _written_reason(plan: SuspendPlan) -> str:
     return str(annotations.get(record.SUSPEND_REASON) or "")
 
 
-def user_ref(user: str, *, md: bool) -> str:
+def user_ref(user: str, *, md: bool) -> Rich:
     """A mention for a user ID we wrote; anything else written by hand is shown as text."""
     if md:
-        return mention(user) if _USER_ID.fullmatch(user) else escape(user)
-    return user
+        return mention(user) if _USER_ID.fullmatch(user) else rich_text(escape(user))
+    return rich_text(user)
 
 
 def show_time(moment: datetime) -> str:
@@ -204,6 +208,6 @@ def show_text_time(text: str) -> str:
     return show_time(moment) if moment is not None else repr(text)
 
 
-def _ephemeral(mrkdwn: str) -> Message:
+def _ephemeral(mrkdwn: Text) -> Message:
     """A short private answer; the fallback text is the same escaped mrkdwn (never unescaped)."""
     return {**text_message(mrkdwn), "response_type": "ephemeral"}

@@ -1,4 +1,4 @@
-"""How the Home tab looks: one `home` view within Slack's view limits (100 blocks).
+"""How the Home tab looks: one `home` view within Slack's view limits (100 blocks, 250 kB).
 
 Pure: Block Kit dicts built with `bot.slack.blocks`; every line from the cluster or a user is
 escaped, and only user IDs we recorded become mentions. Each part has a block budget; what does
@@ -14,13 +14,16 @@ from datetime import UTC, datetime
 from bot.core import conditions as c
 from bot.core.durations import format_duration
 from bot.core.models import Health, HealthReport
+from bot.core.rich import Rich, rich_text
 from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
 from bot.slack.blocks import (
     ICONS,
     Block,
+    Text,
     button,
     context,
     escape,
+    fit_view,
     header,
     mention,
     neutralise_blocks,
@@ -33,6 +36,9 @@ RECENT_CHANGES = 10
 # Sections per part, so the whole view stays within Slack's 100 blocks (`limits.MAX_VIEW_BLOCKS`):
 # 3 blocks on top and, per part, a header and at most one "more" note (11 in all) leave 89.
 _BUDGET = {"clusters": 45, "alerts": 15, "held": 20, "changes": 6}
+# Bytes of JSON per part, so the whole view stays within Slack's 250 kB (`limits.MAX_VIEW_BYTES`;
+# non-ASCII text counts six bytes a character, as sent): 230 kB, and the rest for the top.
+_BYTES = {"clusters": 110_000, "alerts": 50_000, "held": 40_000, "changes": 30_000}
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 _STATE_ICONS = {
     "firing": ":rotating_light:",
@@ -70,7 +76,7 @@ def home_view(home: Home, command: str) -> dict[str, object]:
         "changes",
         "No changes made through kai-chatops yet.",
     )
-    return {"type": "home", "blocks": neutralise_blocks(blocks)}
+    return fit_view({"type": "home", "blocks": neutralise_blocks(blocks)})
 
 
 def not_allowed_view(message: str) -> dict[str, object]:
@@ -83,10 +89,10 @@ def not_allowed_view(message: str) -> dict[str, object]:
     }
 
 
-def _part(title: str, lines: Sequence[str], budget: str, empty: str) -> list[Block]:
+def _part(title: str, lines: Sequence[Text], budget: str, empty: str) -> list[Block]:
     if not lines:
         return [header(title), context(escape(empty))]
-    sections, placed = pack_lines(lines, _BUDGET[budget])
+    sections, placed = pack_lines(lines, _BUDGET[budget], _BYTES[budget])
     blocks = [header(title), *sections]
     if placed < len(lines):
         blocks.append(context(f"… {len(lines) - placed} more not shown here"))
@@ -116,7 +122,7 @@ def _report_lines(name: str, report: HealthReport) -> list[str]:
     return [head, *found]
 
 
-def _alert_line(alert: AlertLine, now: datetime) -> str:
+def _alert_line(alert: AlertLine, now: datetime) -> Text:
     icon = ":red_circle:" if alert.critical else ":large_orange_circle:"
     head = (
         f"{icon} `{escape(alert.alert_id)}` {escape(alert.cluster)} · "
@@ -126,32 +132,32 @@ def _alert_line(alert: AlertLine, now: datetime) -> str:
     state = f"{_STATE_ICONS[alert.state]} {alert.state}"
     if alert.state == "firing":
         return f"{head} — {state}{age}"
-    owner = f" by {_user(alert.by)}"
+    owner = rich_text(" by ", _user(alert.by))
     if alert.state == "silenced" and alert.until is not None:
         owner += f" until {_time(alert.until)}"
     reason = f": {escape(alert.reason)}" if alert.reason else ""
-    return f"{head} — {state}{owner}{reason} (fired {_age(alert.since, now)} ago)"
+    return rich_text(f"{head} — {state}", owner, f"{reason} (fired {_age(alert.since, now)} ago)")
 
 
-def _held_line(held: HeldObject) -> str:
+def _held_line(held: HeldObject) -> Text:
     where = f"*{escape(held.kind)} {escape(held.namespace)}/{escape(held.name)}* on "
     where += escape(held.cluster)
     if not held.by:
         return f"{_HELD_ICONS[held.what]} {where} — {held.what} by hand (no kai-chatops record)"
-    text = f"{_HELD_ICONS[held.what]} {where} — {held.what} by {_user(held.by)}"
+    text = rich_text(f"{_HELD_ICONS[held.what]} {where} — {held.what} by ", _user(held.by))
     if held.at:
         text += f" at {escape(_text_time(held.at))}"
     text += f", until {escape(_text_time(held.until))}" if held.until else ", until resumed"
     return text + (f": {escape(held.reason)}" if held.reason else "")
 
 
-def _change_line(change: ChangeLine) -> str:
+def _change_line(change: ChangeLine) -> Text:
     icon = _OUTCOME_ICONS.get(change.outcome, ":warning:")
-    user = change.user.removeprefix("slack:")
-    who = _user(user) if _USER_ID.fullmatch(user) else escape(user)
-    text = (
-        f"{icon} {_time(change.at)} · {who} {escape(change.action)} "
-        f"{escape(change.target)}: {escape(change.note or change.outcome)}"
+    text = rich_text(
+        f"{icon} {_time(change.at)} · ",
+        _user(change.user.removeprefix("slack:")),
+        f" {escape(change.action)} {escape(change.target)}: ",
+        escape(change.note or change.outcome),
     )
     return text + (f" — {escape(change.reason)}" if change.reason else "")
 
@@ -160,9 +166,9 @@ def _error_lines(error: str) -> list[str]:
     return [f":warning: {escape(error)}"] if error else []
 
 
-def _user(user: str) -> str:
+def _user(user: str) -> Rich:
     """A mention for a user ID; anything else (written by hand on an object) as escaped text."""
-    return mention(user) if _USER_ID.fullmatch(user) else escape(user)
+    return mention(user) if _USER_ID.fullmatch(user) else rich_text(escape(user))
 
 
 def _time(moment: datetime) -> str:

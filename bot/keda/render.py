@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from bot.core import conditions
 from bot.core.durations import format_duration
 from bot.core.models import Health
+from bot.core.rich import Rich, rich_text
 from bot.keda.pause import Row, Target
 from bot.rules import keda
 from bot.rules.keda import PauseState
@@ -63,7 +64,7 @@ def _fallback_text(
 ) -> str:
     """The plain text: every line shown, or if too long the ones needing attention, or none."""
     for chosen in (visible, [r for r in visible if needs_attention(r)]):
-        lines = [render.escape(object_line(r, now, md=False)) for r in chosen]
+        lines = [render.escape(str(object_line(r, now, md=False))) for r in chosen]
         if len(chosen) < len(visible):
             lines.append(f"{len(visible) - len(chosen)} Healthy: see the message.")
         text = "\n".join([title, counts, *lines, *notes])
@@ -84,18 +85,18 @@ def pack_sections(rows: Sequence[Row], now: datetime, max_blocks: int) -> tuple[
         At most `max_blocks` sections, and how many of `rows` (the first ones) they hold.
     """
     sections: list[Block] = []
-    body, pending, packed, namespace = "", 0, 0, None
+    body, pending, packed, namespace = Rich(), 0, 0, None
     for row in rows:
         title = f"*{render.escape(row.namespace)}*"
         line = object_line(row, now, md=True)
-        addition = line if row.namespace == namespace else f"{title}\n{line}"
+        addition = line if row.namespace == namespace else rich_text(f"{title}\n", line)
         if body and len(body) + 1 + len(addition) > SECTION_BUDGET:
             if len(sections) == max_blocks:
                 return sections, packed
             sections.append(render.section(body))
-            body, packed, pending = "", packed + pending, 0
-            addition = f"{title} (continued)\n{line}" if addition == line else addition
-        body = f"{body}\n{addition}" if body else addition
+            body, packed, pending = Rich(), packed + pending, 0
+            addition = rich_text(f"{title} (continued)\n", line) if addition == line else addition
+        body = rich_text(body, "\n", addition) if body else addition
         pending, namespace = pending + 1, row.namespace
     if body and len(sections) < max_blocks:
         sections.append(render.section(body))
@@ -134,12 +135,12 @@ def _by_health(rows: Sequence[Row], separator: str) -> str:
     return separator.join(f"{counts[h]} {h.value}" for h in _ORDER if counts[h])
 
 
-def object_line(row: Row, now: datetime, *, md: bool) -> str:
+def object_line(row: Row, now: datetime, *, md: bool) -> Rich:
     """One object: verdict, kind and name, its pause (who, when, until, why) or its problem."""
     health = row.verdict.health
     name = f"*{render.escape(row.name)}*" if md else f"{row.namespace}/{row.name}"
-    line = f"{render.ICONS[health]} {name}" if md else name
-    line += f" ({row.kind}): {health.value}"
+    line = rich_text(f"{render.ICONS[health]} {name}" if md else name, f" ({row.kind}): ")
+    line += health.value
     notes = _notes(row)
     if row.state.paused:
         line += " — " + pause_words(row.state, now, md=md)
@@ -160,16 +161,16 @@ def _notes(row: Row) -> list[str]:
     return notes
 
 
-def pause_words(state: PauseState, now: datetime, *, md: bool) -> str:
+def pause_words(state: PauseState, now: datetime, *, md: bool) -> Rich:
     """`paused by @ann at 2026-08-24 08:00 UTC, until 10:00 UTC (in 2h): node drain`.
 
     Hand-written values are escaped for mrkdwn (`md`), so none can mention or link anyone.
     """
     shown = render.escape if md else str
     if state.paused_by:
-        text = f"paused by {user_ref(state.paused_by, md=md)}"
+        text = rich_text("paused by ", user_ref(state.paused_by, md=md))
     else:
-        text = "paused by hand (no kai-chatops record)"
+        text = rich_text("paused by hand (no kai-chatops record)")
     if state.paused_at:
         text += f" at {shown(show_time(state.paused_at))}"
     automatic = state.paused_value == "true" and bool(state.paused_by)
@@ -193,11 +194,11 @@ def annotation_words(state: PauseState) -> str:
     return ", ".join(words) or f"no {keda.PAUSED} annotation"
 
 
-def user_ref(user: str, *, md: bool) -> str:
+def user_ref(user: str, *, md: bool) -> Rich:
     """A Slack mention for a user ID we wrote; anything else hand-written, shown as text."""
     if md:
-        return render.mention(user) if _USER_ID.fullmatch(user) else render.escape(user)
-    return user
+        return render.mention(user) if _USER_ID.fullmatch(user) else rich_text(render.escape(user))
+    return rich_text(user)
 
 
 def show_time(text: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.core.durations import format_duration
+from bot.core.rich import Rich, rich_text
 from bot.keda.pause import ExpiredPause, Outcome, Plan, Target
 from bot.keda.render import annotation_words, pause_words, show_time, user_ref
 from bot.rules import keda
@@ -37,7 +38,7 @@ def confirm_lines(
     target = plan.target
     effect = _EFFECT[(plan.action, target.kind)]
     if plan.action == "resume":
-        lines = [f"Now: {pause_words(plan.before, now, md=False)}.", effect]
+        lines = [f"Now: {pause_words(plan.before, now, md=False)!s}.", effect]
         lines.append("Annotations to remove:")
         lines += [f'  {key} (now "{_current(plan.before, key)}")' for key in plan.annotations]
         return lines + ([remaining_words(plan.before)] if plan.before.paused_directions else [])
@@ -66,9 +67,9 @@ def nothing_message(plan: Plan, now: datetime) -> Message:
     head = f"{plan.target.describe()}: {plan.nothing_to_do}; nothing was changed."
     if not plan.before.paused:
         return render.text_message(head, mrkdwn=f":information_source: {render.escape(head)}")
-    plain = render.escape(f"{head} It is {pause_words(plan.before, now, md=False)}.")
-    md = f"{render.escape(head)} It is {pause_words(plan.before, now, md=True)}."
-    return render.text_message(plain, mrkdwn=f":information_source: {md}")
+    plain = render.escape(f"{head} It is {pause_words(plan.before, now, md=False)!s}.")
+    md = rich_text(f"{render.escape(head)} It is ", pause_words(plan.before, now, md=True), ".")
+    return render.text_message(plain, mrkdwn=":information_source: " + md)
 
 
 def result_message(outcome: Outcome, *, wait_timeout: float, now: datetime) -> Message:
@@ -125,35 +126,35 @@ def ack_words(outcome: Outcome, wait_timeout: float) -> str:
     )
 
 
-def announcement_text(outcome: Outcome, *, user: str, requested_by: str, now: datetime) -> str:
+def announcement_text(outcome: Outcome, *, user: str, requested_by: str, now: datetime) -> Rich:
     """The channel's record of the change (mrkdwn): who, what, why, until when, KEDA's answer."""
     plan = outcome.plan
     name = render.escape(plan.target.describe())
     who = user_ref(user, md=True)
     if requested_by and requested_by != user:
-        who += f" (asked by {user_ref(requested_by, md=True)})"
+        who = rich_text(who, " (asked by ", user_ref(requested_by, md=True), ")")
     if plan.action == "pause":
         reason = plan.annotations.get(keda.PAUSE_REASON) or "none given"
         until = f"until {show_time(_iso(plan))}" if plan.until else "until resumed"
-        text = f"{_icon(outcome)} {who} paused {name} {until}. Reason: {render.escape(reason)}."
+        done = rich_text(f" paused {name} {until}. Reason: {render.escape(reason)}.")
     else:
-        was = pause_words(plan.before, now, md=True)
-        text = f"{_icon(outcome)} {who} resumed {name} (it was {was})."
-    return f"{text} {_short_ack(outcome)}{_remaining_note(outcome)}"
+        done = rich_text(f" resumed {name} (it was ", pause_words(plan.before, now, md=True), ").")
+    text = rich_text(f"{_icon(outcome)} ", who, done)
+    return text + f" {_short_ack(outcome)}{_remaining_note(outcome)}"
 
 
-def auto_resume_text(expired: ExpiredPause, outcome: Outcome) -> str:
+def auto_resume_text(expired: ExpiredPause, outcome: Outcome) -> Rich:
     """The channel's record of a timed pause ending (mrkdwn)."""
     name = render.escape(expired.target.describe())
     length = expired.length
     after = f"after {format_duration(length)}" if length is not None else "(its time was up)"
     state = expired.state
-    text = f":arrow_forward: {name} resumed automatically {after}"
-    text += f" (paused by {user_ref(state.paused_by or 'unknown', md=True)}"
+    text = rich_text(f":arrow_forward: {name} resumed automatically {after}", " (paused by ")
+    text += user_ref(state.paused_by or "unknown", md=True)
     if state.paused_at:
         text += f" at {render.escape(show_time(state.paused_at))}"
     text += f": {render.escape(state.reason)})." if state.reason else ", no reason given)."
-    return f"{text} {_short_ack(outcome)}{_remaining_note(outcome)}"
+    return text + f" {_short_ack(outcome)}{_remaining_note(outcome)}"
 
 
 def pause_details(state: PauseState) -> dict[str, str]:

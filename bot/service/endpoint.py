@@ -11,10 +11,13 @@ at all; when the ack is empty, Bolt then runs the listener as usual, after the b
 came in (`InFlight.spawn`), and whatever the listener would have acked is posted instead.
 Everything else (clicks, events) is Bolt's to answer. Slack gives an app 3 seconds to ack; with
 many commands at once, Bolt's dispatch would be most of each ack's time (bench/ack_latency.py).
+A body that has not arrived within those 3 seconds could not be acked in time anyway: it is cut
+off (408) before anything reads it, so a sender that never finishes holds nothing open.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -38,6 +41,7 @@ log = logging.getLogger(__name__)
 
 SLACK_PATH = "/slack/events"
 FORM = "application/x-www-form-urlencoded"
+BODY_SECONDS = 3.0  # Slack's ack window: a body slower than this cannot be answered in time
 
 
 class SlackEvents:
@@ -65,7 +69,11 @@ class SlackEvents:
         """401 for a request whose signature cannot be verified (nothing else happens); 200 and
         nothing run for a replay; else the ack."""
         with self._inflight.acking():
-            body = await request.read()
+            try:
+                body = await asyncio.wait_for(request.read(), BODY_SECONDS)
+            except TimeoutError:
+                log.warning("cut off a request to %s: its body did not come in time", SLACK_PATH)
+                return web.Response(status=408, headers={"Connection": "close"})
             timestamp = request.headers.get("X-Slack-Request-Timestamp")
             signature = request.headers.get("X-Slack-Signature")
             now = self._clock()

@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from bot.access.once import OnceUnavailable
+
 log = logging.getLogger(__name__)
 
 # A burst of requests is over once no ack has been sent for this long (libuv's timers tick in
@@ -60,20 +62,26 @@ class InFlight:
             self._burst.ack_sent()
 
     def spawn(
-        self, work: Coroutine[Any, Any, None], *, first_time: Awaitable[bool] | None = None
+        self,
+        work: Coroutine[Any, Any, None],
+        *,
+        first_time: Awaitable[bool] | None = None,
+        refuse: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         """Run `work` in a task of its own, in flight from this call until it ends.
 
         Listeners ack and return at once (the app runs with `process_before_response`, so the
         ack leaves as soon as the listener returns) and do the slow part here. An exception
         escaping `work` is logged, never lost. With `first_time` (whether the request is new on
-        every replica, `bot.service.signing.SeenRequests`), `work` runs only if it says so.
+        every replica, `bot.service.signing.SeenRequests`), `work` runs only if it says so; when
+        that cannot be known (OnceUnavailable), a change (`refuse` given: what to say instead)
+        does not run, a read does.
         `work` starts once a burst of acks is over (`acking`), or after `acks_first_for` at most:
         until then it is not even a task, so it costs the acks still to be sent nothing.
         """
         self._begin()
         if first_time is not None:
-            work = _unless_replayed(work, first_time)
+            work = _unless_replayed(work, first_time, refuse)
         self._burst.after(lambda: self._start(work))
 
     async def acks_sent(self) -> None:
@@ -187,10 +195,21 @@ class _Burst:
             start()
 
 
-async def _unless_replayed(work: Coroutine[Any, Any, None], first_time: Awaitable[bool]) -> None:
-    """`work`, unless another replica already handled the same signed request."""
+async def _unless_replayed(
+    work: Coroutine[Any, Any, None],
+    first_time: Awaitable[bool],
+    refuse: Callable[[], Awaitable[None]] | None,
+) -> None:
+    """`work`, unless another replica already handled the same signed request, or it may have
+    and `work` is a change (`refuse` says so instead)."""
     try:
         first = await first_time
+    except OnceUnavailable:
+        if refuse is not None:  # a change whose replay cannot be ruled out does not run
+            work.close()
+            await refuse()
+            return
+        first = True  # a read does
     except BaseException:
         work.close()  # cancelled (a stop) or failed before it started: nothing of it ran
         raise

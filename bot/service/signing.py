@@ -68,7 +68,9 @@ class SeenRequests:
     """Verified requests already handled, remembered for the window on every replica.
 
     This replica's own memory is asked first, so a replay to it is caught even while the shared
-    memory cannot be reached (then a replay to another replica is not: said in the log).
+    memory cannot be reached; then whether another replica handled it is unknown, and the claim
+    raises OnceUnavailable: the work after the ack refuses a change and runs a read
+    (`InFlight.spawn`, docs/design.md §2 "Safety").
     """
 
     def __init__(self, shared: OnceStore) -> None:
@@ -89,7 +91,8 @@ class SeenRequests:
         return True
 
     def claim_of(self, signature: str | None) -> Awaitable[bool] | None:
-        """Whether the request is the first on every replica, once the shared memory answers."""
+        """Whether the request is the first on every replica, once the shared memory answers
+        (raises OnceUnavailable when it cannot)."""
         return self._claims.get(signature or "")
 
     def end(self, signature: str) -> None:
@@ -107,8 +110,12 @@ class SeenRequests:
         try:
             return await self._shared.claim(key, until, _at(now))
         except OnceUnavailable as e:
-            log.warning("replays to other replicas cannot be caught just now: %s", e)
-            return True
+            log.warning(
+                "replays to other replicas cannot be ruled out just now (changes are refused, "
+                "reads run): %s",
+                e,
+            )
+            raise
 
 
 class _Claim:

@@ -6,6 +6,7 @@ Slack emulator rejects what `check_message` flags, the way Slack answers `invali
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -286,4 +287,7 @@ def check_view(view: Any) -> list[str]:
     metadata, callback = view.get("private_metadata"), view.get("callback_id")
     _check_optional_length(problems, "view.private_metadata", metadata, MAX_VIEW_PRIVATE_METADATA)
     _check_optional_length(problems, "view.callback_id", callback, MAX_VIEW_CALLBACK_ID)
+    size = len(json.dumps(view, default=str))
+    if size > MAX_VIEW_BYTES:
+        problems.append(f"view: {size} bytes of JSON, more than {MAX_VIEW_BYTES} (view_too_large)")
     return problems

@@ -18,6 +18,23 @@ from bot.workloads import commands as workloads
 # The help opens with the commands that show the state of things; the rest follow in table order.
 _HELP_FIRST = ("help", "health", "scaledjobs", "alerts")
 
+# The subcommands that change something (docs/design.md §2 "Safety"): refused, not run, when
+# whether the same signed request was already handled cannot be known.
+CHANGES: frozenset[type] = frozenset(
+    {
+        keda.Pause,
+        keda.Resume,
+        gitops.Reconcile,
+        gitops.ReconcileShortcut,
+        gitops.Suspend,
+        gitops.FluxResume,
+        gitops.Sync,
+        alerts.Ack,
+        alerts.Silence,
+        alerts.Unsilence,
+    }
+)
+
 GRAMMAR = Grammar(
     (
         *health.SUBCOMMANDS,

@@ -8,10 +8,10 @@ naming the policy and the field: `kai-chatops-owned-fields` for the KEDA, Flux a
 objects, `kai-chatops-own-state` for ConfigMaps and Leases, and RBAC (no verb) for deletes,
 status writes and other objects. Each refused object is read back unchanged.
 
-Cases that docs/security.md ("a stolen token can pause, reconcile or sync, but not point a
-GitRepository or an Application elsewhere") and docs/design.md §2 "Safety" ("only the fields it
-owns, in the shape it writes") say must be refused but that deploy/'s policy admits today (it
-checks which fields change, not their values) are strict xfails, for issue 22.
+The fields the bot owns, written in any shape but the one it writes (docs/design.md §2 "Safety":
+"only the fields it owns, in the shape it writes"; issue 22) are refused too, naming the field:
+paused-replicas set (the bot only removes it), an Argo CD operation other than the sync it
+builds, a refresh annotation with another value.
 
 tests/e2e/test_deploy_admission_policy.py runs the same CEL with cel-python; this is the real
 server, with the upstream CRDs' schemas (pruning, defaults) in front of the policy.
@@ -68,7 +68,6 @@ OWN_STATE = (
 )
 NOW = dt.datetime(2026, 12, 1, 23, 0, tzinfo=dt.UTC)
 USER = "U0OPERATOR"
-ISSUE_22 = "issue 22, admitted today (the policy checks which fields change, not values)"
 
 
 def admitted(answer: Answer) -> dict[str, Any]:
@@ -570,74 +569,119 @@ def test_rbac_refuses_what_no_role_grants_naming_verb_and_resource(
     assert f'User "{BOT_USER}" cannot {verb} resource "{resource}"' in refused.message
 
 
-# ------------------------------------------------ what the docs say must be refused (issue 22)
+# ------------------------------------- the bot's own fields, in any other shape (issue 22)
 def sync_operation(**sync: Any) -> dict[str, Any]:
     return {"operation": {"initiatedBy": {"username": f"slack:{USER}"}, "sync": sync}}
 
 
-# name -> (kind, merge patch, the word the refusal must name, what issue 22 is to refuse)
-ISSUE_22_CASES: dict[str, tuple[Kind, dict[str, Any], str, str]] = {
+def bot_sync(app: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    """The operation argo.sync_patch builds for `app`, with `changes` (a key set to None is
+    removed) in operation.sync, or at the top of the operation when prefixed `top_`."""
+    body = argo.sync_patch(app, USER, "C0CHANNEL", NOW)
+    operation = body["operation"]
+    for name, value in changes.items():
+        node, key = (operation, name[4:]) if name.startswith("top_") else (operation["sync"], name)
+        if value is None:
+            node.pop(key, None)
+        else:
+            node[key] = value
+    return {"operation": operation}
+
+
+HOOK = {"hook": {}}
+# name -> (kind, merge patch or a maker of one from the seeded object, the field the refusal names)
+Patch = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+SHAPE_CASES: dict[str, tuple[Kind, Patch, str]] = {
     "ScaledObject-paused-replicas-5000": (
         SCALED_OBJECT,
         ann("autoscaling.keda.sh/paused-replicas", "5000"),
-        "autoscaling.keda.sh/paused-replicas",
-        "paused-replicas is only ever deleted by the bot, yet any value is admitted",
+        "metadata.annotations[autoscaling.keda.sh/paused-replicas]",
+    ),
+    "ScaledJob-paused-false": (
+        SCALED_JOB,
+        ann("autoscaling.keda.sh/paused", "false"),
+        "metadata.annotations[autoscaling.keda.sh/paused]",
+    ),
+    "Application-refresh-other-value": (
+        APPLICATION,
+        ann("argocd.argoproj.io/refresh", "hard,prune"),
+        "metadata.annotations[argocd.argoproj.io/refresh]",
+    ),
+    "Application-refresh-timestamp-not-a-time": (
+        APPLICATION,
+        ann("argocd.argoproj.io/refresh-timestamp", "yesterday"),
+        "metadata.annotations[argocd.argoproj.io/refresh-timestamp]",
     ),
     "Application-sync-from-another-source": (
         APPLICATION,
         sync_operation(source={"repoURL": EVIL_REPO, "path": ".", "targetRevision": "HEAD"}),
-        "operation",
-        "operation.sync.source points the sync at another repository",
+        "operation.sync.source",
     ),
     "Application-sync-from-other-sources": (
         APPLICATION,
         sync_operation(sources=[{"repoURL": EVIL_REPO, "path": "."}]),
-        "operation",
-        "operation.sync.sources points the sync at other repositories",
+        "operation.sync.sources",
     ),
     "Application-sync-of-inline-manifests": (
         APPLICATION,
         sync_operation(manifests=['{"apiVersion":"v1","kind":"Namespace","metadata":{}}']),
-        "operation",
-        "operation.sync.manifests applies inline manifests",
+        "operation.sync.manifests",
     ),
     "Application-sync-with-prune": (
         APPLICATION,
-        sync_operation(prune=True),
-        "operation",
-        "operation.sync.prune deletes resources; the bot writes prune: false",
+        sync_operation(prune=True, syncStrategy=HOOK),
+        "operation.sync.prune",
     ),
     "Application-sync-with-force": (
         APPLICATION,
         sync_operation(syncStrategy={"apply": {"force": True}}),
-        "operation",
-        "operation.sync.syncStrategy.apply.force replaces resources; the bot writes hook: {}",
+        "operation.sync.syncStrategy",
+    ),
+    "Application-bot-sync-of-chosen-resources": (
+        APPLICATION,
+        lambda app: bot_sync(app, resources=[{"kind": "Secret", "name": "x"}]),
+        "operation.sync.resources",
+    ),
+    "Application-bot-sync-of-another-revision": (
+        APPLICATION,
+        lambda app: bot_sync(app, revision="evil"),
+        "operation.sync.revision",
+    ),
+    "Application-bot-sync-with-other-syncOptions": (
+        APPLICATION,
+        lambda app: bot_sync(app, syncOptions=["Replace=true"]),
+        "operation.sync.syncOptions",
+    ),
+    "Application-bot-sync-with-another-retry": (
+        APPLICATION,
+        lambda app: bot_sync(app, top_retry={"limit": 100}),
+        "operation.retry",
+    ),
+    "Application-bot-sync-started-as-someone-else": (
+        APPLICATION,
+        lambda app: bot_sync(app, top_initiatedBy={"username": "admin"}),
+        "operation.initiatedBy",
     ),
 }
 
 
 @pytest.mark.parametrize(
-    ("kind", "patch", "field"),
-    [
-        pytest.param(
-            kind,
-            patch,
-            field,
-            id=name,
-            marks=pytest.mark.xfail(
-                strict=True, raises=AssertionError, reason=f"{ISSUE_22}: {why}"
-            ),
-        )
-        for name, (kind, patch, field, why) in ISSUE_22_CASES.items()
-    ],
+    ("kind", "patch", "field"), list(SHAPE_CASES.values()), ids=list(SHAPE_CASES)
 )
 def test_a_write_outside_the_shape_the_bot_writes_is_refused(
-    bot: Caller, seeder: Seeder, kind: Kind, patch: dict[str, Any], field: str
+    bot: Caller, admin: Caller, seeder: Seeder, kind: Kind, patch: Patch, field: str
 ) -> None:
     obj = seeder.make(kind)
-    refused = bot.patch(path_of(kind, obj), patch)
-    if refused.status not in (200, 403):  # the xfail stands only for "admitted" (raises=)
-        pytest.fail(f"neither admitted nor refused: {refused.status} {refused.message}")
-    assert refused.status == 403, f"admitted ({refused.status}): {patch}"
-    assert "ValidatingAdmissionPolicy 'kai-chatops-owned-fields'" in refused.message
+    refused = bot.patch(path_of(kind, obj), patch(obj) if callable(patch) else patch)
+    assert refused.status == 403, f"{refused.status}: {refused.message}"
+    assert OWNED_FIELDS in refused.message, refused.message
     assert field in refused.message, refused.message
+    assert version(admitted(admin("GET", path_of(kind, obj)))) == version(obj)
+
+
+def test_an_argo_refresh_with_its_timestamp_is_admitted(bot: Caller, seeder: Seeder) -> None:
+    app = seeder.make(APPLICATION)
+    body = argo.refresh_patch(True, USER, NOW)
+    body["metadata"]["annotations"]["argocd.argoproj.io/refresh-timestamp"] = "2026-12-01T23:00:00Z"
+    written = admitted(bot.patch(path_of(APPLICATION, app), body))
+    assert annotations(written)["argocd.argoproj.io/refresh-timestamp"] == "2026-12-01T23:00:00Z"

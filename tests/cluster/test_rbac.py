@@ -136,22 +136,13 @@ CALLS: list[Call] = [
     *[Call(v, "", "configmaps", BOT_NS, name) for name in STATE for v in ("get", "patch")],
     *[Call("create", "", "configmaps", BOT_NS, name, where="first use") for name in STATE],
 ]
-# Calls the code can make that deploy/ does not grant: strict xfails, so that a fix (in deploy/
-# and the simulator workload of tests/e2e/test_deploy_permissions.py, or in the bot refusing a
-# Bucket source as it refuses kinds it does not know) turns them into failures to remove.
-# `/kai reconcile ks NAME --with-source` on a Kustomization whose sourceRef is a Bucket reads and
-# patches the Bucket (bot/gitops/plan.py `direct_source` accepts every kind in
-# bot/gitops/kinds.py FLUX, Bucket included), which components/flux/rbac-flux.yaml leaves out.
-BUCKET_GAP = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="gap: rbac-flux.yaml grants no buckets, yet --with-source follows a Bucket sourceRef",
-)
-GAPS: list[Any] = [
+# `/kai reconcile ks NAME --with-source` on a Kustomization whose sourceRef is a Bucket reads,
+# patches and follows the Bucket (bot/gitops/plan.py `direct_source` accepts every kind in
+# bot/gitops/kinds.py FLUX, Bucket included): components/flux/rbac-flux.yaml grants it (issue 22).
+BUCKETS: list[Any] = [
     pytest.param(
         Call(verb, "source.toolkit.fluxcd.io", "buckets", FLUX_NS, where="--with-source"),
         id=f"{verb}-buckets@{FLUX_NS}",
-        marks=BUCKET_GAP,
     )
     for verb in ("get", "patch", "watch")
 ]
@@ -178,7 +169,7 @@ def access_review(bot: Caller, call: Call) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------- every call
-@pytest.mark.parametrize("call", [pytest.param(c, id=c.id) for c in CALLS] + GAPS)
+@pytest.mark.parametrize("call", [pytest.param(c, id=c.id) for c in CALLS] + BUCKETS)
 def test_the_service_account_may_make_each_call_the_bot_makes(bot: Caller, call: Call) -> None:
     review = access_review(bot, call)
     assert review.get("allowed") is True, f"{call} ({call.where}): {review}"
@@ -380,7 +371,7 @@ INTENT: dict[str, set[Rule]] = {
     | rules("kustomize.toolkit.fluxcd.io", "kustomizations", "get patch watch")
     | rules(
         "source.toolkit.fluxcd.io",
-        "gitrepositories helmrepositories ocirepositories helmcharts",
+        "gitrepositories helmrepositories ocirepositories helmcharts buckets",
         "get patch watch",
     ),
     # Argo CD: refresh (annotation) and sync (operation), list, follow by watch; the AppProject's

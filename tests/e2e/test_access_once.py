@@ -313,3 +313,45 @@ async def test_claims_that_came_while_a_write_failed_go_in_the_next_write() -> N
     with pytest.raises(OnceUnavailable):
         await first
     assert await asyncio.wait_for(second, 5)
+
+
+def brimful(until: str, room: int = 0) -> dict[str, str]:
+    """Request keys (expiring `until`) taking exactly `once.MAX_BYTES - room` bytes."""
+    target = once.MAX_BYTES - room
+    each = once.stored_bytes({f"req-{0:064x}": until}) - 1  # `"k":"v",` with its comma
+    data = {f"req-{n:064x}": until for n in range((target - 2) // each - 1)}
+    last = f"req-{len(data):064x}"
+    data[last] = until
+    data[last] = until + "0" * (target - once.stored_bytes(data))  # the same expiry, longer
+    assert once.stored_bytes(data) == target
+    return data
+
+
+async def test_a_full_configmap_memory_refuses_new_keys_until_they_expire_and_stays_under_1_mib(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    # Issue 22: ~36 signed requests a second for 6 minutes filled the ConfigMap past 1 MiB, and
+    # then every claim failed. Full is now a stated state: new keys are refused (OnceFull, so a
+    # change says "try again" and a read runs) until the keys in their window expire.
+    new, until = f"req-{'f' * 64}", repr(LATER.timestamp())
+    room = once.stored_bytes({**brimful(until), new: until}) - once.MAX_BYTES  # one key's size
+    seeded = brimful(until, room)  # room for exactly one more key
+    sim.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "state-once", "namespace": "kai-chatops"},
+            "data": seeded,
+        }
+    )
+    store = GroupedClaims(configmap_once(sim, tmp_path))
+    assert await store.claim(new, LATER, T0)  # to the brim: MAX_BYTES exactly
+    assert once.stored_bytes(stored(sim)["data"]) == once.MAX_BYTES < 1024 * 1024
+    with pytest.raises(once.OnceFull, match="is full"):
+        await store.claim(f"req-{'e' * 64}", LATER + timedelta(minutes=5), T0)
+    assert set(stored(sim)["data"]) == {*seeded, new}
+    assert not await store.claim(new, LATER, T0)  # a replay is still caught
+
+    # Once the window has passed, the expired keys go with the next claim: room again.
+    assert await store.claim(f"req-{'e' * 64}", LATER + timedelta(minutes=5), LATER)
+    assert set(stored(sim)["data"]) == {f"req-{'e' * 64}"}

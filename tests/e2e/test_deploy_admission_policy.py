@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime
 import itertools
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 from deploy_render import DEPLOY, by_kind, render
 from deploy_workload import Clock, run_workload, workload_stack
 
+from bot.gitops import argo
 from testbed.sim import patching
 from testbed.sim.selectors import parse_selector
 from testbed.stack import Stack
@@ -35,12 +37,14 @@ WRITTEN = {  # group -> the resources the bot writes there
         "helmrepositories",
         "ocirepositories",
         "helmcharts",
+        "buckets",
     },
     "argoproj.io": {"applications"},
     "": {"configmaps"},
     "coordination.k8s.io": {"leases"},
 }
 Key = tuple[str, str, str, str]  # group, resource, namespace, name
+NOW = datetime.datetime(2026, 12, 2, 1, 0, tzinfo=datetime.UTC)
 _ENV = celpy.Environment()
 
 
@@ -229,6 +233,7 @@ async def test_every_write_the_code_makes_is_allowed(
 # --- every other change is refused, naming the field --------------------------------------------
 
 JOB_KEY: Key = ("keda.sh", "scaledjobs", "annia", "annia-worker")
+SO_KEY: Key = ("keda.sh", "scaledobjects", "annia", "annia-api")
 GIT_KEY: Key = ("source.toolkit.fluxcd.io", "gitrepositories", "flux-system", "flux-system")
 HR_KEY: Key = ("helm.toolkit.fluxcd.io", "helmreleases", "flux-system", "kai-scheduler")
 APP_KEY: Key = ("argoproj.io", "applications", "argocd", "kai-scheduler")
@@ -279,6 +284,15 @@ def annotate(key: Key, name: str, value: str | None) -> dict[str, Any]:
     return changed(key, edit)
 
 
+PAUSED_REPLICAS = "autoscaling.keda.sh/paused-replicas"
+
+
+def with_annotation(key: Key, name: str, value: str) -> dict[str, Any]:
+    obj = base(key)
+    obj["metadata"]["annotations"][name] = value
+    return obj
+
+
 def set_in(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     def edit(obj: dict[str, Any]) -> None:
         *parents, last = path.split(".")
@@ -290,13 +304,63 @@ def set_in(path: str, value: Any) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
+POLICY = {"syncOptions": ["ServerSideApply=true"], "retry": {"limit": 2, "backoff": {"factor": 2}}}
+
+
+def synced(edit: Callable[[dict[str, Any]], None] = lambda op: None) -> dict[str, Any]:
+    """An Application with a syncPolicy, given the operation argo.sync_patch builds for it
+    (then `edit`ed): what the bot writes, or a variant of it."""
+    app = base(APP_KEY)
+    app["spec"]["syncPolicy"] = copy.deepcopy(POLICY)
+    operation = argo.sync_patch(app, "U0OPERATOR", "C0CHANNEL", NOW)["operation"]
+    edit(operation)
+    new = {**copy.deepcopy(app), "operation": operation}
+    return admission("UPDATE", APP_KEY, new, app)
+
+
+def without(*path: str) -> Callable[[dict[str, Any]], None]:
+    def edit(operation: dict[str, Any]) -> None:
+        node = operation
+        for part in path[:-1]:
+            node = node[part]
+        del node[path[-1]]
+
+    return edit
+
+
+def removing_operation() -> dict[str, Any]:
+    review = synced()
+    review["object"], review["oldObject"] = review["oldObject"], review["object"]
+    return review
+
+
 ALLOWED = {
     "pause a ScaledJob": annotate(JOB_KEY, "autoscaling.keda.sh/paused", "true"),
+    "resume a ScaledObject": admission(
+        "UPDATE",
+        SO_KEY,
+        base(SO_KEY),
+        with_annotation(SO_KEY, "autoscaling.keda.sh/paused", "true"),
+    ),
+    "remove paused-replicas": admission(
+        "UPDATE", SO_KEY, base(SO_KEY), with_annotation(SO_KEY, PAUSED_REPLICAS, "0")
+    ),
     "our record on a ScaledJob": annotate(JOB_KEY, "kai-chatops/paused-by", "U0OPERATOR"),
     "Flux reconcile request": annotate(GIT_KEY, "reconcile.fluxcd.io/requestedAt", "now"),
     "Flux suspend": changed(GIT_KEY, set_in("spec.suspend", True)),
     "Argo CD refresh": annotate(APP_KEY, "argocd.argoproj.io/refresh", "hard"),
-    "Argo CD sync": changed(APP_KEY, set_in("operation", {"sync": {"revision": "HEAD"}})),
+    "Argo CD normal refresh": annotate(APP_KEY, "argocd.argoproj.io/refresh", "normal"),
+    "Argo CD refresh timestamp": annotate(
+        APP_KEY, "argocd.argoproj.io/refresh-timestamp", "2026-12-02T01:00:00Z"
+    ),
+    "Argo CD refresh timestamp with an offset": annotate(
+        APP_KEY, "argocd.argoproj.io/refresh-timestamp", "2026-12-02T02:00:00.5+01:00"
+    ),
+    "Argo CD sync as the bot builds it": synced(),
+    "Argo CD sync of an app without syncPolicy": changed(
+        APP_KEY,
+        set_in("operation", argo.sync_patch(base(APP_KEY), "U0OP", "", NOW)["operation"]),
+    ),
     "its state ConfigMap": changed(STATE_KEY, set_in("data", {"sim.json": "{}"})),
     "its Lease": changed(LEASE_KEY, set_in("spec.holderIdentity", "pod-2")),
     "someone else's change": {
@@ -385,6 +449,90 @@ REFUSED = {
 }
 
 
+# Issue 22: the fields the bot owns, written with anything but what it writes.
+REFRESH = "argocd.argoproj.io/refresh"
+REFRESH_TIMESTAMP = "argocd.argoproj.io/refresh-timestamp"
+
+
+def refused_value(key: Key, name: str, value: str) -> tuple[dict[str, Any], str]:
+    """The annotation `name` set to `value`, and the field its refusal must name."""
+    return annotate(key, name, value), f"metadata.annotations[{name}]"
+
+
+EVIL = "https://evil.example/apps"
+REFUSED_VALUES = {
+    "paused-replicas set to 5000": refused_value(JOB_KEY, PAUSED_REPLICAS, "5000"),
+    "paused-replicas changed": (
+        admission(
+            "UPDATE",
+            SO_KEY,
+            with_annotation(SO_KEY, PAUSED_REPLICAS, "9"),
+            with_annotation(SO_KEY, PAUSED_REPLICAS, "0"),
+        ),
+        "metadata.annotations[autoscaling.keda.sh/paused-replicas]",
+    ),
+    "paused set to false": refused_value(JOB_KEY, "autoscaling.keda.sh/paused", "false"),
+    "refresh set to something else": refused_value(APP_KEY, REFRESH, "hard; prune"),
+    "refresh-timestamp not a time": refused_value(APP_KEY, REFRESH_TIMESTAMP, "now"),
+    "refresh-timestamp on a HelmRelease": refused_value(
+        HR_KEY, REFRESH_TIMESTAMP, "2026-12-02T01:00:00Z"
+    ),
+    "sync from another source": (
+        synced(set_in("sync.source", {"repoURL": EVIL, "path": "."})),
+        "operation.sync.source",
+    ),
+    "sync from other sources": (
+        synced(set_in("sync.sources", [{"repoURL": EVIL}])),
+        "operation.sync.sources",
+    ),
+    "sync of inline manifests": (
+        synced(set_in("sync.manifests", ['{"kind":"Namespace"}'])),
+        "operation.sync.manifests",
+    ),
+    "sync of chosen resources": (
+        synced(set_in("sync.resources", [{"kind": "Secret", "name": "x"}])),
+        "operation.sync.resources",
+    ),
+    "sync of another revision": (
+        synced(set_in("sync.revision", "evil-branch")),
+        "operation.sync.revision",
+    ),
+    "sync with prune": (synced(set_in("sync.prune", True)), "operation.sync.prune"),
+    "sync with apply --force": (
+        synced(set_in("sync.syncStrategy", {"apply": {"force": True}})),
+        "operation.sync.syncStrategy",
+    ),
+    "sync with hook --force": (
+        synced(set_in("sync.syncStrategy", {"hook": {"force": True}})),
+        "operation.sync.syncStrategy",
+    ),
+    "sync with no strategy": (synced(without("sync", "syncStrategy")), "syncStrategy"),
+    "sync with other syncOptions": (
+        synced(set_in("sync.syncOptions", ["ServerSideApply=true", "Replace=true"])),
+        "operation.sync.syncOptions",
+    ),
+    "sync without the app's syncOptions": (
+        synced(without("sync", "syncOptions")),
+        "operation.sync.syncOptions",
+    ),
+    "sync with another retry": (
+        synced(set_in("retry", {"limit": 100})),
+        "operation.retry",
+    ),
+    "sync without the app's retry": (synced(without("retry")), "operation.retry"),
+    "an operation without a sync": (synced(without("sync")), "operation.sync"),
+    "an operation beside the sync": (
+        synced(set_in("rollback", {"id": 1})),
+        "operation.rollback",
+    ),
+    "an operation started as someone else": (
+        synced(set_in("initiatedBy", {"username": "admin", "automated": True})),
+        "operation.initiatedBy",
+    ),
+    "an operation removed": (removing_operation(), "operation (removing it)"),
+}
+
+
 @pytest.mark.parametrize("review", list(ALLOWED.values()), ids=list(ALLOWED))
 def test_the_fields_the_bot_owns_may_change(
     review: dict[str, Any], policies: list[dict[str, Any]]
@@ -392,7 +540,13 @@ def test_the_fields_the_bot_owns_may_change(
     assert refused_by(policies, review) == []
 
 
-@pytest.mark.parametrize(("review", "naming"), list(REFUSED.values()), ids=list(REFUSED))
+# Outside the bot's fields, or in them in another shape than it writes (REFUSED_VALUES).
+EVERY_REFUSED = {**REFUSED, **REFUSED_VALUES}
+
+
+@pytest.mark.parametrize(
+    ("review", "naming"), list(EVERY_REFUSED.values()), ids=list(EVERY_REFUSED)
+)
 def test_any_other_change_is_refused_naming_the_field(
     review: dict[str, Any], naming: str, policies: list[dict[str, Any]]
 ) -> None:

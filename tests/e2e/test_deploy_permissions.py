@@ -23,8 +23,8 @@ Call = tuple[str, str, str, str | None]  # group, resource, verb, namespace (Non
 # Resources whose calls without a namespace are cluster-wide lists rather than cluster-scoped.
 NAMESPACED = {
     "deployments", "scaledjobs", "scaledobjects", "helmreleases", "kustomizations",
-    "gitrepositories", "helmrepositories", "ocirepositories", "helmcharts", "applications",
-    "appprojects",
+    "gitrepositories", "helmrepositories", "ocirepositories", "helmcharts", "buckets",
+    "applications", "appprojects",
     "leases", "configmaps", "pods", "pods/log", "events", "replicasets", "endpointslices",
     "services",
 }  # fmt: skip

@@ -138,6 +138,29 @@ async def test_item1_in_socket_mode_a_payload_with_a_foreign_response_url_runs_n
     assert writes(stack, "helmreleases") == []
 
 
+async def test_an_unsigned_body_that_never_finishes_is_cut_off_and_runs_nothing(
+    tmp_path: Path,
+) -> None:
+    # Issue 22: a sender that announces a body and never sends it all held the handler forever.
+    async with running_stack(tmp_path) as stack:
+        stack.sim.clear_requests()
+        reader, writer = await asyncio.open_connection("127.0.0.1", stack.service.port)
+        head = (
+            "POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 4096\r\n\r\n"
+        )
+        writer.write(head.encode() + b"command=%2Fkai&text=reconcile+hr+flux-system%2F")
+        await writer.drain()
+        try:
+            answer = await asyncio.wait_for(reader.read(), timeout=30.0)  # until it closes
+        finally:
+            writer.close()
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:80]
+        done = await stack.command("health")  # the service goes on answering
+    assert done.text.startswith("KAI health")
+    assert writes(stack, "helmreleases") == []
+
+
 # --- item 2: nothing replays ------------------------------------------------------------------
 
 
@@ -159,6 +182,27 @@ async def test_item2_a_replayed_signed_request_runs_nothing_a_second_time_on_any
         assert [again_here[0], again_there[0], again_after_restart[0]] == [200, 200, 200]
         assert writes(stack, "helmreleases") == ["patch kai-scheduler"]
         assert len(stack.slack.responses(request.hook_id)) == 2  # "reconciling…", the result
+
+
+async def test_a_change_whose_replay_cannot_be_ruled_out_is_refused_and_a_read_runs(
+    tmp_path: Path,
+) -> None:
+    # Issue 22: with the shared memory unreachable, a captured request replayed to another
+    # replica would run again; so a change is refused ("try again"), a read still answers.
+    async with running_stack(tmp_path, config_overrides=BACKENDS["configmap"]) as stack:
+        stack.sim.faults.add(503, resource="configmaps", times=None)
+        stack.sim.clear_requests()
+        reconcile = command(stack, "reconcile hr flux-system/kai-scheduler")
+        health = command(stack, "health", at=int(time.time()) - 1)
+        for request in (reconcile, health):
+            assert (await send(stack, request))[0] == 200
+        refused = await stack.slack.wait_for_response(reconcile.hook_id, timeout=30.0)
+        answered = await stack.slack.wait_for_response(health.hook_id, timeout=30.0)
+        assert "Try again in a moment" in refused.body["text"], refused.body
+        assert "nothing was changed" in refused.body["text"]
+        assert answered.body["text"].startswith("KAI health"), answered.body
+        assert writes(stack, "helmreleases") == []
+        assert len(stack.slack.responses(reconcile.hook_id)) == 1
 
 
 async def test_item2_the_same_command_signed_anew_is_not_a_replay(tmp_path: Path) -> None:

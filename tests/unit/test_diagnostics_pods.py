@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bot.core.models import Health
-from bot.diagnostics import assemble, evidence
+from bot.diagnostics import assemble, evidence, redaction
 from bot.diagnostics import pods as rules
 from bot.diagnostics.assemble import Namespace
 
@@ -307,7 +307,50 @@ def test_token_shaped_strings_in_log_lines_are_redacted(line: str, shown: str) -
     assert evidence.log_tail(line) == (shown,)
 
 
+# Issue 22: shapes the redaction missed, and look-alikes it must leave as written ("=" for
+# nothing redacted). Each is a log line, an Event message or a condition message.
+SHAPES = {
+    "env-pass": ("DB_PASS=hunter2 ready", "DB_PASS=[redacted] ready"),
+    "bypass-kept": ("bypass=true", "="),
+    "flag-password": ("app --password hunter2 -v", "app --password [redacted] -v"),
+    "flag-pass": ("app --db-pass hunter2", "app --db-pass [redacted]"),
+    "auth-token": ("Authorization: Token 9f8e7d6c5b", "Authorization: Token [redacted]"),
+    "mysql": ("mysql -u root -phunter2 -h db", "mysql -u root -p[redacted] -h db"),
+    "client-secret": ("client_secret s3cr3tvalue", "client_secret [redacted]"),
+    "prose-kept": ("couldn't find key password in Secret default/db", "="),
+    "event-kept": ('secret "db-creds" not found', "="),
+}
+
+
+@pytest.mark.parametrize(("line", "shown"), list(SHAPES.values()), ids=list(SHAPES))
+def test_secrets_of_every_shape_are_redacted_and_look_alikes_kept(line: str, shown: str) -> None:
+    assert redaction.redact(line) == (line if shown == "=" else shown)
+
+
 def test_the_log_tail_is_the_last_twenty_non_empty_lines() -> None:
     text = "\n".join(f"line {i}" for i in range(50)) + "\n\n"
 
     assert evidence.log_tail(text) == tuple(f"line {i}" for i in range(30, 50))
+
+
+def test_event_and_condition_messages_in_a_diagnosis_are_redacted_too() -> None:
+    events = [event("Pod", "api-1", "Failed", "exec: app -phunter2 DB_PASS=hunter2", minutes_ago=1)]
+    waiting = {"waiting": {"reason": "CreateContainerError", "message": "--password hunter2"}}
+    unscheduled = [
+        {"type": "PodScheduled", "status": "False", "message": "client_secret s3cr3tvalue"}
+    ]
+    raw = pod(containers=[container(state=waiting)], conditions=unscheduled)
+    failing = deployment()
+    failing["status"] = {
+        "conditions": [
+            {"type": "Available", "status": "False", "message": "Authorization: Token 9f8e7d"}
+        ]
+    }
+
+    component = assemble.deployment_component(failing, Namespace([], [raw], events), NOW)
+
+    shown = repr(component)
+    assert "hunter2" not in shown and "s3cr3tvalue" not in shown and "9f8e7d" not in shown
+    assert "DB_PASS=[redacted]" in component.events[0].message
+    assert "--password [redacted]" in component.pods[0].containers[0].message
+    assert component.pods[0].unschedulable == "client_secret [redacted]"

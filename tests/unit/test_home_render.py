@@ -3,12 +3,16 @@ fit is counted, never cut silently."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from bot.core.models import Finding, Health, HealthReport
 from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
 from bot.home.render import home_view
 from bot.slack import limits
+from bot.slack.blocks import fit_view
 
 NOW = datetime(2026, 8, 24, 12, 0, tzinfo=UTC)
 
@@ -51,6 +55,58 @@ def test_fifty_clusters_hundreds_of_alerts_and_pauses_stay_within_the_view_limit
     text = texts(view)
     assert "*gpu-00*" in text
     assert text.count("more not shown here") == 3  # clusters' findings, alerts, pauses
+
+
+def test_150_findings_in_non_ascii_fit_250_kb_and_the_other_parts_still_show() -> None:
+    # Issue 22: 689 751 bytes of JSON before the view was measured; views.publish refuses 250 kB.
+    message = "GPU-Knoten nicht verfügbar — ノードが利用できません · узел недоступен " * 6
+    findings = tuple(
+        Finding(f"Deployment kai-scheduler/operand-{n}", Health.DEGRADED, message)
+        for n in range(150)
+    )
+    home = big_home(clusters=0, alerts=3, held=2)
+    home = dataclasses.replace(
+        home, clusters=(ClusterStatus("gpu-00", HealthReport("gpu-00", findings, NOW)),)
+    )
+    view = home_view(home, "/kai")
+
+    assert limits.check_view(view) == []
+    assert len(json.dumps(view)) <= limits.MAX_VIEW_BYTES
+    text = texts(view)
+    assert "more not shown here" in text  # the findings that did not fit, counted
+    assert "a00002" in text and "job-1" in text and "j9" in text  # alerts, pauses, changes
+
+
+def test_a_view_past_the_limits_is_cut_with_a_more_line() -> None:
+    line = "ü" * 2900
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": line}}] * 40
+    fitted = fit_view({"type": "home", "blocks": blocks})
+
+    assert limits.check_view(fitted) == []
+    kept = fitted["blocks"][:-1]
+    assert kept == blocks[: len(kept)] and 0 < len(kept) < 40
+    assert fitted["blocks"][-1]["elements"][0]["text"].startswith(f"… {40 - len(kept)} more")
+    assert limits.check_view({"type": "home", "blocks": blocks})[-1].endswith("(view_too_large)")
+
+
+def sections(*texts: str) -> dict[str, Any]:
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": t}} for t in texts]
+    return {"type": "home", "blocks": blocks}
+
+
+def test_a_view_at_the_limits_is_kept_whole_and_one_past_them_is_cut() -> None:
+    assert fit_view(sections(*["b"] * 100)) == sections(*["b"] * 100)
+    fitted = fit_view(sections(*["b"] * 101))
+    assert len(fitted["blocks"]) == 100
+    assert fitted["blocks"][-1]["elements"][0]["text"].startswith("… 2 more")
+    pad = limits.MAX_VIEW_BYTES - len(json.dumps(sections("", "")))
+    exact = sections("x" * (pad // 2), "x" * (pad - pad // 2))  # 250 000 bytes of JSON
+    assert len(json.dumps(exact)) == limits.MAX_VIEW_BYTES and fit_view(exact) == exact
+    over = sections("x" * (pad // 2), "x" * (pad - pad // 2 + 1))
+    cut = fit_view(over)
+    assert cut["blocks"][0] == over["blocks"][0] and len(cut["blocks"]) == 2
+    assert len(json.dumps(cut)) <= limits.MAX_VIEW_BYTES
+    assert fit_view({"type": "home"}) == {"type": "home"}
 
 
 def test_an_unreachable_cluster_and_unreadable_parts_are_said_not_hidden() -> None:

@@ -259,3 +259,15 @@ def test_hostile_text_is_shown_as_text_in_blocks_and_fallback_alike(
     is_shown = any(hostile in shown for hostile in SHOWN)
     assert is_shown is (kind not in OWN_WORDS_ONLY), "the hostile text should show, as text"
     assert is_shown is ("&amp;" in shown), "text is shown exactly as written"
+
+
+@pytest.mark.parametrize(("kind", "message"), MESSAGES, ids=[kind for kind, _ in MESSAGES])
+def test_the_bots_own_mentions_are_live_never_shown_escaped(kind: str, message: Message) -> None:
+    for where, text in texts(message):
+        assert f"&lt;@{OPERATOR}&gt;" not in text, f"{kind} {where}: a mention shown escaped"
+
+
+def test_a_flux_resume_reply_ends_with_a_live_mention_of_who_asked() -> None:
+    reply = dict(MESSAGES)["flux resume result"]
+    footer = reply["blocks"][-1]["elements"][0]["text"]
+    assert footer.startswith(f"requested by <@{OPERATOR}> · took")

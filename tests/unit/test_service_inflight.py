@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from bot.access.once import OnceUnavailable
 from bot.service.inflight import InFlight
 
 QUIET, LONGEST = 0.05, 60.0
@@ -164,6 +165,21 @@ async def test_replayed_work_never_runs_and_failing_work_is_logged(
         "work after an ack failed",
     ]
     assert "simulated bug" in caplog.text
+
+
+async def test_when_a_replay_cannot_be_ruled_out_a_change_is_refused_and_a_read_runs() -> None:
+    inflight, timeline = InFlight(quiet=QUIET, acks_first_for=LONGEST), Timeline()
+
+    async def unknown() -> bool:
+        raise OnceUnavailable("request memory ConfigMap: the API server answered 503")
+
+    async def refuse() -> None:
+        timeline.note("refused: try again")
+
+    inflight.spawn(timeline.work("reconcile"), first_time=unknown(), refuse=refuse)
+    inflight.spawn(timeline.work("health"), first_time=unknown())
+    assert await inflight.wait_idle(5)
+    assert sorted(timeline.names()) == ["health", "refused: try again"]
 
 
 async def test_a_scheduled_job_due_during_a_burst_waits_for_its_acks() -> None:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from bot.access import once
 from bot.access.once import MemoryOnce, OnceUnavailable
 from bot.service import signing
 
@@ -114,16 +115,17 @@ class Unreachable:
         pass
 
 
-async def test_while_the_shared_memory_is_unreachable_this_replica_still_remembers(
+async def test_while_the_shared_memory_is_unreachable_a_first_request_is_unknown_and_said(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     seen = signing.SeenRequests(Unreachable())
     signature = sign(str(int(NOW)))
-    assert await seen.is_first(signature, str(int(NOW)), NOW)
-    assert not await seen.is_first(signature, str(int(NOW)), NOW)
+    with pytest.raises(OnceUnavailable):  # whether another replica had it cannot be known
+        await seen.is_first(signature, str(int(NOW)), NOW)
+    assert not await seen.is_first(signature, str(int(NOW)), NOW)  # this replica remembers
     assert caplog.messages == [
-        "replays to other replicas cannot be caught just now: "
-        "request memory ConfigMap: the API server answered 503"
+        "replays to other replicas cannot be ruled out just now (changes are refused, reads "
+        "run): request memory ConfigMap: the API server answered 503"
     ]
 
 
@@ -149,3 +151,35 @@ def test_every_response_url_of_a_payload_is_checked() -> None:
     }
     assert signing.response_urls(body) == ["https://hooks.slack.com/a", "https://evil.example/b"]
     assert signing.response_urls({}) == []
+
+
+def test_a_payload_naming_a_foreign_response_url_is_refused_and_said(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    allowed = signing.allowed_hooks(None)
+    ours = {"response_url": "https://hooks.slack.com/commands/T/1/x"}
+    foreign = {**ours, "response_urls": [{"response_url": "https://evil.example/x"}]}
+    assert not signing.names_foreign_hook(ours, allowed)
+    assert caplog.messages == []
+    assert signing.names_foreign_hook(foreign, allowed)
+    assert caplog.messages == ["refused a Slack payload whose response_url is not Slack's"]
+
+
+async def test_a_requests_claim_is_there_for_its_work_until_the_request_ends() -> None:
+    shared = Recording()
+    seen = signing.SeenRequests(shared)
+    signature = sign(str(int(NOW)))
+    assert seen.claim_of(signature) is None and seen.claim_of(None) is None
+    assert await seen.begin(signature, str(int(NOW)), NOW)
+    claim = seen.claim_of(signature)
+    assert claim is not None and await claim and shared.claims  # made when awaited, once
+    seen.end(signature)
+    assert seen.claim_of(signature) is None
+    seen.end(signature)  # ending twice is harmless
+
+
+def test_the_request_memory_counts_its_bytes_as_compact_json() -> None:
+    assert once.stored_bytes({}) == len("{}")
+    assert once.stored_bytes({"req-a": "1.5", "req-b": "2.0"}) == len(
+        '{"req-a":"1.5","req-b":"2.0"}'
+    )

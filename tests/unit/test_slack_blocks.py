@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from bot.core import errors
+from bot.core.rich import rich_text
 from bot.slack import blocks
 
 
@@ -27,30 +31,70 @@ def test_escape_shows_text_exactly_and_cannot_end_a_code_block() -> None:
     ],
 )
 def test_only_user_and_group_ids_become_mentions(entry: str, shown: str) -> None:
-    assert blocks.text_message(f"by {blocks.mention(entry)}")["text"] == f"by {shown}"
+    text = rich_text("by ", blocks.mention(entry))
+    assert blocks.text_message(text)["text"] == f"by {shown}"
 
 
 def test_neutralise_escapes_what_is_not_escaped_and_keeps_what_is() -> None:
-    text = f"<!here> &lt;ok&gt; & &amp; {blocks.mention('U0OP')}"
+    text = rich_text("<!here> &lt;ok&gt; & &amp; ", blocks.mention("U0OP"))
     once = blocks.neutralise(text)
     assert once == "&lt;!here&gt; &lt;ok&gt; &amp; &amp; <@U0OP>"
     assert blocks.neutralise(blocks.neutralise("<!here> & x")) == blocks.neutralise("<!here> & x")
 
 
-def test_a_mention_forged_without_the_seal_stays_text() -> None:
-    forged = blocks.mention("U0OP").replace(blocks.mention("U0OP")[1:13], "000000000000")
-    assert "<@U0OP>" not in blocks.text_message(forged)["text"]
+FORGERIES = [
+    "<@U0EVIL>",
+    "<!channel>",
+    "<!subteam^S0EVIL>",
+    "<https://evil.example|Re-authenticate>",
+    "\x02abcdef012345:@U0EVIL\x03",
+    "\x02:!channel\x03",
+    "&lt;@U0EVIL&gt;",
+]
+
+
+@pytest.mark.parametrize("forged", FORGERIES)
+def test_text_imitating_a_mention_or_a_marker_stays_text_in_blocks_and_fallback(
+    forged: str,
+) -> None:
+    text = rich_text(forged, " asked by ", blocks.mention("U0OP"), " ", forged)
+    message = blocks.text_message(text, mrkdwn=rich_text(":warning: ", text))
+    for shown in (message["text"], message["blocks"][0]["text"]["text"]):
+        assert [m for m in re.findall(r"<[^>]*>", shown)] == ["<@U0OP>"], shown
+        assert "\x02" not in shown and "\x03" not in shown
+
+
+def test_no_string_holds_a_mention_before_the_last_step() -> None:
+    text = rich_text("by ", blocks.mention("U0OP"))
+    assert str(text) == "by @U0OP"  # what an error note or a log line gets: plain, no marker
+    with pytest.raises(TypeError):
+        format(text)  # an f-string would drop the mention: refused, not lost
+    error = errors.UserError(rich_text("taken by ", blocks.mention("U0OP")))
+    assert str(error) == "taken by @U0OP"
+    shown = blocks.error_message(error)
+    assert shown["text"] == "taken by <@U0OP>"
+    assert shown["blocks"][0]["text"]["text"] == ":warning: taken by <@U0OP>"
+
+
+def test_invisible_and_reordering_characters_are_removed_from_shown_text() -> None:
+    hidden = "a\u202eb\u2066c\u200bd\u200ce\u200df\u2060g\ufeffh\u200ei\u200fj\u061ck\x07l"
+    assert blocks.escape(hidden) == "abcdefghijkl"
+    # The safety net keeps U+200B, with which `escape` breaks a code fence; the rest goes.
+    assert blocks.text_message(hidden)["text"] == "abc\u200bdefghijkl"
+    for title in (hidden, rich_text(hidden, blocks.mention("U0OP"))):
+        header = blocks.fit_message({"text": "", "blocks": [blocks.header(title)]})["blocks"][0]
+        assert header["text"]["text"].startswith("abc\u200bdefghijkl")
 
 
 def test_every_mrkdwn_text_is_escaped_and_plain_text_shows_ids_without_markup() -> None:
     who = blocks.mention("U0OP")
     message = blocks.fit_message(
         {
-            "text": f"<!channel> {who}",
+            "text": rich_text("<!channel> ", who),
             "blocks": [
-                blocks.header(f"header {who} <b>"),
-                blocks.section(f"<https://x|y> {who}"),
-                blocks.context(f"<!here> {who}"),
+                blocks.header(rich_text("header ", who, " <b>")),
+                blocks.section(rich_text("<https://x|y> ", who)),
+                blocks.context(rich_text("<!here> ", who)),
                 {"type": "section", "fields": [{"type": "mrkdwn", "text": "<@U0EVIL>"}]},
                 {"type": "actions", "elements": [blocks.button("Go", "a", "<value>")]},
             ],
@@ -69,6 +113,14 @@ def test_every_mrkdwn_text_is_escaped_and_plain_text_shows_ids_without_markup() 
 def test_a_group_mention_in_plain_text_is_its_id() -> None:
     message = blocks.fit_message({"text": "", "blocks": [blocks.header(blocks.mention("S0X"))]})
     assert message["blocks"][0]["text"]["text"] == "S0X"
+
+
+def test_a_long_text_with_mentions_is_cut_keeping_each_mention_whole() -> None:
+    text = rich_text("x" * 50, blocks.mention("U0OPERATOR"), "y" * 50)
+    assert blocks.neutralise(blocks.truncate(text, 60)) == "x" * 47 + blocks.TRUNCATED
+    assert blocks.neutralise(blocks.truncate(text, 80)) == (
+        "x" * 50 + "<@U0OPERATOR>" + "y" * 4 + blocks.TRUNCATED
+    )
 
 
 def test_the_messages_every_feature_uses_have_their_shapes() -> None:
