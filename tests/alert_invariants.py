@@ -75,6 +75,8 @@ class HolderLog:
     def __call__(self, call: ApiCall) -> None:
         if call.method == "chat.postMessage" and call.ok:
             ts, holder, by = str(call.response.get("ts")), self.holder(), metadata_by(call.params)
+            if _is_about_the_lease(call.params):
+                return  # said by a replica that cannot use the Lease, about itself
             self.at_post[ts] = holder
             self.posted_by[ts] = by
             if by and holder is not None and by != holder:
@@ -169,6 +171,14 @@ class ChannelWatch:
             if incident and number == "0":
                 shown[incident].append(message)
         return shown
+
+
+def _is_about_the_lease(params: Mapping[str, Any]) -> bool:
+    """A lease-trouble notice: any replica that cannot renew says it (it cannot know whether
+    another one holds the Lease), so it is no holder's message."""
+    metadata = params.get("metadata")
+    found = metadata.get("event_payload") if isinstance(metadata, Mapping) else None
+    return isinstance(found, Mapping) and str(found.get("effect") or "").startswith("lease:")
 
 
 def payload(message: PostedMessage) -> Mapping[str, Any]:
