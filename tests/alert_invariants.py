@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.alerts.model import ClusterAlerts
 from testbed.slackemu import ApiCall, PostedMessage, SlackEmulator, metadata_by
 
 METADATA_EVENT = "kai_chatops_effect"
@@ -296,3 +297,14 @@ def resolved_incidents(slack: SlackEmulator, channel: str) -> list[PostedMessage
         for m in slack.root_messages(channel)
         if str(payload(m).get("effect") or "").endswith(":0") and m.text.startswith("[RESOLVED")
     ]
+
+
+def kept_messages(state: ClusterAlerts | None) -> set[str]:
+    """The ts of every message the state keeps (roots and replies, recently closed included):
+    a late copy the holder adopted is one of them."""
+    if state is None:
+        return set()
+    every = (*state.alerts.values(), *state.closing, *state.recent)
+    return {a.root_ts for a in every if a.root_ts} | {
+        ts for a in every for ts in a.delivered.values()
+    }

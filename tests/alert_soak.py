@@ -38,7 +38,14 @@ from pathlib import Path
 from typing import Any
 
 from alert_chaos import Chaos, Figures, SeedPlan
-from alert_invariants import ChannelWatch, HolderLog, check_channel, payload, replies_noted
+from alert_invariants import (
+    ChannelWatch,
+    HolderLog,
+    check_channel,
+    kept_messages,
+    payload,
+    replies_noted,
+)
 from alert_stack import Clock, Gate, alert_stack, identity, lease_holder
 
 from bot.alerts.model import ClusterAlerts, Phase
@@ -328,17 +335,6 @@ async def soak_seed(seed: int, workdir: Path, incidents: int) -> Figures:
             await soak.calm()
             for replica in soak.replicas[1:]:
                 await replica.stop()
-
-
-def kept_messages(state: ClusterAlerts | None) -> set[str]:
-    """The ts of every message the state keeps (roots and replies, recently closed included):
-    a late copy the holder adopted is one of them."""
-    if state is None:
-        return set()
-    every = (*state.alerts.values(), *state.closing, *state.recent)
-    return {a.root_ts for a in every if a.root_ts} | {
-        ts for a in every for ts in a.delivered.values()
-    }
 
 
 def one_seed(seed: int, incidents: int, log: str) -> Figures:
