@@ -176,12 +176,11 @@ def judge(plant: Plant, incidents: int) -> str:
         copy_project(where)
         apply(plant, where)
         python = str(ROOT / ".venv" / "bin" / "python")
-        tests = "none named"
-        if plant.tests:
-            found = run(
-                [python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *plant.tests], where
-            )
-            tests = "caught" if found.returncode else "SURVIVED"
+        found = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SUITE], where)
+        failed = [
+            line.split()[1] for line in found.stdout.splitlines() if line.startswith("FAILED")
+        ]
+        tests = f"caught by {', '.join(failed)}" if failed else "SURVIVED"
         soak = run(
             [
                 python,

@@ -1,0 +1,311 @@
+"""One seed of the alert delivery soak (`tests/alert_soak.py` runs many side by side): the
+stack, its replicas, the fault schedule of its `SeedPlan`, the steps an incident takes, the
+observers that watch the channel while it happens, and the judgement over the final channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from alert_chaos import Chaos, Figures, SeedPlan
+from alert_invariants import (
+    ChannelWatch,
+    HolderLog,
+    check_channel,
+    kept_messages,
+    payload,
+    replies_noted,
+)
+from alert_stack import Clock, Gate, alert_stack, identity, lease_holder
+
+from bot.alerts.model import ClusterAlerts, Phase
+from bot.service import schedule
+from bot.service.server import Service
+from testbed.sim import breakage
+from testbed.slackemu import Hold, metadata_by
+from testbed.stack import ALERT_CHANNEL, CLUSTER, Stack
+
+STEP = 30  # seconds between checks
+MAX_STEPS = 40  # per phase of an incident, and for the quiet period at the end
+NOISE = 1200  # messages people post at once into a busy channel or thread
+# Pages mention the on-call group; unanswered for a check, an incident escalates.
+ALERTS = {
+    "mention": ["@platform-oncall"],
+    "escalate_after": "30s",
+    "escalate_to": ["@platform-oncall"],
+}
+
+
+class Soak:
+    """One seed: the stack, its replicas, the clock, the random choices and the watchers."""
+
+    def __init__(
+        self, plan: SeedPlan, stack: Stack, clock: Clock, replicas: list[Service], log: HolderLog
+    ) -> None:
+        self.rng = random.Random(plan.seed)
+        self.plan, self.stack, self.clock, self.replicas = plan, stack, clock, replicas
+        self.holders = log
+        self.figures = Figures([plan.seed])
+        self.chaos = Chaos(self.rng, self.figures)
+        self.watch = ChannelWatch(stack.slack, ALERT_CHANNEL)
+        stack.slack.observers.append(self.watch)
+        stack.slack.fault_rule = self.chaos
+        stack.slack.clock_offset = plan.slack_clock
+        self.steps = 0
+        self.held = self.hold_writes()
+        self.inflight: tuple[Hold, str, int] | None = None  # a failover's held post
+        self.kept: set[str] = set()  # every message the state has kept (adopted copies too)
+
+    def hold_writes(self) -> tuple[Hold, str | None, int]:
+        """A fresh hold on random writes, with the Lease holder and step it began at."""
+        hold = self.stack.slack.hold_calls(self.chaos.holds)
+        return hold, lease_holder(self.stack.sim), self.steps
+
+    async def run(self, incidents: int) -> Figures:
+        for number in range(incidents):
+            bury = self.plan.busy and number % 2 == 0
+            breakage.dependencies_missing(self.stack.sim)
+            if bury:  # the root lands, its answer is lost, and history cannot be read
+                self.stack.slack.fail_next("chat.postMessage", status=200, mode="drop_after")
+                self.chaos.history_down = True
+            await self.until(lambda s: _phase(s) is Phase.FIRING)
+            if bury:
+                await self.bury_root()
+            elif self.plan.busy:
+                await self.bury_latest_reply()
+            elif self.rng.random() < 0.5:
+                await self.acknowledge()
+            for _ in range(self.rng.randrange(4)):  # long enough, unanswered, it escalates
+                await self.step()
+            breakage.heal(self.stack.sim)
+            await self.until(lambda s: _phase(s) is None)
+            self.figures.incidents += 1
+        await self.calm()
+        await self.until(lambda s: not s.closing and not any(a.outbox for a in s.alerts.values()))
+        return self.judge()
+
+    async def calm(self) -> None:
+        """Faults stop; whatever is still held on the wire lands now."""
+        self.chaos.on = False
+        self.chaos.history_down = False
+        self.stack.sim.faults.clear()
+        await self.release(self.held[0])
+        if self.inflight is not None:
+            await self.release(self.inflight[0])
+            self.inflight = None
+
+    async def bury_root(self) -> None:
+        """People post a thousand messages while history is down; then it comes back."""
+        self.stack.slack.flood(ALERT_CHANNEL, NOISE)
+        self.figures.faults["root buried under noise"] += 1
+        await self.step()
+        self.chaos.history_down = False
+
+    async def bury_latest_reply(self) -> None:
+        """A war-room thread of a thousand replies; then an ack whose reply's answer is lost."""
+        roots = [
+            m
+            for m in self.stack.slack.root_messages(ALERT_CHANNEL)
+            if str(payload(m).get("effect") or "").endswith(":0")
+        ]
+        if not roots:
+            return
+        self.stack.slack.flood(ALERT_CHANNEL, NOISE, thread_ts=roots[-1].ts)
+        self.figures.faults["reply buried in a long thread"] += 1
+        self.stack.slack.fail_next("chat.postMessage", status=200, mode="drop_after")
+        await self.acknowledge()
+
+    async def until(self, done: Callable[[ClusterAlerts], bool]) -> None:
+        for _ in range(MAX_STEPS):
+            await self.step()
+            state = await self.state()
+            if state is not None and done(state):
+                return
+        self.figures.problems.append(
+            f"seed {self.plan.seed}: the alert never got where the soak drove it"
+        )
+
+    async def step(self) -> None:
+        self.clock.advance(STEP)
+        self.steps += 1
+        self.fault_the_api_server()
+        await self.renew()
+        if self.chaos.on and self.rng.random() < 0.06:
+            await self.restart(self.rng.randrange(len(self.replicas)))
+        if self.chaos.on and self.rng.random() < 0.06:
+            await self.kill_mid_post()
+        self.arm_failover_in_flight()
+        for replica in self.replicas:
+            await schedule.check_cluster(replica.deps, CLUSTER)
+        await self.land_held_calls()
+        self.watch.end_step()
+        self.kept |= kept_messages(await self.state())
+        for stray in self.holders.end_step(self.stack.slack, ALERT_CHANNEL, self.kept):
+            self.figures.strays += 1
+            self.figures.problems.append(
+                f"seed {self.plan.seed}: {stray.ts} posted by {stray.by} while {stray.holder} "
+                f"held the Lease (step {stray.step}), still there a step later"
+            )
+
+    def fault_the_api_server(self) -> None:
+        if not self.chaos.on:
+            return
+        if self.rng.random() < 0.15:
+            self.stack.sim.faults.add(503, verb="get", times=1)
+            self.figures.faults["api 503"] += 1
+        if self.plan.configmap and self.rng.random() < 0.12:
+            self.stack.sim.faults.add(503, resource="configmaps", verb="patch", applied=True)
+            self.figures.faults["state write applied, answered 503"] += 1
+        if self.plan.configmap and self.rng.random() < 0.08:
+            storm = self.rng.randint(2, 4)
+            self.stack.sim.faults.add(409, resource="configmaps", verb="patch", times=storm)
+            self.figures.faults["state 409 storm"] += 1
+
+    async def renew(self) -> None:
+        for replica in self.replicas:
+            holder = replica.deps.lease is not None and replica.deps.lease.is_leader()
+            if self.inflight is not None and identity(replica) == self.inflight[1]:
+                continue  # its post is on the wire, and it stops renewing
+            if holder and len(self.replicas) > 1 and self.rng.random() < 0.1:
+                self.figures.faults["lease failover"] += 1
+                continue  # the holder misses its renewal: the other one takes over
+            await schedule.keep_lease(replica.deps)
+
+    def arm_failover_in_flight(self) -> None:
+        """Now and then, with two replicas: the holder's posts of this step hang on the wire,
+        it stops renewing, the other replica takes over and drains, then they land."""
+        if self.inflight is not None or len(self.replicas) < 2 or not self.chaos.on:
+            return
+        holder = lease_holder(self.stack.sim)
+        if holder is None or self.rng.random() > 0.12:
+            return
+
+        def by_holder(method: str, params: Mapping[str, Any]) -> bool:
+            return method == "chat.postMessage" and metadata_by(params) == holder
+
+        self.inflight = (self.stack.slack.hold_calls(by_holder), holder, self.steps)
+
+    async def land_held_calls(self) -> None:
+        """Held calls land once the Lease moved (or a few steps later)."""
+        if self.inflight is not None:
+            hold, holder, since = self.inflight
+            if hold.held == 0 and since < self.steps:
+                hold.release()  # nothing was on the wire: no failover after all
+                self.inflight = None
+            elif (hold.held and lease_holder(self.stack.sim) != holder) or since + 3 < self.steps:
+                self.figures.faults["failover, post in flight"] += bool(hold.held)
+                await self.release(hold)
+                self.inflight = None
+        hold, holder, since = self.held
+        moved = lease_holder(self.stack.sim) != holder
+        if hold.held and (moved or since + 2 < self.steps):
+            await self.release(hold)
+            self.held = self.hold_writes()
+
+    async def release(self, hold: Hold) -> None:
+        hold.release()
+        await self.stack.slack.wait_for(lambda: hold.all_landed, timeout=30)
+
+    async def kill_mid_post(self) -> None:
+        """Kill a replica while its next post is on the wire; Slack still does that post
+        while the replica is down; then it starts again."""
+        gate = Gate()
+        self.chaos.kill_gate = gate
+        index = self.rng.randrange(len(self.replicas))
+        task = asyncio.create_task(schedule.check_cluster(self.replicas[index].deps, CLUSTER))
+        arrived = asyncio.create_task(gate.arrived.wait())
+        await asyncio.wait([task, arrived], return_when=asyncio.FIRST_COMPLETED)
+        arrived.cancel()
+        task.cancel()
+        await asyncio.gather(task, arrived, return_exceptions=True)
+        self.chaos.kill_gate = None
+        if gate.arrived.is_set():  # a post was on the wire: the replica died with it
+            posts = len(self.stack.slack.calls_to("chat.postMessage"))
+            gate.set()
+            await self.stack.slack.wait_for_call("chat.postMessage", count=posts + 1)
+            await self.restart(index)
+
+    async def restart(self, index: int) -> None:
+        self.figures.faults["restart"] += 1
+        if index == 0:
+            await self.stack.restart_service()
+            self.replicas[0] = self.stack.service
+            return
+        await self.replicas[index].stop()
+        self.replicas[index] = self.stack.make_service()
+        await self.replicas[index].start()
+
+    async def acknowledge(self) -> None:
+        state = await self.state()
+        alert = next(iter(state.alerts.values()), None) if state else None
+        if alert is not None:
+            await self.stack.command(f"ack {alert.alert_id}")
+
+    async def state(self) -> ClusterAlerts | None:
+        desk = self.stack.service.deps.alerts
+        assert desk is not None
+        try:
+            return (await desk.list_alerts(CLUSTER))[0]
+        except Exception:  # the store is faulted on ConfigMap seeds: ask again next step
+            return None
+
+    def judge(self) -> Figures:
+        verdict = check_channel(
+            self.stack.slack, ALERT_CHANNEL, holders=self.holders, kept=self.kept
+        )
+        wanted = self.figures.incidents
+        found = sum(
+            1
+            for m in self.stack.slack.root_messages(ALERT_CHANNEL)
+            if "DependenciesFulfilled" in m.text and m.text.startswith("[RESOLVED")
+        )
+        seed = self.plan.seed
+        self.watch.end_step(final=True)
+        self.figures.shown_late += self.watch.shown_late
+        self.figures.diagnoses += replies_noted(self.stack.slack, ALERT_CHANNEL, "diagnosis")
+        self.figures.escalations += replies_noted(self.stack.slack, ALERT_CHANNEL, "escalated")
+        self.figures.seen_twice += len(self.watch.twice)
+        self.figures.lies += len(self.watch.lies)
+        self.figures.problems += [f"seed {seed}: {i}: a page seen twice" for i in self.watch.twice]
+        self.figures.problems += [
+            f"seed {seed}: {i}: shown resolved, then firing" for i in self.watch.lies
+        ]
+        self.figures.lost += verdict.lost + max(0, wanted - found)
+        self.figures.duplicated += verdict.duplicated + max(0, found - wanted)
+        self.figures.problems += [f"seed {seed}: {p}" for p in verdict.problems]
+        return self.figures
+
+
+def _phase(state: ClusterAlerts) -> Phase | None:
+    alert = next((a for a in state.alerts.values() if a.key.kind == "Config"), None)
+    if alert is None:
+        return None
+    return Phase.FIRING if alert.phase in (Phase.FIRING, Phase.ACKNOWLEDGED) else alert.phase
+
+
+async def soak_seed(seed: int, workdir: Path, incidents: int) -> Figures:
+    """One seed as its `SeedPlan` says."""
+    plan = SeedPlan(seed)
+    clock = Clock()
+    lease = {"enabled": True, "duration": "15s" if plan.replicas > 1 else "1h"}
+    kubernetes = {"request_timeout": "5s", "retries": 0}  # a failed read fails the check
+    alerts = {**ALERTS, "hold": "60s", "interval": "1h", "repeat": "4h"}
+    state = {"state": {"backend": "configmap"}} if plan.configmap else {}
+    async with alert_stack(
+        workdir, clock, lease=lease, kubernetes=kubernetes, alerts=alerts, **state
+    ) as (stack, holders):
+        replicas = [stack.service]
+        if plan.replicas > 1:
+            replicas.append(stack.make_service())
+            await replicas[1].start()
+        soak = Soak(plan, stack, clock, replicas, holders)
+        try:
+            return await soak.run(incidents)
+        finally:
+            await soak.calm()
+            for replica in soak.replicas[1:]:
+                await replica.stop()
