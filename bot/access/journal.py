@@ -24,6 +24,7 @@ from bot.state.retry import Raises, StateUnavailable
 from bot.state.sqlite import SqliteFile
 
 KEEP = 50  # entries kept; the Home tab shows 10
+MAX_BYTES = 900_000  # of the ConfigMap's JSON: a ConfigMap holds at most 1 MiB
 DATA_KEY = "changes.json"
 SQLITE_TABLE = (
     "CREATE TABLE IF NOT EXISTS change_journal ("
@@ -137,7 +138,7 @@ class ConfigMapJournal:
         """Raises: JournalUnavailable."""
 
         def append(data: Mapping[str, str]) -> tuple[dict[str, str | None], None]:
-            entries = [*_entries(data), dump_change(change)][-KEEP:]
+            entries = fit_entries([*_entries(data), dump_change(change)][-KEEP:], MAX_BYTES)
             return {DATA_KEY: json.dumps(entries, sort_keys=True)}, None
 
         gave_up = f"{self._document.raises.what}: still changing, gave up"
@@ -150,6 +151,15 @@ class ConfigMapJournal:
 
     def close(self) -> None:
         """Nothing to release: the Kubernetes gateway belongs to the service."""
+
+
+def fit_entries(entries: list[Any], max_bytes: int) -> list[Any]:
+    """The newest entries whose JSON fits `max_bytes` (at least the newest one): long reasons
+    cost older entries, never the ConfigMap's 1 MiB limit and with it every later change."""
+    kept = list(entries)
+    while len(kept) > 1 and len(json.dumps(kept, sort_keys=True).encode()) > max_bytes:
+        kept.pop(0)
+    return kept
 
 
 def _entries(data: Mapping[str, str]) -> list[Any]:

@@ -15,6 +15,7 @@ from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Note, NoteKind
 from bot.core import errors
 from bot.core.durations import format_duration
 from bot.core.rich import Rich, rich_join, rich_text
+from bot.diagnostics.redaction import redact
 from bot.slack.blocks import (
     Block,
     Message,
@@ -87,7 +88,8 @@ def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) 
     facts.append(f"*Since:* {format_time(seen.since or alert.first_seen)}")
     blocks = [section(rich_join("\n", facts))]
     if seen.message.strip():
-        blocks.append(section(f"*Message:*\n```{escape(seen.message.strip(chr(10)))}```"))
+        shown = _redacted(seen.message.strip(chr(10)))
+        blocks.append(section(f"*Message:*\n```{escape(shown)}```"))
     if seen.check_first and not resolved:
         blocks.append(section(f"*Check first:* {escape(seen.check_first)}"))
     blocks.append(context(_status_line(alert, command)))
@@ -99,6 +101,12 @@ def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) 
     )
 
 
+def _redacted(text: str) -> str:
+    """A condition's message with secret-shaped values redacted, line by line (an operator's
+    message may quote a log line or a connection string)."""
+    return "\n".join(redact(line) for line in text.split("\n"))
+
+
 def mentions(entries: Sequence[str]) -> Rich:
     """The configured people: IDs become mentions (`bot.slack.blocks.mention`, the only door);
     a handle that could not be resolved is shown as text and notifies nobody."""
@@ -108,7 +116,7 @@ def mentions(entries: Sequence[str]) -> Rich:
 def _root_text(alert: AlertState, label: str) -> str:
     seen = alert.observation
     text = f"[{label}] {seen.key.cluster}: {seen.key.subject} {seen.key.condition}: {seen.title}"
-    message = " ".join(seen.message.split())
+    message = " ".join(_redacted(seen.message).split())
     return f"{text}: {truncate(message, _FALLBACK_MESSAGE)}" if message else text
 
 

@@ -170,3 +170,14 @@ def test_a_long_diagnosis_is_kept_within_its_cap_and_says_what_was_left_out() ->
 def test_a_short_diagnosis_is_kept_whole() -> None:
     message = blocks.fit_message({"text": "Diagnosis", "blocks": [blocks.section("all fine")]})
     assert render_alerts.kept_evidence(message) == ("Diagnosis", message["blocks"])
+
+
+def test_a_secret_in_the_conditions_message_is_redacted_in_the_root_and_its_fallback() -> None:
+    seen = replace(
+        FIRING.observation,
+        message="dial postgres://kai:hunter2@db failed\nretrying with password=hunter2",
+    )
+    root = render_alerts.root_message(replace(FIRING, observation=seen), [], command="/kai")
+    shown = all_text(root)
+    assert "hunter2" not in shown
+    assert "[redacted]" in root["text"] and "[redacted]" in json.dumps(root["blocks"])
