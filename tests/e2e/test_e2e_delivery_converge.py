@@ -147,6 +147,34 @@ async def test_a_deposed_replicas_slow_resolution_reply_leaves_one_resolved_repl
         assert verdict(stack, holders).ok, verdict(stack, holders).problems
 
 
+async def test_a_deposed_replicas_slow_reply_landing_after_the_takeover_is_deleted_while_open(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    async with (
+        alert_stack(tmp_path, clock, lease=LEASE_15S) as (stack, _),
+        two_replicas(stack) as (first, second),
+    ):
+        await fired_on(stack, clock, first, second)
+        [root] = roots(stack)
+        slow = stack.slack.hold_calls(
+            lambda method, params: (
+                method == "chat.postMessage" and metadata_by(params) == identity(first)
+            )
+        )
+        await stack.command(f"ack {alert_id(root)}")  # first's reply hangs, every try of it
+        assert slow.held >= 1
+        await take_over(stack, clock, second)
+        await tick(clock, 1, second)  # the new holder posts the reply itself and records it
+        slow.release()  # ... and first's tries land after all, the incident still open
+        await stack.slack.wait_for(lambda: slow.all_landed)
+        await tick(clock, 1, second)  # the holder's next drain
+
+        said = notes_in_thread(stack, root)
+        assert said.count("acknowledged") == 1, said
+        assert live_roots(stack), "the incident is still open"
+
+
 async def test_a_deposed_replicas_slow_edit_landing_last_leaves_the_root_resolved(
     tmp_path: Path,
 ) -> None:
