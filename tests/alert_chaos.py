@@ -63,7 +63,7 @@ class Figures:
     faults: Counter[str] = field(default_factory=Counter)
     seen_twice: int = 0
     lies: int = 0
-    shown_late: int = 0  # late landings seen, repaired within a step (the honest limit)
+    shown_late: int = 0  # late edits seen showing a lie, repaired within a step (the honest limit)
     strays: int = 0
     lost: int = 0
     duplicated: int = 0

@@ -107,10 +107,12 @@ class ChannelWatch:
     incidents with two roots visible at once (`twice`), and incidents shown resolved that then
     showed a firing root (`lies`).
 
-    A sight caused by a call Slack carried out late (held on the wire past its client's
-    timeout: no bot can stop it landing) is forgiven if the channel is right again at the end
-    of the check step after the one it was seen in (call `end_step` after each); such sights
-    are counted in `shown_late`.
+    Two roots at once are never forgiven, even briefly (docs/design.md §2 Delivery): the bot
+    waits out a root that may still land before it posts another. A lie caused by an edit Slack
+    carried out late (held on the wire past its client's timeout: no bot can stop it landing
+    after the final edit) is forgiven if the channel is right again at the end of the check step
+    after the one it was seen in (call `end_step` after each); such sights are counted in
+    `shown_late`.
     """
 
     slack: SlackEmulator
@@ -130,7 +132,7 @@ class ChannelWatch:
             self.late.add(str(call.response.get("ts")))
         for incident, roots in self._roots().items():
             if len(roots) > 1:
-                self._saw("twice", incident, sum(r.ts not in self.late for r in roots) <= 1)
+                self._saw("twice", incident, late=False)
             firing = [r for r in roots if not r.text.startswith("[RESOLVED")]
             if incident in self.resolved and firing:
                 self._saw("lie", incident, call.held or all(r.ts in self.late for r in firing))

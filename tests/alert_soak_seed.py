@@ -66,6 +66,7 @@ class Soak:
         return hold, lease_holder(self.stack.sim), self.steps
 
     async def run(self, incidents: int) -> Figures:
+        slow_edit: Hold | None = None
         for number in range(incidents):
             bury = self.plan.busy and number % 2 == 0
             breakage.dependencies_missing(self.stack.sim)
@@ -78,15 +79,39 @@ class Soak:
             elif self.plan.busy:
                 await self.bury_latest_reply()
             elif self.rng.random() < 0.5:
+                slow_edit = self.hold_next_edit()
                 await self.acknowledge()
             for _ in range(self.rng.randrange(4)):  # long enough, unanswered, it escalates
                 await self.step()
             breakage.heal(self.stack.sim)
             await self.until(lambda s: _phase(s) is None)
+            await self.land_last(slow_edit)
+            slow_edit = None
             self.figures.incidents += 1
         await self.calm()
         await self.until(lambda s: not s.closing and not any(a.outbox for a in s.alerts.values()))
         return self.judge()
+
+    def hold_next_edit(self) -> Hold | None:
+        """On some incidents the acknowledgement's edit of the root is held on the wire (its
+        client gives up and sends it again) until the incident resolved: then it lands last."""
+        if not self.chaos.on or self.rng.random() > 0.5:
+            return None
+        taken: list[str] = []
+
+        def first_edit(method: str, params: Mapping[str, Any]) -> bool:
+            if method != "chat.update" or taken:
+                return False
+            taken.append(method)
+            self.figures.faults["edit held until resolved"] += 1
+            return True
+
+        return self.stack.slack.hold_calls(first_edit)
+
+    async def land_last(self, hold: Hold | None) -> None:
+        """A held edit lands now, after the edit to resolved: the channel must mend it."""
+        if hold is not None:
+            await self.release(hold)
 
     async def calm(self) -> None:
         """Faults stop; whatever is still held on the wire lands now."""
