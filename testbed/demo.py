@@ -16,13 +16,12 @@ import logging
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from bot.core import durations
+from testbed.demo_steps import StepFailed, parse_wait_for, run_sim_action, wait
 from testbed.demo_text import block_lines, channel_post, message_lines, reply_as_text
-from testbed.sim import breakage
 from testbed.slackemu import ApiCall
 from testbed.slackemu.records import PostedMessage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Reply, Stack, find_button, running_stack
@@ -46,8 +45,6 @@ The simulated cluster, for kubectl while the demo runs:
 
 # Quicker than a real install's defaults, so a broken cluster raises its alert within seconds
 # (paging the on-call group), and one left unanswered for a minute escalates.
-WAIT_FOR_DEFAULT = durations.parse_duration("60s")
-
 DEMO_ALERTS = {
     "alerts": {
         "interval": "3s",
@@ -75,11 +72,6 @@ async def run(commands: Sequence[str]) -> int:
             finally:
                 watcher.cancel()
     return 0
-
-
-class StepFailed(Exception):
-    """A console step that could not do what it says (an unknown step, no such button, text
-    that never came); `--run` stops there and exits 1."""
 
 
 async def run_steps(session: Console, steps: Sequence[str]) -> int:
@@ -265,48 +257,3 @@ def _has_button(message: Mapping[str, Any], label: str) -> bool:
     except LookupError:
         return False
     return True
-
-
-async def wait(args: Sequence[str]) -> None:
-    """`wait 10s`: let the service run (alerts fire after `alerts.hold`)."""
-    try:
-        span = durations.parse_duration(args[0] if args else "")
-    except ValueError as e:
-        raise StepFailed(f"wait DURATION, like wait 10s: {e}") from None
-    print(f"(waiting {durations.format_duration(span)})")
-    await asyncio.sleep(span.total_seconds())
-
-
-def parse_wait_for(args: Sequence[str]) -> tuple[str, timedelta]:
-    """`TEXT [up to DURATION]` into the text and the deadline (60s without `up to`).
-
-    Raises:
-        StepFailed: no text, or a duration that does not parse.
-    """
-    words = list(args)
-    span = WAIT_FOR_DEFAULT
-    if len(words) >= 3 and words[-3:-1] == ["up", "to"]:
-        try:
-            span = durations.parse_duration(words[-1])
-        except ValueError as e:
-            raise StepFailed(f"wait for TEXT up to DURATION, like up to 2m: {e}") from None
-        words = words[:-3]
-    if not words:
-        raise StepFailed("wait for TEXT [up to DURATION], like wait for [CRITICAL] up to 1m")
-    return " ".join(words), span
-
-
-def run_sim_action(stack: Stack, args: Sequence[str]) -> str:
-    """`sim ACTION`: break or heal the simulated cluster; `sim` alone lists the actions.
-
-    Raises:
-        StepFailed: no such action.
-    """
-    described = breakage.describe_actions()
-    listing = "\n".join(f"  sim {name:<22} {doc}" for name, doc in described.items())
-    if not args:
-        return f"Simulator actions:\n{listing}"
-    if args[0] not in breakage.ACTIONS:
-        raise StepFailed(f"no simulator action {args[0]!r}; the actions:\n{listing}")
-    breakage.ACTIONS[args[0]](stack.sim)
-    return f"simulator: {described[args[0]]}"
