@@ -3,23 +3,27 @@
 Type what you would type in Slack (`/kai health`); `sim ACTION` breaks or heals the simulated
 cluster; `click LABEL` presses a button of the last reply or of the newest alert; `wait 10s`
 lets time pass (an alert needs `alerts.hold`); `home` opens the Slack Home tab (as Slack sends
-`app_home_opened`) and prints the view published. `--run` executes commands without a prompt.
+`app_home_opened`) and prints the view published; `wait for TEXT [up to 30s]` waits until the
+bot posts TEXT; `thread` prints the newest alert's whole thread. `--run` executes steps without a
+prompt and stops at the first that fails (exit 1, naming it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import html
 import logging
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from bot.core import durations
-from testbed.sim import breakage
+from testbed.demo_steps import StepFailed, parse_wait_for, run_sim_action, wait
+from testbed.demo_text import block_lines, channel_post, message_lines, reply_as_text
 from testbed.slackemu import ApiCall
+from testbed.slackemu.records import PostedMessage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Reply, Stack, find_button, running_stack
 
 BANNER = """kai-chatops demo: the service is running against a simulated cluster and a local Slack.
@@ -28,6 +32,8 @@ BANNER = """kai-chatops demo: the service is running against a simulated cluster
   sim                  ways to break or heal the simulated cluster (sim dependencies_missing)
   wait 10s             let time pass (a broken cluster alerts after alerts.hold, 6s here;
                        unanswered for alerts.escalate_after, 1m here, it escalates)
+  wait for TEXT        until the bot posts TEXT in a channel (up to 60s; wait for X up to 2m)
+  thread               the newest alert with its whole thread (the diagnosis first)
   home                 the bot's Home tab: clusters, alerts, pauses and suspends, recent changes
   quit                 stop
 What the bot posts in its channels is printed as it happens: [#alerts] lines for the alert
@@ -61,14 +67,22 @@ async def run(commands: Sequence[str]) -> int:
             watcher = asyncio.get_running_loop().create_task(show_channels(stack))
             try:
                 if commands:
-                    session = Console(stack)
-                    for line in commands:
-                        print(f"kai> {line}")
-                        await session.execute(line)
-                    return 0
+                    return await run_steps(Console(stack), commands)
                 await console(stack)
             finally:
                 watcher.cancel()
+    return 0
+
+
+async def run_steps(session: Console, steps: Sequence[str]) -> int:
+    """Run `--run` steps in order; 0 when all did what they say, else 1 after naming the step."""
+    for number, line in enumerate(steps, start=1):
+        print(f"kai> {line}")
+        try:
+            await session.execute(line)
+        except StepFailed as e:
+            print(f"kai-chatops demo: step {number} ({line!r}) failed: {e}", file=sys.stderr)
+            return 1
     return 0
 
 
@@ -85,17 +99,9 @@ async def show_channels(stack: Stack) -> None:
     while True:
         new = await stack.slack.wait_for(functools.partial(unseen, seen), timeout=24 * 3600)
         for call in new:
-            print(alert_line(call.method, call.params))
+            channel = "#alerts" if call.params.get("channel") == ALERT_CHANNEL else "#demo"
+            print(channel_post(channel, call.params, edited=call.method == "chat.update"))
         seen += len(new)
-
-
-def alert_line(method: str, params: Mapping[str, Any]) -> str:
-    first = html.unescape(str(params.get("text", "")).split("\n")[0])
-    channel = "#alerts" if params.get("channel") == ALERT_CHANNEL else "#demo"
-    if method == "chat.update":
-        return f"\n[{channel}, edited] {first}"
-    where = "  ↳ in thread: " if params.get("thread_ts") else ""
-    return f"\n[{channel}] {where}{first}"
 
 
 class Console:
@@ -106,7 +112,11 @@ class Console:
         self.last: Mapping[str, Any] | None = None
 
     async def execute(self, line: str) -> None:
-        """One console line: a slash command, `click LABEL`, a `sim` action, or help."""
+        """One console line: a slash command, `click LABEL`, a `sim` action, a wait, or help.
+
+        Raises:
+            StepFailed: the line is no step, or could not do what it says.
+        """
         words = line.split()
         if not words:
             return
@@ -118,12 +128,57 @@ class Console:
             await self.click(" ".join(words[1:]))
         elif words[0] == "sim":
             print(run_sim_action(self.stack, words[1:]))
+        elif words[:2] == ["wait", "for"]:
+            await self.wait_for_text(words[2:])
         elif words[0] == "wait":
             await wait(words[1:])
-        elif words[0] == "home":
+        elif words == ["thread"]:
+            print(self.newest_thread())
+        elif words == ["home"]:
             await self.home()
         else:
-            print("Type a slash command (/kai help), click LABEL, sim, wait 10s, home, or quit.")
+            raise StepFailed(
+                "unknown step; type a slash command (/kai help), click LABEL, sim, wait 10s,"
+                " wait for TEXT, thread, home, or quit"
+            )
+
+    async def wait_for_text(self, args: Sequence[str]) -> None:
+        """`wait for TEXT [up to DURATION]`: until a message the bot posted in a channel (or
+        its thread, as edited) shows TEXT; woken by each change the emulator records."""
+        text, span = parse_wait_for(args)
+        print(f"(waiting up to {durations.format_duration(span)} for {text!r})")
+        try:
+            found = await self.stack.slack.wait_for(
+                functools.partial(self.posted_with, text), timeout=span.total_seconds()
+            )
+        except TimeoutError:
+            raise StepFailed(
+                f"{text!r} was not posted within {durations.format_duration(span)}"
+            ) from None
+        print(f"(seen: {found})")
+
+    def posted_with(self, text: str) -> str | None:
+        """The first line of the first channel message showing `text`, if any (case-insensitive)."""
+        wanted = text.lower()
+        for channel in self.stack.slack.workspace.channels():
+            for message in self.stack.slack.messages(channel):
+                lines = message_lines(message.text, message.blocks)
+                if wanted in "\n".join(lines).lower() or wanted in message.text.lower():
+                    return lines[0]
+        return None
+
+    def newest_thread(self) -> str:
+        """The newest alert and every reply in its thread, whole."""
+        roots = self.stack.slack.root_messages(ALERT_CHANNEL)
+        if not roots:
+            raise StepFailed("no alert has been posted yet (wait for [CRITICAL] waits for one)")
+        root = roots[-1]
+        replies = self.stack.slack.thread(ALERT_CHANNEL, root.ts)
+        shown = [_whole(root, "(alert)")]
+        shown += [
+            _whole(reply, f"(reply {n} of {len(replies)})") for n, reply in enumerate(replies, 1)
+        ]
+        return "\n\n".join(shown)
 
     async def home(self) -> None:
         """Open the Home tab as the operator and print the view the bot publishes."""
@@ -153,13 +208,12 @@ class Console:
                 return
             alert = self.newest_alert_with(label)
             if alert is None:
-                print(f"No button labelled {label!r} in the last reply or in an alert.")
-                return
+                raise StepFailed(f"no button labelled {label!r} in the last reply or in an alert")
             message, ts = alert
             reply = await self.stack.click(label, message, channel_id=ALERT_CHANNEL, message_ts=ts)
             await self.show(reply)
         except LookupError as e:
-            print(e)
+            raise StepFailed(str(e)) from None
 
     def newest_alert_with(self, label: str) -> tuple[Mapping[str, Any], str] | None:
         """The newest alert root carrying a button labelled `label`, with its ts."""
@@ -185,7 +239,16 @@ async def console(stack: Stack) -> None:
             return
         if line.strip() in ("quit", "exit"):
             return
-        await session.execute(line)
+        try:
+            await session.execute(line)
+        except StepFailed as e:
+            print(e)
+
+
+def _whole(message: PostedMessage, title: str) -> str:
+    return "\n".join(
+        [title, *("    " + line for line in message_lines(message.text, message.blocks))]
+    )
 
 
 def _has_button(message: Mapping[str, Any], label: str) -> bool:
@@ -194,57 +257,3 @@ def _has_button(message: Mapping[str, Any], label: str) -> bool:
     except LookupError:
         return False
     return True
-
-
-async def wait(args: Sequence[str]) -> None:
-    """`wait 10s`: let the service run (alerts fire after `alerts.hold`)."""
-    try:
-        span = durations.parse_duration(args[0] if args else "")
-    except ValueError as e:
-        print(f"wait DURATION, like wait 10s: {e}")
-        return
-    print(f"(waiting {durations.format_duration(span)})")
-    await asyncio.sleep(span.total_seconds())
-
-
-def run_sim_action(stack: Stack, args: Sequence[str]) -> str:
-    described = breakage.describe_actions()
-    if not args or args[0] not in breakage.ACTIONS:
-        listing = "\n".join(f"  sim {name:<22} {doc}" for name, doc in described.items())
-        return f"Simulator actions:\n{listing}"
-    breakage.ACTIONS[args[0]](stack.sim)
-    return f"simulator: {described[args[0]]}"
-
-
-def reply_as_text(message: Mapping[str, Any]) -> str:
-    """A Block Kit message as a terminal would show it."""
-    lines = [f"({message.get('response_type', 'ephemeral')})"]
-    for block in message.get("blocks") or []:
-        lines += block_lines(block)
-    return "\n".join(lines) if len(lines) > 1 else str(message.get("text", ""))
-
-
-def block_lines(block: Mapping[str, Any]) -> list[str]:
-    kind = block.get("type")
-    if kind == "header":
-        return ["", f"== {block['text']['text']} =="]
-    if kind == "context":
-        return ["   " + " ".join(e.get("text", "") for e in block.get("elements", []))]
-    if kind == "section" and "text" in block:
-        return [mrkdwn_as_text(block["text"]["text"])]
-    if kind == "actions":
-        return ["   [" + "] [".join(e["text"]["text"] for e in block.get("elements", [])) + "]"]
-    return []
-
-
-def mrkdwn_as_text(text: str) -> str:
-    lines = []
-    in_code = False
-    for raw in html.unescape(text).split("\n"):
-        parts = raw.split("```")
-        for index, part in enumerate(parts):
-            if index:
-                in_code = not in_code
-            if part or index == 0:
-                lines.append(("    " if in_code else "") + part)
-    return "\n".join(line for line in lines if line.strip() or not in_code)

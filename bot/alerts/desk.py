@@ -32,6 +32,7 @@ from bot.alerts.store import AlertStore, Damage, StoreUnavailable, update
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.metrics import Metrics
+from bot.diagnostics import cause as causes
 from bot.diagnostics import render as render_diagnosis
 from bot.diagnostics import subjects
 from bot.diagnostics import usecase as diagnostics
@@ -206,7 +207,11 @@ class AlertDesk:
             log.exception("%s: diagnosing %s failed", alert.incident, subject.describe())
             error = RuntimeError("an internal error (the details are in the service log)")
             return render_diagnosis.failed_message(subject.describe(), key.cluster, error)
-        message = render_diagnosis.diagnosis_message(diagnosis)
+        observed = alert.observation
+        facts = causes.AlertFacts(
+            key.kind, key.object, key.condition, observed.reason, observed.message
+        )
+        message = render_diagnosis.diagnosis_message(causes.explain(diagnosis, facts))
         command = f"{self._command_name} diagnose {subject.describe()}"
         footer = render_alerts.evidence_footer(command)
         return {**message, "blocks": [*message["blocks"], footer]}

@@ -109,6 +109,17 @@ class Component:
 
 
 @dataclass(frozen=True)
+class Cause:
+    """Why an alert fired, said before any component (docs/design.md §2 "Diagnose"): the failing
+    condition in its own words, how bad, and what it names (operands, a Service and its
+    endpoints and pods, what went with a deleted object)."""
+
+    condition: str  # `Config kai-config DependenciesFulfilled is False (reason): message`
+    health: Health
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """Everything `/kai diagnose` (or an alert's first thread reply) shows for one subject."""
 
@@ -117,10 +128,18 @@ class Diagnosis:
     at: datetime
     components: tuple[Component, ...] = ()
     notes: tuple[str, ...] = field(default=())  # about the subject itself (Service missing, …)
+    cause: Cause | None = None  # under an alert: why it fired, shown first
+    operands: tuple[str, ...] | None = None  # `kai`: the KAI operand Deployments found (ns/name)
 
     @property
     def health(self) -> Health:
-        """The worst component's health (Healthy when nothing was found wrong)."""
-        return max(
-            (c.health for c in self.components), key=lambda h: h.rank, default=Health.HEALTHY
-        )
+        """The worst of the components and the alert's cause (Healthy when nothing was found
+        wrong and no alert fires: under a firing alert it is never Healthy)."""
+        found = [c.health for c in self.components]
+        found += [self.cause.health] if self.cause is not None else []
+        return max(found, key=lambda h: h.rank, default=Health.HEALTHY)
+
+    @property
+    def components_look_healthy(self) -> bool:
+        """Whether every component looked at is healthy (or there were none)."""
+        return all(c.health.is_healthy for c in self.components)

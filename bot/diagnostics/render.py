@@ -8,7 +8,16 @@ its code block. Long pod lists are cut to the pods that need a look, saying how 
 
 from __future__ import annotations
 
-from bot.diagnostics.model import Component, ContainerState, Diagnosis, EventLine, LogTail, PodState
+from bot.diagnostics.cause import HEALTHY_UNDER_ALERT
+from bot.diagnostics.model import (
+    Cause,
+    Component,
+    ContainerState,
+    Diagnosis,
+    EventLine,
+    LogTail,
+    PodState,
+)
 from bot.diagnostics.pods import failing_container
 from bot.slack import blocks as render
 from bot.slack.blocks import Block, Message
@@ -28,10 +37,21 @@ def diagnosis_message(diagnosis: Diagnosis) -> Message:
             f"checked {when} · {len(diagnosis.components)} looked at · {problems} not healthy"
         ),
     ]
+    if diagnosis.cause is not None:
+        blocks.append(render.section(cause_mrkdwn(diagnosis.cause)))
     blocks += [render.context(render.escape(note)) for note in diagnosis.notes]
     for component in diagnosis.components:
         blocks += component_blocks(component)
+    if diagnosis.cause is not None and diagnosis.components_look_healthy:
+        blocks.append(render.context(render.escape(HEALTHY_UNDER_ALERT)))
     return render.fit_message({"text": diagnosis_text(diagnosis, title), "blocks": blocks})
+
+
+def cause_mrkdwn(cause: Cause) -> str:
+    """The alert's cause first: the condition in its words, then a line per thing it names."""
+    lines = [f"{render.ICONS[cause.health]} *Why it fired:* {render.escape(cause.condition)}"]
+    lines += [f"• {render.escape(name)}" for name in cause.names]
+    return "\n".join(lines)
 
 
 def failed_message(subject: str, cluster: str, error: BaseException) -> Message:
@@ -136,7 +156,11 @@ def endpoints_text(component: Component) -> str:
 
 def diagnosis_text(diagnosis: Diagnosis, title: str) -> str:
     """The plain-text fallback: verdicts, findings, events and the log, escaped."""
-    lines = [title, *diagnosis.notes]
+    lines = [title]
+    if diagnosis.cause is not None:
+        lines.append(f"Why it fired: {diagnosis.cause.condition}")
+        lines += [f"  {name}" for name in diagnosis.cause.names]
+    lines += diagnosis.notes
     for component in diagnosis.components:
         lines.append(f"{component.title}: {component.health.value} — {component.summary}")
         lines += [f"  {f}" for f in component.findings]
@@ -148,6 +172,8 @@ def diagnosis_text(diagnosis: Diagnosis, title: str) -> str:
             ]
         if component.endpoints is not None:
             lines.append(f"  {endpoints_text(component)}")
+    if diagnosis.cause is not None and diagnosis.components_look_healthy:
+        lines.append(HEALTHY_UNDER_ALERT)
     return render.escape("\n".join(lines))
 
 

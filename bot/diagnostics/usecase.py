@@ -34,13 +34,16 @@ async def diagnose(kube: PodLogReader, subject: Subject, *, now: datetime) -> Di
         KubeError: the cluster is unreachable or forbids a read (the message names the grant).
     """
     notes: list[str] = []
+    operands: tuple[str, ...] | None = None
     if isinstance(subject, DeploymentSubject):
         components = await _one_deployment(kube, subject, now)
     elif isinstance(subject, KaiSubject):
-        components, notes = await _kai(kube, subject, now)
+        components, notes, operands = await _kai(kube, subject, now)
     else:
         components, notes = await _keda(kube, subject, now)
-    return Diagnosis(kube.cluster, subject.describe(), now, tuple(components), tuple(notes))
+    return Diagnosis(
+        kube.cluster, subject.describe(), now, tuple(components), tuple(notes), operands=operands
+    )
 
 
 async def _one_deployment(
@@ -58,8 +61,9 @@ async def _one_deployment(
 
 async def _kai(
     kube: PodLogReader, subject: KaiSubject, now: datetime
-) -> tuple[list[Component], list[str]]:
-    """kai-operator, plus every operand and shard scheduler not available, plus those named."""
+) -> tuple[list[Component], list[str], tuple[str, ...]]:
+    """kai-operator, plus every operand and shard scheduler not available, plus those named;
+    and every operand Deployment found (`namespace/name`)."""
     config, shards, listed = await asyncio.gather(
         kube.get_object(kinds.KAI_CONFIG, kai_report.KAI_CONFIG_NAME),
         kube.list_objects(kinds.SCHEDULING_SHARD, page_size=None),
@@ -87,7 +91,9 @@ async def _kai(
     )
     if len(wanted) == 1 and not missing:
         notes.append("Every KAI operand and shard scheduler is available.")
-    return missing + components, notes
+    operands = deployments.list_operands(listed, operand_namespace)
+    found = tuple(f"{c.object_namespace(d)}/{c.object_name(d)}" for d in operands)
+    return missing + components, notes, found
 
 
 def _kai_deployments(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,14 +33,80 @@ def test_the_demo_shows_health_break_and_heal_and_a_confirmed_pause() -> None:
     assert "KEDA acknowledged" in out
 
 
-def run_demo(*script: str) -> str:
+def run_demo(*script: str, exit_code: int = 0) -> str:
     args = [arg for line in script for arg in ("--run", line)]
     done = subprocess.run(
         [sys.executable, "-m", "bot", "demo", *args],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    assert done.returncode == exit_code, done.stderr
+    return done.stdout + done.stderr
+
+
+def readme_demo_script() -> list[str]:
+    """The `--run` steps of the README's scripted example, as written there."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    [line] = [x for x in readme.splitlines() if x.startswith("For scripts: `kai-chatops demo")]
+    return re.findall(r'--run "([^"]+)"', line)
+
+
+def test_the_readmes_scripted_example_pages_acknowledges_and_prints_the_whole_thread() -> None:
+    script = readme_demo_script()
+    assert "wait for [CRITICAL]" in script and "thread" in script
+    out = run_demo(*script)
+    assert "(waiting up to 1m for '[CRITICAL]')" in out
+    assert "Acknowledged alert" in out  # the click's reply
+    thread = out[out.rindex("kai> thread") :]
+    assert "(alert)" in thread and "APIService v1beta1.external.metrics.k8s.io is missing" in thread
+    assert "(reply 1 of" in thread and "Diagnosis of keda on sim" in thread
+    # whole messages, not first lines: the diagnosis's body is printed under its header
+    assert "Gathered when the alert fired." in thread
+
+
+@pytest.mark.parametrize(
+    ("steps", "says"),
+    [
+        (["frobnicate"], "step 1 ('frobnicate') failed: unknown step"),
+        (["sim no_such_action"], "step 1 ('sim no_such_action') failed: no simulator action"),
+        (["/kai health", "click Acknowledge"], "step 2 ('click Acknowledge') failed: no button"),
+        (
+            ["wait for text nobody posts up to 1s"],
+            "step 1 ('wait for text nobody posts up to 1s') failed: 'text nobody posts' was not"
+            " posted within 1s",
+        ),
+    ],
+    ids=["unknown-step", "unknown-sim-action", "missing-button", "text-that-never-comes"],
+)
+async def test_a_failing_step_exits_1_naming_it_and_runs_nothing_after_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], steps: list[str], says: str
+) -> None:
+    async with running_stack(tmp_path) as stack:
+        code = await demo.run_steps(demo.Console(stack), [*steps, "sim heal"])
+    out = capsys.readouterr()
+    assert code == 1
+    assert says in out.err
+    assert "kai> sim heal" not in out.out
+
+
+def test_a_failing_step_makes_the_demo_command_exit_1() -> None:
+    out = run_demo("click Acknowledge", "/kai health", exit_code=1)
+    assert "step 1 ('click Acknowledge') failed" in out
+    assert "KAI health on sim" not in out
+
+
+async def test_wait_for_returns_as_soon_as_the_text_is_posted_and_thread_shows_every_reply(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fast = {"alerts": {"interval": "1s", "hold": "0s", "repeat": "10m"}}
+    async with running_stack(tmp_path, config_overrides=fast) as stack:
+        console = demo.Console(stack)
+        await console.execute("sim apiservice_missing")
+        await console.execute("wait for Diagnosis of keda up to 2m")
+        await console.execute("thread")
+    out = capsys.readouterr().out
+    thread = out[out.index("(alert)") :]
+    assert "(reply 1 of 1)" in thread
+    assert "Gathered when the alert fired." in thread
 
 
 def test_demo_in_place_updates_are_not_ephemeral_and_channel_records_are_shown() -> None:

@@ -170,3 +170,54 @@ async def test_an_ack_right_after_the_page_comes_after_its_diagnosis_in_the_thre
         stack.sim.faults.clear()
         await resolve(stack, clock)
         assert_one_clean_incident(stack)
+
+
+async def first_reply_under(tmp_path: Path, breaking: Callable[[Simulator], None]) -> str:
+    """Everything the first reply under the page says, for the alert `breaking` raises."""
+    clock = Clock()
+    async with alert_stack(tmp_path, clock) as (stack, _):
+        root = await fire(stack, clock, breaking)
+        [diagnosis, *_] = thread(stack, root)
+        assert root.text.startswith("[CRITICAL]")
+        return words(diagnosis)
+
+
+async def test_under_a_dependencies_page_the_first_reply_is_the_failing_condition_not_healthy(
+    tmp_path: Path,
+) -> None:
+    shown = await first_reply_under(tmp_path, breakage.dependencies_missing)
+    assert shown.startswith("Diagnosis of kai on sim: Degraded")
+    why = shown.index(
+        "Why it fired: Config kai-config DependenciesFulfilled is False (dependencies_missing),"
+        " saying:\n  KAI-prometheus is missing prometheus operator"
+    )
+    assert why < shown.index("Deployment kai-scheduler/kai-operator")  # the cause comes first
+    assert "The components look healthy; the cause is the condition above." in shown
+    assert ": Healthy" not in shown.splitlines()[0]
+
+
+async def test_under_a_kai_config_missing_page_the_first_reply_says_it_is_gone_and_what_went(
+    tmp_path: Path,
+) -> None:
+    shown = await first_reply_under(tmp_path, breakage.delete_kai_config)
+    assert shown.startswith("Diagnosis of kai on sim: Missing")
+    said = [
+        "Why it fired: Config kai-config does not exist (NotFound)",
+        "What goes with it: the operand Deployments it owned, garbage-collected",
+        "still there: kai-scheduler/admission, kai-scheduler/binder",
+    ]
+    assert [line for line in said if line not in shown] == []
+
+
+async def test_under_an_apiservice_page_the_first_reply_names_its_service_endpoints_and_pods(
+    tmp_path: Path,
+) -> None:
+    shown = await first_reply_under(tmp_path, breakage.apiservice_down)
+    assert shown.startswith("Diagnosis of keda on sim: Degraded")
+    assert (
+        "Why it fired: APIService v1beta1.external.metrics.k8s.io Available is not True "
+        '(MissingEndpoints): endpointslices for service/keda-operator-metrics-apiserver in "keda"'
+    ) in shown.replace("&quot;", '"')
+    assert "Its spec.service, Service keda/keda-operator-metrics-apiserver: 1 ready" in shown
+    assert "Its pods (Deployment keda/keda-operator-metrics-apiserver): " in shown
+    assert "The components look healthy; the cause is the condition above." in shown
