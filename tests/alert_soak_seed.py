@@ -173,7 +173,7 @@ class Soak:
             self.figures.strays += 1
             self.figures.problems.append(
                 f"seed {self.plan.seed}: {stray.ts} posted by {stray.by} while {stray.holder} "
-                f"held the Lease (step {stray.step}), still there a step later"
+                f"held the Lease (step {stray.step}), still doubling a message steps later"
             )
 
     def fault_the_api_server(self) -> None:

@@ -33,16 +33,16 @@ class Converger:
         self._identity = identity
         self._acting_left = acting_left
 
-    async def converge(self, alert: AlertState) -> bool:
-        """Whether the channel agreed with `alert` (nothing to delete, the root right); False
-        also when Slack could not be read to the end, or a repair was needed."""
+    async def converge(self, alert: AlertState) -> bool | None:
+        """Whether the channel agreed with `alert` (nothing to delete, the root right): False
+        when a repair was needed, None when Slack could not be read to the end."""
         if not alert.root_ts:
             return True  # nothing posted yet that could have copies
         channel = alert.root_channel
         roots = await self._messages.find_effects(channel, after=alert.root_anchor)
         thread = await self._messages.find_effects(channel, thread_ts=alert.root_ts)
         if roots is None or thread is None:
-            return False
+            return None
         found = {
             effect: sorted({c.ts for c in [*roots.get(effect, []), *thread.get(effect, [])]})
             for effect in {*roots, *thread}

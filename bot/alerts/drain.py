@@ -139,8 +139,20 @@ class Drain:
         now = self._poster.monotonic()
         for incident, until in sorted(memory.watch.items()):
             alert = outbox.find_known(state, incident)
-            if alert is None or (await self._converger.converge(alert) and now >= until):
+            if alert is None or (await self._converge(alert) and now >= until):
                 del memory.watch[incident]
+
+    async def _converge(self, alert: AlertState) -> bool:
+        """One convergence of `alert`, its look tried again (with backoff) when Slack could not
+        be read: a copy that doubles a message is deleted at the first look that succeeds."""
+        for pause in (*self._backoffs, None):
+            agreed = await self._converger.converge(alert)
+            if agreed is not None:
+                return agreed
+            if pause is None or not self._poster.is_holder():
+                return False
+            await self._sleep(pause)
+        return False
 
     def _watch(self, cluster: str, incidents: Sequence[str]) -> None:
         """Converge `incidents` at every drain for `settle` from now, and until they agree."""
@@ -264,7 +276,7 @@ class Drain:
     async def _sweep(self, cluster: str, where: str, alert: AlertState | None) -> Step:
         """The last thing a resolved incident owes: the channel converged, seen agreeing in
         `SETTLE_PASSES` drains in a row (a post Slack did after we gave up lands meanwhile)."""
-        agreed = alert is None or await self._converger.converge(alert)
+        agreed = alert is None or await self._converge(alert)
         state = await self._change(cluster, _swept(where, agreed))
         if alert is not None and outbox.head(state, where) is None:
             self._watch(cluster, [where])  # closed: a late call may still land a while
