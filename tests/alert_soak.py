@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="1-20", help="a range like 1-20")
     parser.add_argument("--incidents", type=int, default=6, help="incidents per seed")
     parser.add_argument("--verbose", action="store_true", help="a line per seed as it ends")
-    parser.add_argument("--jobs", type=int, default=6, help="seeds run side by side")
+    parser.add_argument("--jobs", type=int, default=10, help="seeds run side by side")
     parser.add_argument(
         "--log",
         default=str(Path(tempfile.gettempdir()) / "kai-chatops-soak.log"),
