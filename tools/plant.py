@@ -26,9 +26,11 @@ SUITE = (
     "tests/unit/test_alerts_outbox_order.py",
     "tests/unit/test_alerts_converge_rules.py",
     "tests/e2e/test_alert_ops.py",
+    "tests/e2e/test_alert_fencing.py",
     "tests/e2e/test_e2e_alert_delivery.py",
     "tests/e2e/test_e2e_delivery_converge.py",
     "tests/e2e/test_e2e_lease.py",
+    "tests/e2e/test_alert_soak.py",
 )
 
 
