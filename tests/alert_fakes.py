@@ -1,5 +1,6 @@
 """Narrow fakes for the alert desk's own tests: a Slack gateway that keeps what it was asked
-(and fails on cue), backoff waits that only count, and the desk wired to them."""
+(and fails on cue), backoff waits that only count, and the desk wired to them (the `sim` and
+`store` they use are the e2e tier's defaults, `tests/e2e/conftest.py`)."""
 
 from __future__ import annotations
 

@@ -20,13 +20,16 @@ from alert_invariants import HolderLog, Verdict, check_channel, kept_messages, p
 from bot.service import schedule
 from bot.service.server import Service
 from testbed.sim import Simulator, breakage
-from testbed.slackemu import PostedMessage
+from testbed.slackemu import Hold, PostedMessage, metadata_by
 from testbed.slackemu.records import Fault
 from testbed.stack import ALERT_CHANNEL, CLUSTER, Stack, running_stack
 
 HOLD = 60
 SLACK_TIMEOUT = 0.3  # the service's Slack client timeout: a late answer costs this much
 LEASE = ("coordination.k8s.io/v1", "Lease", "kai-chatops-alerts", "kai-chatops")
+# Two replicas sharing the ConfigMap state and a 15 s Lease; API calls that fail fast (no retry)
+SHARED_15S = {"state": {"backend": "configmap"}, "lease": {"duration": "15s"}}
+FAST_FAILING = {"kubernetes": {"request_timeout": "2s", "retries": 0}}
 
 
 class Gate(asyncio.Event):
@@ -118,6 +121,15 @@ async def take_over(stack: Stack, clock: Clock, new: Service, lease_seconds: flo
     clock.advance(lease_seconds + 1)
     await renew(new)
     assert lease_holder(stack.sim) == identity(new), "the Lease did not move"
+
+
+def hold_posts_of(stack: Stack, service: Service) -> Hold:
+    """Every post `service` makes is held on the wire (its client gives up) until released."""
+    return stack.slack.hold_calls(
+        lambda method, params: (
+            method == "chat.postMessage" and metadata_by(params) == identity(service)
+        )
+    )
 
 
 def identity(service: Service) -> str:

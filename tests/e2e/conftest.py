@@ -1,17 +1,20 @@
 """Fixtures of the end-to-end tier: the simulator reached through our Kubernetes gateway.
 
-`gateway` connects the gateway to the module's own `sim` fixture (each module chooses its
-scenarios), over HTTP through the official client, as the service does.
+`gateway` connects the gateway to the module's `sim` fixture, over HTTP through the official
+client, as the service does. Most modules choose their own scenarios; the default `sim` is a
+healthy KAI with KEDA (what the alert desk's tests break themselves), and the default `store`
+an alert state in a SQLite file of the test's own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 import sim_gateway
 
+from bot.alerts.store import SqliteStore
 from bot.kube.gateway import KubeGateway
 from testbed.sim import Simulator
 
@@ -21,3 +24,16 @@ def gateway(sim: Simulator, tmp_path: Path) -> Iterator[KubeGateway]:
     connected = sim_gateway.connect(sim, tmp_path)
     yield connected
     connected.close()
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[Simulator]:
+    async with Simulator(scenarios=["kai-healthy", "keda"]) as running:
+        yield running
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    opened = SqliteStore(str(tmp_path / "alerts.sqlite"))
+    yield opened
+    opened.close()

@@ -8,11 +8,9 @@ The desk runs against the simulator with a narrow fake of our own Slack gateway
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
-import pytest
 from alert_fakes import T0, FakeSlack, fire, make_desk
 
 from bot.alerts import outbox
@@ -21,19 +19,6 @@ from bot.alerts.model import ClusterAlerts
 from bot.alerts.store import SqliteStore, update
 from bot.kube.gateway import KubeGateway
 from testbed.sim import Simulator
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["kai-healthy", "keda"]) as running:
-        yield running
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    opened = SqliteStore(str(tmp_path / "alerts.sqlite"))
-    yield opened
-    opened.close()
 
 
 def incident_of(state: ClusterAlerts) -> str:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Mapping
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,19 +14,6 @@ from bot.alerts.store import SqliteStore, StoreConflict, StoreUnavailable
 from bot.core.metrics import Metrics
 from bot.kube.gateway import KubeGateway
 from testbed.sim import Simulator, breakage
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["kai-healthy", "keda"]) as running:
-        yield running
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    opened = SqliteStore(str(tmp_path / "alerts.sqlite"))
-    yield opened
-    opened.close()
 
 
 async def test_a_failing_slack_is_retried_with_backoff_then_left_owed_for_the_next_check(

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from alert_invariants import resolved_incidents
 from alert_stack import (
+    FAST_FAILING,
     HOLD,
+    SHARED_15S,
     SLACK_TIMEOUT,
     Clock,
     Gate,
@@ -299,10 +301,8 @@ async def test_first_cluster_outage__two_replicas_say_the_lease_trouble_once_the
     tmp_path: Path,
 ) -> None:
     clock = Clock()
-    shared = {"state": {"backend": "configmap"}, "lease": {"duration": "15s"}}
-    fast = {"kubernetes": {"request_timeout": "2s", "retries": 0}}
     async with (
-        alert_stack(tmp_path, clock, **shared, **fast) as (stack, _),
+        alert_stack(tmp_path, clock, **SHARED_15S, **FAST_FAILING) as (stack, _),
         two_replicas(stack) as (first, second),
     ):
         stack.sim.faults.refuse_all = True

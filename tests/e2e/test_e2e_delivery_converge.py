@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 from alert_stack import (
+    FAST_FAILING,
     HOLD,
+    SHARED_15S,
     Clock,
     Gate,
     Outage,
@@ -19,7 +21,7 @@ from alert_stack import (
     alert_stack,
     check,
     fire,
-    identity,
+    hold_posts_of,
     live_roots,
     notes_in_thread,
     renew,
@@ -33,7 +35,7 @@ from alert_stack import (
 
 from bot.service.server import Service
 from testbed.sim import breakage
-from testbed.slackemu import ApiCall, metadata_by
+from testbed.slackemu import ApiCall
 from testbed.stack import ALERT_CHANNEL, Stack
 
 ISSUE = "issue 21: "
@@ -128,11 +130,7 @@ async def test_a_deposed_replicas_slow_resolution_reply_leaves_one_resolved_repl
         [root] = roots(stack)
         breakage.heal(stack.sim)
         await tick(clock, 1, first, second)
-        slow = stack.slack.hold_calls(
-            lambda method, params: (
-                method == "chat.postMessage" and metadata_by(params) == identity(first)
-            )
-        )
+        slow = hold_posts_of(stack, first)
         await tick(clock, HOLD, first, second)  # resolved: its reply hangs, first gives up
         assert slow.held >= 1
         await take_over(stack, clock, second)
@@ -157,11 +155,7 @@ async def test_a_deposed_replicas_slow_reply_landing_after_the_takeover_is_delet
     ):
         await fired_on(stack, clock, first, second)
         [root] = roots(stack)
-        slow = stack.slack.hold_calls(
-            lambda method, params: (
-                method == "chat.postMessage" and metadata_by(params) == identity(first)
-            )
-        )
+        slow = hold_posts_of(stack, first)
         await stack.command(f"ack {alert_id(root)}")  # first's reply hangs, every try of it
         assert slow.held >= 1
         await take_over(stack, clock, second)
@@ -210,10 +204,8 @@ async def test_lease_trouble_is_said_once_by_two_replicas_when_history_is_unread
     tmp_path: Path,
 ) -> None:
     clock = Clock()
-    shared = {"state": {"backend": "configmap"}, "lease": {"duration": "15s"}}
-    fast = {"kubernetes": {"request_timeout": "2s", "retries": 0}}
     async with (
-        alert_stack(tmp_path, clock, **shared, **fast) as (stack, _),
+        alert_stack(tmp_path, clock, **SHARED_15S, **FAST_FAILING) as (stack, _),
         two_replicas(stack) as (first, second),
     ):
         stack.slack.fault_rule = Outage("conversations.history")  # the look finds nothing
@@ -232,9 +224,8 @@ async def test_a_silence_whose_store_write_was_applied_but_answered_503_is_said_
     tmp_path: Path,
 ) -> None:
     clock = Clock()
-    shared = {"state": {"backend": "configmap"}, "lease": {"duration": "15s"}}
     async with (
-        alert_stack(tmp_path, clock, **shared) as (stack, _),
+        alert_stack(tmp_path, clock, **SHARED_15S) as (stack, _),
         two_replicas(stack) as (commands, holder),
     ):
         await take_over(stack, clock, holder)  # the replica Slack sends commands to is not it
@@ -290,10 +281,8 @@ async def test_lease_trouble_is_said_once_by_two_replicas_that_looked_before_eit
     tmp_path: Path,
 ) -> None:
     clock = Clock()
-    shared = {"state": {"backend": "configmap"}, "lease": {"duration": "15s"}}
-    fast = {"kubernetes": {"request_timeout": "2s", "retries": 0}}
     async with (
-        alert_stack(tmp_path, clock, **shared, **fast) as (stack, _),
+        alert_stack(tmp_path, clock, **SHARED_15S, **FAST_FAILING) as (stack, _),
         two_replicas(stack) as (first, second),
     ):
         stack.sim.faults.refuse_all = True
