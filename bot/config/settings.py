@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Literal, TypeVar
 
@@ -46,6 +46,16 @@ class AccessSettings:
 
     operators: tuple[str, ...] = ()
     viewers: tuple[str, ...] | None = None  # None: everyone may look
+    impersonate: Literal["none", "email", "id"] = "none"  # whose identity changes are sent as
+    approval: ApprovalSettings | None = None  # None: no change waits for a second operator
+
+
+@dataclass(frozen=True)
+class ApprovalSettings:
+    """Changes on `clusters` run only after one of `approvers` (not the requester) approves."""
+
+    clusters: tuple[str, ...]
+    approvers: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -70,6 +80,23 @@ class AlertSettings:
     mention: tuple[str, ...] = ()  # who the root of a critical alert mentions (IDs, @handles)
     escalate_after: timedelta | None = None  # None: never escalate
     escalate_to: tuple[str, ...] = ()  # who the escalation reply mentions
+    starved_after: timedelta = timedelta(0)  # a queue starved this long -> warning; 0: off
+    group_clusters: int = 0  # one incident for an alert on this many clusters or more; 0: off
+
+
+@dataclass(frozen=True)
+class NoticeSettings:
+    evictions: bool = False  # post KAI's evictions to the evicted group's namespace channel
+    channels: Mapping[str, str] = field(default_factory=dict)  # namespace (or "*") -> channel ID
+
+    def channel_for(self, namespace: str, alert_channel: str) -> str:
+        """Where a notice about `namespace` goes: its own channel, else "*", else the alerts'."""
+        return self.channels.get(namespace) or self.channels.get("*") or alert_channel
+
+
+@dataclass(frozen=True)
+class ChangeSettings:
+    remind_after: timedelta = timedelta(hours=24)  # an endless pause this old -> reminder; 0: off
 
 
 @dataclass(frozen=True)
@@ -129,6 +156,8 @@ class Settings:
     lease: LeaseSettings = field(default_factory=LeaseSettings)
     kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
     gitops: GitopsSettings = field(default_factory=GitopsSettings)
+    notices: NoticeSettings = field(default_factory=NoticeSettings)
+    changes: ChangeSettings = field(default_factory=ChangeSettings)
 
     def cluster(self, name: str | None) -> ClusterSettings:
         """The cluster called `name`, or the first one for None.
@@ -158,10 +187,12 @@ _TOP_KEYS = (
     "lease",
     "kubernetes",
     "gitops",
+    "notices",
+    "changes",
 )
 _SECRETS = "secrets come only from the environment (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, "
 _SECRETS += "SLACK_APP_TOKEN; cluster credentials via the kubeconfig); delete this key"
-_LIST_ITEM = re.compile(r"\[\d+\]: ")  # how a list's problem line names the bad item
+_LIST_ITEM = re.compile(r"\[[^\]]+\]: ")  # how a list's problem line names the bad item
 
 
 def parse_settings(raw: object) -> Settings:
@@ -182,6 +213,8 @@ def parse_settings(raw: object) -> Settings:
         for name, (cls, converters) in _SECTIONS.items()
     }
     gitops = _read_gitops(problems, top.get("gitops"))
+    approval = _read_approval(problems, _value(top.get("access"), "approval"), clusters)
+    sections["access"] = replace(sections["access"], approval=approval)
     if _is_missing(top.get("slack"), "alert_channel"):
         problems.append("slack.alert_channel: required (expected the channel ID for alert posts)")
     problems += _escalation_problems(top.get("alerts"))
@@ -292,6 +325,26 @@ def _read_gitops(problems: list[str], raw: object) -> GitopsSettings:
     return GitopsSettings(**values)
 
 
+def _read_approval(
+    problems: list[str], raw: object, clusters: tuple[ClusterSettings, ...]
+) -> ApprovalSettings | None:
+    """`access.approval`, its clusters checked against the configured ones; None when absent."""
+    if raw is None:
+        return None
+    path = "access.approval"
+    values = _read_values(problems, raw, path, _APPROVAL_KEYS)
+    missing = [key for key in _APPROVAL_KEYS if _value(raw, key) in (None, [])]
+    problems.extend(f"{path}.{key}: required (expected {_APPROVAL_HINTS[key]})" for key in missing)
+    known = [cluster.name for cluster in clusters]
+    for name in values.get("clusters", ()):
+        if known and name not in known:
+            names = ", ".join(known)
+            problems.append(f"{path}.clusters: {name!r} is not a configured cluster ({names})")
+    if len(values) < len(_APPROVAL_KEYS) or missing:
+        return None
+    return ApprovalSettings(values["clusters"], values["approvers"])
+
+
 def _read_shortcut(problems: list[str], raw: object, path: str) -> GitopsShortcut | None:
     values = _read_values(problems, raw, path, _SHORTCUT_KEYS)
     missing = [key for key in _SHORTCUT_KEYS if _is_missing(raw, key)]
@@ -309,6 +362,11 @@ def _at(path: str, message: str) -> str:
     if not path:
         return message
     return f"{path}{message}" if _LIST_ITEM.match(message) else f"{path}: {message}"
+
+
+def _value(raw: object, key: str) -> object:
+    """`raw[key]` when `raw` is a mapping, else None."""
+    return raw.get(key) if isinstance(raw, Mapping) else None
 
 
 def _is_missing(raw: object, key: str) -> bool:
@@ -347,7 +405,15 @@ _CLUSTER_KEYS: dict[str, Convert] = {
 }
 _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
     "slack": (SlackSettings, {"command": cv.command, "alert_channel": cv.channel}),
-    "access": (AccessSettings, {"operators": cv.principals, "viewers": cv.viewers}),
+    "access": (
+        AccessSettings,
+        {
+            "operators": cv.principals,
+            "viewers": cv.viewers,
+            "impersonate": cv.impersonation,
+            "approval": lambda _: None,  # a nested mapping: _read_approval reads it
+        },
+    ),
     "kai": (KaiSettings, {"namespace": cv.namespace, "progressing_timeout": cv.duration}),
     "keda": (
         KedaSettings,
@@ -364,6 +430,8 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
             "mention": cv.principals,
             "escalate_after": cv.duration,
             "escalate_to": cv.principals,
+            "starved_after": cv.duration_or_off,
+            "group_clusters": cv.cluster_count,
         },
     ),
     "state": (
@@ -384,10 +452,20 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
             "duration": cv.duration,
         },
     ),
+    "notices": (NoticeSettings, {"evictions": cv.flag, "channels": cv.notice_channels}),
+    "changes": (ChangeSettings, {"remind_after": cv.duration_or_off}),
     "kubernetes": (
         KubernetesSettings,
         {"request_timeout": cv.request_timeout, "retries": cv.retries, "threads": cv.threads},
     ),
 }
 
+_APPROVAL_KEYS: dict[str, Convert] = {
+    "clusters": cv.list_of(cv.matching(cv.LABEL, "a cluster name", f"{cv.NAME}, like prod")),
+    "approvers": cv.principals,
+}
+_APPROVAL_HINTS = {
+    "clusters": "a list of cluster names, like [prod]",
+    "approvers": "a list of users or user groups, like ['@platform-leads']",
+}
 _SHORTCUT_KEYS: dict[str, Convert] = {"kind": cv.shortcut_kind, "name": cv.namespaced_name}

@@ -108,6 +108,50 @@ def hold(value: object) -> timedelta:
     return duration(value)
 
 
+def duration_or_off(value: object) -> timedelta:
+    """A duration, or 0 / 0s for "off" (the feature it sets does nothing)."""
+    return hold(value)
+
+
+def cluster_count(value: object) -> int:
+    """0 (off) or at least 2: one cluster alone is not a fleet-wide incident."""
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and (value == 0 or 2 <= value <= 1000)
+    ):
+        return value
+    raise ValueError(f"{show(value)} is not a cluster count (expected 0 for off, or 2 to 1000)")
+
+
+def flag(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"{show(value)} is not true or false (expected one of them)")
+
+
+def impersonation(value: object) -> str:
+    if value in ("none", "email", "id"):
+        return str(value)
+    raise ValueError(f"{show(value)} is not an impersonation mode (expected none, email or id)")
+
+
+def notice_channels(value: object) -> dict[str, str]:
+    """namespace -> channel ID; the key "*" is the default for every other namespace."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{show(value)} is not a mapping (expected namespace: channel ID pairs)")
+    channels, problems = {}, []
+    for key, item in value.items():
+        try:
+            name = key if key == "*" else namespace(key)
+            channels[str(name)] = channel(item)
+        except ValueError as e:
+            problems.append(f"[{show(key)}]: {e}")
+    if problems:
+        raise ValueError("\n".join(problems))
+    return channels
+
+
 def failure_count(value: object) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 100:
         return value

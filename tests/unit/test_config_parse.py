@@ -317,16 +317,67 @@ PROBLEMS = [
         for value, shown in [(3, "3"), (65, "65"), (200, "200"), ("16", "'16'")]
     ],
     (
+        "access.impersonate",
+        "yes",
+        "access.impersonate: 'yes' is not an impersonation mode (expected none, email or id)",
+    ),
+    (
+        "access.approval",
+        {"clusters": ["prod", "dev"], "approvers": ["@platform-leads"]},
+        "access.approval.clusters: 'dev' is not a configured cluster (prod, staging)",
+    ),
+    (
+        "access.approval",
+        {"clusters": ["prod"]},
+        "access.approval.approvers: required (expected a list of users or user groups, "
+        "like ['@platform-leads'])",
+    ),
+    (
+        "access.approval",
+        {"clusters": ["prod"], "approvers": ["platform-leads"]},
+        "access.approval.approvers[0]: 'platform-leads' is not a user or user group (expected "
+        "a user ID like U0123ABCD, a user-group ID like S0123ABCD or '@a-group')",
+    ),
+    (
+        "alerts.starved_after",
+        "soon",
+        "alerts.starved_after: 'soon' is not a duration (expected a duration like 30s, 5m, 2h "
+        "or 1h30m)",
+    ),
+    (
+        "alerts.group_clusters",
+        1,
+        "alerts.group_clusters: 1 is not a cluster count (expected 0 for off, or 2 to 1000)",
+    ),
+    (
+        "notices.evictions",
+        "yes",
+        "notices.evictions: 'yes' is not true or false (expected one of them)",
+    ),
+    (
+        "notices.channels",
+        {"team-a": "#team-a"},
+        "notices.channels['team-a']: '#team-a' is not a channel ID (expected an ID like "
+        "C0123456789)",
+    ),
+    (
+        "changes.remind_after",
+        "daily",
+        "changes.remind_after: 'daily' is not a duration (expected a duration like 30s, 5m, 2h "
+        "or 1h30m)",
+    ),
+    (
         "alrts",
         {},
         "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-        "lease, kubernetes, gitops)",
+        "lease, kubernetes, gitops, notices, changes)",
     ),
     (
         "alerts.intervall",
         "30s",
         "alerts: unknown key 'intervall' (known keys: interval, hold, repeat, "
-        "failures_before_alert, max_silence, mention, escalate_after, escalate_to)",
+        "failures_before_alert, max_silence, mention, escalate_after, escalate_to, starved_after, "
+        "group_clusters)",
     ),
 ]
 
@@ -392,7 +443,7 @@ def test_every_problem_is_reported_at_once_each_on_its_own_line() -> None:
             "clusters[1].name: 'prod' is used twice (cluster names must be unique)",
             "slack.command: 'kai' must start with '/'",
             "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-            "lease, kubernetes, gitops)",
+            "lease, kubernetes, gitops, notices, changes)",
         ]
     )
 
@@ -459,9 +510,12 @@ def test_the_example_configuration_writes_out_every_key_the_service_knows() -> N
         "lease": config.LeaseSettings,
         "kubernetes": config.KubernetesSettings,
         "gitops": config.GitopsSettings,
+        "notices": config.NoticeSettings,
+        "changes": config.ChangeSettings,
     }
 
     assert set(raw) == {"clusters", *sections}
+    assert set(raw["access"]["approval"]) == {"clusters", "approvers"}
     assert set(raw["clusters"][0]) == {f.name for f in dataclasses.fields(config.ClusterSettings)}
     for name, cls in sections.items():
         assert set(raw[name]) == {f.name for f in dataclasses.fields(cls)}, name
@@ -478,3 +532,30 @@ def test_a_kubernetes_request_timeout_over_a_minute_is_refused() -> None:
     assert raised.value.problems == [
         "kubernetes.request_timeout: '10m' is too long (expected at most 60s per API call)"
     ]
+
+
+def test_the_new_keys_read_their_values_and_default_to_off() -> None:
+    raw = changed("access.impersonate", "email")
+    raw = changed("access.approval", {"clusters": ["prod"], "approvers": ["@leads"]}, raw)
+    raw = changed("alerts.starved_after", "30m", raw)
+    raw = changed("alerts.group_clusters", 3, raw)
+    raw = changed(
+        "notices", {"evictions": True, "channels": {"*": "C0DEFAULT", "team-a": "C0A"}}, raw
+    )
+    raw = changed("changes", {"remind_after": "0"}, raw)
+
+    read = config.parse_settings(raw)
+    default = config.parse_settings(MINIMAL)
+
+    assert read.access.impersonate == "email"
+    assert read.access.approval == config.ApprovalSettings(("prod",), ("@leads",))
+    assert (read.alerts.starved_after, read.alerts.group_clusters) == (timedelta(minutes=30), 3)
+    assert read.notices.evictions is True
+    assert read.notices.channel_for("team-a", "C0ALERTS") == "C0A"
+    assert read.notices.channel_for("team-b", "C0ALERTS") == "C0DEFAULT"
+    assert read.changes.remind_after == timedelta(0)
+    assert (default.access.impersonate, default.access.approval) == ("none", None)
+    assert (default.alerts.starved_after, default.alerts.group_clusters) == (timedelta(0), 0)
+    assert default.notices.evictions is False
+    assert default.notices.channel_for("team-b", "C0ALERTS") == "C0ALERTS"
+    assert default.changes.remind_after == timedelta(hours=24)
