@@ -1,11 +1,12 @@
 """The App Home tab: on `app_home_opened` and on its `Refresh` button, publish the Home view.
 
-Viewers see every cluster's verdict and findings that are not Healthy, active alerts, what is
-paused or suspended, and the last changes made through the bot; anyone else sees a view saying
-they may not. The view goes out with `views.publish` through Bolt's client (a view is not a
-channel message, so not through `bot.slack.gateway`). Alerts are read with the alert desk's
-public read (`AlertDesk.list_alerts`, as `/kai alerts` reads them) and turned into the tab's own
-lines here, so `bot.home` does not depend on the alert internals.
+Viewers see every cluster's verdict and findings that are not Healthy (and its KAI queues that
+are starved or over quota), active alerts, what is paused or suspended, and the last changes
+made through the bot; anyone else sees a view saying they may not. The view goes out with
+`views.publish` through Bolt's client (a view is not a channel message, so not through
+`bot.slack.gateway`). Alerts are read with the alert desk's public read
+(`AlertDesk.list_alerts`, as `/kai alerts` reads them) and turned into the tab's own lines
+here, so `bot.home` does not depend on the alert internals.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -26,11 +28,20 @@ from bot.gitops import kinds as gitops_kinds
 from bot.gitops import render_suspend
 from bot.health import usecase as health
 from bot.home import usecase as home_reads
-from bot.home.assemble import ordered
-from bot.home.model import AlertLine, AlertPhase, ChangeLine, ClusterStatus, HeldObject, Home
+from bot.home.assemble import ordered, queue_marks
+from bot.home.model import (
+    AlertLine,
+    AlertPhase,
+    ChangeLine,
+    ClusterStatus,
+    HeldObject,
+    Home,
+    QueueMark,
+)
 from bot.home.render import RECENT_CHANGES, REFRESH_ACTION, home_view, not_allowed_view
 from bot.kube import kinds
 from bot.service.deps import Deps
+from bot.workloads import usecase as workloads
 from handlers import access
 from handlers.invocation import Executor, Runner
 
@@ -105,13 +116,30 @@ async def read_home(deps: Deps) -> Home:
 
 async def _cluster_status(deps: Deps, cluster: str) -> ClusterStatus:
     kube = deps.kube[cluster]
+
+    async def report() -> ClusterStatus:
+        try:
+            found = await deps.health_checks.run(
+                cluster, lambda: health.check_health(kube, deps.settings, deps.clock())
+            )
+        except errors.KubeError as e:
+            return ClusterStatus(cluster, error=str(e))
+        return ClusterStatus(cluster, found)
+
+    status, (queues, queues_error) = await asyncio.gather(report(), _queues(deps, cluster))
+    return replace(status, queues=queues, queues_error=queues_error)
+
+
+async def _queues(deps: Deps, cluster: str) -> tuple[tuple[QueueMark, ...], str]:
+    """The cluster's starved and over-quota KAI queues; none where KAI's CRDs are not served."""
+    after = deps.settings.alerts.starved_after
     try:
-        report = await deps.health_checks.run(
-            cluster, lambda: health.check_health(kube, deps.settings, deps.clock())
-        )
+        found = await workloads.read_starvation(deps.kube[cluster], now=deps.clock(), after=after)
+    except errors.KubeNotFound:
+        return (), ""
     except errors.KubeError as e:
-        return ClusterStatus(cluster, error=str(e))
-    return ClusterStatus(cluster, report)
+        return (), f"cannot read them: {e}"
+    return queue_marks(found), ""
 
 
 async def _held(deps: Deps, cluster: str) -> tuple[list[HeldObject], list[str]]:

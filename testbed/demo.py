@@ -53,6 +53,7 @@ DEMO_ALERTS = {
         "mention": ["@platform-oncall"],
         "escalate_after": "1m",
         "escalate_to": ["@platform-leads"],
+        "starved_after": "30m",  # `sim starve` backdates its gang's wait past this
     }
 }
 

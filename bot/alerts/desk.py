@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from bot.alerts import machine as alerts
-from bot.alerts import outbox, rules, trouble
+from bot.alerts import outbox, queue_checks, rules, trouble
 from bot.alerts import render as render_alerts
 from bot.alerts.delivery import AlertMessages, Attempt, MessageSender, Paging
 from bot.alerts.delivery import Outcome as Sent
@@ -189,6 +189,10 @@ class AlertDesk:
         """The diagnosis of what `alert` points at, as `/kai diagnose` renders it; one line when
         there is nothing to look at or the cluster would not say."""
         key = alert.key
+        if queue_checks.is_starvation(key):
+            return await queue_checks.queue_evidence(
+                kube, key, now, after=self.settings.alerts.starved_after, command=self._command_name
+            )
         subject = subjects.subject_for_alert(
             key.kind,
             key.object,
@@ -377,8 +381,13 @@ class AlertDesk:
     async def _check_step(self, kube: KubeReader, now: datetime) -> Step:
         cluster, policy = kube.cluster, self.policy
         try:
-            snapshot = await usecases.read_snapshot(
-                kube, self.settings.kai.namespace, self.settings.keda.apiservice
+            snapshot, starved = await asyncio.gather(
+                usecases.read_snapshot(
+                    kube, self.settings.kai.namespace, self.settings.keda.apiservice
+                ),
+                queue_checks.starved_queues(
+                    kube, now, after=self.settings.alerts.starved_after, command=self._command_name
+                ),
             )
         except errors.KubeError as e:
             self._metrics.alert_checks.labels(cluster, "failed").inc()
@@ -407,6 +416,7 @@ class AlertDesk:
             apiservice_name=self.settings.keda.apiservice,
             command=self._command_name,
         )
+        seen += starved
         return lambda state: alerts.observe(state, seen, now, policy)
 
     async def _command(

@@ -137,6 +137,7 @@ def _load_alert(raw: Mapping[str, Any]) -> AlertState:
         check_first=str(seen.get("check_first") or ""),
         since=parse_timestamp(seen.get("since")),
         immediate=bool(seen.get("immediate")),
+        waited_out=bool(seen.get("waited_out")),
     )
     alert = AlertState(
         observation=observation,

@@ -142,7 +142,9 @@ class Observation:
     """One bad condition a check saw: what it is, how bad, and the operator's own words.
 
     `immediate` alerts skip `hold` both ways (the check-failure alert: its failure count is its
-    hold). `since` is when the condition itself says it started, if it says.
+    hold). `waited_out` alerts fire without `hold` (a queue starved `alerts.starved_after`: that
+    wait was their hold) and resolve after it like any other. `since` is when the condition
+    itself says it started, if it says.
     """
 
     key: AlertKey
@@ -153,6 +155,7 @@ class Observation:
     check_first: str = ""
     since: datetime | None = None
     immediate: bool = False
+    waited_out: bool = False
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,26 @@ from bot.core.models import HealthReport
 
 
 @dataclass(frozen=True)
+class QueueMark:
+    """A KAI queue the tab marks: `starved` (with its longest wait) or `over quota`."""
+
+    name: str
+    mark: Literal["starved", "over quota"]
+    allocated: str  # GPUs, as `/kai queues` shows them
+    quota: str
+    waiting: str = ""  # starved: `annia/pg-x for 45m`
+
+
+@dataclass(frozen=True)
 class ClusterStatus:
-    """One cluster's health report, or why it could not be checked."""
+    """One cluster's health report, or why it could not be checked; its marked queues, or
+    why they could not be read."""
 
     cluster: str
     report: HealthReport | None = None
     error: str = ""
+    queues: tuple[QueueMark, ...] = ()
+    queues_error: str = ""
 
 
 AlertPhase = Literal["firing", "acknowledged", "silenced"]

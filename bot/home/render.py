@@ -15,7 +15,7 @@ from bot.core import conditions as c
 from bot.core.durations import format_duration
 from bot.core.models import Health, HealthReport
 from bot.core.rich import Rich, rich_text
-from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
+from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home, QueueMark
 from bot.slack.blocks import (
     ICONS,
     Block,
@@ -47,6 +47,12 @@ _STATE_ICONS = {
 }
 _HELD_ICONS = {"paused": ":double_vertical_bar:", "suspended": ":double_vertical_bar:"}
 _OUTCOME_ICONS = {"ok": ":white_check_mark:", "done": ":white_check_mark:"}
+_QUEUE_ICONS = {"starved": ":hourglass_flowing_sand:", "over quota": ":arrow_double_up:"}
+QUEUE_LEGEND = (
+    f"{_QUEUE_ICONS['starved']} starved: a KAI queue below its GPU quota with a PodGroup pending "
+    f"longer than `alerts.starved_after` · {_QUEUE_ICONS['over quota']} over quota: more GPUs "
+    "allocated than its quota"
+)
 
 
 def home_view(home: Home, command: str) -> dict[str, object]:
@@ -105,9 +111,21 @@ def _cluster_lines(clusters: Sequence[ClusterStatus]) -> list[str]:
         name = f"*{escape(status.cluster)}*"
         if status.report is None:
             lines.append(f"{ICONS[Health.UNKNOWN]} {name}: could not check: {escape(status.error)}")
-            continue
-        lines += _report_lines(name, status.report)
+        else:
+            lines += _report_lines(name, status.report)
+        lines += [_queue_line(mark) for mark in status.queues]
+        if status.queues_error:
+            lines.append(f"      :warning: KAI queues: {escape(status.queues_error)}")
+    if any(status.queues for status in clusters):
+        lines.append(QUEUE_LEGEND)
     return lines
+
+
+def _queue_line(mark: QueueMark) -> str:
+    head = f"      {_QUEUE_ICONS[mark.mark]} queue {escape(mark.name)} *{mark.mark}*"
+    numbers = f"{escape(mark.allocated)} of {escape(mark.quota)} GPUs (quota) allocated"
+    waiting = f", {escape(mark.waiting)} waiting" if mark.waiting else ""
+    return f"{head}: {numbers}{waiting}"
 
 
 def _report_lines(name: str, report: HealthReport) -> list[str]:

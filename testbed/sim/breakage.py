@@ -16,6 +16,7 @@ from testbed.sim.workload_breakage import (
     gpu_quota_exhausted,
     heal_workloads,
     metrics_apiserver_crashloop,
+    starve,
 )
 
 KAI = "kai.scheduler/v1"
@@ -139,6 +140,7 @@ ACTIONS: dict[str, Callable[[Simulator], None]] = {
     "stale_generation": stale_generation,
     "metrics_apiserver_crashloop": metrics_apiserver_crashloop,
     "gpu_quota_exhausted": gpu_quota_exhausted,
+    "starve": starve,
     "heal": heal,
 }
 
