@@ -172,3 +172,25 @@ async def test_demo_sim_scheduler_down_raises_a_paging_alert_with_evidence_and_h
     assert (
         "simulator: The kai-scheduler-default Deployment is unavailable" in capsys.readouterr().out
     )
+
+
+async def test_demo_sim_starve_raises_the_queue_starvation_warning_and_heal_resolves_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fast = {**demo.DEMO_ALERTS["alerts"], "interval": "1s", "hold": "0s"}  # the demo's, quicker
+    async with running_stack(tmp_path, config_overrides={"alerts": fast}) as stack:
+        console = demo.Console(stack)
+        await console.execute("sim starve")
+        [root] = await stack.slack.wait_for_messages(ALERT_CHANNEL, count=1, timeout=15)
+        [first] = await stack.slack.wait_for_messages(
+            ALERT_CHANNEL, thread_ts=root.ts, count=1, timeout=15
+        )
+        await console.execute("sim heal")
+        await stack.slack.wait_for(
+            lambda: stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED"),
+            timeout=15,
+        )
+    assert root.text.startswith("[WARNING] sim: Queue vision Starved: queue vision starved: ")
+    assert "S0ONCALL" not in root.text  # a warning pages nobody
+    assert first.text.startswith("Diagnosis of queue vision on sim: starved")
+    assert "simulator: Queue vision starved" in capsys.readouterr().out
