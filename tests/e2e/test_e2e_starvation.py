@@ -1,13 +1,15 @@
 """The queue starvation alert end to end (docs/design.md §2 "Queue starvation"): the simulator's
 `starve` (queue vision below its GPU quota, a gang pending 45 minutes, annia over its quota),
 the check, one warning root naming the group and who holds the GPUs, the queue's evidence as the
-first reply, `/kai queues` and the Home tab marking the queues, and the resolution once the
-gang runs. With `alerts.starved_after` 0 nothing is read and nothing is posted.
+first reply, `/kai queues` and the Home tab marking the queues, one list each of Queues and
+PodGroups per check, and the resolution once the gang runs. With `alerts.starved_after` 0
+nothing is read and nothing is posted.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from alert_stack import HOLD, Clock, alert_stack, assert_one_clean_incident, check, roots
 
@@ -27,6 +29,14 @@ def words(message: PostedMessage) -> str:
             parts.append(block["text"]["text"])
         parts += [e["text"] for e in block.get("elements") or [] if isinstance(e.get("text"), str)]
     return "\n".join(parts)
+
+
+def home_lines(view: dict[str, Any]) -> list[str]:
+    return [
+        line
+        for block in view["blocks"]
+        for line in str((block.get("text") or {}).get("text", "")).splitlines()
+    ]
 
 
 def queue_reads(stack: Stack) -> list[tuple[str, str]]:
@@ -72,6 +82,16 @@ async def test_a_starved_queue_pages_once_with_its_evidence_is_marked_and_resolv
             for x in lines
         )
         assert lines[-1].startswith("[starved]: below its GPU quota with a PodGroup pending 30m")
+
+        assert (await stack.driver.open_home(user_id=VIEWER)).status == 200
+        home = home_lines(await stack.slack.wait_for_home(VIEWER, count=1))
+        assert (
+            "      :hourglass_flowing_sand: queue vision *starved*: 2 of 4 GPUs (quota) allocated, "
+            f"annia/{STARVED_GROUP} for 45m waiting"
+        ) in home
+        assert (
+            "      :arrow_double_up: queue annia *over quota*: 8 of 4 GPUs (quota) allocated"
+        ) in home
 
         stack.sim.clear_requests()
         await check(stack.service)
