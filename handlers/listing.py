@@ -8,15 +8,16 @@ with the command to type. One place for that hint, for every command that needs 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.commands.kinds import KINDS
+from bot.commands.kinds import KINDS, short_word
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.gitops import kinds as gitops_kinds
-from bot.gitops.commands import Reconcile, Sync
+from bot.gitops.commands import FluxResume, Reconcile, Suspend, Sync
 from bot.keda.commands import Pause, Resume
 from bot.kube import kinds
 from bot.kube.kinds import ResourceRef
@@ -38,14 +39,13 @@ REFS: dict[str, ResourceRef] = {
     "ScaledJob": kinds.SCALED_JOB,
     "ScaledObject": kinds.SCALED_OBJECT,
 }
-# Each kind's last word in the grammar is its short one (hr, ks, gitrepo, …, app).
-_SHORT: dict[str, str] = {kind: word for word, kind in KINDS.items()}
 
 
 async def run_list(parsed: ListObjects, deps: Deps, invocation: Invocation) -> Message:
     """`/kai list KIND`: one line per object with its verdict, worst first."""
     await access.require_viewer(deps, invocation.user_id, f"list {parsed.kind} objects")
     kube = deps.kube_for(parsed.cluster)
+    suffix = cluster_suffix(parsed.cluster, deps.settings)
     namespaces = None if parsed.all_namespaces else home_namespaces(parsed, deps.settings)
     try:
         verdicts = await usecase.list_verdicts(kube, REFS[parsed.kind], namespaces)
@@ -57,9 +57,22 @@ async def run_list(parsed: ListObjects, deps: Deps, invocation: Invocation) -> M
             f"kai-chatops lacks here; name a namespace instead. ({e})"
         ) from e
     scope = "all namespaces" if namespaces is None else f"namespace {', '.join(namespaces)}"
-    hint = f"`{deps.settings.slack.command} list {_word(parsed.kind)} NAMESPACE` narrows it."
+    command = deps.settings.slack.command
+    hint = f"`{command} list {short_word(parsed.kind)} NAMESPACE` narrows it."
+    elsewhere = ""
+    if not verdicts and namespaces is not None and _family(parsed.kind) != "argo":
+        found = await usecase.list_names(kube, REFS[parsed.kind], None)
+        list_in = f"{command} list {short_word(parsed.kind)}"
+        elsewhere = render_listing.namespaces_text(
+            found, _plural(parsed.kind), lambda f: f"{list_in} {f.namespace}" + suffix
+        )
     message = render_listing.list_message(
-        verdicts, kind=_plural(parsed.kind), cluster=kube.cluster, scope=scope, hint=hint
+        verdicts,
+        kind=_plural(parsed.kind),
+        cluster=kube.cluster,
+        scope=scope,
+        hint=hint,
+        elsewhere=elsewhere,
     )
     return {**message, "response_type": "ephemeral"}
 
@@ -80,23 +93,43 @@ def home_namespaces(parsed: ListObjects, settings: Settings) -> list[str]:
     return homes
 
 
+def cluster_suffix(cluster: str | None, settings: Settings) -> str:
+    """` --cluster NAME` for a command suggested on a cluster other than the default, else ""."""
+    return "" if cluster in (None, settings.clusters[0].name) else f" --cluster {cluster}"
+
+
 def with_elsewhere_hint(run: Runner) -> Runner:
-    """`run`, whose not-found replies also name objects of that name elsewhere."""
+    """`run`, whose not-found replies also say what to type instead: the namespaces where an
+    object of that kind and name exists, the closest names ("did you mean"), and objects of
+    that name in other kinds, each as the command the user typed."""
 
     async def hinted(parsed: object, deps: Deps, invocation: Invocation) -> Message:
         try:
             return await run(parsed, deps, invocation)
         except errors.ObjectMissing as e:
             cluster = getattr(parsed, "cluster", None)
-            found = await find_elsewhere(deps, cluster, e)
-            command = deps.settings.slack.command
-            verb = _verb(parsed)
-            text = render_listing.elsewhere_text(
-                found, e.name, lambda f: command_for(f, verb, command)
+            same_kind, others = await asyncio.gather(
+                _same_kind(deps, cluster, e), find_elsewhere(deps, cluster, e)
+            )
+            suffix = cluster_suffix(cluster, deps.settings)
+            verb, command = _verb(parsed), deps.settings.slack.command
+            missing = Found(e.kind, e.namespace, e.name)
+            text = render_listing.missing_hint(
+                missing, same_kind, others, lambda f: command_for(f, verb, command) + suffix
             )
             raise errors.UserError(f"{e}{text}") from e
 
     return hinted
+
+
+async def _same_kind(deps: Deps, cluster: str | None, missing: errors.ObjectMissing) -> list[Found]:
+    """Every object of the missing one's kind: across the cluster where deploy/ grants that list
+    (Flux and KEDA kinds), else in the namespace typed."""
+    ref = REFS.get(missing.kind)
+    if ref is None:
+        return []
+    scope = missing.namespace if _family(missing.kind) == "argo" else None
+    return await usecase.list_names(deps.kube_for(cluster), ref, scope)
 
 
 async def find_elsewhere(
@@ -127,20 +160,32 @@ def _family(kind: str) -> str:
     return "argo" if kind == "Application" else "flux"
 
 
+# The verb of one family that does what a verb of another did: pausing a ScaledJob is what
+# suspending a HelmRelease is.
+_VERBS = {
+    "flux": {
+        "reconcile": "reconcile",
+        "suspend": "suspend",
+        "resume": "resume",
+        "pause": "suspend",
+    },
+    "keda": {"pause": "pause", "resume": "resume", "suspend": "pause"},
+    "argo": {"sync": "sync"},
+}
+_DEFAULT_VERBS = {"flux": "reconcile", "keda": "pause", "argo": "reconcile"}
+
+
 def command_for(found: Found, verb: str, command: str) -> str:
-    """The command that acts on `found`, in the spirit of what the user typed."""
+    """The command that acts on `found`, with the verb the user typed where it fits."""
     where = f"{found.namespace}/{found.name}"
-    if found.kind in ("ScaledJob", "ScaledObject"):
-        action = verb if verb in ("pause", "resume") else "pause"
+    family = _family(found.kind)
+    action = _VERBS[family].get(verb, _DEFAULT_VERBS[family])
+    if family == "keda":
         word = "scaledobject " if found.kind == "ScaledObject" else ""
         return f"{command} {action} {word}{where}"
-    if found.kind == "Application" and verb == "sync":
+    if action == "sync":
         return f"{command} sync {where}"
-    return f"{command} reconcile {_word(found.kind)} {where}"
-
-
-def _word(kind: str) -> str:
-    return _SHORT.get(kind) or {"ScaledJob": "sj", "ScaledObject": "so"}.get(kind, kind.lower())
+    return f"{command} {action} {short_word(found.kind)} {where}"
 
 
 def _plural(kind: str) -> str:
@@ -150,6 +195,7 @@ def _plural(kind: str) -> str:
 def _verb(parsed: object) -> str:
     names: Sequence[tuple[type, str]] = (
         (Reconcile, "reconcile"), (Sync, "sync"), (Pause, "pause"), (Resume, "resume"),
+        (Suspend, "suspend"), (FluxResume, "resume"),
     )  # fmt: skip
     return next((verb for kind, verb in names if isinstance(parsed, kind)), "")
 

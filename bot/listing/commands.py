@@ -4,12 +4,12 @@ usage and help line. Pure.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 from bot.commands.grammar import Args
 from bot.commands.kinds import KIND_LINE, LIST_KINDS, ListKind
 from bot.commands.registry import Subcommand
+from bot.listing.render import close_names
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ def parse_list(args: Args) -> ListObjects:
     word = args.take_word("a KIND, like hr, ks, app, sj or so").lower()
     kind = LIST_KINDS.get(word)
     if kind is None:
-        hint = difflib.get_close_matches(word, LIST_KINDS, n=1)
+        hint = close_names(word, list(LIST_KINDS), 1)
         maybe = f" (did you mean {hint[0]}?)" if hint else ""
         raise args.bad(f"unknown kind {word!r}{maybe}")
     namespace, all_namespaces = args.take_scope()

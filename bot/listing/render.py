@@ -6,6 +6,7 @@ within Slack's limits with a count of what was left out; the fallback text says 
 
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from collections.abc import Callable, Sequence
 
@@ -20,13 +21,19 @@ _ORDER = sorted(Health, key=lambda h: -h.rank)
 
 
 def list_message(
-    verdicts: Sequence[Verdict], *, kind: str, cluster: str, scope: str, hint: str = ""
+    verdicts: Sequence[Verdict],
+    *,
+    kind: str,
+    cluster: str,
+    scope: str,
+    hint: str = "",
+    elsewhere: str = "",
 ) -> render.Message:
-    """The `/kai list KIND` reply."""
+    """The `/kai list KIND` reply; `elsewhere` says where to look when there is none here."""
     title = f"{kind} on {cluster}: {scope}"
     counts = count_text(verdicts)
     if not verdicts:
-        note = f"No {kind} in {scope} on {cluster}."
+        note = f"No {kind} in {scope} on {cluster}.{elsewhere}"
         blocks = [render.header(title), render.section(render.escape(note))]
         return render.fit_message({"text": render.escape(f"{title}\n{note}"), "blocks": blocks})
     lines = [object_line(v) for v in verdicts]
@@ -65,6 +72,72 @@ def left_out_text(left_out: Sequence[Verdict], hint: str) -> str:
 
 
 CommandFor = Callable[[Found], str]
+_SHOWN = 5  # suggestions of each sort in one reply
+# How alike a name must be to be offered: names of one team share prefixes (`annia-worker`,
+# `annia-trainer`), so a typo should be closer than that to be taken for one.
+NAME_CUTOFF = 0.75
+
+
+def missing_hint(
+    missing: Found, same_kind: Sequence[Found], others: Sequence[Found], command_for: CommandFor
+) -> str:
+    """What to type instead when `missing` does not exist, in the verb the user typed: the
+    namespaces where an object of that kind and name does exist, the closest names of that kind
+    in the namespace typed ("did you mean"), then objects of that name in other kinds.
+
+    `same_kind`: every object of the missing one's kind that could be read; `others`: objects
+    of that name anywhere. "" when there is nothing to suggest, so the reply reads as before.
+    """
+    namesakes = [f for f in (*same_kind, *others) if f.kind == missing.kind]
+    namesakes = [f for f in dict.fromkeys(namesakes) if f.name == missing.name and f != missing]
+    in_namespace = [f for f in same_kind if f.namespace == missing.namespace]
+    near = {f.name: f for f in in_namespace if f.name != missing.name}
+    closest = [near[name] for name in close_names(missing.name, list(near), cutoff=NAME_CUTOFF)]
+    other_kinds = [f for f in others if f.kind != missing.kind]
+    return (
+        _namesakes_text(namesakes, command_for)
+        + _did_you_mean_text(closest, command_for)
+        + elsewhere_text(other_kinds, missing.name, command_for)
+    )
+
+
+def namespaces_text(found: Sequence[Found], kind: str, command_for: CommandFor) -> str:
+    """` There are HelmReleases in keda-system: `/kai list hr keda-system`.`; "" for none."""
+    namespaces = list(dict.fromkeys(f.namespace for f in found))
+    if not namespaces:
+        return ""
+    shown = [next(f for f in found if f.namespace == ns) for ns in namespaces[:_SHOWN]]
+    more = f" and {len(namespaces) - _SHOWN} more" if len(namespaces) > _SHOWN else ""
+    return f" There are {kind} in {', '.join(namespaces[:_SHOWN])}{more}: " + (
+        f"{_commands(shown, command_for, ', ')}."
+    )
+
+
+def close_names(
+    word: str, choices: Sequence[str], count: int = 3, cutoff: float = 0.6
+) -> list[str]:
+    """The choices closest to a mistyped `word`, closest first (none when nothing is close)."""
+    return difflib.get_close_matches(word, choices, n=count, cutoff=cutoff)
+
+
+def _namesakes_text(namesakes: Sequence[Found], command_for: CommandFor) -> str:
+    if not namesakes:
+        return ""
+    shown = namesakes[:_SHOWN]
+    places = ", ".join(dict.fromkeys(f.namespace for f in shown))
+    there = "There is one" if len(namesakes) == 1 else f"There are {len(namesakes)}"
+    more = f" and {len(namesakes) - _SHOWN} more" if len(namesakes) > _SHOWN else ""
+    return f" {there} in {places}{more}: {_commands(shown, command_for, ', ')}."
+
+
+def _did_you_mean_text(closest: Sequence[Found], command_for: CommandFor) -> str:
+    if not closest:
+        return ""
+    return f" Did you mean {_commands(closest, command_for, ' or ')}?"
+
+
+def _commands(found: Sequence[Found], command_for: CommandFor, joiner: str) -> str:
+    return joiner.join(f"`{command_for(f)}`" for f in found)
 
 
 def elsewhere_text(found: Sequence[Found], name: str, command_for: CommandFor) -> str:
@@ -75,8 +148,8 @@ def elsewhere_text(found: Sequence[Found], name: str, command_for: CommandFor) -
     if not found:
         return ""
     shown = []
-    for f in found[:5]:
+    for f in found[:_SHOWN]:
         command = command_for(f)
         shown.append(f"{f.kind} {f.namespace}/{f.name}" + (f" (`{command}`)" if command else ""))
-    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    more = f" and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
     return f" Objects named {name} elsewhere: {', '.join(shown)}{more}."

@@ -42,6 +42,17 @@ async def list_verdicts(
     return worst_first([evaluate_object(obj) for page in pages for obj in page])
 
 
+async def list_names(kube: KubeReader, ref: ResourceRef, namespace: str | None) -> list[Found]:
+    """Every object of `ref` in `namespace` (None: across the cluster, falling back to nothing
+    when that is forbidden), read metadata-only; a read that fails gives none, since this only
+    adds a hint to a reply that already says what is wrong."""
+    try:
+        listed = await kube.list_objects(ref, namespace, metadata_only=True, page_size=None)
+    except errors.KubeError:
+        return []
+    return [Found(ref.kind, c.object_namespace(o) or "", c.object_name(o)) for o in listed]
+
+
 async def find_named(
     kube: KubeReader, name: str, places: Sequence[tuple[ResourceRef, str]]
 ) -> list[Found]:

@@ -103,7 +103,7 @@ async def test_a_reconcile_of_a_missing_object_names_it_in_another_kind(stack: S
 async def test_a_sync_in_the_wrong_namespace_suggests_the_sync_that_exists(stack: Stack) -> None:
     reply = await stack.command("sync flux-system/kai-scheduler")
 
-    assert "Application argocd/kai-scheduler (`/kai sync argocd/kai-scheduler`)" in reply.text
+    assert "There is one in argocd: `/kai sync argocd/kai-scheduler`." in reply.text
     assert not [r for r in stack.sim.requests if r.method == "PATCH"]
 
 
@@ -137,3 +137,29 @@ async def test_a_malformed_list_gets_its_usage_and_reads_nothing(
 
     assert problem in reply.text and "list KIND [NAMESPACE | --all-namespaces]" in reply.text
     assert stack.sim.requests == []
+
+
+async def test_a_missing_object_gets_where_it_is_and_the_closest_names_in_the_verb_typed(
+    stack: Stack,
+) -> None:
+    stack.sim.clear_requests()
+
+    wrong_namespace = await stack.command("suspend hr keda/keda for 1h")
+    typo = await stack.command("resume hr flux-system/kai-schedular")
+    keda_typo = await stack.command("pause annia/annia-workr")
+    empty = await stack.command("list hr keda", user_id=VIEWER)
+
+    assert wrong_namespace.text == (
+        "HelmRelease keda/keda was not found on sim. There is one in flux-system: "
+        "`/kai suspend hr flux-system/keda`."
+    )
+    assert typo.text == (
+        "HelmRelease flux-system/kai-schedular was not found on sim. Did you mean "
+        "`/kai resume hr flux-system/kai-scheduler`?"
+    )
+    assert "Did you mean `/kai pause annia/annia-worker`?" in keda_typo.text
+    assert empty.text.splitlines()[1] == (
+        "No HelmReleases in namespace keda on sim. There are HelmReleases in flux-system: "
+        "`/kai list hr flux-system`."
+    )
+    assert not [r for r in stack.sim.requests if r.method == "PATCH"]
