@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from datetime import datetime
 
 from slack_bolt.async_app import AsyncApp
 
 from bot.commands.kinds import KINDS, short_word
 from bot.config.settings import Settings
+from bot.core import conditions as c
 from bot.core import errors
+from bot.core.models import RawObject
 from bot.gitops import kinds as gitops_kinds
+from bot.gitops import render_suspend
 from bot.gitops.commands import FluxResume, Reconcile, Suspend, Sync
+from bot.keda import render as render_keda
 from bot.keda.commands import Pause, Resume
 from bot.kube import kinds
 from bot.kube.kinds import ResourceRef
@@ -25,8 +30,10 @@ from bot.listing import render as render_listing
 from bot.listing import usecase
 from bot.listing.commands import ListObjects
 from bot.listing.usecase import Found
+from bot.rules import keda as keda_rules
+from bot.rules.flux_suspend import read_suspend_record
 from bot.service.deps import Deps
-from bot.slack.blocks import Message
+from bot.slack.blocks import Message, Text
 from handlers import access
 from handlers.invocation import Executor, Invocation, Runner
 
@@ -48,7 +55,7 @@ async def run_list(parsed: ListObjects, deps: Deps, invocation: Invocation) -> M
     suffix = cluster_suffix(parsed.cluster, deps.settings)
     namespaces = None if parsed.all_namespaces else home_namespaces(parsed, deps.settings)
     try:
-        verdicts = await usecase.list_verdicts(kube, REFS[parsed.kind], namespaces)
+        listed = await usecase.list_verdicts(kube, REFS[parsed.kind], namespaces)
     except errors.KubeForbidden as e:
         if namespaces is not None:
             raise
@@ -60,14 +67,15 @@ async def run_list(parsed: ListObjects, deps: Deps, invocation: Invocation) -> M
     command = deps.settings.slack.command
     hint = f"`{command} list {short_word(parsed.kind)} NAMESPACE` narrows it."
     elsewhere = ""
-    if not verdicts and namespaces is not None and _family(parsed.kind) != "argo":
+    if not listed and namespaces is not None and _family(parsed.kind) != "argo":
         found = await usecase.list_names(kube, REFS[parsed.kind], None)
         list_in = f"{command} list {short_word(parsed.kind)}"
         elsewhere = render_listing.namespaces_text(
             found, _plural(parsed.kind), lambda f: f"{list_in} {f.namespace}" + suffix
         )
+    now = deps.clock()
     message = render_listing.list_message(
-        verdicts,
+        [_row(x, now) for x in listed],
         kind=_plural(parsed.kind),
         cluster=kube.cluster,
         scope=scope,
@@ -75,6 +83,21 @@ async def run_list(parsed: ListObjects, deps: Deps, invocation: Invocation) -> M
         elsewhere=elsewhere,
     )
     return {**message, "response_type": "ephemeral"}
+
+
+def _row(listed: usecase.Listed, now: datetime) -> render_listing.Row:
+    """The line of one object; a paused or suspended one says who did it, why and until when,
+    in the words of the pause and suspend replies ("by hand" when there is no record)."""
+    held = _held_words(listed.obj, now, md=True)
+    return render_listing.Row(listed.verdict, held, str(_held_words(listed.obj, now, md=False)))
+
+
+def _held_words(obj: RawObject, now: datetime, *, md: bool) -> Text:
+    if _family(c.as_text(obj.get("kind"))) == "keda":
+        state = keda_rules.read_pause_state(obj)
+        return render_keda.pause_words(state, now, md=md) if state.paused else ""
+    found = read_suspend_record(obj)
+    return render_suspend.record_words(found, md=md) if found.suspended else ""
 
 
 def home_namespaces(parsed: ListObjects, settings: Settings) -> list[str]:

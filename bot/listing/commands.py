@@ -4,12 +4,13 @@ usage and help line. Pure.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.commands.grammar import Args
 from bot.commands.kinds import KIND_LINE, LIST_KINDS, ListKind
 from bot.commands.registry import Subcommand
-from bot.listing.render import close_names
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,13 @@ def parse_list(args: Args) -> ListObjects:
         raise args.bad(f"unknown kind {word!r}{maybe}")
     namespace, all_namespaces = args.take_scope()
     return ListObjects(kind, namespace, all_namespaces, args.finish())
+
+
+def close_names(
+    word: str, choices: Sequence[str], count: int = 3, cutoff: float = 0.6
+) -> list[str]:
+    """The choices closest to a mistyped `word`, closest first (none when nothing is close)."""
+    return difflib.get_close_matches(word, choices, n=count, cutoff=cutoff)
 
 
 SUBCOMMANDS = (

@@ -6,22 +6,35 @@ within Slack's limits with a count of what was left out; the fallback text says 
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from bot.core.models import Health, Verdict
+from bot.core.rich import rich_text
+from bot.listing.commands import close_names
 from bot.listing.usecase import Found
 from bot.slack import blocks as render
 from bot.slack import packing
+from bot.slack.blocks import Text
 
 MAX_SECTIONS = 45
 MAX_MESSAGE = 300  # of one object's message: a line each, so the worst ones all fit
 _ORDER = sorted(Health, key=lambda h: -h.rank)
 
 
+@dataclass(frozen=True)
+class Row:
+    """One object's line: its verdict and, when it is paused or suspended, who did it, why and
+    until when (mrkdwn with mentions, and the same in plain text)."""
+
+    verdict: Verdict
+    held: Text = ""
+    held_plain: str = ""
+
+
 def list_message(
-    verdicts: Sequence[Verdict],
+    rows: Sequence[Row],
     *,
     kind: str,
     cluster: str,
@@ -31,28 +44,32 @@ def list_message(
 ) -> render.Message:
     """The `/kai list KIND` reply; `elsewhere` says where to look when there is none here."""
     title = f"{kind} on {cluster}: {scope}"
+    verdicts = [row.verdict for row in rows]
     counts = count_text(verdicts)
-    if not verdicts:
+    if not rows:
         note = f"No {kind} in {scope} on {cluster}.{elsewhere}"
         blocks = [render.header(title), render.section(render.escape(note))]
         return render.fit_message({"text": render.escape(f"{title}\n{note}"), "blocks": blocks})
-    lines = [object_line(v) for v in verdicts]
-    sections, placed = packing.pack_lines([object_line(v, md=True) for v in verdicts], MAX_SECTIONS)
-    notes = [left_out_text(verdicts[placed:], hint)] if placed < len(verdicts) else []
+    lines = [str(object_line(row)) for row in rows]
+    sections, placed = packing.pack_lines([object_line(row, md=True) for row in rows], MAX_SECTIONS)
+    notes = [left_out_text(verdicts[placed:], hint)] if placed < len(rows) else []
     blocks = [render.header(title), render.context(counts), *sections]
     blocks += [render.context(render.escape(n)) for n in notes]
     text = packing.fit_text([title, counts], [render.escape(x) for x in lines], notes)
     return render.fit_message({"text": text, "blocks": blocks})
 
 
-def object_line(verdict: Verdict, *, md: bool = False) -> str:
-    """`:red_circle: *flux-system/kai*: Degraded — install retries exhausted`."""
+def object_line(row: Row, *, md: bool = False) -> Text:
+    """`:red_circle: *flux-system/kai*: Degraded — install retries exhausted`; a paused or
+    suspended object says who, when, until when and why instead of the verdict's message."""
+    verdict = row.verdict
     where = f"{verdict.namespace}/{verdict.name}" if verdict.namespace else verdict.name
     message = render.truncate(verdict.message.replace("\n", " "), MAX_MESSAGE)
     if not md:
-        return f"{where}: {verdict.health.value} — {message}"
+        return f"{where}: {verdict.health.value} — {row.held_plain or message}"
     icon = render.ICONS[verdict.health]
-    return f"{icon} *{render.escape(where)}*: {verdict.health.value} — {render.escape(message)}"
+    head = f"{icon} *{render.escape(where)}*: {verdict.health.value} — "
+    return rich_text(head, render.truncate(row.held, MAX_MESSAGE) or render.escape(message))
 
 
 def count_text(verdicts: Sequence[Verdict]) -> str:
@@ -111,13 +128,6 @@ def namespaces_text(found: Sequence[Found], kind: str, command_for: CommandFor) 
     return f" There are {kind} in {', '.join(namespaces[:_SHOWN])}{more}: " + (
         f"{_commands(shown, command_for, ', ')}."
     )
-
-
-def close_names(
-    word: str, choices: Sequence[str], count: int = 3, cutoff: float = 0.6
-) -> list[str]:
-    """The choices closest to a mistyped `word`, closest first (none when nothing is close)."""
-    return difflib.get_close_matches(word, choices, n=count, cutoff=cutoff)
 
 
 def _namesakes_text(namesakes: Sequence[Found], command_for: CommandFor) -> str:

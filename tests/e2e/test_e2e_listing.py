@@ -4,12 +4,13 @@ slash commands against the simulator.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from testbed.stack import VIEWER, Stack, running_stack
+from testbed.stack import OPERATOR, VIEWER, Stack, running_stack
 
 HR_API = "helm.toolkit.fluxcd.io/v2"
 
@@ -163,3 +164,26 @@ async def test_a_missing_object_gets_where_it_is_and_the_closest_names_in_the_ve
         "`/kai list hr flux-system`."
     )
     assert not [r for r in stack.sim.requests if r.method == "PATCH"]
+
+
+async def test_list_says_who_suspended_or_paused_why_and_until(stack: Stack) -> None:
+    record = {
+        "kai-chatops/suspended-by": OPERATOR,
+        "kai-chatops/suspended-at": "2026-08-24T08:00:00Z",
+        "kai-chatops/suspend-reason": "chart hotfix",
+        "kai-chatops/suspend-until": "2026-08-24T11:00:00Z",
+    }
+    suspended = {"metadata": {"annotations": record}, "spec": {"suspend": True}}
+    stack.sim.patch(HR_API, "HelmRelease", "keda", "flux-system", patch=suspended)
+    by_hand = {"metadata": {"annotations": {"autoscaling.keda.sh/paused": "true"}}}
+    stack.sim.patch("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia", patch=by_hand)
+
+    releases = await stack.command("list hr", user_id=VIEWER)
+    jobs = await stack.command("list sj", user_id=VIEWER)
+
+    assert (
+        f"flux-system/keda: Suspended — suspended by {OPERATOR} at 2026-08-24 08:00 UTC, until "
+        "2026-08-24 11:00 UTC: chart hotfix"
+    ) in releases.text
+    assert f"suspended by <@{OPERATOR}> at" in json.dumps(releases.message)
+    assert "annia/annia-worker: Suspended — paused by hand (no kai-chatops record)" in jobs.text
