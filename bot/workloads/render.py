@@ -15,7 +15,7 @@ from bot.slack import blocks as render
 from bot.slack import packing
 from bot.slack.blocks import Block, Message
 from bot.workloads.pending import PendingGroup
-from bot.workloads.queues import QueueRow, gpu_numbers
+from bot.workloads.queues import LEGEND, QueueRow, gpu_numbers
 from bot.workloads.reasons import advice, unschedulable_without_reason
 from bot.workloads.why import Why
 
@@ -35,11 +35,11 @@ def queues_message(rows: Sequence[QueueRow], *, cluster: str) -> Message:
     notes = _left_out(len(rows) - placed, "queue")
     blocks = [
         render.header(title),
-        render.context(f"{len(rows)} queues · GPUs in devices"),
+        render.context(render.escape(f"{len(rows)} queues · {LEGEND}")),
         *sections,
     ]
     blocks += [render.context(n) for n in notes]
-    text = packing.fit_text([title], [render.escape(x) for x in lines], notes)
+    text = packing.fit_text([title], [render.escape(x) for x in lines], [*notes, LEGEND])
     return render.fit_message({"text": text, "blocks": blocks})
 
 
