@@ -101,9 +101,12 @@ async def _reconcile_flux(
     invocation: Invocation,
     respond: Respond | None,
 ) -> Message:
-    user = invocation.user_id
-    steps = await ops.prepare_flux(kube, request)
-    progress = render_gitops.flux_progress([step.target for step in steps], user)
+    user, settings = invocation.user_id, deps.settings
+    steps = await ops.prepare_flux(
+        kube, request, command=settings.slack.command, default_cluster=settings.clusters[0].name
+    )
+    targets = [step.target for step in steps]
+    progress = render_gitops.flux_progress(targets, user, flags=request.flags)
 
     async def requested(target: Target, token: str) -> None:
         log.info("reconcile of %s requested by %s (requestedAt %s)", target.describe(), user, token)
@@ -120,11 +123,12 @@ async def _reconcile_flux(
         final = report.steps[-1]
         details = {"requestedAt": final.token, "ready": final.ready, "reason": final.reason}
         details |= {"note": final.note} if final.state == "not read back" else {}
-        change = _change(deps, user, "reconcile", request.target, report.outcome, details)
+        details |= {"flags": request.flags} if request.flags else {}
+        change = _change(deps, user, request.action, request.target, report.outcome, details)
         await _record(deps, invocation, change)
-        return render_gitops.flux_result(report, user)
+        return render_gitops.flux_result(report, user, flags=request.flags)
 
-    action = _Action(deps, invocation, "reconcile", request.target)
+    action = _Action(deps, invocation, request.action, request.target)
     return await _in_place(respond, progress, action.recorded(work()))
 
 

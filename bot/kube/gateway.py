@@ -301,7 +301,8 @@ class KubeGateway:
                 self._threads.lane(), send
             )
         except (urllib3.exceptions.HTTPError, OSError) as e:
-            error = kube_errors.from_connection_error(e, call, self.cluster)
+            server = str(getattr(self._api.configuration, "host", ""))
+            error = kube_errors.from_connection_error(e, call, self.cluster, server)
             if is_read or kube_errors.surely_not_sent(e):
                 raise _TryAgain(error, backoff) from e
             raise _final(error, "it may or may not have been applied: check before retrying") from e
@@ -407,6 +408,10 @@ def connect(
         raise errors.ConfigError([f"clusters[{cluster.name}]: cannot load {where}: {e}"]) from e
     # Our own loop retries with backoff and Retry-After; urllib3's retries would hide the attempts.
     configuration.retries = 0
+    # One connection per client thread: with fewer (the client's default is 5 per CPU), requests
+    # made at once open connections the pool then drops, each with urllib3's "Connection pool is
+    # full" warning (kubernetes-client python kubernetes/client/rest.py `RESTClientObject`).
+    configuration.connection_pool_maxsize = settings.threads
     return KubeGateway(
         k8s_client.ApiClient(configuration),
         cluster=cluster.name,

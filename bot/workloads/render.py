@@ -16,7 +16,7 @@ from bot.slack import blocks as render
 from bot.slack import packing
 from bot.slack.blocks import Block, Message
 from bot.workloads.pending import PendingGroup
-from bot.workloads.queues import QueueRow, gpu_numbers
+from bot.workloads.queues import LEGEND, QueueRow, gpu_numbers
 from bot.workloads.reasons import advice, unschedulable_without_reason
 from bot.workloads.starvation import OVER_QUOTA, STARVED, QueueStarvation
 from bot.workloads.why import Why
@@ -47,11 +47,11 @@ def queues_message(
         notes.append(marks_legend(starved_after))
     blocks = [
         render.header(title),
-        render.context(f"{len(rows)} queues · GPUs in devices"),
+        render.context(render.escape(f"{len(rows)} queues · {LEGEND}")),
         *sections,
     ]
     blocks += [render.context(n) for n in notes]
-    text = packing.fit_text([title], [render.escape(x) for x in lines], notes)
+    text = packing.fit_text([title], [render.escape(x) for x in lines], [*notes, LEGEND])
     return render.fit_message({"text": text, "blocks": blocks})
 
 

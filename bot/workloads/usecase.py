@@ -45,9 +45,15 @@ async def read_pending(
     PodGroups were read in all.
 
     Raises:
+        UserError: the namespace does not exist (a list there would read as "nothing pending").
         KubeError: unreachable, or the PodGroup list is forbidden.
     """
     groups = await kube.list_objects(kinds.POD_GROUP, namespace)
+    if namespace and not groups and not await _namespace_exists(kube, namespace):
+        raise errors.UserError(
+            f"Namespace {namespace} does not exist on {kube.cluster}, so nothing there can wait "
+            "for the KAI scheduler. Check the name (`kubectl get namespaces` lists them)."
+        )
     found, stale = pending.read_pending(groups)
     return found, stale, len(groups)
 
@@ -95,6 +101,14 @@ async def explain_pod(kube: KubeReader, namespace: str, name: str, *, command: s
         events=events,
         command=command,
     )
+
+
+async def _namespace_exists(kube: KubeReader, namespace: str) -> bool:
+    """Whether the namespace exists; a read that is refused counts as yes (nothing to say)."""
+    try:
+        return await kube.get_object(kinds.NAMESPACE, namespace) is not None
+    except errors.KubeForbidden:
+        return True
 
 
 async def _none() -> None:

@@ -221,8 +221,8 @@ def test_queues_and_the_home_tab_mark_starved_and_over_quota_queues_with_a_legen
 
     tree = text.splitlines()
     numbers = "limit unlimited, over-quota weight 1, allocated"
-    assert tree[2] == f"    ↳ hog: GPU quota 2, {numbers} 8, requested ? [over quota]"
-    assert tree[3] == f"    ↳ ml: GPU quota 4, {numbers} 2, requested ? [starved]"
+    assert tree[2] == f"    ↳ hog: GPU quota 2, {numbers} 8, requested none reported [over quota]"
+    assert tree[3] == f"    ↳ ml: GPU quota 4, {numbers} 2, requested none reported [starved]"
     assert text.endswith(
         "[starved]: below its GPU quota with a PodGroup pending 30m or longer · [over quota]: "
         "more GPUs allocated than its quota"
