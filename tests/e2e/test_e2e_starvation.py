@@ -81,7 +81,10 @@ async def test_a_starved_queue_pages_once_with_its_evidence_is_marked_and_resolv
             x.startswith("    ↳ annia (Annia workers): ") and x.endswith(" [over quota]")
             for x in lines
         )
-        assert lines[-1].startswith("[starved]: below its GPU quota with a PodGroup pending 30m")
+        assert any(
+            x.startswith("[starved]: below its GPU quota with a PodGroup pending 30m")
+            for x in lines
+        )
 
         assert (await stack.driver.open_home(user_id=VIEWER)).status == 200
         home = home_lines(await stack.slack.wait_for_home(VIEWER, count=1))
