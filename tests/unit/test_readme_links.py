@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.subcommands import GRAMMAR
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -103,3 +105,27 @@ def test_internals_live_in_docs_linked_from_one_contributors_section() -> None:
         assert page in contributors
     for internal in ("## Benchmarks", "## Mutation testing", "## How it is built"):
         assert internal not in README
+
+
+def command_table_words(text: str, heading: str) -> set[str]:
+    """The subcommands of the first column of the table under `heading`."""
+    start = text.index(heading)
+    rows = [line for line in text[start:].split("\n\n", 3)[2].splitlines() if line.startswith("|")]
+    return set(re.findall(r"`/kai (\w+)", "\n".join(row.split(" | ")[0] for row in rows)))
+
+
+def test_every_slash_command_has_its_line_in_the_readme_and_its_row_in_docs_commands() -> None:
+    words = set(GRAMMAR.words)
+    assert command_table_words(README, "## Every command") == words
+    commands = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
+    assert command_table_words(commands, "## In Slack") == words
+
+
+def test_the_private_fork_credentials_are_the_ones_the_gitops_examples_use() -> None:
+    flux = (ROOT / "deploy" / "gitops" / "flux-kustomization.yaml").read_text(encoding="utf-8")
+    [secret] = re.findall(r"# secretRef: \{name: ([\w-]+)\}", flux)
+    assert f"-n flux-system create secret generic {secret}" in README
+    argo = (ROOT / "deploy" / "gitops" / "argocd-application.yaml").read_text(encoding="utf-8")
+    [url] = re.findall(r"repoURL: (\S+)", argo)
+    assert f"--from-literal=url={url}" in README
+    assert "argocd.argoproj.io/secret-type=repository" in README
