@@ -1,6 +1,8 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both create .venv when missing.
 # `make test` is lint and every test tier; `make test-unit` (seconds), `make test-e2e` and
 # `make test-cluster` one tier each. The cluster tier needs Go: it builds a real kube-apiserver.
+# Installing: `make push IMAGE=... VERSION=...` publishes the image; `make keda-rbac` writes each
+# overlay's KEDA Roles from its config.yaml (the README's "Install").
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
