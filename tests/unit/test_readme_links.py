@@ -7,6 +7,7 @@ names cited alone in backticks (`config.example.yaml`, `keda-rbac.yaml`), the `m
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -28,10 +29,10 @@ SKIPPED_DIRS = {".git", ".venv", "node_modules", ".mypy_cache", ".ruff_cache", "
 
 
 def repository_file_names() -> set[str]:
-    names = set()
-    for path in ROOT.rglob("*"):
-        if path.is_file() and not SKIPPED_DIRS.intersection(path.relative_to(ROOT).parts):
-            names.add(path.name)
+    names: set[str] = set()
+    for _folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS]  # never into the virtualenv
+        names.update(files)
     return names
 
 
