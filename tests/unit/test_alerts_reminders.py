@@ -57,7 +57,7 @@ def sweep(
     """One sweep, then Slack takes every root (so the thread can go on)."""
     outcome = remind(state, held, KEDA_PLACES, at, policy)
     delivered = outcome.state
-    for key, alert in outcome.state.reminders.items():
+    for alert in outcome.state.reminders.values():
         if any(o.kind is EffectKind.ROOT for o in alert.outbox):
             delivered = delivered.with_alert(replace(alert, root_ts="1.000", outbox=()))
     return delivered, kinds(outcome.effects)
