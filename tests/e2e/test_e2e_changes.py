@@ -20,7 +20,7 @@ import pytest
 import handlers.keda
 from bot.keda import ops
 from bot.service import schedule
-from testbed.sim import Simulator
+from testbed.sim import Simulator, breakage
 from testbed.slackemu.records import PostedMessage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
@@ -121,8 +121,9 @@ async def test_a_pause_through_the_bot_is_reminded_in_one_thread_until_it_is_res
 async def test_a_pause_by_hand_is_reminded_as_by_hand_with_no_record(
     stack: Stack, clock: Clock
 ) -> None:
-    by_hand = {"metadata": {"annotations": {PAUSED: "true"}}}
-    stack.sim.patch(KEDA, "ScaledJob", "annia-worker", "annia", patch=by_hand)
+    breakage.pause_by_hand(stack.sim)  # the annotation written directly, as `sim` does
+    job = stack.sim.get(KEDA, "ScaledJob", "annia-worker", "annia")
+    assert job is not None and job["metadata"]["annotations"] == {PAUSED: "true"}
     await sweep(stack, clock, HOUR * 5)  # first seen now: it counts from here
 
     await sweep(stack, clock, HOUR)
