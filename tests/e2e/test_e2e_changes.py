@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alert_stack import Clock
 
 import handlers.keda
 from bot.keda import ops
@@ -31,17 +32,11 @@ FLUX_HR = "helm.toolkit.fluxcd.io/v2"
 PAUSED = "autoscaling.keda.sh/paused"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    moved = Clock()
+    moved.now = START
+    return moved
 
 
 @pytest.fixture(autouse=True)
