@@ -133,14 +133,20 @@ class _Step:
         alert = replace(alert, observation=seen)
         after = self.policy.remind_after
         if alert.firing_since is None:
-            if is_due(since_of(alert), self.now, after):
-                alert = replace(
-                    alert,
-                    firing_since=self.now,
-                    last_reminder=self.now,
-                    root_channel=self.policy.channel,
+            if not is_due(since_of(alert), self.now, after):
+                # Kept only to remember when a change made by hand was first seen: ours has
+                # its time on the object, so the state stays small.
+                self.state = (
+                    self.state.without(alert.key) if seen.since else self.state.with_alert(alert)
                 )
-                alert = self._owe(alert, EffectKind.ROOT)
+                return
+            alert = replace(
+                alert,
+                firing_since=self.now,
+                last_reminder=self.now,
+                root_channel=self.policy.channel,
+            )
+            alert = self._owe(alert, EffectKind.ROOT)
         elif alert.has_thread and is_due(alert.last_reminder or self.now, self.now, after):
             alert = replace(alert, last_reminder=self.now)
             alert = self._owe(alert, EffectKind.REPLY, Note(NoteKind.REMINDER, self.now))

@@ -140,8 +140,9 @@ def test_paused_again_by_someone_else_is_another_change_with_its_own_root() -> N
     again = replace(OURS, by="U0OTHER", at="2026-08-25T09:00:00Z")
 
     state, effects = sweep(state, [again], T0 + DAY + timedelta(hours=1))
+    state, later = sweep(state, [again], T0 + DAY * 2 + timedelta(hours=1))
 
-    assert effects == ["reply:resolved", "edit"]
+    assert (effects, later) == (["reply:resolved", "edit"], ["root"])
     assert state.reminders[key_of(again)].observation.by == "U0OTHER"
 
 
@@ -179,3 +180,12 @@ def test_a_pause_by_hand_says_so_and_its_end_is_said_in_the_thread() -> None:
     assert "by hand, no record" in render.root_message(alert, command="/kai")["text"]
     assert "ended by 2026-08-26 08:00:00 UTC, after 2d" in render.reply_message(ended, note)["text"]
     assert "*Ended*" in str(render.root_message(ended, command="/kai")["blocks"])
+
+
+def test_only_a_pause_by_hand_is_kept_before_it_is_due_to_remember_when_it_was_seen() -> None:
+    state, _ = sweep(ClusterAlerts("sim"), [OURS, BY_HAND], T0 + timedelta(minutes=5))
+
+    assert list(state.reminders) == [key_of(BY_HAND)]
+    assert reminders.first_seen_by_hand([state]) == {
+        ("sim", "ScaledJob", "annia", "by-hand"): T0 + timedelta(minutes=5)
+    }
