@@ -128,6 +128,19 @@ async def test_a_pause_by_hand_is_reminded_as_by_hand_with_no_record(
     assert "*Since:* 2026-08-24 13:00:00 UTC" in str(root.blocks)
 
 
+async def test_a_flux_suspend_without_an_end_is_reminded_from_the_suspend_sweep(
+    stack: Stack, clock: Clock
+) -> None:
+    await confirmed(stack, "suspend hr flux-system/keda chart upgrade on hold")
+    clock.now += HOUR
+
+    await schedule.sweep_suspends(stack.service.deps, "sim")
+
+    (root,) = [m for m in stack.slack.root_messages(ALERT_CHANNEL) if "SUSPENDED" in m.text]
+    assert f"HelmRelease flux-system/keda suspended by <@{OPERATOR}>" in root.text
+    assert "`/kai resume hr flux-system/keda --cluster sim` ends it" in str(root.blocks)
+
+
 async def test_changes_lists_the_pauses_and_suspends_of_every_cluster(
     tmp_path: Path, clock: Clock
 ) -> None:
