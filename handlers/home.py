@@ -1,4 +1,5 @@
-"""The App Home tab: on `app_home_opened` and on its `Refresh` button, publish the Home view.
+"""The App Home tab: on `app_home_opened` and on its `Refresh` button, publish the Home view;
+and `/kai changes`, which lists the tab's paused and suspended objects of every cluster.
 
 Viewers see every cluster's verdict and findings that are not Healthy (and its KAI queues that
 are starved or over quota), active alerts, what is paused or suspended, and the last changes
@@ -22,13 +23,16 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.alerts import reminders
 from bot.alerts.model import AlertState, ClusterAlerts, Phase, Severity
 from bot.core import errors
 from bot.gitops import kinds as gitops_kinds
 from bot.gitops import render_suspend
 from bot.health import usecase as health
+from bot.home import render_changes
 from bot.home import usecase as home_reads
 from bot.home.assemble import ordered, queue_marks
+from bot.home.commands import Changes
 from bot.home.model import (
     AlertLine,
     AlertPhase,
@@ -41,9 +45,10 @@ from bot.home.model import (
 from bot.home.render import RECENT_CHANGES, REFRESH_ACTION, home_view, not_allowed_view
 from bot.kube import kinds
 from bot.service.deps import Deps
+from bot.slack.blocks import Message
 from bot.workloads import usecase as workloads
 from handlers import access
-from handlers.invocation import Executor, Runner
+from handlers.invocation import Executor, Invocation, Runner
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +203,38 @@ async def _changes(deps: Deps) -> tuple[list[ChangeLine], str]:
     ], ""
 
 
-RUNNERS: dict[type, Runner] = {}
+async def run_changes(parsed: Changes, deps: Deps, invocation: Invocation) -> Message:
+    """`/kai changes [--cluster NAME]`: every pause and suspend in force, on every configured
+    cluster (or the one named), read as the Home tab reads them; a change made by hand shows
+    when kai-chatops first saw it (the reminders keep that), when the alert state can say."""
+    await access.require_viewer(deps, invocation.user_id, "list the changes in force")
+    names = [c.name for c in deps.settings.clusters]
+    if parsed.cluster is not None:
+        names = [deps.settings.cluster(parsed.cluster).name]
+    found, first_seen = await asyncio.gather(
+        asyncio.gather(*(_held(deps, name) for name in names)), _first_seen(deps, names)
+    )
+    message = render_changes.changes_message(
+        ordered(h for held, _ in found for h in held),
+        clusters=names,
+        now=deps.clock(),
+        first_seen=first_seen,
+        notes=[note for _, notes in found for note in notes],
+    )
+    return {**message, "response_type": "ephemeral"}
+
+
+async def _first_seen(deps: Deps, names: Sequence[str]) -> reminders.FirstSeen:
+    """When kai-chatops first saw each change made by hand ({} when the state cannot say)."""
+    try:
+        states = [state for name in names for state in await deps.alerts.list_alerts(name)]
+    except errors.BotError as e:
+        log.warning("changes: the reminders' state cannot be read: %s", e)
+        return {}
+    return reminders.first_seen_by_hand(states)
+
+
+RUNNERS: dict[type, Runner] = {Changes: run_changes}
 EXECUTORS: dict[str, Executor] = {}
 
 

@@ -54,7 +54,10 @@ DEMO_ALERTS = {
         "escalate_after": "1m",
         "escalate_to": ["@platform-leads"],
         "starved_after": "30m",  # `sim starve` backdates its gang's wait past this
-    }
+    },
+    # A pause without an end (`sim pause_by_hand`, or `/kai pause` without `for`) is reminded
+    # of a minute on, at the next timed-pause sweep (every 30s), then every minute.
+    "changes": {"remind_after": "1m"},
 }
 
 

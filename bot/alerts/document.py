@@ -51,6 +51,7 @@ def dump_cluster(state: ClusterAlerts) -> str:
         "closing": [_dump_alert(a) for a in state.closing],
         "notices": [_dump_owed(o) for o in state.notices],
         "recent": [_dump_alert(a) for a in state.recent],
+        "reminders": [_dump_alert(a) for _, a in sorted(state.reminders.items())],
     }
     return json.dumps(body, sort_keys=True)
 
@@ -87,6 +88,7 @@ def _load(cluster: str, text: str) -> ClusterAlerts:
         closing=tuple(_load_alert(raw) for raw in _list(body.get("closing"))),
         notices=tuple(_load_owed(raw) for raw in _list(body.get("notices"))),
         recent=tuple(_load_alert(raw) for raw in _list(body.get("recent"))),
+        reminders={a.key: a for a in map(_load_alert, _list(body.get("reminders")))},
     )
 
 
@@ -138,6 +140,7 @@ def _load_alert(raw: Mapping[str, Any]) -> AlertState:
         since=parse_timestamp(seen.get("since")),
         immediate=bool(seen.get("immediate")),
         waited_out=bool(seen.get("waited_out")),
+        by=str(seen.get("by") or ""),
     )
     alert = AlertState(
         observation=observation,

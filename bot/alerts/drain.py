@@ -133,7 +133,8 @@ class Drain:
             return
         memory, term = self._memory[cluster], self._poster.term()
         if memory.term != term:
-            known = (*state.alerts.values(), *state.closing, *state.recent)
+            known = (*state.alerts.values(), *state.reminders.values(), *state.closing)
+            known += state.recent
             self._watch(cluster, [a.incident for a in known if a.root_ts])
             memory.term = term
         now = self._poster.monotonic()

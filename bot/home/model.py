@@ -11,6 +11,9 @@ from datetime import datetime
 from typing import Literal
 
 from bot.core.models import HealthReport
+from bot.rules.held import HeldObject
+
+__all__ = ["AlertLine", "ChangeLine", "ClusterStatus", "HeldObject", "Home", "QueueMark"]
 
 
 @dataclass(frozen=True)
@@ -53,21 +56,6 @@ class AlertLine:
     by: str = ""  # who acknowledged or silenced it
     until: datetime | None = None  # the end of a silence
     reason: str = ""
-
-
-@dataclass(frozen=True)
-class HeldObject:
-    """A paused ScaledJob/ScaledObject or a suspended Flux object, with our record if any."""
-
-    what: Literal["paused", "suspended"]
-    kind: str
-    namespace: str
-    name: str
-    cluster: str
-    by: str = ""  # "" when paused or suspended by hand
-    at: str = ""  # RFC 3339, as written on the object
-    reason: str = ""
-    until: str = ""
 
 
 @dataclass(frozen=True)

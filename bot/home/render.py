@@ -59,7 +59,7 @@ def home_view(home: Home, command: str) -> dict[str, object]:
     """The Home tab: clusters, active alerts, what is paused or suspended, the last changes."""
     blocks: list[Block] = [
         header("kai-chatops"),
-        context(f"As of {_time(home.now)} · `{escape(command)} help` lists the commands"),
+        context(f"As of {shown_time(home.now)} · `{escape(command)} help` lists the commands"),
         {"type": "actions", "elements": [button("Refresh", REFRESH_ACTION, "refresh")]},
     ]
     blocks += _part("Clusters", _cluster_lines(home.clusters), "clusters", "No cluster")
@@ -146,34 +146,35 @@ def _alert_line(alert: AlertLine, now: datetime) -> Text:
         f"{icon} `{escape(alert.alert_id)}` {escape(alert.cluster)} · "
         f"{escape(alert.subject)}: {escape(alert.title)}"
     )
-    age = f" for {_age(alert.since, now)}" if alert.since is not None else ""
+    fired = f" for {age(alert.since, now)}" if alert.since is not None else ""
     state = f"{_STATE_ICONS[alert.state]} {alert.state}"
     if alert.state == "firing":
-        return f"{head} — {state}{age}"
-    owner = rich_text(" by ", _user(alert.by))
+        return f"{head} — {state}{fired}"
+    owner = rich_text(" by ", person(alert.by))
     if alert.state == "silenced" and alert.until is not None:
-        owner += f" until {_time(alert.until)}"
+        owner += f" until {shown_time(alert.until)}"
     reason = f": {escape(alert.reason)}" if alert.reason else ""
-    return rich_text(f"{head} — {state}", owner, f"{reason} (fired {_age(alert.since, now)} ago)")
+    return rich_text(f"{head} — {state}", owner, f"{reason} (fired {age(alert.since, now)} ago)")
 
 
 def _held_line(held: HeldObject) -> Text:
     where = f"*{escape(held.kind)} {escape(held.namespace)}/{escape(held.name)}* on "
     where += escape(held.cluster)
+    what = f"{held.what} ({escape(held.how)})" if held.how else held.what
     if not held.by:
-        return f"{_HELD_ICONS[held.what]} {where} — {held.what} by hand (no kai-chatops record)"
-    text = rich_text(f"{_HELD_ICONS[held.what]} {where} — {held.what} by ", _user(held.by))
+        return f"{_HELD_ICONS[held.what]} {where} — {what} by hand (no kai-chatops record)"
+    text = rich_text(f"{_HELD_ICONS[held.what]} {where} — {what} by ", person(held.by))
     if held.at:
-        text += f" at {escape(_text_time(held.at))}"
-    text += f", until {escape(_text_time(held.until))}" if held.until else ", until resumed"
+        text += f" at {escape(record_time(held.at))}"
+    text += f", until {escape(record_time(held.until))}" if held.until else ", until resumed"
     return text + (f": {escape(held.reason)}" if held.reason else "")
 
 
 def _change_line(change: ChangeLine) -> Text:
     icon = _OUTCOME_ICONS.get(change.outcome, ":warning:")
     text = rich_text(
-        f"{icon} {_time(change.at)} · ",
-        _user(change.user.removeprefix("slack:")),
+        f"{icon} {shown_time(change.at)} · ",
+        person(change.user.removeprefix("slack:")),
         f" {escape(change.action)} {escape(change.target)}: ",
         escape(change.note or change.outcome),
     )
@@ -184,20 +185,20 @@ def _error_lines(error: str) -> list[str]:
     return [f":warning: {escape(error)}"] if error else []
 
 
-def _user(user: str) -> Rich:
+def person(user: str) -> Rich:
     """A mention for a user ID; anything else (written by hand on an object) as escaped text."""
     return mention(user) if _USER_ID.fullmatch(user) else rich_text(escape(user))
 
 
-def _time(moment: datetime) -> str:
+def shown_time(moment: datetime) -> str:
     return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
 
 
-def _text_time(text: str) -> str:
+def record_time(text: str) -> str:
     moment = c.parse_timestamp(text)
-    return _time(moment) if moment is not None else text
+    return shown_time(moment) if moment is not None else text
 
 
-def _age(since: datetime | None, now: datetime) -> str:
+def age(since: datetime | None, now: datetime) -> str:
     """`2h5m`, to the minute (at least 1m); `?` when unknown."""
     return "?" if since is None else format_duration(now - since, "minute")

@@ -110,16 +110,20 @@ async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
 
 
 async def sweep_pauses(deps: Deps, cluster: str) -> datetime | None:
-    """Resume the timed KEDA pauses that are due; when the next one is."""
+    """Resume the timed KEDA pauses that are due, and remind of those without an end (from
+    the same lists); when the next timed one is due."""
     kube, now = deps.kube[cluster], deps.clock()
     swept = await keda_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
+    await deps.alerts.remind(cluster, swept.held, swept.listed, now)
     return swept.next_due
 
 
 async def sweep_suspends(deps: Deps, cluster: str) -> datetime | None:
-    """Resume (and reconcile) the timed Flux suspends that are due; when the next one is."""
+    """Resume (and reconcile) the timed Flux suspends that are due, and remind of those
+    without an end (from the same lists); when the next timed one is due."""
     kube, now = deps.kube[cluster], deps.clock()
     swept = await suspend_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
+    await deps.alerts.remind(cluster, swept.held, swept.listed, now)
     return swept.next_due
 
 

@@ -11,6 +11,7 @@ from bot.commands.registry import Grammar
 from bot.diagnostics import commands as diagnostics
 from bot.gitops import commands as gitops
 from bot.health import commands as health
+from bot.home import commands as home
 from bot.keda import commands as keda
 from bot.listing import commands as listing
 from bot.workloads import commands as workloads
@@ -44,6 +45,7 @@ GRAMMAR = Grammar(
         *diagnostics.SUBCOMMANDS,
         *workloads.SUBCOMMANDS,
         *alerts.SUBCOMMANDS,
+        *home.SUBCOMMANDS,
     ),
     extensions=gitops.EXTENSIONS,
     help_first=_HELP_FIRST,
