@@ -84,14 +84,15 @@ async def run_reconcile(
     request = resolve_request(parsed, deps.settings)
     target = request.target
     await access.require_operator(deps, invocation.user_id, f"reconcile {target.describe()}")
+    writer = await access.kube_for_change(deps, target.cluster, invocation.user_id)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
     with _FLIGHTS.claim(kube, target, invocation.user_id):
         if target.is_application:
-            return await _refresh(kube, request, deps, invocation, respond)
-        return await _reconcile_flux(kube, request, deps, invocation, respond)
+            return await _refresh(writer, request, deps, invocation, respond)
+        return await _reconcile_flux(writer, request, deps, invocation, respond)
 
 
 async def _reconcile_flux(
@@ -124,6 +125,7 @@ async def _reconcile_flux(
         details = {"requestedAt": final.token, "ready": final.ready, "reason": final.reason}
         details |= {"note": final.note} if final.state == "not read back" else {}
         details |= {"flags": request.flags} if request.flags else {}
+        details |= access.acting_details(kube)
         change = _change(deps, user, request.action, request.target, report.outcome, details)
         await _record(deps, invocation, change)
         return render_gitops.flux_result(report, user, flags=request.flags)
@@ -157,7 +159,7 @@ async def _refresh(
             on_requested=requested,
             app=app,
         )
-        details = _argo_details(report)
+        details = _argo_details(report) | access.acting_details(kube)
         await _record(deps, invocation, _change(deps, user, action, target, report.state, details))
         return render_gitops.argo_result(report, user)
 
@@ -184,13 +186,14 @@ async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
 async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
     """The confirmed sync: write `operation`, wait until Argo CD clears it, report the outcome."""
     target = Target.from_params(pending.params)
+    writer = await access.kube_for_change(deps, target.cluster, clicker)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
     with _FLIGHTS.claim(kube, target, clicker):
         written = await ops.start_sync(
-            kube, target, user_id=clicker, channel_id=pending.channel_id, clock=deps.clock
+            writer, target, user_id=clicker, channel_id=pending.channel_id, clock=deps.clock
         )
         # Recorded in the channel now, not only at the end: the wait can be long, and the sync
         # runs even if this replica stops before Argo CD finishes.
@@ -203,7 +206,8 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
             alert_channel=deps.settings.slack.alert_channel,
         )
         report = await ops.wait_sync(kube, target, polling=_polling(deps), written=written)
-    change = _change(deps, clicker, "sync", target, report.state, _argo_details(report))
+    details = _argo_details(report) | access.acting_details(writer)
+    change = _change(deps, clicker, "sync", target, report.state, details)
     text = render_gitops.sync_audit_text(report, clicker)
     await confirm.announce(deps, pending, change, text)
     return {**render_gitops.argo_result(report, clicker), "response_type": "ephemeral"}

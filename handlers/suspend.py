@@ -80,11 +80,13 @@ async def execute_suspend(pending: Pending, deps: Deps, clicker: str) -> Message
         target, user=clicker, reason=reason, duration=duration, now=now
     )
     # An error is raised to `handlers.confirm`, which writes its one audit line.
-    outcome = await suspend_ops.suspend(deps.kube_for(target.cluster), target, make_plan)
+    kube = await access.kube_for_change(deps, target.cluster, clicker)
+    outcome = await suspend_ops.suspend(kube, target, make_plan)
     if outcome.written is None:
         return _refusal(outcome.plan, deps)
     until = outcome.plan.until
     details = words.details(outcome) | {"requested_by": pending.requested_by}
+    details |= access.acting_details(kube)
     change = Change(clicker, "suspend", words.where(target), "ok", now, reason, details)
     await confirm.announce(
         deps, pending, change, words.suspend_announcement(outcome, clicker, until)
@@ -100,8 +102,9 @@ async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
     polling = ops.Polling(timeout=deps.settings.gitops.reconcile_timeout.total_seconds())
     # An error (the resume was not written, or maybe was) is raised to `handlers.confirm`, which
     # writes its one audit line; once written, the reconcile's end is in the outcome.
+    kube = await access.kube_for_change(deps, target.cluster, clicker)
     outcome = await suspend_ops.resume(
-        deps.kube_for(target.cluster),
+        kube,
         target,
         suspend_ops.resuming(target),
         user_id=clicker,
@@ -111,6 +114,7 @@ async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
     if outcome.written is None:
         return _refusal(outcome.plan, deps)
     details = words.details(outcome) | {"requested_by": pending.requested_by}
+    details |= access.acting_details(kube)
     change = Change(clicker, "resume", words.where(target), outcome.outcome, now, "", details)
     await confirm.announce(deps, pending, change, words.resume_announcement(outcome, clicker))
     return words.resume_result(outcome, clicker)

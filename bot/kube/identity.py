@@ -1,0 +1,43 @@
+"""Whose identity a write is sent as (`access.impersonate`): a value, pure.
+
+A change a person asked for can be sent with Kubernetes' impersonation headers, so the
+cluster's RBAC decides and its audit log names the person. The headers are those of
+k8s.io/apiserver pkg/endpoints/filters/impersonation (`Impersonate-User`, one
+`Impersonate-Group` line per group, `Impersonate-Extra-<key>` with the key percent-encoded), as
+client-go's transport (k8s.io/client-go transport/round_trippers.go `impersonatingRoundTripper`)
+sends them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+# The extra attribute every impersonated write carries: the Slack user it was made for. The
+# admission policy (deploy/base/admission-policy.yaml) fences requests that carry it just as it
+# fences the bot's own, since an impersonated request's user is the person, not the bot.
+SLACK_USER_EXTRA = "kai-chatops/slack-user"
+# The group prefix of Slack user groups, and the user prefix of `access.impersonate: id`.
+SLACK_PREFIX = "slack:"
+
+
+@dataclass(frozen=True)
+class Impersonation:
+    """The Kubernetes user and groups a write is sent as, on behalf of one Slack user."""
+
+    user: str
+    groups: tuple[str, ...]
+    slack_user: str
+
+    def headers(self) -> list[tuple[str, str]]:
+        """The request headers, in order; a header name may repeat (one line per group)."""
+        lines = [("Impersonate-User", self.user)]
+        lines += [("Impersonate-Group", group) for group in self.groups]
+        key = quote(SLACK_USER_EXTRA, safe="")
+        return [*lines, (f"Impersonate-Extra-{key}", self.slack_user)]
+
+    def describe(self) -> str:
+        """`alice@example.com (groups slack:oncall, slack:gpu)`, for messages and the log."""
+        if not self.groups:
+            return f"{self.user} (no groups)"
+        return f"{self.user} (groups {', '.join(self.groups)})"
