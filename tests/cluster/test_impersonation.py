@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
-from botcalls import KEDA_NS, SCALED_JOB, Answer, Caller, Seeder, admin_caller, bot_caller, parse
+from botcalls import KEDA_NS, SCALED_JOB, Answer, Seeder, admin_caller, bot_caller, parse
 from conftest import BOT_CONTEXT
 from controlplane import ControlPlane, poll
 
@@ -258,18 +258,5 @@ def test_the_simulator_refuses_in_the_real_servers_words(
 
         assert refusal is not None
         assert (real.status, real.message) == (403, refusal.message)
-    finally:
-        seeder.cleanup()
-
-
-def test_the_bots_own_writes_stay_its_own(granted: ControlPlane) -> None:
-    """Without impersonation the ServiceAccount's own RBAC decides, as before."""
-    seeder = Seeder(granted)
-    job = seeder.make(SCALED_JOB, prefix="imp")["metadata"]["name"]
-    try:
-        answer = Caller(granted, bot_caller(granted).token).patch(
-            SCALED_JOB.path(KEDA_NS, job), {"metadata": {"annotations": {PAUSED: "true"}}}
-        )
-        assert answer.status == 200, answer.message
     finally:
         seeder.cleanup()
