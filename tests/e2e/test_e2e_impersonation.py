@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Iterator, Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import handlers.keda
-from bot.keda import ops
+from bot.keda import expiry, ops
 from bot.slack import blocks as render
 from testbed.sim.faults import RecordedRequest
 from testbed.sim.impersonation import Acting
@@ -171,3 +172,21 @@ async def test_id_mode_sends_a_flux_reconcile_as_slack_user_id(tmp_path: Path) -
         written = patches(stack)
         assert written
         assert [p.acting for p in written] == [person] * len(written)
+
+
+async def test_a_timed_pause_ends_as_the_bot_itself(stack: Stack) -> None:
+    """The person asked for the end with the pause; the bot's own timer carries it out with
+    the bot's own rights (docs/security.md), as it does when nobody is around."""
+    await confirmed(stack, "pause annia/annia-worker for 1h drain")
+    deps = stack.service.deps
+    stack.sim.clear_requests()
+
+    later = deps.clock() + timedelta(hours=2)
+    done = await expiry.resume_expired_pauses(
+        deps.kube_for(None), deps.slack, deps.settings, later, wait=ops.AckWait(0.2, 0.05)
+    )
+
+    assert [o.plan.target.name for o in done] == ["annia-worker"]
+    assert annotations(stack) == {}
+    (patch,) = patches(stack)
+    assert patch.acting is None
