@@ -77,11 +77,11 @@ async def resolve(mode: Mode, user_id: str, people: People) -> Impersonation | N
     return impersonation(mode, user_id, email, handles)
 
 
-def audit_details(person: Impersonation) -> dict[str, str]:
+def audit_details(person: Impersonation, impersonator: str) -> dict[str, str]:
     """The audit line's account of an impersonated change: the Kubernetes user and groups it
-    was sent as, and that kai-chatops sent it with its own credentials."""
+    was sent as, and who sent it (the bot's own Kubernetes identity, when it can tell)."""
     return {
         "kubernetes_user": person.user,
         "kubernetes_groups": ",".join(person.groups),
-        "impersonated_by": "kai-chatops",
+        "impersonated_by": impersonator or "kai-chatops (its own credentials)",
     }

@@ -36,6 +36,8 @@ class ActingAs:
         self.kube = kube
         self.identity = identity
         self.cluster = kube.cluster
+        # Who sends it: the gateway's own identity in the cluster, when it can tell.
+        self.impersonator = str(getattr(kube, "authenticated_as", "") or "")
 
     async def patch_object(
         self,

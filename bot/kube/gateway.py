@@ -32,7 +32,7 @@ from bot.core.models import RawObject
 from bot.kube import errors as kube_errors
 from bot.kube import kinds
 from bot.kube.errors import Call
-from bot.kube.identity import Impersonation
+from bot.kube.identity import Impersonation, token_subject
 from bot.kube.kinds import ResourceRef
 from bot.kube.lanes import ClientThreads
 from bot.kube.watching import SKIP, WatchStream, read_item
@@ -67,6 +67,10 @@ class KubeGateway:
     ) -> None:
         self.cluster = cluster
         self.request_count = 0
+        # Whom its requests authenticate as (a ServiceAccount token's subject), or "": the
+        # impersonator an audit line names beside the person a change was sent as.
+        token = getattr(getattr(api_client, "configuration", None), "api_key", None) or {}
+        self.authenticated_as = token_subject(str(token.get("BearerToken") or ""))
         self._api = api_client
         self._timeout = (min(CONNECT_TIMEOUT, timeout), timeout)
         self._retries = retries

@@ -11,6 +11,7 @@ RoleBinding that lets the group `slack:oncall` patch ScaledJobs in `annia`:
 from __future__ import annotations
 
 import json
+import logging
 import ssl
 import urllib.error
 import urllib.request
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from botcalls import KEDA_NS, SCALED_JOB, Answer, Seeder, admin_caller, bot_caller, parse
+from botcalls import BOT_USER, KEDA_NS, SCALED_JOB, Answer, Seeder, admin_caller, bot_caller, parse
 from conftest import BOT_CONTEXT
 from controlplane import ControlPlane, poll
 
@@ -152,8 +153,12 @@ async def pause(stack: ServiceStack, name: str, user: str) -> str:
 
 
 async def test_from_slack_a_members_pause_works_and_a_non_members_is_refused_by_kubernetes(
-    stack: ServiceStack, granted: ControlPlane, monkeypatch: pytest.MonkeyPatch
+    stack: ServiceStack,
+    granted: ControlPlane,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="kai_chatops.audit")
     monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=0.2, interval=0.05))
     seeder = Seeder(granted)
     job = seeder.make(SCALED_JOB, prefix="imp")["metadata"]["name"]
@@ -172,6 +177,18 @@ async def test_from_slack_a_members_pause_works_and_a_non_members_is_refused_by_
         assert "The pause is written" in done or "is paused" in done, done
         written = admin_caller(granted)("GET", path).body["metadata"]["annotations"]
         assert (written[PAUSED], written["kai-chatops/paused-by"]) == ("true", OPERATOR)
+        lines = [
+            json.loads(r.getMessage()) for r in caplog.records if r.name == "kai_chatops.audit"
+        ]
+        assert [(line["user"], line["outcome"]) for line in lines] == [
+            (STRANGER, "failed"),
+            (OPERATOR, "ok"),
+        ]
+        assert [line["details"]["kubernetes_user"] for line in lines] == [
+            f"slack:{STRANGER}",
+            f"slack:{OPERATOR}",
+        ]
+        assert {line["details"]["impersonated_by"] for line in lines} == {BOT_USER}
     finally:
         seeder.cleanup()
 

@@ -97,7 +97,7 @@ async def test_a_pause_is_sent_as_the_persons_email_and_groups_and_reads_stay_th
     assert (line["user"], line["outcome"]) == (OPERATOR, "ok")
     assert line["details"]["kubernetes_user"] == EMAIL
     assert line["details"]["kubernetes_groups"] == "slack:gpu-team,slack:platform-oncall"
-    assert line["details"]["impersonated_by"] == "kai-chatops"
+    assert line["details"]["impersonated_by"] == "kai-chatops (its own credentials)"
 
 
 async def test_a_pause_the_persons_rbac_refuses_quotes_kubernetes_names_them_changes_nothing(
@@ -118,7 +118,7 @@ async def test_a_pause_the_persons_rbac_refuses_quotes_kubernetes_names_them_cha
     (line,) = audit_lines(caplog)
     assert (line["user"], line["outcome"]) == (OPERATOR, "failed")
     assert line["details"]["kubernetes_user"] == EMAIL
-    assert line["details"]["impersonated_by"] == "kai-chatops"
+    assert line["details"]["impersonated_by"] == "kai-chatops (its own credentials)"
     assert REFUSAL in line["note"]
 
 

@@ -3,11 +3,13 @@ them: pure tables."""
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from bot.access.identity import impersonation
 from bot.core import errors
-from bot.kube.identity import Impersonation
+from bot.kube.identity import Impersonation, token_subject
 from bot.slack.gateway import Email
 from testbed.sim.impersonation import Acting, read_headers
 
@@ -61,3 +63,25 @@ def test_the_headers_repeat_the_group_line_and_encode_the_extra_key() -> None:
 
 def test_a_request_without_impersonation_headers_is_the_bots_own() -> None:
     assert read_headers([("Authorization", "Bearer x"), ("Accept", "application/json")]) is None
+
+
+def jwt(claims: str) -> str:
+    encoded = base64.urlsafe_b64encode(claims.encode()).decode().rstrip("=")
+    return f"Bearer eyJhbGciOiJSUzI1NiJ9.{encoded}.c2lnbmF0dXJl"
+
+
+@pytest.mark.parametrize(
+    ("bearer", "subject"),
+    [
+        (jwt('{"sub":"system:serviceaccount:kai-chatops:kai-chatops"}'),
+         "system:serviceaccount:kai-chatops:kai-chatops"),
+        (jwt('{"iss":"x"}'), ""),
+        (jwt("not json"), ""),
+        ("Bearer 0123456789abcdef", ""),
+        ("", ""),
+    ],
+)  # fmt: skip
+def test_the_bots_own_identity_is_its_service_account_tokens_subject(
+    bearer: str, subject: str
+) -> None:
+    assert token_subject(bearer) == subject
