@@ -38,6 +38,16 @@ async def require_viewer(deps: Deps, user_id: str, action: str) -> None:
     policy.require_viewer(user_id, action, access, members)
 
 
+async def require_identity(deps: Deps, user_id: str) -> None:
+    """Refuse at the command, before a Confirm is shown, a person whose change could not be
+    sent as them (`access.impersonate`); the click checks again (`kube_for_change`).
+
+    Raises:
+        NotAllowed, UserError: as `kube_for_change`.
+    """
+    await identity.resolve(deps.settings.access.impersonate, user_id, deps.slack)
+
+
 async def kube_for_change(deps: Deps, cluster: str | None, actor: str) -> KubeWriter:
     """The cluster's gateway for a change `actor` (a Slack user ID) asked for: its patches are
     sent as that person when `access.impersonate` says so, its reads stay the bot's own.

@@ -172,6 +172,7 @@ async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
     """`/kai sync`: check the Application can sync now, then ask the user to confirm."""
     target = resolve_request(parsed, deps.settings).target
     await access.require_operator(deps, invocation.user_id, f"sync {target.describe()}")
+    await access.require_identity(deps, invocation.user_id)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:

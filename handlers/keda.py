@@ -86,6 +86,7 @@ async def run_pause(parsed: commands.Pause, deps: Deps, invocation: Invocation) 
     """`/kai pause [scaledobject] NS/NAME [for DURATION] [REASON]`: check, read, ask to confirm."""
     action = f"pause {parsed.kind} {parsed.namespace}/{parsed.name}"
     await access.require_operator(deps, invocation.user_id, action)
+    await access.require_identity(deps, invocation.user_id)
     keda_pause.check_namespace(parsed.namespace, deps.settings.keda.namespaces)
     keda_pause.check_reason(parsed.reason)
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
@@ -116,6 +117,7 @@ async def run_resume(parsed: commands.Resume, deps: Deps, invocation: Invocation
     """`/kai resume [scaledobject] NS/NAME`: check, read, ask to confirm."""
     action = f"resume {parsed.kind} {parsed.namespace}/{parsed.name}"
     await access.require_operator(deps, invocation.user_id, action)
+    await access.require_identity(deps, invocation.user_id)
     keda_pause.check_namespace(parsed.namespace, deps.settings.keda.namespaces)
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
     now = deps.clock()

@@ -144,17 +144,38 @@ async def test_a_bot_that_may_not_impersonate_says_so_and_never_writes_as_itself
     ],
     ids=["scope missing", "no email"],
 )
-async def test_email_mode_without_an_email_is_refused_and_nothing_is_sent(
+async def test_email_mode_without_an_email_is_refused_at_the_command_and_nothing_is_sent(
     stack: Stack, scope: bool, email: str, said: str
 ) -> None:
     if not scope:
         stack.slack.workspace.scopes.discard(EMAIL_SCOPE)
     stack.slack.add_user(OPERATOR, "oncall-operator", email=email)
+    stack.sim.clear_requests()
 
-    result = await confirmed(stack, "pause annia/annia-worker")
+    reply = await stack.command("pause annia/annia-worker")
 
-    assert said in result["text"]
-    assert "nothing was changed" in result["text"]
+    assert said in reply.text
+    assert "nothing was changed" in reply.text
+    assert "Confirm" not in json.dumps(reply.message)
+    assert stack.sim.requests == []
+
+
+async def test_a_scope_removed_after_the_confirm_was_shown_is_refused_at_the_click(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reply = await stack.command("pause annia/annia-worker")
+    assert reply.message is not None
+    stack.slack.workspace.scopes.discard(EMAIL_SCOPE)
+    # Slack is asked again at the click (the gateway's minute of cache has run out).
+    monkeypatch.setattr(stack.service.deps.slack, "_users", {})
+    stack.sim.clear_requests()
+
+    delivery = await stack.driver.click_button(
+        render.CONFIRM_ACTION, user_id=OPERATOR, channel_id=DEMO_CHANNEL, message=reply.message
+    )
+    result = (await stack.slack.wait_for_response(delivery.hook_id, timeout=15)).body
+
+    assert "it lacks the users:read.email scope" in result["text"]
     assert patches(stack) == []
     assert annotations(stack) == {}
 
