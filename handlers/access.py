@@ -67,4 +67,4 @@ def acting_details(kube: object) -> dict[str, str]:
     when it was sent as the bot itself)."""
     if not isinstance(kube, ActingAs):
         return {}
-    return identity.audit_details(kube.identity, kube.impersonator)
+    return kube.audit_details()

@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -295,15 +295,18 @@ class _Action:
         try:
             return await work
         except errors.KubeWriteUnknown as e:
-            await self._record("unknown", str(e))
+            await self._record("unknown", str(e), e.details)
+            raise
+        except errors.KubeError as e:
+            await self._record("failed", str(e), e.details)
             raise
         except errors.BotError as e:
-            await self._record("failed", str(e))
+            await self._record("failed", str(e), {})
             raise
 
-    async def _record(self, state: StepState, note: str) -> None:
+    async def _record(self, state: StepState, note: str, details: Mapping[str, str]) -> None:
         user = self.invocation.user_id
-        change = _change(self.deps, user, self.action, self.target, state, {})
+        change = _change(self.deps, user, self.action, self.target, state, dict(details))
         await _record(self.deps, self.invocation, dataclasses.replace(change, note=note))
 
 

@@ -75,13 +75,3 @@ async def resolve(mode: Mode, user_id: str, people: People) -> Impersonation | N
             "in a moment."
         ) from e
     return impersonation(mode, user_id, email, handles)
-
-
-def audit_details(person: Impersonation, impersonator: str) -> dict[str, str]:
-    """The audit line's account of an impersonated change: the Kubernetes user and groups it
-    was sent as, and who sent it (the bot's own Kubernetes identity, when it can tell)."""
-    return {
-        "kubernetes_user": person.user,
-        "kubernetes_groups": ",".join(person.groups),
-        "impersonated_by": impersonator or "kai-chatops (its own credentials)",
-    }

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Any, Protocol, cast
 
+from bot.core import errors
 from bot.core.models import RawObject
 from bot.kube.identity import Impersonation
 from bot.kube.kinds import ResourceRef
@@ -49,10 +50,20 @@ class ActingAs:
         json_patch: bool = False,
         acting_as: Impersonation | None = None,
     ) -> RawObject:
-        """The patch, sent as this change's person (an explicit `acting_as` wins)."""
-        return await self.kube.patch_object(
-            ref, name, namespace, body, json_patch=json_patch, acting_as=acting_as or self.identity
-        )
+        """The patch, sent as this change's person (an explicit `acting_as` wins); an error
+        carries in its `details` whom it was sent as, for the action's audit line."""
+        person = acting_as or self.identity
+        try:
+            return await self.kube.patch_object(
+                ref, name, namespace, body, json_patch=json_patch, acting_as=person
+            )
+        except errors.KubeError as e:
+            e.details = {**e.details, **person.audit_details(self.impersonator)}
+            raise
+
+    def audit_details(self) -> dict[str, str]:
+        """Whom this change's writes are sent as, and by whom, for its audit line."""
+        return self.identity.audit_details(self.impersonator)
 
     async def create_object(
         self, ref: ResourceRef, namespace: str | None, body: RawObject

@@ -39,6 +39,15 @@ class Impersonation:
         key = quote(SLACK_USER_EXTRA, safe="")
         return [*lines, (f"Impersonate-Extra-{key}", self.slack_user)]
 
+    def audit_details(self, impersonator: str) -> dict[str, str]:
+        """The audit line's account of a change sent as this person: the Kubernetes user and
+        groups, and who sent it (the bot's own Kubernetes identity, when it can tell)."""
+        return {
+            "kubernetes_user": self.user,
+            "kubernetes_groups": ",".join(self.groups),
+            "impersonated_by": impersonator or "kai-chatops (its own credentials)",
+        }
+
     def describe(self) -> str:
         """`alice@example.com (groups slack:oncall, slack:gpu)`, for messages and the log."""
         if not self.groups:

@@ -211,3 +211,33 @@ async def test_a_timed_pause_ends_as_the_bot_itself(stack: Stack) -> None:
     assert annotations(stack) == {}
     (patch,) = patches(stack)
     assert patch.acting is None
+
+
+@pytest.mark.parametrize(
+    ("command", "confirm"),
+    [
+        ("suspend hr flux-system/kai-scheduler", True),
+        ("reconcile hr flux-system/kai-scheduler", False),
+    ],
+    ids=["flux suspend (confirmed)", "flux reconcile"],
+)
+async def test_a_refused_flux_change_is_one_failed_line_naming_both_identities(
+    stack: Stack, caplog: pytest.LogCaptureFixture, command: str, confirm: bool
+) -> None:
+    caplog.set_level(logging.INFO, logger="kai_chatops.audit")
+    stack.sim.impersonation.grant("slack:oncall", "patch", "scaledjobs", "keda.sh", "annia")
+
+    if confirm:
+        said = str((await confirmed(stack, command))["text"])
+    else:
+        stack.sim.clear_requests()
+        said = (await stack.command(command, to_the_end=True)).text
+
+    refusal = f'User "{EMAIL}" cannot patch resource "helmreleases"'
+    assert refusal in said
+    assert [p.status for p in patches(stack)] == [403]
+    (line,) = audit_lines(caplog)
+    assert (line["user"].removeprefix("slack:"), line["outcome"]) == (OPERATOR, "failed")
+    assert refusal in line["note"]
+    assert line["details"]["kubernetes_user"] == EMAIL
+    assert line["details"]["impersonated_by"] == "kai-chatops (its own credentials)"
