@@ -91,9 +91,6 @@ class Impersonation:
         """Let `subject` (a user or a group) `verb` `resource`; starts modelling RBAC."""
         self.grants = [*(self.grants or []), Grant(subject, verb, resource, group, namespace)]
 
-    def reset(self) -> None:
-        self.allowed, self.grants = True, None
-
     def refusal(self, acting: Acting, route: Route) -> st.ApiError | None:
         """The 403 the real server answers this impersonated request with, or None."""
         if not self.allowed:
