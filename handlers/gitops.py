@@ -13,7 +13,7 @@ import asyncio
 import dataclasses
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -84,14 +84,15 @@ async def run_reconcile(
     request = resolve_request(parsed, deps.settings)
     target = request.target
     await access.require_operator(deps, invocation.user_id, f"reconcile {target.describe()}")
+    writer = await access.kube_for_change(deps, target.cluster, invocation.user_id)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
     with _FLIGHTS.claim(kube, target, invocation.user_id):
         if target.is_application:
-            return await _refresh(kube, request, deps, invocation, respond)
-        return await _reconcile_flux(kube, request, deps, invocation, respond)
+            return await _refresh(writer, request, deps, invocation, respond)
+        return await _reconcile_flux(writer, request, deps, invocation, respond)
 
 
 async def _reconcile_flux(
@@ -124,6 +125,7 @@ async def _reconcile_flux(
         details = {"requestedAt": final.token, "ready": final.ready, "reason": final.reason}
         details |= {"note": final.note} if final.state == "not read back" else {}
         details |= {"flags": request.flags} if request.flags else {}
+        details |= access.acting_details(kube)
         change = _change(deps, user, request.action, request.target, report.outcome, details)
         await _record(deps, invocation, change)
         return render_gitops.flux_result(report, user, flags=request.flags)
@@ -157,7 +159,7 @@ async def _refresh(
             on_requested=requested,
             app=app,
         )
-        details = _argo_details(report)
+        details = _argo_details(report) | access.acting_details(kube)
         await _record(deps, invocation, _change(deps, user, action, target, report.state, details))
         return render_gitops.argo_result(report, user)
 
@@ -170,6 +172,7 @@ async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
     """`/kai sync`: check the Application can sync now, then ask the user to confirm."""
     target = resolve_request(parsed, deps.settings).target
     await access.require_operator(deps, invocation.user_id, f"sync {target.describe()}")
+    await access.require_identity(deps, invocation.user_id)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
@@ -184,13 +187,14 @@ async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
 async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
     """The confirmed sync: write `operation`, wait until Argo CD clears it, report the outcome."""
     target = Target.from_params(pending.params)
+    writer = await access.kube_for_change(deps, target.cluster, clicker)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
     with _FLIGHTS.claim(kube, target, clicker):
         written = await ops.start_sync(
-            kube, target, user_id=clicker, channel_id=pending.channel_id, clock=deps.clock
+            writer, target, user_id=clicker, channel_id=pending.channel_id, clock=deps.clock
         )
         # Recorded in the channel now, not only at the end: the wait can be long, and the sync
         # runs even if this replica stops before Argo CD finishes.
@@ -203,7 +207,8 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
             alert_channel=deps.settings.slack.alert_channel,
         )
         report = await ops.wait_sync(kube, target, polling=_polling(deps), written=written)
-    change = _change(deps, clicker, "sync", target, report.state, _argo_details(report))
+    details = _argo_details(report) | access.acting_details(writer)
+    change = _change(deps, clicker, "sync", target, report.state, details)
     text = render_gitops.sync_audit_text(report, clicker)
     await confirm.announce(deps, pending, change, text)
     return {**render_gitops.argo_result(report, clicker), "response_type": "ephemeral"}
@@ -290,15 +295,18 @@ class _Action:
         try:
             return await work
         except errors.KubeWriteUnknown as e:
-            await self._record("unknown", str(e))
+            await self._record("unknown", str(e), e.details)
+            raise
+        except errors.KubeError as e:
+            await self._record("failed", str(e), e.details)
             raise
         except errors.BotError as e:
-            await self._record("failed", str(e))
+            await self._record("failed", str(e), {})
             raise
 
-    async def _record(self, state: StepState, note: str) -> None:
+    async def _record(self, state: StepState, note: str, details: Mapping[str, str]) -> None:
         user = self.invocation.user_id
-        change = _change(self.deps, user, self.action, self.target, state, {})
+        change = _change(self.deps, user, self.action, self.target, state, dict(details))
         await _record(self.deps, self.invocation, dataclasses.replace(change, note=note))
 
 

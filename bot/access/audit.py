@@ -101,6 +101,8 @@ async def record_error(
     more), since nothing later would. Anything else is `failed` and logged only: whoever asked
     sees the error, or the job that tried tries again.
     """
+    if isinstance(error, errors.KubeError) and error.details:
+        change = replace(change, details={**change.details, **error.details})
     if not isinstance(error, errors.KubeWriteUnknown):
         log_change(replace(change, outcome="failed", note=str(error)))
         return

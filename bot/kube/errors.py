@@ -74,11 +74,14 @@ def status_message(body: bytes | str | None) -> str:
 
 
 def from_status(
-    status: int, body: bytes | str | None, call: Call, cluster: str
+    status: int, body: bytes | str | None, call: Call, cluster: str, acting_as: str = ""
 ) -> errors.KubeError:
-    """The project error for an HTTP error status from the API server."""
+    """The project error for an HTTP error status from the API server (`acting_as`: the
+    identity the request was sent as, when it impersonated a person)."""
     said = status_message(body)
     where = f"cluster {cluster}: {call.describe()}"
+    if status == 403 and acting_as:
+        return errors.KubeForbidden(_refused_as(call, cluster, said, acting_as))
     if status == 404:
         return errors.KubeNotFound(
             f"{where}: not found ({said})" if said else f"{where}: not found"
@@ -107,6 +110,21 @@ def _forbidden_text(call: Call, cluster: str, said: str) -> str:
         f"cluster {cluster}: kai-chatops is not allowed to {call.describe()}; "
         f"{grant}{' ' + where if where else ''} to its service account or kubeconfig user "
         f"(see deploy/ RBAC). API server said: {said}"
+    )
+
+
+def _refused_as(call: Call, cluster: str, said: str, acting_as: str) -> str:
+    """A 403 of a request sent as a person: either kai-chatops may not impersonate them, or
+    the person may not make this change. Kubernetes' own words come last, unchanged."""
+    if "cannot impersonate" in said:
+        return (
+            f"cluster {cluster}: kai-chatops may not act as {acting_as} to {call.describe()}; "
+            "nothing was changed. Grant it impersonation (deploy/components/impersonation). "
+            f"API server said: {said}"
+        )
+    return (
+        f"cluster {cluster}: Kubernetes refused to let {acting_as} {call.describe()}; nothing "
+        f"was changed (the change was sent as that person). API server said: {said}"
     )
 
 
