@@ -7,6 +7,7 @@ shared grammar, `bot.commands`, sits below them and never imports one). Pure, as
 from __future__ import annotations
 
 from bot.alerts import commands as alerts
+from bot.commands import approve
 from bot.commands.registry import Grammar
 from bot.diagnostics import commands as diagnostics
 from bot.gitops import commands as gitops
@@ -32,6 +33,7 @@ CHANGES: frozenset[type] = frozenset(
         alerts.Ack,
         alerts.Silence,
         alerts.Unsilence,
+        approve.Approve,
     }
 )
 
@@ -44,6 +46,7 @@ GRAMMAR = Grammar(
         *diagnostics.SUBCOMMANDS,
         *workloads.SUBCOMMANDS,
         *alerts.SUBCOMMANDS,
+        *approve.SUBCOMMANDS,
     ),
     extensions=gitops.EXTENSIONS,
     help_first=_HELP_FIRST,
