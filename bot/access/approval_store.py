@@ -67,11 +67,11 @@ class SqliteApprovals:
             db.execute("BEGIN IMMEDIATE")  # the write lock first: nobody writes between
             after = step(_read_row(db, change_id))
             until = (after.expires_at + KEPT).timestamp()
+            db.execute("DELETE FROM approvals WHERE until <= ?", (now.timestamp(),))
             db.execute(
                 "INSERT OR REPLACE INTO approvals (id, until, body) VALUES (?, ?, ?)",
                 (change_id, until, approvals.to_json(after)),
             )
-            db.execute("DELETE FROM approvals WHERE until <= ?", (now.timestamp(),))
             return after
 
         return await self._file.run(work)
