@@ -13,11 +13,17 @@ import pytest
 from sim_gateway import connect
 
 from bot.access import approvals
-from bot.access.approval_store import ApprovalStore, ConfigMapApprovals, SqliteApprovals
+from bot.access.approval_store import (
+    ApprovalStore,
+    ApprovalsUnavailable,
+    ConfigMapApprovals,
+    SqliteApprovals,
+)
 from bot.access.approvals import Approval
 from bot.access.confirmations import new_pending
 from bot.access.once import ConfigMapOnce, OnceStore, SqliteOnce
 from bot.core import errors
+from bot.state import sqlite as sqlite_state
 from testbed.sim import Simulator
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
@@ -111,3 +117,31 @@ async def test_records_are_dropped_a_day_after_they_expired(
 
     assert await store.get("OLDOLDOL") is None
     assert await store.get("NEWNEWNE") is not None
+
+
+async def test_sqlite_takes_the_write_lock_before_it_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another replica's step cannot slip in between this one's read and write: it waits for
+    the lock (here cut short), so the record it would have approved from is never stale."""
+    monkeypatch.setattr(sqlite_state, "BUSY_TIMEOUT", 0.05)
+    path = str(tmp_path / "state.once.sqlite")
+    first, second = SqliteApprovals(path), SqliteApprovals(path)
+    await first.change("7KQ2MXD4", lambda _: waiting(), T0)
+    meanwhile: list[object] = []
+
+    def approve_while_the_other_replica_tries(found: Approval | None) -> Approval:
+        other = second.change(
+            "7KQ2MXD4", lambda seen: approvals.approve(seen, "7KQ2MXD4", "UTWO", T0), T0
+        )
+        try:
+            meanwhile.append(asyncio.run(other))  # the other replica, while this one holds it
+        except ApprovalsUnavailable as e:
+            meanwhile.append(e)
+        return approvals.approve(found, "7KQ2MXD4", "UONE", T0)
+
+    await first.change("7KQ2MXD4", approve_while_the_other_replica_tries, T0)
+
+    assert isinstance(meanwhile[0], ApprovalsUnavailable), meanwhile
+    kept = await second.get("7KQ2MXD4")
+    assert kept is not None and kept.decided_by == "UONE"
