@@ -102,6 +102,25 @@ async def cancel(deps: Deps, user: str, change_id: str) -> Message:
     return {**render.text_message(note), "response_type": "ephemeral", "replace_original": False}
 
 
+async def expire_requests(deps: Deps) -> None:
+    """End the requests nobody approved in time, each said on its message (the scheduler's
+    job, on the Lease holder); one that ended otherwise meanwhile is left as it is."""
+    now = deps.clock()
+    for record in await _store(deps).records():
+        if record.is_expired(now):
+            await _expire(deps, record.id, now)
+
+
+async def _expire(deps: Deps, change_id: str, now: datetime) -> None:
+    try:
+        expired = await _store(deps).change(
+            change_id, lambda found: approvals.expire(found, change_id, now), now
+        )
+    except errors.UserError:
+        return  # approved, cancelled or expired by someone else meanwhile
+    await _show(deps, expired, words.expired_message(expired))
+
+
 async def _open(deps: Deps, change_id: str, now: datetime) -> Approval:
     """The request, still waiting; an expired one is shown as expired as it is refused."""
     change_id = approvals.normalise_id(change_id)

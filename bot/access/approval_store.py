@@ -11,7 +11,7 @@ Records are dropped a day after they expired.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -41,6 +41,13 @@ class ApprovalStore(Protocol):
         """Raises: ApprovalsUnavailable."""
         ...
 
+    async def records(self) -> list[Approval]:
+        """Every record kept (the expiry sweep looks for the waiting ones).
+
+        Raises: ApprovalsUnavailable.
+        """
+        ...
+
     async def change(self, change_id: str, step: Step, now: datetime) -> Approval:
         """Apply `step` to the record (None: none yet) and keep what it returns, atomically;
         what `step` raises leaves the record as it was.
@@ -61,6 +68,10 @@ class SqliteApprovals:
 
     async def get(self, change_id: str) -> Approval | None:
         return await self._file.run(lambda db: _read_row(db, change_id))
+
+    async def records(self) -> list[Approval]:
+        rows = await self._file.run(lambda db: db.execute("SELECT body FROM approvals").fetchall())
+        return _readable(str(row[0]) for row in rows)
 
     async def change(self, change_id: str, step: Step, now: datetime) -> Approval:
         def work(db: sqlite3.Connection) -> Approval:
@@ -96,6 +107,10 @@ class ConfigMapApprovals:
         found = (await self._document.read()).data.get(PREFIX + change_id)
         return None if found is None else _decoded(found)
 
+    async def records(self) -> list[Approval]:
+        data = (await self._document.read()).data
+        return _readable(value for key, value in data.items() if key.startswith(PREFIX))
+
     async def change(self, change_id: str, step: Step, now: datetime) -> Approval:
         def change_in(data: Mapping[str, str]) -> tuple[dict[str, str | None], Approval]:
             found = data.get(PREFIX + change_id)
@@ -119,6 +134,10 @@ def _stale(data: Mapping[str, str], now: datetime) -> list[str]:
             if record is None or record.expires_at + KEPT <= now:
                 stale.append(key)
     return stale
+
+
+def _readable(texts: Iterable[str]) -> list[Approval]:
+    return [record for record in map(_decoded, texts) if record is not None]
 
 
 def _decoded(text: str) -> Approval | None:

@@ -25,7 +25,7 @@ from bot.core.rich import Rich, rich_text
 from bot.slack.blocks import mention
 
 LIFETIME = timedelta(minutes=15)
-State = Literal["waiting", "approved", "cancelled", "done"]
+State = Literal["waiting", "approved", "cancelled", "done", "expired"]
 # An ID a person can type: 8 characters, no look-alikes (0/O, 1/I/L).
 _ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 ID_LENGTH = 8
@@ -152,7 +152,7 @@ def check_open(record: Approval | None, change_id: str, now: datetime) -> Approv
                 "; nothing was changed.",
             )
         )
-    if record.is_expired(now):
+    if record.state == "expired" or record.is_expired(now):
         raise errors.UserError(
             f"Change {record.id} expired at {clock_time(record.expires_at)} (nobody approved it "
             "within 15 minutes); nothing was changed. Run the command again."
@@ -184,6 +184,17 @@ def cancel(record: Approval | None, change_id: str, user: str, now: datetime) ->
     """The step of `Cancel` (by the requester or an approver, checked by the caller)."""
     waiting = check_open(record, change_id, now)
     return replace(waiting, state="cancelled", decided_by=user, decided_at=now)
+
+
+def expire(record: Approval | None, change_id: str, now: datetime) -> Approval:
+    """The step of the expiry sweep: a request nobody approved in time, ended as expired.
+
+    Raises:
+        UserError: it ended otherwise meanwhile, or has time left.
+    """
+    if record is None or not record.is_expired(now):
+        raise errors.UserError(f"Change {change_id} is not waiting past its time.")
+    return replace(record, state="expired", decided_at=record.expires_at)
 
 
 def finish(record: Approval, result: str) -> Approval:

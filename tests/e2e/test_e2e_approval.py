@@ -21,6 +21,7 @@ import pytest
 
 import handlers.keda
 from bot.keda import ops
+from bot.service import schedule
 from testbed.slackemu import PostedMessage
 from testbed.stack import DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
@@ -203,15 +204,18 @@ async def test_a_refused_approver_is_told_why_and_nothing_changes(
 async def test_a_request_expires_after_15_minutes_and_says_so(stack: Stack, clock: Clock) -> None:
     change_id = await ask(stack)
     clock.now += timedelta(minutes=14, seconds=59)
+    await schedule.expire_approvals(stack.service.deps)
     assert buttons(request_for(stack, change_id)) == ["Approve", "Cancel"]
     clock.now += timedelta(seconds=1)
 
-    late = await click(stack, "Approve", change_id, LEAD)
+    await schedule.expire_approvals(stack.service.deps)  # the scheduler's job, run by hand
+    shown = request_for(stack, change_id)
+    late = await stack.command(f"approve {change_id}", user_id=LEAD)
 
+    assert "Expired at 08:15 UTC" in str(shown.blocks) and buttons(shown) == []
+    assert "nothing was changed" in str(shown.blocks)
     assert f"Change {change_id} expired at 08:15 UTC" in late.text, late.text
     assert annotations(stack) == {}
-    shown = str(request_for(stack, change_id).blocks)
-    assert "Expired at 08:15 UTC" in shown and "nothing was changed" in shown
 
 
 async def test_cancel_by_the_requester_ends_the_request_and_nothing_changes(stack: Stack) -> None:

@@ -184,3 +184,16 @@ def test_a_request_shows_who_asked_its_id_and_deadline_with_two_buttons() -> Non
     assert "`/kai approve ID1` by 10:15 UTC" in shown
     labels = [e["text"]["text"] for e in message["blocks"][1]["elements"]]
     assert labels == ["Approve", "Cancel"]
+
+
+def test_the_expiry_sweep_ends_only_requests_past_their_15_minutes() -> None:
+    with pytest.raises(errors.UserError, match="not waiting past its time"):
+        approvals.expire(waiting(), "ID1", T0 + timedelta(minutes=14, seconds=59))
+    with pytest.raises(errors.UserError, match="not waiting past its time"):
+        approvals.expire(waiting(state="approved"), "ID1", T0 + timedelta(hours=1))
+
+    expired = approvals.expire(waiting(), "ID1", T0 + timedelta(minutes=15))
+
+    assert expired.state == "expired"
+    with pytest.raises(errors.UserError, match="expired at 10:15 UTC"):
+        approvals.approve(expired, "ID1", "UOK", T0)  # even by a clock that lags
