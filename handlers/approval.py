@@ -56,13 +56,13 @@ async def ask_approval(deps: Deps, pending: Pending) -> Message:
     except SlackUnavailable as e:
         raise errors.UserError(
             f"Could not post the approval request in {channel} ({e}); nothing was changed. "
-            "Try again."
+            "Run the command again."
         ) from e
     record = replace(record, message_ts=ts)
     try:
         await _change(deps, record.id, lambda found: _first(found, record), now)
     except errors.UserError:
-        await _show(deps, record, words.cancelled_message(_unkept(record, now)))
+        await _show(deps, record, words.unkept_message(record))
         raise
     where = "this channel" if channel == pending.channel_id else "the alert channel"
     return words.waiting_note(record, command, where)
@@ -180,10 +180,6 @@ def _first(found: Approval | None, record: Approval) -> Approval:
     if found is not None:  # eight characters of 31: a clash is all but impossible, yet refused
         raise errors.UserError("That change ID is taken; nothing was changed. Try again.")
     return record
-
-
-def _unkept(record: Approval, now: datetime) -> Approval:
-    return replace(record, state="cancelled", decided_by=record.requested_by, decided_at=now)
 
 
 def _unavailable(error: Exception) -> errors.UserError:

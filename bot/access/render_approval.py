@@ -95,6 +95,16 @@ def expired_message(record: Approval) -> Message:
     return _ended(said)
 
 
+def unkept_message(record: Approval) -> Message:
+    """The request once it turned out it could not be kept: it can never be approved."""
+    said = rich_text(
+        _asked(record),
+        "\n:warning: This request could not be kept (the memory of approvals could not be "
+        "reached), so it cannot be approved; nothing was changed. Run the command again.",
+    )
+    return _ended(said)
+
+
 def waiting_note(record: Approval, command: str, where: str) -> Message:
     """What the requester sees in place of the Confirm: the change now waits for an approver."""
     text = (

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 import handlers.keda
+from bot.access.approval_store import ApprovalsUnavailable
 from bot.keda import ops
 from bot.service import schedule
 from testbed.slackemu import PostedMessage
@@ -276,3 +277,36 @@ async def test_a_cluster_without_approval_runs_on_confirm_as_before(stack: Stack
     assert annotations(stack)[PAUSED] == "true", result.text
     assert "kai-chatops/approved-by" not in annotations(stack)
     assert requests_posted(stack) == []
+
+
+class Unreachable:
+    """An approvals memory that cannot be reached (a ConfigMap's API server gone, say)."""
+
+    async def get(self, change_id: str) -> None:
+        raise ApprovalsUnavailable("approvals ConfigMap: the API server answered 503")
+
+    async def records(self) -> list[Any]:
+        return []
+
+    async def change(self, *_: object) -> None:
+        raise ApprovalsUnavailable("approvals ConfigMap: the API server answered 503")
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+async def test_when_the_approvals_memory_is_unreachable_nothing_can_run_and_it_is_said(
+    stack: Stack,
+) -> None:
+    object.__setattr__(stack.service.deps, "approvals", Unreachable())
+    reply = await stack.command("pause annia/annia-worker")
+    assert reply.message is not None
+
+    refused = await stack.click("Confirm", reply.message)
+    approving = await stack.command("approve 7KQ2MXD4", user_id=LEAD)
+
+    assert "Cannot reach the memory of approvals just now" in refused.text, refused.text
+    assert "Cannot reach the memory of approvals just now" in approving.text, approving.text
+    (posted,) = requests_posted(stack)
+    assert "could not be kept" in str(posted.blocks) and buttons(posted) == []
+    assert annotations(stack) == {}
