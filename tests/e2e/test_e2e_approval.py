@@ -24,7 +24,7 @@ from bot.access.approval_store import ApprovalsUnavailable
 from bot.keda import ops
 from bot.service import schedule
 from testbed.slackemu import PostedMessage
-from testbed.stack import DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
+from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
 API = "keda.sh/v1alpha1"
 HR_API = "helm.toolkit.fluxcd.io/v2"
@@ -118,14 +118,18 @@ def change_id_of(reply: Reply) -> str:
     return reply.text.split()[1]
 
 
-def request_for(stack: Stack, change_id: str) -> PostedMessage:
-    (request,) = [m for m in requests_posted(stack) if change_id in m.text]
+def request_for(stack: Stack, change_id: str, channel: str = DEMO_CHANNEL) -> PostedMessage:
+    (request,) = [m for m in requests_posted(stack, channel) if change_id in m.text]
     return request
 
 
-async def click(stack: Stack, label: str, change_id: str, user: str) -> Reply:
-    request = request_for(stack, change_id)
-    return await stack.click(label, request.as_payload(), user_id=user, message_ts=request.ts)
+async def click(
+    stack: Stack, label: str, change_id: str, user: str, channel: str = DEMO_CHANNEL
+) -> Reply:
+    request = request_for(stack, change_id, channel)
+    return await stack.click(
+        label, request.as_payload(), user_id=user, channel_id=channel, message_ts=request.ts
+    )
 
 
 async def test_a_change_waits_for_an_approver_then_runs_as_the_requester_and_names_both(
@@ -310,3 +314,22 @@ async def test_when_the_approvals_memory_is_unreachable_nothing_can_run_and_it_i
     (posted,) = requests_posted(stack)
     assert "could not be kept" in str(posted.blocks) and buttons(posted) == []
     assert annotations(stack) == {}
+
+
+async def test_a_change_asked_in_a_direct_message_is_put_to_approvers_in_the_alert_channel(
+    stack: Stack,
+) -> None:
+    reply = await stack.command("suspend hr flux-system/keda maintenance", channel_id="D0OPERATOR")
+    assert reply.message is not None
+    waiting = await stack.click("Confirm", reply.message, channel_id="D0OPERATOR")
+    assert "asked in the alert channel" in waiting.text, waiting.text
+    change_id = change_id_of(waiting)
+    assert requests_posted(stack, "D0OPERATOR") == []
+
+    await click(stack, "Approve", change_id, LEAD, channel=ALERT_CHANNEL)
+
+    hr = stack.sim.get(HR_API, "HelmRelease", "keda", "flux-system")
+    assert hr is not None and hr["spec"]["suspend"] is True
+    kept = hr["metadata"]["annotations"]
+    assert kept["kai-chatops/suspended-by"] == OPERATOR and kept["kai-chatops/approved-by"] == LEAD
+    assert f"Approved by <@{LEAD}>" in str(request_for(stack, change_id, ALERT_CHANNEL).blocks)
