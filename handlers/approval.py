@@ -51,14 +51,8 @@ async def ask_approval(deps: Deps, pending: Pending) -> Message:
     record = approvals.new_approval(
         pending, channel_id=channel, lines=lines, now=now, change_id=approvals.new_id()
     )
-    try:
-        ts = await deps.slack.post(channel, words.request_message(record, command))
-    except SlackUnavailable as e:
-        raise errors.UserError(
-            f"Could not post the approval request in {channel} ({e}); nothing was changed. "
-            "Run the command again."
-        ) from e
-    record = replace(record, message_ts=ts)
+    channel, ts = await _post_request(deps, record)
+    record = replace(record, channel_id=channel, message_ts=ts)
     try:
         await _change(deps, record.id, lambda found: _first(found, record), now)
     except errors.UserError:
@@ -66,6 +60,34 @@ async def ask_approval(deps: Deps, pending: Pending) -> Message:
         raise
     where = "this channel" if channel == pending.channel_id else "the alert channel"
     return words.waiting_note(record, command, where)
+
+
+async def _post_request(deps: Deps, record: Approval) -> tuple[str, str]:
+    """Post the request where it was asked, else (the bot is not a member there, say) in the
+    alert channel; the channel and ts of the post.
+
+    Raises:
+        UserError: it could be posted nowhere.
+    """
+    message = words.request_message(record, deps.settings.slack.command)
+    alert_channel = deps.settings.slack.alert_channel
+    try:
+        return record.channel_id, await deps.slack.post(record.channel_id, message)
+    except SlackUnavailable as e:
+        if record.channel_id == alert_channel:
+            raise _not_posted(record.channel_id, e) from e
+        log.warning("could not post approval request %s in %s: %s", record.id, record.channel_id, e)
+    try:
+        return alert_channel, await deps.slack.post(alert_channel, message)
+    except SlackUnavailable as e:
+        raise _not_posted(alert_channel, e) from e
+
+
+def _not_posted(channel: str, error: Exception) -> errors.UserError:
+    return errors.UserError(
+        f"Could not post the approval request in {channel} ({error}); nothing was changed. "
+        "Run the command again."
+    )
 
 
 async def approve(

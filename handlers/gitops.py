@@ -91,7 +91,8 @@ async def run_reconcile(
             channel_id=invocation.channel_id,
             now=deps.clock(),
         )
-        return {**await approval.ask_approval(deps, pending), "response_type": "ephemeral"}
+        note = await approval.ask_approval(deps, pending)
+        return {**note, "response_type": "ephemeral", "replace_original": False}
     return await _run_request(request, deps, invocation)
 
 

@@ -333,3 +333,17 @@ async def test_a_change_asked_in_a_direct_message_is_put_to_approvers_in_the_ale
     kept = hr["metadata"]["annotations"]
     assert kept["kai-chatops/suspended-by"] == OPERATOR and kept["kai-chatops/approved-by"] == LEAD
     assert f"Approved by <@{LEAD}>" in str(request_for(stack, change_id, ALERT_CHANNEL).blocks)
+
+
+async def test_a_request_the_bot_cannot_post_where_asked_goes_to_the_alert_channel(
+    stack: Stack,
+) -> None:
+    reply = await stack.command("pause annia/annia-worker")
+    assert reply.message is not None
+    stack.slack.fail_next("chat.postMessage", status=200, error="not_in_channel")
+
+    waiting = await stack.click("Confirm", reply.message)
+
+    assert "asked in the alert channel" in waiting.text, waiting.text
+    assert [m.ts for m in requests_posted(stack)] == []
+    assert request_for(stack, change_id_of(waiting), ALERT_CHANNEL) is not None
