@@ -22,6 +22,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.access.render_approval import describe
 from bot.alerts.model import AlertState, ClusterAlerts, Phase, Severity
 from bot.core import errors
 from bot.gitops import kinds as gitops_kinds
@@ -32,6 +33,7 @@ from bot.home.assemble import ordered, queue_marks
 from bot.home.model import (
     AlertLine,
     AlertPhase,
+    ApprovalLine,
     ChangeLine,
     ClusterStatus,
     HeldObject,
@@ -102,6 +104,7 @@ async def read_home(deps: Deps) -> Home:
         _alerts(deps),
         _changes(deps),
     )
+    approvals, approvals_error = await _approvals(deps)
     return Home(
         now=deps.clock(),
         clusters=tuple(statuses),
@@ -111,6 +114,8 @@ async def read_home(deps: Deps) -> Home:
         held_errors=tuple(note for _, notes in held for note in notes),
         changes=tuple(changes),
         changes_error=changes_error,
+        approvals=tuple(approvals),
+        approvals_error=approvals_error,
     )
 
 
@@ -195,6 +200,25 @@ async def _changes(deps: Deps) -> tuple[list[ChangeLine], str]:
         return [], f"The recent changes cannot be read: {e}"
     return [
         ChangeLine(c.at, c.user, c.action, c.target, c.outcome, c.reason, c.note) for c in changes
+    ], ""
+
+
+async def _approvals(deps: Deps) -> tuple[list[ApprovalLine], str]:
+    """The changes waiting for a second operator, soonest to expire first (`access.approval`)."""
+    if deps.settings.access.approval is None or deps.approvals is None:
+        return [], ""
+    try:
+        records = await deps.approvals.records()
+    except errors.BotError as e:
+        return [], f"The changes waiting for approval cannot be read: {e}"
+    now = deps.clock()
+    waiting = sorted(
+        (r for r in records if r.state == "waiting" and not r.is_expired(now)),
+        key=lambda r: r.expires_at,
+    )
+    return [
+        ApprovalLine(r.id, r.requested_by, describe(r.action, r.params), r.expires_at)
+        for r in waiting
     ], ""
 
 

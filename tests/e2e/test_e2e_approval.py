@@ -347,3 +347,22 @@ async def test_a_request_the_bot_cannot_post_where_asked_goes_to_the_alert_chann
     assert "asked in the alert channel" in waiting.text, waiting.text
     assert [m.ts for m in requests_posted(stack)] == []
     assert request_for(stack, change_id_of(waiting), ALERT_CHANNEL) is not None
+
+
+async def test_the_home_tab_lists_what_waits_for_approval_until_it_is_approved(
+    stack: Stack,
+) -> None:
+    change_id = await ask(stack)
+
+    await stack.driver.open_home(user_id=LEAD)
+    waiting = json.dumps(await stack.slack.wait_for_home(LEAD))
+    await stack.command(f"approve {change_id}", user_id=LEAD)
+    await stack.driver.open_home(user_id=LEAD)
+    after = json.dumps(await stack.slack.wait_for_home(LEAD, count=2))
+
+    assert "Waiting for approval (1)" in waiting
+    assert f"`{change_id}` \\u00b7 <@{OPERATOR}> asked to pause ScaledJob annia/annia-worker" in (
+        waiting
+    )
+    assert f"/kai approve {change_id}` by 2026-08-24 08:15 UTC" in waiting
+    assert "Waiting for approval" not in after and change_id not in after
