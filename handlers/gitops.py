@@ -20,7 +20,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.access import audit
+from bot.access import approvals, audit, confirmations
 from bot.access.confirmations import Pending
 from bot.core import errors
 from bot.core.rich import rich_text
@@ -32,7 +32,7 @@ from bot.kube.ports import KubeWriter
 from bot.service.deps import Deps
 from bot.slack import blocks as render
 from bot.slack.blocks import Message
-from handlers import access, confirm
+from handlers import access, approval, confirm
 from handlers.invocation import Executor, Invocation, Runner
 
 log = logging.getLogger(__name__)
@@ -80,10 +80,43 @@ async def run_reconcile(
     With the invocation's `respond`, "reconciling…" is posted at once and the returned result
     replaces it: one message, updated in place.
     """
-    respond = invocation.respond
     request = resolve_request(parsed, deps.settings)
     target = request.target
     await access.require_operator(deps, invocation.user_id, f"reconcile {target.describe()}")
+    if approvals.needs_approval(deps.settings, target.params()):
+        pending = confirmations.new_pending(
+            "reconcile",
+            _request_params(request),
+            user_id=invocation.user_id,
+            channel_id=invocation.channel_id,
+            now=deps.clock(),
+        )
+        note = await approval.ask_approval(deps, pending)
+        return {**note, "response_type": "ephemeral", "replace_original": False}
+    return await _run_request(request, deps, invocation)
+
+
+async def execute_reconcile(pending: Pending, deps: Deps, actor: str) -> Message:
+    """An approved reconcile or refresh (`access.approval`), run as `actor`, who asked for it."""
+    params = pending.params
+    flags = {flag: bool(params.get(flag)) for flag in _REQUEST_FLAGS}
+    request = Request(Target.from_params(params), **flags)
+    invocation = Invocation(actor, pending.channel_id, deps.settings.slack.command)
+    return await _run_request(request, deps, invocation)
+
+
+_REQUEST_FLAGS = ("with_source", "hard", "force", "reset")
+
+
+def _request_params(request: Request) -> dict[str, str]:
+    """A reconcile as a change's parameters (strings only; a flag not given is left out)."""
+    flags = {flag: "yes" for flag in _REQUEST_FLAGS if getattr(request, flag)}
+    return request.target.params() | flags
+
+
+async def _run_request(request: Request, deps: Deps, invocation: Invocation) -> Message:
+    """A reconcile or refresh by an operator, one per object at a time, followed to its end."""
+    respond, target = invocation.respond, request.target
     writer = await access.kube_for_change(deps, target.cluster, invocation.user_id)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
@@ -324,7 +357,7 @@ RUNNERS: dict[type, Runner] = {
     ReconcileShortcut: run_reconcile,
     Sync: ask_sync,
 }
-EXECUTORS: dict[str, Executor] = {"sync": execute_sync}
+EXECUTORS: dict[str, Executor] = {"sync": execute_sync, "reconcile": execute_reconcile}
 
 
 def register(app: AsyncApp) -> None:

@@ -23,6 +23,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.access.render_approval import describe
 from bot.alerts import reminders
 from bot.alerts.model import AlertState, ClusterAlerts, Phase, Severity
 from bot.core import errors
@@ -36,6 +37,7 @@ from bot.home.commands import Changes
 from bot.home.model import (
     AlertLine,
     AlertPhase,
+    ApprovalLine,
     ChangeLine,
     ClusterStatus,
     HeldObject,
@@ -107,6 +109,7 @@ async def read_home(deps: Deps) -> Home:
         _alerts(deps),
         _changes(deps),
     )
+    approvals, approvals_error = await _approvals(deps)
     return Home(
         now=deps.clock(),
         clusters=tuple(statuses),
@@ -116,6 +119,8 @@ async def read_home(deps: Deps) -> Home:
         held_errors=tuple(note for _, notes in held for note in notes),
         changes=tuple(changes),
         changes_error=changes_error,
+        approvals=tuple(approvals),
+        approvals_error=approvals_error,
     )
 
 
@@ -232,6 +237,25 @@ async def _first_seen(deps: Deps, names: Sequence[str]) -> reminders.FirstSeen:
         log.warning("changes: the reminders' state cannot be read: %s", e)
         return {}
     return reminders.first_seen_by_hand(states)
+
+
+async def _approvals(deps: Deps) -> tuple[list[ApprovalLine], str]:
+    """The changes waiting for a second operator, soonest to expire first (`access.approval`)."""
+    if deps.settings.access.approval is None or deps.approvals is None:
+        return [], ""
+    try:
+        records = await deps.approvals.records()
+    except errors.BotError as e:
+        return [], f"The changes waiting for approval cannot be read: {e}"
+    now = deps.clock()
+    waiting = sorted(
+        (r for r in records if r.state == "waiting" and not r.is_expired(now)),
+        key=lambda r: r.expires_at,
+    )
+    return [
+        ApprovalLine(r.id, r.requested_by, describe(r.action, r.params), r.expires_at)
+        for r in waiting
+    ], ""
 
 
 RUNNERS: dict[type, Runner] = {Changes: run_changes}

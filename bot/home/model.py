@@ -1,4 +1,5 @@
-"""What the Home tab shows, as plain values: clusters, alerts, held objects, recent changes.
+"""What the Home tab shows, as plain values: clusters, alerts, held objects, recent changes,
+changes waiting for approval.
 
 Pure data. The alert lines are built by the listener from the alert desk's public read (so this
 package does not depend on the alert internals); the rest by `bot.home.assemble`.
@@ -72,6 +73,16 @@ class ChangeLine:
 
 
 @dataclass(frozen=True)
+class ApprovalLine:
+    """A change waiting for a second operator (`access.approval`)."""
+
+    change_id: str
+    requested_by: str  # a Slack user ID
+    what: str  # `pause ScaledJob annia/annia-worker on prod`
+    expires_at: datetime
+
+
+@dataclass(frozen=True)
 class Home:
     """Everything on the Home tab, read at `now`; each `*_error` says what could not be read."""
 
@@ -83,3 +94,5 @@ class Home:
     alerts_error: str = ""
     held_errors: tuple[str, ...] = field(default_factory=tuple)
     changes_error: str = ""
+    approvals: tuple[ApprovalLine, ...] = ()
+    approvals_error: str = ""

@@ -15,7 +15,15 @@ from bot.core import conditions as c
 from bot.core.durations import format_duration
 from bot.core.models import Health, HealthReport
 from bot.core.rich import Rich, rich_text
-from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home, QueueMark
+from bot.home.model import (
+    AlertLine,
+    ApprovalLine,
+    ChangeLine,
+    ClusterStatus,
+    HeldObject,
+    Home,
+    QueueMark,
+)
 from bot.slack.blocks import (
     ICONS,
     Block,
@@ -34,11 +42,17 @@ from bot.slack.packing import pack_lines
 REFRESH_ACTION = "kai_home_refresh"
 RECENT_CHANGES = 10
 # Sections per part, so the whole view stays within Slack's 100 blocks (`limits.MAX_VIEW_BLOCKS`):
-# 3 blocks on top and, per part, a header and at most one "more" note (11 in all) leave 89.
-_BUDGET = {"clusters": 45, "alerts": 15, "held": 20, "changes": 6}
+# 3 blocks on top and, per part, a header and at most one "more" note (13 in all) leave 87.
+_BUDGET = {"clusters": 45, "alerts": 15, "approvals": 3, "held": 17, "changes": 6}
 # Bytes of JSON per part, so the whole view stays within Slack's 250 kB (`limits.MAX_VIEW_BYTES`;
 # non-ASCII text counts six bytes a character, as sent): 230 kB, and the rest for the top.
-_BYTES = {"clusters": 110_000, "alerts": 50_000, "held": 40_000, "changes": 30_000}
+_BYTES = {
+    "clusters": 100_000,
+    "alerts": 50_000,
+    "approvals": 10_000,
+    "held": 40_000,
+    "changes": 30_000,
+}
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 _STATE_ICONS = {
     "firing": ":rotating_light:",
@@ -69,6 +83,11 @@ def home_view(home: Home, command: str) -> dict[str, object]:
         "alerts",
         "No active alerts.",
     )
+    waiting = _error_lines(home.approvals_error) + [
+        _approval_line(a, command) for a in home.approvals
+    ]
+    if waiting:  # only where access.approval is set and something waits
+        blocks += _part(f"Waiting for approval ({len(home.approvals)})", waiting, "approvals", "")
     held_errors = [line for error in home.held_errors for line in _error_lines(error)]
     blocks += _part(
         "Paused and suspended",
@@ -168,6 +187,15 @@ def _held_line(held: HeldObject) -> Text:
         text += f" at {escape(record_time(held.at))}"
     text += f", until {escape(record_time(held.until))}" if held.until else ", until resumed"
     return text + (f": {escape(held.reason)}" if held.reason else "")
+
+
+def _approval_line(waiting: ApprovalLine, command: str) -> Text:
+    return rich_text(
+        f":lock: `{escape(waiting.change_id)}` · ",
+        person(waiting.requested_by),
+        f" asked to {escape(waiting.what)} · `{escape(command)} approve "
+        f"{escape(waiting.change_id)}` by {shown_time(waiting.expires_at)}",
+    )
 
 
 def _change_line(change: ChangeLine) -> Text:

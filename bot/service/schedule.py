@@ -24,6 +24,7 @@ from bot.keda import expiry as keda_expiry
 from bot.kube import lanes
 from bot.service.deps import Deps
 from bot.slack.blocks import escape
+from handlers.approval import expire_requests
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ JobFunction = Callable[[Deps], Awaitable[None]]
 Sweeper = Callable[[Deps, str], Awaitable[datetime | None]]
 PAUSE_SWEEP_EVERY = timedelta(seconds=30)  # list every timed pause (any replica's or restart's)
 PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is looked at
+APPROVAL_TICK = timedelta(seconds=30)  # how often requests past their 15 minutes are ended
 
 
 @dataclass(frozen=True)
@@ -168,6 +170,12 @@ class PauseExpiry:
             self.next_due = await self.sweep(deps, self.cluster)
 
 
+async def expire_approvals(deps: Deps) -> None:
+    """Say on each approval request nobody approved in time that it expired (leader only)."""
+    if is_leader(deps):
+        await expire_requests(deps)
+
+
 def alert_jobs(deps: Deps) -> list[Job]:
     """The Lease renewal (first, at once), and per configured cluster the alert check and the
     timed-pause and timed-suspend expiries (whoever holds the Lease runs them; the expiry is
@@ -192,6 +200,8 @@ def alert_jobs(deps: Deps) -> list[Job]:
             cluster.name, first_sweep_after=PAUSE_SWEEP_EVERY * share, sweep=sweep_suspends
         )
         jobs.append(Job(f"suspend-expiry-{cluster.name}", suspends, PAUSE_TICK))
+    if deps.settings.access.approval is not None:
+        jobs.append(Job("approval-expiry", expire_approvals, APPROVAL_TICK))
     return jobs
 
 

@@ -175,6 +175,23 @@ class SlackGateway:
         """Members of each user group (`@handle` or `S…`); unknown groups have none."""
         return {group: await self._group_members(group) for group in groups}
 
+    async def members_now(self, groups: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Members of each user group, asked of Slack now (unknown groups have none), for
+        checks at start that must tell "no members" from "Slack could not say".
+
+        Raises:
+            SlackUnavailable: Slack could not be asked.
+        """
+        members: dict[str, frozenset[str]] = {}
+        for group in groups:
+            group_id = await self._group_id(group)
+            if group_id is None:
+                members[group] = frozenset()
+                continue
+            answer = await self._call("usergroups_users_list", usergroup=group_id)
+            members[group] = frozenset(answer.get("users") or [])
+        return members
+
     async def resolve_mentions(self, entries: Iterable[str]) -> list[str]:
         """Each entry as `bot.slack.blocks.mention` takes it: user and group IDs as they are,
         `@handles` resolved to their group IDs (`usergroups.list`, cached). A handle that

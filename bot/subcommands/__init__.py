@@ -7,6 +7,7 @@ shared grammar, `bot.commands`, sits below them and never imports one). Pure, as
 from __future__ import annotations
 
 from bot.alerts import commands as alerts
+from bot.commands import approve
 from bot.commands.registry import Grammar
 from bot.diagnostics import commands as diagnostics
 from bot.gitops import commands as gitops
@@ -33,6 +34,7 @@ CHANGES: frozenset[type] = frozenset(
         alerts.Ack,
         alerts.Silence,
         alerts.Unsilence,
+        approve.Approve,
     }
 )
 
@@ -46,6 +48,7 @@ GRAMMAR = Grammar(
         *workloads.SUBCOMMANDS,
         *alerts.SUBCOMMANDS,
         *home.SUBCOMMANDS,
+        *approve.SUBCOMMANDS,
     ),
     extensions=gitops.EXTENSIONS,
     help_first=_HELP_FIRST,
