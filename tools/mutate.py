@@ -121,6 +121,7 @@ GROUPS = {
             "tests/unit/test_diagnostics_pods.py",
             "tests/unit/test_diagnostics_cause.py",
             "tests/unit/test_diagnostics_evidence.py",
+            "tests/unit/test_diagnostics_containers.py",
         ),
         goal=FEATURE_GOAL,
     ),
@@ -132,7 +133,7 @@ GROUPS = {
             "bot/workloads/reasons.py",
             "bot/workloads/why.py",
         ),
-        ("tests/unit/test_workloads_reasons.py",),
+        ("tests/unit/test_workloads_reasons.py", "tests/unit/test_workloads_why.py"),
         goal=FEATURE_GOAL,
     ),
     "home": Group(

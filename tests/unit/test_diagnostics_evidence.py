@@ -7,6 +7,7 @@ Pure tables over objects shaped as the API server returns them.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -55,10 +56,10 @@ LABELS = {"app": "keda-operator-metrics-apiserver", "tier": "metrics"}
     [
         # A Service with no selector (its EndpointSlices managed by hand) selects no Deployment;
         # matching every one would diagnose a Deployment that serves nothing behind it.
-        pytest.param(selectors.service_selector({}), False, id="empty-service-selector"),
+        pytest.param({"service": {}}, False, id="empty-service-selector"),
         pytest.param({}, False, id="no-selector"),
         pytest.param({"matchLabels": {}, "matchExpressions": []}, False, id="empty-lists"),
-        pytest.param(selectors.service_selector({"app": LABELS["app"]}), True, id="service"),
+        pytest.param({"service": {"app": LABELS["app"]}}, True, id="service"),
         pytest.param({"matchLabels": {"app": "other"}}, False, id="other-value"),
         pytest.param({"matchLabels": {"app": LABELS["app"], "x": "y"}}, False, id="label-absent"),
         pytest.param(
@@ -120,6 +121,9 @@ LABELS = {"app": "keda-operator-metrics-apiserver", "tier": "metrics"}
 def test_a_selector_matches_labels_as_the_api_server_does_and_an_empty_one_matches_nothing(
     selector: dict[str, Any], matched: bool
 ) -> None:
+    if "service" in selector:  # a Service's plain `spec.selector`
+        selector = selectors.service_selector(selector["service"])
+
     assert selectors.matches(selector, LABELS) is matched
 
 
@@ -132,6 +136,8 @@ def test_a_selector_becomes_the_label_selector_text_the_api_server_filters_by() 
             {"key": "gpu", "operator": "Exists"},
             {"key": "legacy", "operator": "DoesNotExist"},
             {"key": "odd", "operator": "Unknown", "values": ["z"]},
+            {"operator": "Exists"},  # no key: nothing to filter by
+            {"key": "bare"},  # no operator
         ],
     }
 
@@ -139,6 +145,7 @@ def test_a_selector_becomes_the_label_selector_text_the_api_server_filters_by() 
         "app=x,tier=metrics,zone in (a,b),env notin (dev),gpu,!legacy"
     )
     assert selectors.selector_text({}) == ""
+    assert selectors.selector_text(selectors.service_selector({"app": "x"})) == "app=x"
 
 
 def endpoint(address: str, pod: str, conditions: dict[str, Any] | None) -> dict[str, Any]:
@@ -229,3 +236,72 @@ def test_each_alert_kind_is_diagnosed_on_the_subject_it_points_at(
     assert found == subject
     if found is not None:
         assert found.describe() in ("kai", "keda", obj)
+
+
+NOW = datetime(2026, 8, 7, 10, 0, tzinfo=UTC)
+
+
+def at(minutes_ago: int) -> str:
+    return (NOW - timedelta(minutes=minutes_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.mark.parametrize(
+    ("event", "minutes_ago"),
+    [
+        pytest.param({"lastTimestamp": at(1), "eventTime": at(9)}, 1, id="last-timestamp"),
+        pytest.param({"series": {"lastObservedTime": at(2)}, "eventTime": at(9)}, 2, id="series"),
+        pytest.param({"eventTime": at(3), "firstTimestamp": at(9)}, 3, id="event-time"),
+        pytest.param({"firstTimestamp": at(4)}, 4, id="first-timestamp"),
+        pytest.param({"metadata": {"creationTimestamp": at(5)}}, 5, id="created"),
+        pytest.param({}, None, id="never"),
+    ],
+)
+def test_an_event_happened_last_when_its_newest_timestamp_says(
+    event: dict[str, Any], minutes_ago: int | None
+) -> None:
+    when = evidence.event_time(event)
+
+    assert when == (None if minutes_ago is None else NOW - timedelta(minutes=minutes_ago))
+
+
+def test_warnings_of_both_event_apis_are_read_with_their_counts_newest_first() -> None:
+    events = [
+        # core/v1 Event: involvedObject, message, count
+        {"type": "Warning", "involvedObject": {"kind": "Pod", "name": "a"}, "reason": "BackOff",
+         "message": " restarting ", "count": 4, "lastTimestamp": at(5)},
+        # events.k8s.io/v1 Event: regarding, note, series.count
+        {"type": "Warning", "regarding": {"kind": "Pod", "name": "a"}, "reason": "Failed",
+         "note": "token=abc123def456", "series": {"count": 7, "lastObservedTime": at(1)}},
+        {"type": "Warning", "regarding": {"kind": "Pod", "name": "a"}, "reason": "Once",
+         "note": "x"},
+        {"type": "Warning", "involvedObject": {"kind": "Pod", "name": "b"}, "reason": "Other",
+         "message": "not ours", "lastTimestamp": at(1)},
+        {"type": "Warning", "involvedObject": {"kind": "Node", "name": "a"}, "reason": "Kind",
+         "message": "another kind, same name", "lastTimestamp": at(1)},
+    ]  # fmt: skip
+
+    lines = evidence.recent_warnings(events, {("Pod", "a")}, NOW)
+
+    assert [(e.reason, e.message, e.count, e.kind, e.name) for e in lines] == [
+        ("Once", "x", 1, "Pod", "a"),  # no time: as if now
+        ("Failed", "token=[redacted]", 7, "Pod", "a"),
+        ("BackOff", "restarting", 4, "Pod", "a"),
+    ]
+    ago = [None, timedelta(minutes=1), timedelta(minutes=5)]
+    assert [e.last_seen for e in lines] == [None if x is None else NOW - x for x in ago]
+
+
+def test_warnings_are_those_of_the_window_up_to_the_limit() -> None:
+    events = [
+        {"type": "Warning", "involvedObject": {"kind": "Pod", "name": "a"}, "reason": f"R{i}",
+         "message": "m", "lastTimestamp": at(i)}
+        for i in (0, 10, 30, 60, 61)
+    ]  # fmt: skip
+
+    within = evidence.recent_warnings(events, {("Pod", "a")}, NOW)
+    short = evidence.recent_warnings(
+        events, {("Pod", "a")}, NOW, window=timedelta(minutes=10), limit=1
+    )
+
+    assert [e.reason for e in within] == ["R0", "R10", "R30", "R60"]
+    assert [e.reason for e in short] == ["R0"]
