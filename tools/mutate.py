@@ -10,6 +10,8 @@ per module of the security edges and the alert state, >= 85 % of the newer featu
 from __future__ import annotations
 
 import argparse
+import ast
+import difflib
 import re
 import shutil
 import subprocess
@@ -192,13 +194,21 @@ def run_group(group: Group, workdir: Path) -> dict[str, str]:
 
 
 def change_of(mutant: str, workdir: Path) -> str:
-    """The mutation, as the lines it removed and added."""
-    mutmut = str(Path(sys.executable).with_name("mutmut"))
-    shown = subprocess.run(
-        [mutmut, "show", mutant], cwd=workdir, capture_output=True, text=True, check=False
-    )
-    lines = [line for line in shown.stdout.splitlines() if line[:2] in ("- ", "+ ")]
-    return "\n".join(f"          {line.strip()}" for line in lines)
+    """The mutation, as the lines it removed and added: the mutant's function beside the
+    original in the file mutmut wrote (`mutants/`), diffed here; `mutmut show` starts a
+    process per mutant, seconds each on a busy machine."""
+    module, _, function = mutant.rpartition(".")
+    source = (workdir / "mutants" / (module.replace(".", "/") + ".py")).read_text()
+    original = function.rsplit("__mutmut_", 1)[0] + "__mutmut_orig"
+    bodies = {
+        node.name: (ast.get_source_segment(source, node) or "").splitlines()[1:]
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name in (function, original)
+    }
+    lines = difflib.ndiff(bodies.get(original, []), bodies.get(function, []))
+    changed = [line for line in lines if line[:2] in ("- ", "+ ")]
+    return "\n".join(f"          {line[:2]}{line[2:].strip()}" for line in changed)
 
 
 def report(results: dict[str, str], group: Group, survivors: bool, workdir: Path) -> bool:
