@@ -238,6 +238,9 @@ def test_a_long_list_of_addresses_names_five_and_counts_the_rest() -> None:
         "Its spec.service, Service keda/metrics: 0 ready address(es) (none) in 0 EndpointSlice(s)"
     )
     assert names(five)[1] == "Its pods (Pods of Service keda/metrics): none"
+    assert names(Endpoints("keda/metrics", ready[:6], (), 1))[0].endswith(
+        "10.0.0.4 and 1 more) in 1 EndpointSlice(s)"
+    )
 
 
 @pytest.mark.parametrize(

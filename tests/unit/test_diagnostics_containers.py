@@ -158,11 +158,21 @@ FINDINGS = {
         f"exited with OOMKilled (exit code 137){OOM}",
     ),
     "exited-negative": (box("terminated", exit_code=-1), "exited with exit code -1"),
+    "exited-one-without-reason": (box("terminated", exit_code=1), f"exited with exit code 1{LOG}"),
     "exited-zero": (box("terminated", "Completed", exit_code=0), ""),
     "exited-no-code": (box("terminated", "Completed"), ""),
     "running-restarted-once": (
         box("running", ready=True, restarts=1, last="Error", last_code=1),
         f"running, but restarted once; the last instance ended with Error (exit code 1){LOG}",
+    ),
+    "running-restarted-code-only": (
+        box("running", ready=True, restarts=1, last_code=2),
+        f"running, but restarted once; the last instance ended with exit code 2{LOG}",
+    ),
+    "crashloop-error-without-code": (
+        box("waiting", "CrashLoopBackOff", restarts=2, last="Error"),
+        f"CrashLoopBackOff, restarted 2 times; the last instance ended with Error (no exit code)"
+        f"{LOG}",
     ),
     "running-restarted-cleanly": (
         box("running", ready=True, restarts=3, last="Completed", last_code=0),
@@ -242,12 +252,15 @@ def test_the_log_shown_is_of_the_pod_whose_container_fails_worst() -> None:
 
 def test_a_pod_says_each_failing_container_and_an_init_container_blocks_the_rest() -> None:
     done = named("migrate", box("terminated", "Completed", exit_code=0, init=True))
+    failed = named("seed", box("terminated", "Error", exit_code=1, init=True))
     stuck = named("wait-db", box("waiting", "CrashLoopBackOff", init=True, restarts=1))
     running_init = named("proxy", box("running", init=True, restarts=1, last="Error", last_code=1))
 
-    lines = rules.pod_findings(PodState("p", "Pending", (done, stuck, running_init)))
+    lines = rules.pod_findings(PodState("p", "Pending", (done, failed, stuck, running_init)))
 
     assert lines == [
+        f"p init container seed: exited with Error (exit code 1){LOG}",
+        "p: its other containers wait until seed succeeds",
         "p init container wait-db: CrashLoopBackOff, restarted once; the last instance ended "
         "with no exit code",
         "p: its other containers wait until wait-db succeeds",
