@@ -137,8 +137,9 @@ def test_suspending_what_is_suspended_and_resuming_what_is_not_are_refused() -> 
     idle = plan_resume(release(), TARGET)
 
     assert (again.refusal, again.patch, again.action) == (ALREADY_SUSPENDED, {}, "suspend")
-    assert again.before.by == "U0OPS"
+    assert again.before.by == "U0OPS" and again.target == TARGET
     assert (idle.refusal, idle.patch, idle.action) == (NOT_SUSPENDED, {}, "resume")
+    assert idle.before == read_suspend_record(release()) and idle.target == TARGET
 
 
 def test_a_resume_writes_false_and_deletes_every_key_of_our_record_present() -> None:
@@ -148,6 +149,7 @@ def test_a_resume_writes_false_and_deletes_every_key_of_our_record_present() -> 
     after = merged(held, plan.patch_body("7"))
 
     assert plan.refusal == "" and plan.action == "resume" and plan.before.reason == "drain"
+    assert plan.target == TARGET
     assert plan.patch == {
         "spec": {"suspend": False},
         "metadata": {"annotations": {BY: None, AT: None, REASON: None, UNTIL: None}},
