@@ -180,11 +180,13 @@ def test_worst_first_then_namespace_then_name() -> None:
         verdict("z", Health.DEGRADED, "z"),
         verdict("c", Health.MISSING, None),
         verdict("a", Health.HEALTHY, "a"),
+        verdict("z", Health.HEALTHY, None),  # cluster-scoped: before every namespace
     ]
 
     assert [(v.namespace, v.name) for v in worst_first(verdicts)] == [
         (None, "c"),
         ("z", "z"),
+        (None, "z"),
         ("a", "a"),
         ("a", "b"),
         ("b", "a"),
@@ -251,6 +253,7 @@ def test_what_did_not_fit_is_counted_by_verdict_with_the_hint() -> None:
         pytest.param(0, "", id="none"),
         pytest.param(1, "HelmRelease ns0/keda (`/kai reconcile hr ns0/keda`).", id="one"),
         pytest.param(5, "HelmRelease ns4/keda (`/kai reconcile hr ns4/keda`).", id="five"),
+        pytest.param(6, "(`/kai reconcile hr ns4/keda`) and 1 more.", id="six"),
         pytest.param(7, "(`/kai reconcile hr ns4/keda`) and 2 more.", id="seven"),
     ],
 )
@@ -265,9 +268,32 @@ def test_the_elsewhere_hint_names_up_to_five_with_their_command(count: int, tail
     assert text.startswith(" Objects named keda elsewhere: HelmRelease ns0/keda (`")
     assert text.endswith(tail)
     assert text.count("HelmRelease") == min(count, 5)
+    assert text.count("`), HelmRelease ") == min(count, 5) - 1
 
 
 def test_the_elsewhere_hint_without_a_command_names_the_object_alone() -> None:
     text = render.elsewhere_text([Found("Application", "argocd", "x")], "x", lambda f: "")
 
     assert text == " Objects named x elsewhere: Application argocd/x."
+
+
+def test_a_list_too_long_for_one_message_shows_the_worst_and_counts_the_rest() -> None:
+    verdicts = [verdict(f"bad-{i:03}", Health.DEGRADED, message="x" * 250) for i in range(40)]
+    verdicts += [verdict(f"ok-{i:03}", Health.HEALTHY, message="y" * 250) for i in range(400)]
+
+    message = render.list_message(
+        verdicts, kind="HelmReleases", cluster="prod", scope="all", hint="Narrow it."
+    )
+
+    blocks = message["blocks"]
+    assert blocks[0]["type"] == "header"
+    assert blocks[1]["elements"][0]["text"] == "440 objects: 40 Degraded · 400 Healthy"
+    assert blocks[2]["text"]["text"].startswith(":red_circle: *ns/bad-000*: Degraded — xxx")
+    note = blocks[-1]["elements"][0]["text"]
+    left = int(note.split(" ")[0])
+    assert 0 < left < 400
+    assert note == (
+        f"{left} more not shown, too many for one Slack message ({left} Healthy). Narrow it."
+    )
+    assert [b["type"] for b in blocks[2:]] == ["section"] * (len(blocks) - 3) + ["context"]
+    assert message["text"].endswith(note)
