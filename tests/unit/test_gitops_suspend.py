@@ -6,7 +6,8 @@ so each test reads the object as Flux and the next sweep would.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+import time
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -232,10 +233,19 @@ def test_the_next_due_is_the_earliest_timed_suspend_still_ahead() -> None:
     assert next_due(objs[3:], NOW) is None
 
 
-def test_format_time_is_rfc3339_utc_to_the_second() -> None:
-    east = datetime(2026, 8, 24, 10, 0, 5, 999, tzinfo=UTC).astimezone()
+def test_format_time_is_rfc3339_utc_to_the_second_whatever_the_hosts_zone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    east = datetime(2026, 8, 24, 19, 0, 5, 999, tzinfo=timezone(timedelta(hours=9)))
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        written = format_time(east)
+    finally:
+        monkeypatch.undo()
+        time.tzset()
 
-    assert format_time(east) == "2026-08-24T10:00:05Z"
+    assert written == "2026-08-24T10:00:05Z"
 
 
 def test_a_suspend_is_ok_once_written_and_a_resume_ends_as_its_reconcile() -> None:

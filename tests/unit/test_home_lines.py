@@ -6,8 +6,11 @@ line, so a word that goes missing or wrong is a failing line.
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import pytest
 
 from bot.core.models import Finding, Health, HealthReport
 from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
@@ -40,8 +43,8 @@ def test_every_part_of_a_full_tab_reads_as_written() -> None:
         clusters=(
             ClusterStatus("prod", HealthReport("prod", two, NOW)),
             ClusterStatus("lab", HealthReport("lab", one, NOW)),
-            ClusterStatus("edge", HealthReport("edge", (), NOW)),
             ClusterStatus("down", error="connection refused"),
+            ClusterStatus("edge", HealthReport("edge", (), NOW)),
         ),
         alerts=(
             AlertLine("a1", "prod", True, "Config kai-config", "deps", "firing",
@@ -79,8 +82,8 @@ def test_every_part_of_a_full_tab_reads_as_written() -> None:
         "      :hourglass_flowing_sand: Deployment a/b: Progressing — 1/2 &lt;updated&gt;",
         ":red_circle: *lab*: Degraded · 1 finding not Healthy",
         "      :red_circle: Config kai-config: Degraded — DependenciesFulfilled is False",
-        ":white_check_mark: *edge*: Healthy",
         ":grey_question: *down*: could not check: connection refused",
+        ":white_check_mark: *edge*: Healthy",
         "# Active alerts (4)",
         ":red_circle: `a1` prod · Config kai-config: deps — :rotating_light: firing for 1h30m",
         ":large_orange_circle: `a2` prod · Deployment x: down — :eyes: acknowledged by <@U0OPS>"
@@ -119,3 +122,40 @@ def test_someone_who_may_not_look_is_told_why_and_sees_nothing_else() -> None:
 
     assert view["type"] == "home"
     assert lines(view) == ["# kai-chatops", ":no_entry: You are not &lt;in&gt; access.viewers"]
+
+
+def test_a_part_past_its_block_budget_shows_what_fits_and_counts_the_rest() -> None:
+    alerts = tuple(
+        AlertLine(f"a{n:03d}", "prod", True, "Config kai-config", "t" * 700, "firing", NOW)
+        for n in range(100)
+    )
+
+    view = home_view(Home(now=NOW, clusters=(), alerts=alerts), "/kai")
+
+    blocks = view["blocks"]
+    start = next(i for i, b in enumerate(blocks) if "Active alerts (100)" in str(b))
+    end = next(i for i in range(start + 1, len(blocks)) if blocks[i]["type"] == "header")
+    part = blocks[start + 1 : end]
+    sections = [b for b in part if b["type"] == "section"]
+    shown = sum(len(b["text"]["text"].splitlines()) for b in sections)
+    assert len(sections) == 15  # the alerts' share of Slack's 100 blocks
+    assert part[-1]["elements"][0]["text"] == f"… {100 - shown} more not shown here"
+
+
+def test_the_times_are_utc_whatever_the_hosts_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        text = lines(home_view(Home(now=NOW, clusters=()), "/kai"))[1]
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+    assert text.startswith("As of 2026-08-24 12:00 UTC")
+
+
+def test_a_tab_without_changes_says_none_were_made_through_the_bot() -> None:
+    assert lines(home_view(Home(now=NOW, clusters=()), "/kai"))[-2:] == [
+        "# Recent changes",
+        "No changes made through kai-chatops yet.",
+    ]
