@@ -208,12 +208,13 @@ def change_of(mutant: str, workdir: Path) -> str:
     source = (workdir / "mutants" / (module.replace(".", "/") + ".py")).read_text()
     original = function.rsplit("__mutmut_", 1)[0] + "__mutmut_orig"
     bodies = {
-        node.name: (ast.get_source_segment(source, node) or "").splitlines()[1:]
+        node.name: (ast.get_source_segment(source, node) or "").replace(node.name, original)
         for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and node.name in (function, original)
     }
-    lines = difflib.ndiff(bodies.get(original, []), bodies.get(function, []))
+    before, after = (bodies.get(name, "").splitlines() for name in (original, function))
+    lines = difflib.ndiff(before, after)
     changed = [line for line in lines if line[:2] in ("- ", "+ ")]
     return "\n".join(f"          {line[:2]}{line[2:].strip()}" for line in changed)
 

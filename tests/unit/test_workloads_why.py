@@ -150,8 +150,8 @@ CASES = {
     "no-reason": (
         kai_pod(
             conditions=[
-                {"type": "PodScheduled", "status": "False"},
                 {"type": "PodBound", "status": "False", "reason": "Waiting", "message": "m"},
+                {"type": "PodScheduled", "status": "False"},
                 {"type": "Ready", "status": "False", "reason": "Other"},
             ]
         ),
@@ -188,7 +188,7 @@ CASES = {
             "events": [
                 {"type": "Warning", "reason": "Unschedulable", "message": " full ",
                  "reportingComponent": "binder"},
-                {"type": "Warning", "reason": "Evicted", "message": "x", "count": 1,
+                {"type": "Warning", "reason": "Evicted", "message": "x", "count": 2,
                  "source": {"component": "pod-grouper"}},
                 {"type": "Normal", "reason": "Scheduled", "message": "y",
                  "source": {"component": "kai-scheduler"}},
@@ -200,7 +200,7 @@ CASES = {
             "team-a/p-0", "Pending", KAI, True, (), "pg-x", "team-a",
             "team-a: this Queue does not exist", "a100",
             ("0/8 nodes are available", "OverLimit: full"), "no reason given",
-            ("Unschedulable: full", "Evicted: x"),
+            ("Unschedulable: full", "Evicted ×2: x"),
             advice="the scheduler says: 0/8 nodes are available",
         ),
     ),
@@ -242,6 +242,18 @@ def test_the_advice_of_the_first_reason_names_its_queue_and_the_command() -> Non
 
     assert answer.advice == advice(Reason("QueueDoesNotExist", ""), "team-a", command="/gpu")
     assert "team-a" in answer.advice
+
+
+def test_a_pod_without_its_scheduled_condition_still_shows_its_bound_one() -> None:
+    pod = kai_pod(conditions=[{"type": "PodBound", "status": "True"}])
+
+    assert ask(pod, podgroup()).conditions == ("PodBound True",)
+
+
+def test_a_first_reason_without_words_points_at_the_configured_command() -> None:
+    group = podgroup(unschedulable({"reason": "", "message": ""}))
+
+    assert ask(kai_pod(), group).advice == NO_REASON
 
 
 def test_a_pod_without_a_scheduler_name_is_the_default_schedulers() -> None:
