@@ -206,14 +206,15 @@ def change_of(mutant: str, workdir: Path) -> str:
     process per mutant, seconds each on a busy machine."""
     module, _, function = mutant.rpartition(".")
     source = (workdir / "mutants" / (module.replace(".", "/") + ".py")).read_text()
-    original = function.rsplit("__mutmut_", 1)[0] + "__mutmut_orig"
+    mangled = function.rsplit("__mutmut_", 1)[0]  # x_name, or xǁClassǁname for a method
+    original, name = mangled + "__mutmut_orig", mangled.split("ǁ")[-1].removeprefix("x_")
     bodies = {
-        node.name: (ast.get_source_segment(source, node) or "").replace(node.name, original)
+        node.name: (ast.get_source_segment(source, node) or "").replace(node.name, name)
         for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         and node.name in (function, original)
     }
-    before, after = (bodies.get(name, "").splitlines() for name in (original, function))
+    before, after = (bodies.get(key, "").splitlines() for key in (original, function))
     lines = difflib.ndiff(before, after)
     changed = [line for line in lines if line[:2] in ("- ", "+ ")]
     return "\n".join(f"          {line[:2]}{line[2:].strip()}" for line in changed)
