@@ -56,7 +56,7 @@ def test_paused_keda_objects_are_held_with_our_record_and_the_others_are_not() -
             "paused", "ScaledJob", "annia", "worker", "prod", "U0OPS", "2026-08-24T10:00:00Z",
             "node drain", "2026-08-24T14:00:00Z",
         ),
-        HeldObject("paused", "ScaledObject", "annia", "api", "prod"),
+        HeldObject("paused", "ScaledObject", "annia", "api", "prod", how="at 0 replicas"),
     ]  # fmt: skip
 
 

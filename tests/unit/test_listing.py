@@ -16,7 +16,7 @@ from bot.core import errors
 from bot.core.models import Health, RawObject, Verdict
 from bot.kube.kinds import ResourceRef
 from bot.listing import render
-from bot.listing.order import worst_first
+from bot.listing.order import worst_first_key
 from bot.listing.usecase import Found, find_named, list_verdicts
 
 HR = ResourceRef("helm.toolkit.fluxcd.io", "v2", "helmreleases", "HelmRelease", True)
@@ -95,7 +95,7 @@ RELEASES = [
 async def test_a_list_in_a_namespace_shows_only_that_namespace_worst_first() -> None:
     cluster = Cluster({HR: RELEASES})
 
-    shown = await list_verdicts(cluster, HR, ["flux-system"])
+    shown = [listed.verdict for listed in await list_verdicts(cluster, HR, ["flux-system"])]
 
     assert [(v.namespace, v.name, v.health) for v in shown] == [
         ("flux-system", "keda", Health.DEGRADED),
@@ -107,8 +107,8 @@ async def test_a_list_in_a_namespace_shows_only_that_namespace_worst_first() -> 
 async def test_a_list_in_several_namespaces_reads_each_once_and_all_namespaces_with_one() -> None:
     cluster = Cluster({HR: RELEASES})
 
-    several = await list_verdicts(cluster, HR, ["apps", "flux-system"])
-    everywhere = await list_verdicts(cluster, HR, None)
+    several = [x.verdict for x in await list_verdicts(cluster, HR, ["apps", "flux-system"])]
+    everywhere = [x.verdict for x in await list_verdicts(cluster, HR, None)]
 
     assert [(v.namespace, v.name) for v in several] == [
         ("flux-system", "keda"),
@@ -183,7 +183,7 @@ def test_worst_first_then_namespace_then_name() -> None:
         verdict("z", Health.HEALTHY, None),  # cluster-scoped: before every namespace
     ]
 
-    assert [(v.namespace, v.name) for v in worst_first(verdicts)] == [
+    assert [(v.namespace, v.name) for v in sorted(verdicts, key=worst_first_key)] == [
         (None, "c"),
         ("z", "z"),
         (None, "z"),
@@ -210,7 +210,8 @@ def test_a_list_counts_by_verdict_and_shows_a_line_per_object() -> None:
         verdict("cluster-wide", Health.HEALTHY, None),
     ]
 
-    message = render.list_message(verdicts, kind="HelmReleases", cluster="prod", scope="all")
+    rows = [render.Row(v) for v in verdicts]
+    message = render.list_message(rows, kind="HelmReleases", cluster="prod", scope="all")
 
     assert message["text"].splitlines() == [
         "HelmReleases on prod: all",
@@ -220,13 +221,13 @@ def test_a_list_counts_by_verdict_and_shows_a_line_per_object() -> None:
         "cluster-wide: Healthy — Healthy",
     ]
     assert render.count_text([verdicts[1]]) == "1 object: 1 Healthy"
-    assert render.object_line(verdicts[0], md=True) == (
+    assert str(render.object_line(rows[0], md=True)) == (
         ":red_circle: *ns/keda*: Degraded — upgrade failed"
     )
 
 
 def test_a_long_message_of_one_object_is_cut() -> None:
-    line = render.object_line(verdict("x", Health.DEGRADED, message="m" * 1000))
+    line = render.object_line(render.Row(verdict("x", Health.DEGRADED, message="m" * 1000)))
 
     assert line.startswith("ns/x: Degraded — mmm") and len(line) < 350
 
@@ -282,7 +283,11 @@ def test_a_list_too_long_for_one_message_shows_the_worst_and_counts_the_rest() -
     verdicts += [verdict(f"ok-{i:03}", Health.HEALTHY, message="y" * 250) for i in range(400)]
 
     message = render.list_message(
-        verdicts, kind="HelmReleases", cluster="prod", scope="all", hint="Narrow it."
+        [render.Row(v) for v in verdicts],
+        kind="HelmReleases",
+        cluster="prod",
+        scope="all",
+        hint="Narrow it.",
     )
 
     blocks = message["blocks"]

@@ -68,7 +68,10 @@ TEAM_QUEUE = {
     "spec": {"displayName": "Team A", "resources": {"gpu": {"quota": 4, "limit": 8}}},
     "status": {"allocated": {"nvidia.com/gpu": "8"}},
 }
-QUEUE_LINE = "team-a (Team A): GPU quota 4, limit 8, over-quota weight ?, allocated 8, requested ?"
+QUEUE_LINE = (
+    "team-a (Team A): GPU quota 4, limit 8, over-quota weight not set, allocated 8, "
+    "requested none reported"
+)
 WAIT = "the scheduler has not reported on it yet: it may wait for the rest of its gang"
 NO_REASON = (
     "the scheduler gave no reason: its queue is not a leaf queue or its parent queue is missing "
@@ -324,6 +327,7 @@ def test_a_pending_group_reads_pool_since_message_and_namespace_as_written() -> 
         pending.PendingGroup(
             "team-a", "pg-x", "team-a", "h100", datetime(2026, 8, 7, 8, 0, tzinfo=UTC),
             (Reason("OverLimit", "full"),), "",
+            condition_since=datetime(2026, 8, 7, 8, 0, tzinfo=UTC),
         ),
         pending.PendingGroup(
             "team-a", "pg-x", "team-a", "default", created, (), "Unable to schedule podgroup"
