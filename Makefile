@@ -54,7 +54,8 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
-# Mutation testing of the security edges (not part of `make test`: minutes, not seconds).
+# Mutation testing of the security edges, the alert state and the newer features (docs/mutation.md;
+# not part of `make test`: minutes, not seconds).
 mutate: $(STAMP)
 	$(BIN)/python tools/mutate.py --survivors
 
