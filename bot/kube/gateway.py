@@ -17,7 +17,7 @@ import json
 import logging
 import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
-from typing import Any, cast
+from typing import Any
 
 import urllib3
 from kubernetes import client as k8s_client
@@ -34,7 +34,7 @@ from bot.kube import kinds
 from bot.kube.errors import Call
 from bot.kube.kinds import ResourceRef
 from bot.kube.lanes import ClientThreads
-from bot.kube.watching import SKIP, WatchStream, read_item
+from bot.kube.watching import WatchStream, read_event
 
 log = logging.getLogger(__name__)
 
@@ -198,16 +198,50 @@ class KubeGateway:
                 stream broke.
         """
         call = Call("watch", ref, name, namespace)
+        selector = f"metadata.name={name}"
+        async for kind, obj in self._watch(call, selector, resource_version, seconds):
+            if kind != "BOOKMARK":
+                yield None if kind == "DELETED" else obj
+
+    async def watch_objects(
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        *,
+        field_selector: str,
+        resource_version: str,
+        seconds: float,
+    ) -> AsyncGenerator[tuple[str, RawObject], None]:
+        """Each change of the collection's objects that `field_selector` picks, after
+        `resource_version`, as (type, object): ADDED, MODIFIED, DELETED, and BOOKMARK (its
+        object carries only the resourceVersion to resume from), for up to `seconds`.
+
+        The list-then-watch of an informer (client-go tools/cache/reflector.go `ListAndWatch`):
+        the caller lists first, watches from the list's resourceVersion, resumes from the
+        last one seen, and lists again on 410. It holds a thread of the watch lane until it
+        ends; it is never retried.
+
+        Raises:
+            as `watch_object`.
+        """
+        call = Call("watch", ref, None, namespace)
+        async for change in self._watch(call, field_selector, resource_version, seconds):
+            yield change
+
+    async def _watch(
+        self, call: Call, field_selector: str, resource_version: str, seconds: float
+    ) -> AsyncGenerator[tuple[str, RawObject], None]:
+        """One watch request on the watch lane: its events, blank keep-alives left out."""
         lane = self._threads.take_watch_slot()
         if lane is None:
             raise errors.KubeUnavailable(f"cluster {self.cluster}: every watch thread is busy")
-        query = [("watch", "true"), ("fieldSelector", f"metadata.name={name}")]
+        query = [("watch", "true"), ("fieldSelector", field_selector)]
         query += [("resourceVersion", resource_version), ("allowWatchBookmarks", "true")]
         query += [("timeoutSeconds", str(max(1, math.ceil(seconds))))]
         # The server ends the stream after timeoutSeconds; the read timeout only catches a dead
         # connection, so it runs a little past that.
         limits = (self._timeout[0], seconds + self._timeout[1])
-        stream = WatchStream(self._api, ref.path(namespace), query, limits)
+        stream = WatchStream(self._api, call.ref.path(call.namespace), query, limits)
         loop = asyncio.get_running_loop()
         items: asyncio.Queue[object] = asyncio.Queue()
         self.request_count += 1
@@ -220,9 +254,9 @@ class KubeGateway:
         outcome = "ok"
         try:
             while (item := await items.get()) is not None:
-                change = read_item(item, call, self.cluster)
-                if change is not SKIP:
-                    yield cast("RawObject | None", change)
+                change = read_event(item, call, self.cluster)
+                if change is not None:
+                    yield change
         except errors.KubeError:
             outcome = "error"
             raise
