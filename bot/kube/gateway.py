@@ -113,12 +113,31 @@ class KubeGateway:
         query += [("labelSelector", label_selector)] if label_selector else []
         query += [("fieldSelector", field_selector)] if field_selector else []
         accept = METADATA_ONLY if metadata_only else "application/json"
+        items, _ = await self._list_snapshot(ref, namespace, query, accept)
+        return items
+
+    async def list_for_watch(
+        self, ref: ResourceRef, namespace: str | None = None, *, field_selector: str
+    ) -> tuple[list[RawObject], str]:
+        """Every object `field_selector` picks and the list's resourceVersion, to watch from
+        (`watch_objects`); pages and 410s as `list_objects`.
+
+        Raises:
+            KubeError: as `list_objects`.
+        """
+        query = [("limit", str(LIST_PAGE_SIZE)), ("fieldSelector", field_selector)]
+        return await self._list_snapshot(ref, namespace, query, "application/json")
+
+    async def _list_snapshot(
+        self, ref: ResourceRef, namespace: str | None, query: list[tuple[str, str]], accept: str
+    ) -> tuple[list[RawObject], str]:
+        """The paged list, started over on 410 up to LIST_RESTARTS times, and its version."""
         call = Call("list", ref, None, namespace)
         for restart in range(LIST_RESTARTS + 1):
             try:
                 return await self._list_pages(call, ref.path(namespace), query, accept)
             except errors.KubeNotFound:
-                return []
+                return [], ""
             except errors.KubeExpired as e:
                 if restart == LIST_RESTARTS:
                     raise
@@ -127,17 +146,19 @@ class KubeGateway:
 
     async def _list_pages(
         self, call: Call, path: str, query: list[tuple[str, str]], accept: str
-    ) -> list[RawObject]:
-        """One paged list, page after page of the same snapshot."""
+    ) -> tuple[list[RawObject], str]:
+        """One paged list, page after page of the same snapshot, and that snapshot's version."""
         items: list[RawObject] = []
-        token = ""
+        token, version = "", ""
         while True:
             page_query = query + ([("continue", token)] if token else [])
             page = await self._request(call, "GET", path, page_query, accept=accept)
             items.extend(page.get("items") or [])
-            token = (page.get("metadata") or {}).get("continue") or ""
+            metadata = page.get("metadata") or {}
+            version = version or str(metadata.get("resourceVersion") or "")
+            token = metadata.get("continue") or ""
             if not token:
-                return items
+                return items, version
 
     async def patch_object(
         self,

@@ -22,6 +22,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.gitops import suspend_expiry
 from bot.keda import expiry as keda_expiry
 from bot.kube import lanes
+from bot.kube.ports import CollectionWatcher
+from bot.notices.usecase import EvictionNotices
+from bot.notices.watch import EvictionWatch
 from bot.service.deps import Deps
 from bot.slack.blocks import escape
 
@@ -32,6 +35,7 @@ JobFunction = Callable[[Deps], Awaitable[None]]
 Sweeper = Callable[[Deps, str], Awaitable[datetime | None]]
 PAUSE_SWEEP_EVERY = timedelta(seconds=30)  # list every timed pause (any replica's or restart's)
 PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is looked at
+EVICTION_PASS_EVERY = timedelta(seconds=5)  # a watch pass that ended is resumed this soon
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,36 @@ class PauseExpiry:
             self.next_due = await self.sweep(deps, self.cluster)
 
 
+class EvictionJob:
+    """The eviction notices of one cluster (`notices.evictions`): on the Lease holder, a
+    pass of its list-then-watch of KAI's Evict Events (a pass lasts as long as its watch, so
+    the job, never overlapping itself, keeps one watch open); a replica that does not hold
+    the Lease forgets where it was and lists again once it does."""
+
+    def __init__(self, cluster: str, notices: EvictionNotices) -> None:
+        self.cluster = cluster
+        self.watch = EvictionWatch(notices)
+
+    async def __call__(self, deps: Deps) -> None:
+        kube = deps.kube[self.cluster]
+        if not is_leader(deps) or not isinstance(kube, CollectionWatcher):
+            self.watch.forget()
+            return
+        with lanes.scheduled():
+            await self.watch.run(kube, deps.clock, lambda: is_leader(deps))
+
+
+def eviction_jobs(deps: Deps) -> list[Job]:
+    """One eviction watch per cluster when `notices.evictions` is on."""
+    if not deps.settings.notices.evictions:
+        return []
+    notices = EvictionNotices(deps.settings, deps.alerts)
+    return [
+        Job(f"evictions-{c.name}", EvictionJob(c.name, notices), EVICTION_PASS_EVERY, at_start=True)
+        for c in deps.settings.clusters
+    ]
+
+
 def alert_jobs(deps: Deps) -> list[Job]:
     """The Lease renewal (first, at once), and per configured cluster the alert check and the
     timed-pause and timed-suspend expiries (whoever holds the Lease runs them; the expiry is
@@ -254,5 +288,6 @@ class Schedule:
 
 
 def build_scheduler(deps: Deps, extra_jobs: Sequence[Job] = ()) -> Schedule:
-    """The alert jobs (see `alert_jobs`) plus `extra_jobs`, not started yet."""
-    return Schedule(deps, [*alert_jobs(deps), *extra_jobs])
+    """The alert jobs (see `alert_jobs`), the eviction watches, plus `extra_jobs`, not started
+    yet."""
+    return Schedule(deps, [*alert_jobs(deps), *eviction_jobs(deps), *extra_jobs])
