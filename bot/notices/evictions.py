@@ -69,7 +69,7 @@ def read_eviction(event: RawObject) -> Eviction | None:
         return None
     involved = c.as_mapping(event.get("involvedObject"))
     notes = c.annotations_of(event)
-    pods = c.as_int(notes.get(PODS))
+    pods = _count(notes.get(PODS))
     return Eviction(
         uid=uid,
         namespace=c.as_text(involved.get("namespace")) or c.object_namespace(event) or "",
@@ -82,6 +82,12 @@ def read_eviction(event: RawObject) -> Eviction | None:
         evictor=c.as_text(notes.get(EVICTOR)),
         evictor_namespace=c.as_text(notes.get(EVICTOR_NAMESPACE)),
     )
+
+
+def _count(value: object) -> int | None:
+    """An annotation's number (annotations are strings: `"4"`); None when it is not one."""
+    text = c.as_text(value).strip()
+    return int(text) if text.isdigit() else None
 
 
 def _latest(event: RawObject) -> datetime | None:

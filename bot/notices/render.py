@@ -81,9 +81,8 @@ def _facts(eviction: Eviction, queues: Queues) -> list[str]:
         lines.append(f"Pods evicted: {eviction.pods}")
     if eviction.evictor:
         taker = f"{eviction.evictor_namespace}/{eviction.evictor}".lstrip("/")
-        lines.append(
-            f"Taken by: {taker} ({_queue_numbers(queues.evictor_queue, queues.evictor_row)})"
-        )
+        numbers = _queue_numbers(queues.evictor_queue, queues.evictor_row)
+        lines.append(f"Taken by: {taker}, queue {numbers}")
     return [*lines, *_problem(queues)]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from testbed.sim import evictions
 from testbed.sim.simulator import Simulator
 from testbed.sim.workload_breakage import (
     SCHEDULER_POD,
@@ -139,6 +140,7 @@ ACTIONS: dict[str, Callable[[Simulator], None]] = {
     "stale_generation": stale_generation,
     "metrics_apiserver_crashloop": metrics_apiserver_crashloop,
     "gpu_quota_exhausted": gpu_quota_exhausted,
+    "reclaim": evictions.reclaim,
     "heal": heal,
 }
 
