@@ -129,7 +129,8 @@ async def eviction_told(stack: Stack, clock: Clock) -> None:
     evictions.reclaim(stack.sim)
     group = stack.sim.get(evictions.PODGROUP, "PodGroup", evictions.EVICTED, evictions.EVICTED_NS)
     notes = evictions.kai_annotations("reclaim", 1, evictions.RECLAIMER, evictions.RECLAIMER_NS)
-    stack.sim.apply(evictions.evict_event(group or {}, "Pod vision/x was preempted", notes, clock()))
+    event = evictions.evict_event(group or {}, "Pod vision/x was preempted", notes, clock())
+    stack.sim.apply(event)
     await stack.slack.wait_for(
         lambda: any("KAI reclaimed" in m.text for m in stack.slack.messages(ALERT_CHANNEL)),
         timeout=15,
