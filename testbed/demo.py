@@ -53,7 +53,10 @@ DEMO_ALERTS = {
         "mention": ["@platform-oncall"],
         "escalate_after": "1m",
         "escalate_to": ["@platform-leads"],
-    }
+    },
+    # `sim reclaim`: KAI's evictions, told in the evicted group's namespace channel (the alert
+    # channel here, which the console shows as #alerts).
+    "notices": {"evictions": True},
 }
 
 

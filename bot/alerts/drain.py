@@ -1,6 +1,8 @@
 """The drain: sends what the alert outboxes owe, in order per incident, exactly once.
 
-For each incident (and the cluster's notices) it takes the head of the outbox and:
+For each incident (and the cluster's notices, and each notice thread: an eviction told in its
+namespace's channel, its root and replies delivered and converged as an incident's) it takes
+the head of the outbox and:
 - an edit: sends it (an edit is idempotent: an unknown outcome is simply sent again);
 - a post that was attempted before with an unknown outcome: looks for it in Slack by its effect
   ID, newer than the attempt's anchor (a Slack ts), and adopts the copy it finds; a root not

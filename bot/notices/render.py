@@ -57,6 +57,8 @@ def eviction_notice(cluster: str, eviction: Eviction, queues: Queues) -> Message
     else:
         title = f"{group} was evicted by KAI on {cluster}"
     lines = [*_facts(eviction, queues), *_why(eviction, queues)]
+    if eviction.count > 1:  # first seen after it had repeated: every one is said here
+        lines.append(f"This Event counts {eviction.count} evictions.")
     return _message(title, lines, eviction)
 
 

@@ -172,3 +172,10 @@ async def test_demo_sim_scheduler_down_raises_a_paging_alert_with_evidence_and_h
     assert (
         "simulator: The kai-scheduler-default Deployment is unavailable" in capsys.readouterr().out
     )
+
+
+def test_demo_sim_reclaim_shows_the_eviction_notice() -> None:
+    out = run_demo("sim reclaim", "wait for KAI reclaimed up to 30s", "wait 1s")
+    notice = out[out.index("simulator: Queue annia") :]
+    assert "KAI reclaimed vision/pg-vision-sweep" in notice
+    assert "Taken by: annia/pg-annia-train" in notice

@@ -168,3 +168,10 @@ def test_a_notice_without_annotations_guesses_nothing() -> None:
     text = eviction_notice("prod", read(kai_event(**{"x": "y"})), Queues("team-b", ROW))["text"]
     assert text.startswith("team-b/pg-sweep was evicted by KAI on prod")
     assert not any(word in text for word in ("Pods evicted", "Taken by", "Why"))
+
+
+def test_an_event_first_seen_after_it_repeated_says_every_eviction_in_its_notice() -> None:
+    text = eviction_notice("prod", read(kai_event(count=3)), Queues("team-b", ROW))["text"]
+    assert "This Event counts 3 evictions." in text
+    once = eviction_notice("prod", read(kai_event()), Queues("team-b", ROW))["text"]
+    assert "counts" not in once
