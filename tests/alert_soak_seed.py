@@ -132,7 +132,6 @@ class Soak:
             uid = self.rng.choice(once[:-1])
             evictions.evicted_again(sim, self.evicted[uid], self.clock.now)
             self.rises[uid] = 1
-        self.figures.evictions += 1
 
     async def until_told(self) -> None:
         """Wait (real time: the holder's watch runs beside the check steps) until the state
@@ -347,6 +346,7 @@ class Soak:
         )
         seed = self.plan.seed
         told = {_key(uid): 1 + rose for uid, rose in self.rises.items()}
+        self.figures.evictions += len(told)
         notices = check_notices(
             self.stack.slack, NOTICES, told, holders=self.holders, kept=self.kept
         )

@@ -136,7 +136,7 @@ class Drain:
         memory, term = self._memory[cluster], self._poster.term()
         if memory.term != term:
             known: list[Place] = [*state.alerts.values(), *state.closing, *state.recent]
-            known += state.threads
+            known += outbox.lively_threads(state, self._poster.clock())
             self._watch(cluster, [a.incident for a in known if a.root_ts])
             memory.term = term
         now = self._poster.monotonic()

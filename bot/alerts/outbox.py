@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Note, NoticeThread, Owed
@@ -21,6 +21,7 @@ from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Note, Notice
 NOTICES = ""  # the `where` of the cluster's own notices, outside any incident
 DELIVERED_KEPT = 50  # reply ts remembered per incident, for fencing late posters
 RECENT_KEPT = 10  # closed incidents remembered, for late answers and a new holder's look
+THREAD_LIVELY = timedelta(hours=1)  # a thread this recent is converged after a takeover
 Place = AlertState | NoticeThread  # what owes messages with a root: an incident or a thread
 SETTLE_PASSES = 2  # sweeps in a row (in separate drains) that must see the channel agree
 
@@ -103,6 +104,13 @@ def forget_threads(state: ClusterAlerts, before: datetime, keep: int) -> Cluster
     horizon = latest if state.forgotten is None else max(latest, state.forgotten)
     kept = tuple(t for t in state.threads if t.key not in gone)
     return replace(state, threads=kept, forgotten=horizon)
+
+
+def lively_threads(state: ClusterAlerts, now: datetime) -> list[NoticeThread]:
+    """The notice threads a deposed holder may have been posting to: those still owing, and
+    those whose latest occurrence is within THREAD_LIVELY (a cluster may keep hundreds of quiet
+    threads: looking at each after every takeover would cost two Slack reads apiece)."""
+    return [t for t in state.threads if t.outbox or now - t.last < THREAD_LIVELY]
 
 
 def find_thread(state: ClusterAlerts, key: str) -> NoticeThread | None:
