@@ -19,6 +19,7 @@ from bot.alerts import outbox
 from bot.alerts.model import ClusterAlerts, NoticeThread
 from bot.core import conditions as c
 from bot.core.models import RawObject
+from bot.diagnostics.evidence import event_time
 
 REASON = "Evict"
 SELECTOR = f"reason={REASON}"  # the field selector the Events are watched with
@@ -75,7 +76,7 @@ def read_eviction(event: RawObject) -> Eviction | None:
         namespace=c.as_text(involved.get("namespace")) or c.object_namespace(event) or "",
         group=c.as_text(involved.get("name")),
         count=max(1, c.as_int(event.get("count")) or 1),
-        at=_latest(event),
+        at=event_time(event),  # its latest occurrence
         message=c.as_text(event.get("message")),
         action=c.as_text(notes.get(ACTION)),
         pods=pods if pods is not None and pods > 0 else None,
@@ -88,21 +89,6 @@ def _count(value: object) -> int | None:
     """An annotation's number (annotations are strings: `"4"`); None when it is not one."""
     text = c.as_text(value).strip()
     return int(text) if text.isdigit() else None
-
-
-def _latest(event: RawObject) -> datetime | None:
-    """When it last happened: `lastTimestamp` (client-go's recorder), else the events.k8s.io
-    fields (`series.lastObservedTime`, `eventTime`), else when the Event was created."""
-    series = c.as_mapping(event.get("series"))
-    for value in (
-        event.get("lastTimestamp"),
-        series.get("lastObservedTime"),
-        event.get("eventTime"),
-        event.get("firstTimestamp"),
-    ):
-        if (at := c.parse_timestamp(value)) is not None:
-            return at
-    return c.creation_time(event)
 
 
 def thread_key(cluster: str, eviction: Eviction) -> str:
