@@ -22,7 +22,7 @@ from bot.notices.usecase import EvictionNotices
 
 log = logging.getLogger(__name__)
 
-WATCH_SECONDS = 55.0  # one watch request; the next pass resumes where it ended
+WATCH_SECONDS = 55.0  # one watch request at most; the next resumes where it ended
 
 
 class EvictionWatch:
@@ -42,10 +42,11 @@ class EvictionWatch:
         clock: Callable[[], datetime],
         still_holder: Callable[[], bool],
         seconds: float = WATCH_SECONDS,
-    ) -> None:
+    ) -> bool:
         """One pass: list if needed, then watch for up to `seconds` (or until this replica
-        stops holding the Lease). Never raises for the cluster or the store: logged, and the
-        next pass resumes (or lists again)."""
+        stops holding the Lease); whether it went well (a 410 counts: the next pass lists at
+        once). Never raises for the cluster or the store: logged, and the next pass resumes
+        (or lists again)."""
         try:
             if not self.version:
                 items, version = await kube.list_for_watch(kinds.EVENT, field_selector=SELECTOR)
@@ -57,9 +58,12 @@ class EvictionWatch:
             self.version = ""
         except errors.KubeError as e:
             log.warning("cluster %s: evictions cannot be watched now: %s", kube.cluster, e)
+            return False
         except StoreUnavailable as e:
             log.error("cluster %s: evictions not recorded: %s; listing again", kube.cluster, e)
             self.version = ""
+            return False
+        return True
 
     async def _watch(
         self,

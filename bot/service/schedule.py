@@ -35,7 +35,9 @@ JobFunction = Callable[[Deps], Awaitable[None]]
 Sweeper = Callable[[Deps, str], Awaitable[datetime | None]]
 PAUSE_SWEEP_EVERY = timedelta(seconds=30)  # list every timed pause (any replica's or restart's)
 PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is looked at
-EVICTION_PASS_EVERY = timedelta(seconds=5)  # a watch pass that ended is resumed this soon
+EVICTION_EVERY = timedelta(minutes=1)  # an eviction job's run; the next follows at once
+EVICTION_PASS = EVICTION_EVERY - timedelta(seconds=2)  # how long a run watches
+EVICTION_RETRY = timedelta(seconds=5)  # after a failed list or watch, or while not the holder
 
 
 @dataclass(frozen=True)
@@ -169,22 +171,30 @@ class PauseExpiry:
 
 
 class EvictionJob:
-    """The eviction notices of one cluster (`notices.evictions`): on the Lease holder, a
-    pass of its list-then-watch of KAI's Evict Events (a pass lasts as long as its watch, so
-    the job, never overlapping itself, keeps one watch open); a replica that does not hold
-    the Lease forgets where it was and lists again once it does."""
+    """The eviction notices of one cluster (`notices.evictions`): for most of its interval,
+    on the Lease holder, its list-then-watch of KAI's Evict Events, watch after watch, a
+    failure tried again after EVICTION_RETRY (a run ends before the next is due, so the job
+    never finds itself still running); a replica that does not hold the Lease forgets where
+    it was and lists again once it does."""
 
     def __init__(self, cluster: str, notices: EvictionNotices) -> None:
         self.cluster = cluster
         self.watch = EvictionWatch(notices)
 
     async def __call__(self, deps: Deps) -> None:
-        kube = deps.kube[self.cluster]
-        if not is_leader(deps) or not isinstance(kube, CollectionWatcher):
-            self.watch.forget()
-            return
-        with lanes.scheduled():
-            await self.watch.run(kube, deps.clock, lambda: is_leader(deps))
+        loop = asyncio.get_running_loop()
+        end = loop.time() + EVICTION_PASS.total_seconds()
+        while (left := end - loop.time()) > 1:
+            kube = deps.kube[self.cluster]
+            if not is_leader(deps) or not isinstance(kube, CollectionWatcher):
+                self.watch.forget()
+                await asyncio.sleep(min(EVICTION_RETRY.total_seconds(), left))
+                continue
+            began = loop.time()
+            with lanes.scheduled():
+                watched = await self.watch.run(kube, deps.clock, lambda: is_leader(deps), left)
+            if not watched or loop.time() - began < 1:  # never a tight loop of requests
+                await asyncio.sleep(min(EVICTION_RETRY.total_seconds() if not watched else 1, left))
 
 
 def eviction_jobs(deps: Deps) -> list[Job]:
@@ -193,7 +203,7 @@ def eviction_jobs(deps: Deps) -> list[Job]:
         return []
     notices = EvictionNotices(deps.settings, deps.alerts)
     return [
-        Job(f"evictions-{c.name}", EvictionJob(c.name, notices), EVICTION_PASS_EVERY, at_start=True)
+        Job(f"evictions-{c.name}", EvictionJob(c.name, notices), EVICTION_EVERY, at_start=True)
         for c in deps.settings.clusters
     ]
 
