@@ -1,12 +1,15 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both create .venv when missing.
 # `make test` is lint and every test tier; `make test-unit` (seconds), `make test-e2e` and
 # `make test-cluster` one tier each. The cluster tier needs Go: it builds a real kube-apiserver.
+# Installing: `make push IMAGE=... VERSION=...` publishes the image; `make keda-rbac` writes each
+# overlay's KEDA Roles from its config.yaml (the README's "Install").
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test test-unit test-e2e test-cluster control-plane soak demo lint bench mutate plant clean
+.PHONY: test test-unit test-e2e test-cluster control-plane soak demo lint bench mutate plant clean \
+	image push keda-rbac
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,6 +61,27 @@ mutate: $(STAMP)
 # Each known delivery bug planted once: the soak and a named test must both catch it (docs/mutation.md)
 plant: $(STAMP)
 	$(BIN)/python tools/plant.py
+
+# The container image from deploy/Dockerfile, with the first of docker, podman or buildah on the
+# PATH (or CONTAINER_TOOL=...): `make push IMAGE=registry.example.com/kai-chatops:0.2.0
+# VERSION=0.2.0`. VERSION is what `kai-chatops --version` prints (the build has no .git): by
+# default this commit's tag `vX.Y.Z`, else 0.0.0+gHASH; IMAGE's tag defaults to it.
+VERSION ?= $(or $(patsubst v%,%,$(shell git describe --tags --exact-match --match 'v[0-9]*' 2>/dev/null)),0.0.0+g$(shell git rev-parse --short HEAD 2>/dev/null))
+IMAGE ?= kai-chatops:$(subst +,-,$(VERSION))
+CONTAINER_TOOL ?= $(firstword $(foreach tool,docker podman buildah,$(if $(shell command -v $(tool) 2>/dev/null),$(tool))))
+NO_CONTAINER_TOOL := none of docker, podman or buildah is on the PATH: install one, or name yours with CONTAINER_TOOL=
+
+image:
+	@test -n "$(CONTAINER_TOOL)" || { echo "make image: $(NO_CONTAINER_TOOL)" >&2; exit 1; }
+	$(CONTAINER_TOOL) build -f deploy/Dockerfile --build-arg VERSION='$(VERSION)' -t '$(IMAGE)' .
+
+push: image
+	$(CONTAINER_TOOL) push '$(IMAGE)'
+
+# The KEDA Role and RoleBinding of every namespace in keda.namespaces, for each overlay with a
+# config.yaml (deploy/overlays/*/keda-rbac.yaml, from deploy/templates/rbac-keda.yaml).
+keda-rbac: $(STAMP)
+	$(BIN)/python tools/keda_rbac.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -121,10 +121,17 @@ def _log_level(args: argparse.Namespace) -> int:
 
 async def serve(config_path: str, host: str, port: int) -> int:
     from bot.service.server import Service  # Slack's Bolt is not needed by check/evaluate
+    from handlers.approval_record import check_approvers
 
     settings = config.load_settings(config_path)
     env = SlackEnv.from_environ(os.environ)
-    service = Service(build_deps(settings, env), env, host=host, port=port)
+    deps = build_deps(settings, env)
+    try:
+        await check_approvers(deps)  # a ConfigError: exit 2, as for any invalid configuration
+    except errors.ConfigError:
+        deps.close()
+        raise
+    service = Service(deps, env, host=host, port=port)
     await service.run_until_signalled()
     return EXIT_OK
 

@@ -11,6 +11,7 @@ from bot.slack import blocks as render
 from bot.slack.blocks import Message
 from handlers import (
     alerts,
+    approval,
     commands,
     confirm,
     diagnostics,
@@ -28,16 +29,24 @@ FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home
 
 def register(app: AsyncApp, deps: Deps) -> None:
     """Attach every listener: the slash command, Confirm/Cancel, and each feature's buttons."""
-    executors: dict[str, Executor] = {}
-    for feature in FEATURES:
-        executors |= feature.EXECUTORS
+    executors = _executors()
     # Bolt tries listeners in the order they were added, running each one's matchers: the
     # slash command and Confirm/Cancel go first, as they carry most requests.
     app.command(deps.settings.slack.command)(commands.make_command_listener(_runners()))
-    app.action(render.CONFIRM_ACTION)(confirm.make_confirm_listener(executors))
+    confirmed = confirm.make_confirm_listener(executors, approval.ask_approval)
+    app.action(render.CONFIRM_ACTION)(confirmed)
     app.action(render.CANCEL_ACTION)(confirm.handle_cancel)
+    approval.register(app, executors)
     for feature in FEATURES:
         feature.register(app)
+
+
+def _executors() -> dict[str, Executor]:
+    """Each confirmed action's executor, by its name."""
+    executors: dict[str, Executor] = {}
+    for feature in FEATURES:
+        executors |= feature.EXECUTORS
+    return executors
 
 
 def command_acks(deps: Deps) -> Callable[[str], Message | None]:
@@ -49,7 +58,7 @@ def command_acks(deps: Deps) -> Callable[[str], Message | None]:
 
 def _runners() -> dict[type, Runner]:
     """Each subcommand's runner, by its parsed type."""
-    runners = dict(commands.HEALTH_RUNNERS)
+    runners = dict(commands.HEALTH_RUNNERS) | approval.runners(_executors())
     for feature in FEATURES:
         runners |= feature.RUNNERS
     return {kind: listing.with_elsewhere_hint(run) for kind, run in runners.items()}

@@ -5,8 +5,10 @@ Group members come from Slack (cached by the gateway); the decision itself is `b
 
 from __future__ import annotations
 
-from bot.access import policy
+from bot.access import identity, policy
 from bot.core import errors
+from bot.kube.acting import ActingAs, acting_as
+from bot.kube.ports import KubeWriter
 from bot.service.deps import Deps
 
 
@@ -34,3 +36,35 @@ async def require_viewer(deps: Deps, user_id: str, action: str) -> None:
     groups = policy.group_entries(entries)
     members = await deps.slack.members_of(groups)
     policy.require_viewer(user_id, action, access, members)
+
+
+async def require_identity(deps: Deps, user_id: str) -> None:
+    """Refuse at the command, before a Confirm is shown, a person whose change could not be
+    sent as them (`access.impersonate`); the click checks again (`kube_for_change`).
+
+    Raises:
+        NotAllowed, UserError: as `kube_for_change`.
+    """
+    await identity.resolve(deps.settings.access.impersonate, user_id, deps.slack)
+
+
+async def kube_for_change(deps: Deps, cluster: str | None, actor: str) -> KubeWriter:
+    """The cluster's gateway for a change `actor` (a Slack user ID) asked for: its patches are
+    sent as that person when `access.impersonate` says so, its reads stay the bot's own.
+
+    Raises:
+        NotAllowed, UserError: the person's identity cannot be told (no email, Slack cannot be
+            asked): nothing is sent, and never as the bot instead.
+    """
+    kube = deps.kube_for(cluster)
+    mode = deps.settings.access.impersonate
+    person = await identity.resolve(mode, actor, deps.slack)
+    return kube if person is None else acting_as(kube, person)
+
+
+def acting_details(kube: object) -> dict[str, str]:
+    """For the audit line: the Kubernetes identity a change was sent as, and by whom (empty
+    when it was sent as the bot itself)."""
+    if not isinstance(kube, ActingAs):
+        return {}
+    return kube.audit_details()

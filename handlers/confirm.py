@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from bot.access import audit, confirmations
+from bot.access import approvals, audit, confirmations
 from bot.access.confirmations import Pending
 from bot.access.once import OnceUnavailable
 from bot.core import errors
@@ -46,24 +46,48 @@ def ask(
     return {**render.confirmation_message(title, lines, sealed), "response_type": "ephemeral"}
 
 
-def make_confirm_listener(executors: Mapping[str, Executor]) -> Listener:
-    """The `Confirm` button's listener, dispatching to the feature that asked."""
+# Where a confirmed change goes instead of running, when its cluster needs a second operator
+# (`handlers.approval.ask_approval`): (deps, the confirmed change) -> the requester's reply.
+AskApproval = Callable[[Deps, Pending], Awaitable[Message]]
+
+
+def make_confirm_listener(
+    executors: Mapping[str, Executor], ask_approval: AskApproval | None = None
+) -> Listener:
+    """The `Confirm` button's listener, dispatching to the feature that asked; on a cluster of
+    `access.approval` the confirmed change waits for an approver (`ask_approval`) instead."""
 
     async def confirm(deps: Deps, user_id: str, value: str, _: dict[str, Any]) -> Message:
         pending = confirmations.unseal(value, deps.confirm_key, deps.clock())
         await access.require_operator(deps, user_id, pending.action)
-        execute = executors.get(pending.action)
-        if execute is None:
+        if pending.action not in executors:
             raise errors.UserError(f"'{pending.action}' cannot be confirmed in this version.")
         await claim_once(deps, pending)
-        try:
-            result = await execute(pending, deps, user_id)
-        except errors.BotError as e:  # executors record what they return; this, they raised
-            await _record_error(deps, pending, user_id, e)
-            raise
+        if ask_approval is not None and approvals.needs_approval(deps.settings, pending.params):
+            return await ask_approval(deps, pending)
+        result = await run_change(executors, deps, pending, user_id)
         return {**result, "replace_original": True}
 
     return replies.button_listener("confirm", confirm)
+
+
+async def run_change(
+    executors: Mapping[str, Executor], deps: Deps, pending: Pending, actor: str
+) -> Message:
+    """Carry out a confirmed (or approved) change as `actor`; an error it raises is recorded
+    (its one audit line), then raised.
+
+    Raises:
+        UserError: the action is unknown to this version; what the executor raises.
+    """
+    execute = executors.get(pending.action)
+    if execute is None:
+        raise errors.UserError(f"'{pending.action}' cannot be carried out in this version.")
+    try:
+        return await execute(pending, deps, actor)
+    except errors.BotError as e:  # executors record what they return; this, they raised
+        await _record_error(deps, pending, actor, e)
+        raise
 
 
 async def claim_once(deps: Deps, pending: Pending) -> None:

@@ -13,14 +13,14 @@ import asyncio
 import dataclasses
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.access import audit
+from bot.access import approvals, audit, confirmations
 from bot.access.confirmations import Pending
 from bot.core import errors
 from bot.core.rich import rich_text
@@ -32,7 +32,7 @@ from bot.kube.ports import KubeWriter
 from bot.service.deps import Deps
 from bot.slack import blocks as render
 from bot.slack.blocks import Message
-from handlers import access, confirm
+from handlers import access, approval, confirm
 from handlers.invocation import Executor, Invocation, Runner
 
 log = logging.getLogger(__name__)
@@ -80,18 +80,52 @@ async def run_reconcile(
     With the invocation's `respond`, "reconciling…" is posted at once and the returned result
     replaces it: one message, updated in place.
     """
-    respond = invocation.respond
     request = resolve_request(parsed, deps.settings)
     target = request.target
     await access.require_operator(deps, invocation.user_id, f"reconcile {target.describe()}")
+    if approvals.needs_approval(deps.settings, target.params()):
+        pending = confirmations.new_pending(
+            "reconcile",
+            _request_params(request),
+            user_id=invocation.user_id,
+            channel_id=invocation.channel_id,
+            now=deps.clock(),
+        )
+        note = await approval.ask_approval(deps, pending)
+        return {**note, "response_type": "ephemeral", "replace_original": False}
+    return await _run_request(request, deps, invocation)
+
+
+async def execute_reconcile(pending: Pending, deps: Deps, actor: str) -> Message:
+    """An approved reconcile or refresh (`access.approval`), run as `actor`, who asked for it."""
+    params = pending.params
+    flags = {flag: bool(params.get(flag)) for flag in _REQUEST_FLAGS}
+    request = Request(Target.from_params(params), **flags)
+    invocation = Invocation(actor, pending.channel_id, deps.settings.slack.command)
+    return await _run_request(request, deps, invocation)
+
+
+_REQUEST_FLAGS = ("with_source", "hard", "force", "reset")
+
+
+def _request_params(request: Request) -> dict[str, str]:
+    """A reconcile as a change's parameters (strings only; a flag not given is left out)."""
+    flags = {flag: "yes" for flag in _REQUEST_FLAGS if getattr(request, flag)}
+    return request.target.params() | flags
+
+
+async def _run_request(request: Request, deps: Deps, invocation: Invocation) -> Message:
+    """A reconcile or refresh by an operator, one per object at a time, followed to its end."""
+    respond, target = invocation.respond, request.target
+    writer = await access.kube_for_change(deps, target.cluster, invocation.user_id)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
     with _FLIGHTS.claim(kube, target, invocation.user_id):
         if target.is_application:
-            return await _refresh(kube, request, deps, invocation, respond)
-        return await _reconcile_flux(kube, request, deps, invocation, respond)
+            return await _refresh(writer, request, deps, invocation, respond)
+        return await _reconcile_flux(writer, request, deps, invocation, respond)
 
 
 async def _reconcile_flux(
@@ -101,9 +135,12 @@ async def _reconcile_flux(
     invocation: Invocation,
     respond: Respond | None,
 ) -> Message:
-    user = invocation.user_id
-    steps = await ops.prepare_flux(kube, request)
-    progress = render_gitops.flux_progress([step.target for step in steps], user)
+    user, settings = invocation.user_id, deps.settings
+    steps = await ops.prepare_flux(
+        kube, request, command=settings.slack.command, default_cluster=settings.clusters[0].name
+    )
+    targets = [step.target for step in steps]
+    progress = render_gitops.flux_progress(targets, user, flags=request.flags)
 
     async def requested(target: Target, token: str) -> None:
         log.info("reconcile of %s requested by %s (requestedAt %s)", target.describe(), user, token)
@@ -120,11 +157,13 @@ async def _reconcile_flux(
         final = report.steps[-1]
         details = {"requestedAt": final.token, "ready": final.ready, "reason": final.reason}
         details |= {"note": final.note} if final.state == "not read back" else {}
-        change = _change(deps, user, "reconcile", request.target, report.outcome, details)
+        details |= {"flags": request.flags} if request.flags else {}
+        details |= access.acting_details(kube)
+        change = _change(deps, user, request.action, request.target, report.outcome, details)
         await _record(deps, invocation, change)
-        return render_gitops.flux_result(report, user)
+        return render_gitops.flux_result(report, user, flags=request.flags)
 
-    action = _Action(deps, invocation, "reconcile", request.target)
+    action = _Action(deps, invocation, request.action, request.target)
     return await _in_place(respond, progress, action.recorded(work()))
 
 
@@ -153,7 +192,7 @@ async def _refresh(
             on_requested=requested,
             app=app,
         )
-        details = _argo_details(report)
+        details = _argo_details(report) | access.acting_details(kube)
         await _record(deps, invocation, _change(deps, user, action, target, report.state, details))
         return render_gitops.argo_result(report, user)
 
@@ -166,6 +205,7 @@ async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
     """`/kai sync`: check the Application can sync now, then ask the user to confirm."""
     target = resolve_request(parsed, deps.settings).target
     await access.require_operator(deps, invocation.user_id, f"sync {target.describe()}")
+    await access.require_identity(deps, invocation.user_id)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
@@ -180,13 +220,14 @@ async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
 async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
     """The confirmed sync: write `operation`, wait until Argo CD clears it, report the outcome."""
     target = Target.from_params(pending.params)
+    writer = await access.kube_for_change(deps, target.cluster, clicker)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
     with _FLIGHTS.claim(kube, target, clicker):
         written = await ops.start_sync(
-            kube, target, user_id=clicker, channel_id=pending.channel_id, clock=deps.clock
+            writer, target, user_id=clicker, channel_id=pending.channel_id, clock=deps.clock
         )
         # Recorded in the channel now, not only at the end: the wait can be long, and the sync
         # runs even if this replica stops before Argo CD finishes.
@@ -199,7 +240,8 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
             alert_channel=deps.settings.slack.alert_channel,
         )
         report = await ops.wait_sync(kube, target, polling=_polling(deps), written=written)
-    change = _change(deps, clicker, "sync", target, report.state, _argo_details(report))
+    details = _argo_details(report) | access.acting_details(writer)
+    change = _change(deps, clicker, "sync", target, report.state, details)
     text = render_gitops.sync_audit_text(report, clicker)
     await confirm.announce(deps, pending, change, text)
     return {**render_gitops.argo_result(report, clicker), "response_type": "ephemeral"}
@@ -286,15 +328,18 @@ class _Action:
         try:
             return await work
         except errors.KubeWriteUnknown as e:
-            await self._record("unknown", str(e))
+            await self._record("unknown", str(e), e.details)
+            raise
+        except errors.KubeError as e:
+            await self._record("failed", str(e), e.details)
             raise
         except errors.BotError as e:
-            await self._record("failed", str(e))
+            await self._record("failed", str(e), {})
             raise
 
-    async def _record(self, state: StepState, note: str) -> None:
+    async def _record(self, state: StepState, note: str, details: Mapping[str, str]) -> None:
         user = self.invocation.user_id
-        change = _change(self.deps, user, self.action, self.target, state, {})
+        change = _change(self.deps, user, self.action, self.target, state, dict(details))
         await _record(self.deps, self.invocation, dataclasses.replace(change, note=note))
 
 
@@ -312,7 +357,7 @@ RUNNERS: dict[type, Runner] = {
     ReconcileShortcut: run_reconcile,
     Sync: ask_sync,
 }
-EXECUTORS: dict[str, Executor] = {"sync": execute_sync}
+EXECUTORS: dict[str, Executor] = {"sync": execute_sync, "reconcile": execute_reconcile}
 
 
 def register(app: AsyncApp) -> None:

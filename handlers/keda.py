@@ -86,6 +86,7 @@ async def run_pause(parsed: commands.Pause, deps: Deps, invocation: Invocation) 
     """`/kai pause [scaledobject] NS/NAME [for DURATION] [REASON]`: check, read, ask to confirm."""
     action = f"pause {parsed.kind} {parsed.namespace}/{parsed.name}"
     await access.require_operator(deps, invocation.user_id, action)
+    await access.require_identity(deps, invocation.user_id)
     keda_pause.check_namespace(parsed.namespace, deps.settings.keda.namespaces)
     keda_pause.check_reason(parsed.reason)
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
@@ -116,6 +117,7 @@ async def run_resume(parsed: commands.Resume, deps: Deps, invocation: Invocation
     """`/kai resume [scaledobject] NS/NAME`: check, read, ask to confirm."""
     action = f"resume {parsed.kind} {parsed.namespace}/{parsed.name}"
     await access.require_operator(deps, invocation.user_id, action)
+    await access.require_identity(deps, invocation.user_id)
     keda_pause.check_namespace(parsed.namespace, deps.settings.keda.namespaces)
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
     now = deps.clock()
@@ -140,9 +142,10 @@ async def execute_pause(pending: Pending, deps: Deps, clicker: str) -> Message:
     duration = timedelta(seconds=int(seconds)) if seconds else None
     reason = pending.params.get("reason", "")
     now, wait = deps.clock(), ACK_WAIT
+    kube = await access.kube_for_change(deps, target.cluster, clicker)
     try:
         outcome = await ops.pause(
-            deps.kube_for(target.cluster),
+            kube,
             target,
             user=clicker,
             reason=reason,
@@ -151,9 +154,9 @@ async def execute_pause(pending: Pending, deps: Deps, clicker: str) -> Message:
             wait=wait,
         )
     except errors.KubeForbidden as e:
-        _record_refusal("pause", target, clicker, now, e)
+        _record_refusal("pause", target, clicker, now, e, access.acting_details(kube))
         return words.refused_message("pause", target, e)
-    return await _report(outcome, pending, deps, clicker, now, wait)
+    return await _report(outcome, pending, deps, clicker, now, wait, kube)
 
 
 async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
@@ -161,13 +164,13 @@ async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
     target = Target.from_params(pending.params)
     keda_pause.check_namespace(target.namespace, deps.settings.keda.namespaces)
     now, wait = deps.clock(), ACK_WAIT
-    kube = deps.kube_for(target.cluster)
+    kube = await access.kube_for_change(deps, target.cluster, clicker)
     try:
         outcome = await ops.resume(kube, target, wait=wait)
     except errors.KubeForbidden as e:
-        _record_refusal("resume", target, clicker, now, e)
+        _record_refusal("resume", target, clicker, now, e, access.acting_details(kube))
         return words.refused_message("resume", target, e)
-    return await _report(outcome, pending, deps, clicker, now, wait)
+    return await _report(outcome, pending, deps, clicker, now, wait, kube)
 
 
 async def _report(
@@ -177,6 +180,7 @@ async def _report(
     clicker: str,
     now: datetime,
     wait: ops.AckWait,
+    kube: object,
 ) -> Message:
     """Record a written change made at `now` (log line, channel post); the clicker's result."""
     plan = outcome.plan
@@ -190,7 +194,9 @@ async def _report(
             at=now,
             note=outcome.audit_note,
             reason=pending.params.get("reason", ""),
-            details=words.pause_details(state) | {"requested_by": pending.requested_by},
+            details=words.pause_details(state)
+            | {"requested_by": pending.requested_by}
+            | access.acting_details(kube),
         )
         text = words.announcement_text(
             outcome, user=clicker, requested_by=pending.requested_by, now=now
@@ -200,10 +206,17 @@ async def _report(
 
 
 def _record_refusal(
-    action: str, target: Target, user: str, now: datetime, error: errors.KubeError
+    action: str,
+    target: Target,
+    user: str,
+    now: datetime,
+    error: errors.KubeError,
+    details: dict[str, str],
 ) -> None:
     """A change the cluster refused: logged only (the user sees the message)."""
-    change = Change(user, action, target.describe(), "failed", now, note=str(error))
+    change = Change(
+        user, action, target.describe(), "failed", now, details=details, note=str(error)
+    )
     audit.log_change(change)
 
 

@@ -8,15 +8,21 @@ with the command to type. One place for that hint, for every command that needs 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from datetime import datetime
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.commands.kinds import KINDS
+from bot.commands.kinds import KINDS, short_word
 from bot.config.settings import Settings
+from bot.core import conditions as c
 from bot.core import errors
+from bot.core.models import RawObject
 from bot.gitops import kinds as gitops_kinds
-from bot.gitops.commands import Reconcile, Sync
+from bot.gitops import render_suspend
+from bot.gitops.commands import FluxResume, Reconcile, Suspend, Sync
+from bot.keda import render as render_keda
 from bot.keda.commands import Pause, Resume
 from bot.kube import kinds
 from bot.kube.kinds import ResourceRef
@@ -24,8 +30,10 @@ from bot.listing import render as render_listing
 from bot.listing import usecase
 from bot.listing.commands import ListObjects
 from bot.listing.usecase import Found
+from bot.rules import keda as keda_rules
+from bot.rules.flux_suspend import read_suspend_record
 from bot.service.deps import Deps
-from bot.slack.blocks import Message
+from bot.slack.blocks import Message, Text
 from handlers import access
 from handlers.invocation import Executor, Invocation, Runner
 
@@ -38,17 +46,16 @@ REFS: dict[str, ResourceRef] = {
     "ScaledJob": kinds.SCALED_JOB,
     "ScaledObject": kinds.SCALED_OBJECT,
 }
-# Each kind's last word in the grammar is its short one (hr, ks, gitrepo, …, app).
-_SHORT: dict[str, str] = {kind: word for word, kind in KINDS.items()}
 
 
 async def run_list(parsed: ListObjects, deps: Deps, invocation: Invocation) -> Message:
     """`/kai list KIND`: one line per object with its verdict, worst first."""
     await access.require_viewer(deps, invocation.user_id, f"list {parsed.kind} objects")
     kube = deps.kube_for(parsed.cluster)
+    suffix = cluster_suffix(parsed.cluster, deps.settings)
     namespaces = None if parsed.all_namespaces else home_namespaces(parsed, deps.settings)
     try:
-        verdicts = await usecase.list_verdicts(kube, REFS[parsed.kind], namespaces)
+        listed = await usecase.list_verdicts(kube, REFS[parsed.kind], namespaces)
     except errors.KubeForbidden as e:
         if namespaces is not None:
             raise
@@ -57,11 +64,40 @@ async def run_list(parsed: ListObjects, deps: Deps, invocation: Invocation) -> M
             f"kai-chatops lacks here; name a namespace instead. ({e})"
         ) from e
     scope = "all namespaces" if namespaces is None else f"namespace {', '.join(namespaces)}"
-    hint = f"`{deps.settings.slack.command} list {_word(parsed.kind)} NAMESPACE` narrows it."
+    command = deps.settings.slack.command
+    hint = f"`{command} list {short_word(parsed.kind)} NAMESPACE` narrows it."
+    elsewhere = ""
+    if not listed and namespaces is not None and _family(parsed.kind) != "argo":
+        found = await usecase.list_names(kube, REFS[parsed.kind], None)
+        list_in = f"{command} list {short_word(parsed.kind)}"
+        elsewhere = render_listing.namespaces_text(
+            found, _plural(parsed.kind), lambda f: f"{list_in} {f.namespace}" + suffix
+        )
+    now = deps.clock()
     message = render_listing.list_message(
-        verdicts, kind=_plural(parsed.kind), cluster=kube.cluster, scope=scope, hint=hint
+        [_row(x, now) for x in listed],
+        kind=_plural(parsed.kind),
+        cluster=kube.cluster,
+        scope=scope,
+        hint=hint,
+        elsewhere=elsewhere,
     )
     return {**message, "response_type": "ephemeral"}
+
+
+def _row(listed: usecase.Listed, now: datetime) -> render_listing.Row:
+    """The line of one object; a paused or suspended one says who did it, why and until when,
+    in the words of the pause and suspend replies ("by hand" when there is no record)."""
+    held = _held_words(listed.obj, now, md=True)
+    return render_listing.Row(listed.verdict, held, str(_held_words(listed.obj, now, md=False)))
+
+
+def _held_words(obj: RawObject, now: datetime, *, md: bool) -> Text:
+    if _family(c.as_text(obj.get("kind"))) == "keda":
+        state = keda_rules.read_pause_state(obj)
+        return render_keda.pause_words(state, now, md=md) if state.paused else ""
+    found = read_suspend_record(obj)
+    return render_suspend.record_words(found, md=md) if found.suspended else ""
 
 
 def home_namespaces(parsed: ListObjects, settings: Settings) -> list[str]:
@@ -80,23 +116,43 @@ def home_namespaces(parsed: ListObjects, settings: Settings) -> list[str]:
     return homes
 
 
+def cluster_suffix(cluster: str | None, settings: Settings) -> str:
+    """` --cluster NAME` for a command suggested on a cluster other than the default, else ""."""
+    return "" if cluster in (None, settings.clusters[0].name) else f" --cluster {cluster}"
+
+
 def with_elsewhere_hint(run: Runner) -> Runner:
-    """`run`, whose not-found replies also name objects of that name elsewhere."""
+    """`run`, whose not-found replies also say what to type instead: the namespaces where an
+    object of that kind and name exists, the closest names ("did you mean"), and objects of
+    that name in other kinds, each as the command the user typed."""
 
     async def hinted(parsed: object, deps: Deps, invocation: Invocation) -> Message:
         try:
             return await run(parsed, deps, invocation)
         except errors.ObjectMissing as e:
             cluster = getattr(parsed, "cluster", None)
-            found = await find_elsewhere(deps, cluster, e)
-            command = deps.settings.slack.command
-            verb = _verb(parsed)
-            text = render_listing.elsewhere_text(
-                found, e.name, lambda f: command_for(f, verb, command)
+            same_kind, others = await asyncio.gather(
+                _same_kind(deps, cluster, e), find_elsewhere(deps, cluster, e)
+            )
+            suffix = cluster_suffix(cluster, deps.settings)
+            verb, command = _verb(parsed), deps.settings.slack.command
+            missing = Found(e.kind, e.namespace, e.name)
+            text = render_listing.missing_hint(
+                missing, same_kind, others, lambda f: command_for(f, verb, command) + suffix
             )
             raise errors.UserError(f"{e}{text}") from e
 
     return hinted
+
+
+async def _same_kind(deps: Deps, cluster: str | None, missing: errors.ObjectMissing) -> list[Found]:
+    """Every object of the missing one's kind: across the cluster where deploy/ grants that list
+    (Flux and KEDA kinds), else in the namespace typed."""
+    ref = REFS.get(missing.kind)
+    if ref is None:
+        return []
+    scope = missing.namespace if _family(missing.kind) == "argo" else None
+    return await usecase.list_names(deps.kube_for(cluster), ref, scope)
 
 
 async def find_elsewhere(
@@ -127,20 +183,32 @@ def _family(kind: str) -> str:
     return "argo" if kind == "Application" else "flux"
 
 
+# The verb of one family that does what a verb of another did: pausing a ScaledJob is what
+# suspending a HelmRelease is.
+_VERBS = {
+    "flux": {
+        "reconcile": "reconcile",
+        "suspend": "suspend",
+        "resume": "resume",
+        "pause": "suspend",
+    },
+    "keda": {"pause": "pause", "resume": "resume", "suspend": "pause"},
+    "argo": {"sync": "sync"},
+}
+_DEFAULT_VERBS = {"flux": "reconcile", "keda": "pause", "argo": "reconcile"}
+
+
 def command_for(found: Found, verb: str, command: str) -> str:
-    """The command that acts on `found`, in the spirit of what the user typed."""
+    """The command that acts on `found`, with the verb the user typed where it fits."""
     where = f"{found.namespace}/{found.name}"
-    if found.kind in ("ScaledJob", "ScaledObject"):
-        action = verb if verb in ("pause", "resume") else "pause"
+    family = _family(found.kind)
+    action = _VERBS[family].get(verb, _DEFAULT_VERBS[family])
+    if family == "keda":
         word = "scaledobject " if found.kind == "ScaledObject" else ""
         return f"{command} {action} {word}{where}"
-    if found.kind == "Application" and verb == "sync":
+    if action == "sync":
         return f"{command} sync {where}"
-    return f"{command} reconcile {_word(found.kind)} {where}"
-
-
-def _word(kind: str) -> str:
-    return _SHORT.get(kind) or {"ScaledJob": "sj", "ScaledObject": "so"}.get(kind, kind.lower())
+    return f"{command} {action} {short_word(found.kind)} {where}"
 
 
 def _plural(kind: str) -> str:
@@ -150,6 +218,7 @@ def _plural(kind: str) -> str:
 def _verb(parsed: object) -> str:
     names: Sequence[tuple[type, str]] = (
         (Reconcile, "reconcile"), (Sync, "sync"), (Pause, "pause"), (Resume, "resume"),
+        (Suspend, "suspend"), (FluxResume, "resume"),
     )  # fmt: skip
     return next((verb for kind, verb in names if isinstance(parsed, kind)), "")
 

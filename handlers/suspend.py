@@ -31,6 +31,7 @@ async def ask_suspend(parsed: Suspend, deps: Deps, invocation: Invocation) -> Me
     """`/kai suspend KIND NS/NAME [for DURATION] [REASON]`: check, read, ask to confirm."""
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
     await access.require_operator(deps, invocation.user_id, f"suspend {target.describe()}")
+    await access.require_identity(deps, invocation.user_id)
     check_reason(parsed.reason)
     now = deps.clock()
     make_plan = suspend_ops.suspending(
@@ -54,6 +55,7 @@ async def ask_resume(parsed: FluxResume, deps: Deps, invocation: Invocation) -> 
     """`/kai resume KIND NS/NAME`: check, read, ask to confirm."""
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
     await access.require_operator(deps, invocation.user_id, f"resume {target.describe()}")
+    await access.require_identity(deps, invocation.user_id)
     kube = deps.kube_for(target.cluster)
     plan = await suspend_ops.prepare(kube, target, suspend_ops.resuming(target))
     if plan.refusal:
@@ -80,11 +82,13 @@ async def execute_suspend(pending: Pending, deps: Deps, clicker: str) -> Message
         target, user=clicker, reason=reason, duration=duration, now=now
     )
     # An error is raised to `handlers.confirm`, which writes its one audit line.
-    outcome = await suspend_ops.suspend(deps.kube_for(target.cluster), target, make_plan)
+    kube = await access.kube_for_change(deps, target.cluster, clicker)
+    outcome = await suspend_ops.suspend(kube, target, make_plan)
     if outcome.written is None:
         return _refusal(outcome.plan, deps)
     until = outcome.plan.until
     details = words.details(outcome) | {"requested_by": pending.requested_by}
+    details |= access.acting_details(kube)
     change = Change(clicker, "suspend", words.where(target), "ok", now, reason, details)
     await confirm.announce(
         deps, pending, change, words.suspend_announcement(outcome, clicker, until)
@@ -100,8 +104,9 @@ async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
     polling = ops.Polling(timeout=deps.settings.gitops.reconcile_timeout.total_seconds())
     # An error (the resume was not written, or maybe was) is raised to `handlers.confirm`, which
     # writes its one audit line; once written, the reconcile's end is in the outcome.
+    kube = await access.kube_for_change(deps, target.cluster, clicker)
     outcome = await suspend_ops.resume(
-        deps.kube_for(target.cluster),
+        kube,
         target,
         suspend_ops.resuming(target),
         user_id=clicker,
@@ -111,6 +116,7 @@ async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
     if outcome.written is None:
         return _refusal(outcome.plan, deps)
     details = words.details(outcome) | {"requested_by": pending.requested_by}
+    details |= access.acting_details(kube)
     change = Change(clicker, "resume", words.where(target), outcome.outcome, now, "", details)
     await confirm.announce(deps, pending, change, words.resume_announcement(outcome, clicker))
     return words.resume_result(outcome, clicker)

@@ -17,14 +17,16 @@ from handlers.invocation import Executor, Invocation, Runner
 
 
 async def run_queues(parsed: Queues, deps: Deps, invocation: Invocation) -> Message:
-    """`/kai queues`: the KAI queue tree with GPU quota, limit, allocated and requested."""
+    """`/kai queues`: the KAI queue tree with GPU quota, limit, allocated and requested, starved
+    queues and queues over quota marked."""
     await access.require_viewer(deps, invocation.user_id, "list KAI queues")
     kube = deps.kube_for(parsed.cluster)
-    rows = await usecase.read_queues(kube)
-    return {
-        **render_workloads.queues_message(rows, cluster=kube.cluster),
-        "response_type": "ephemeral",
-    }
+    after = deps.settings.alerts.starved_after
+    found = await usecase.read_starvation(kube, now=deps.clock(), after=after)
+    message = render_workloads.queues_message(
+        found.rows, cluster=kube.cluster, marks=found.marks(), starved_after=after
+    )
+    return {**message, "response_type": "ephemeral"}
 
 
 async def run_pending(parsed: Pending, deps: Deps, invocation: Invocation) -> Message:

@@ -164,6 +164,7 @@ async def inspect_workloads(stack: Stack) -> None:
         "queues",
         "pending",
         "pending annia",
+        "pending nope",
         "why annia/annia-worker-9k4mz-0",
         *(f"list {kind}" for kind in ("hr", "ks", "gitrepo", "helmrepo", "ocirepo", "app", "sj")),
         "list so --all-namespaces",

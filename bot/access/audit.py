@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -56,9 +58,46 @@ def is_direct_message(channel: str) -> bool:
     return channel.startswith("D")
 
 
+@dataclass
+class Approved:
+    """The approval a change runs under (`access.approval`): who approved which request, and
+    the outcomes of the changes recorded while it ran."""
+
+    approver: str
+    change_id: str
+    outcomes: list[Outcome] = field(default_factory=list)
+
+
+# Set while an approved change runs, so every record it makes names the approver too, whatever
+# feature makes it (the executors build their records as for a Confirm).
+_APPROVED: ContextVar[Approved | None] = ContextVar("kai_chatops_approved", default=None)
+
+
+@contextmanager
+def approved(approver: str, change_id: str) -> Iterator[Approved]:
+    """Within this block, every change recorded names `approver` and the request's ID."""
+    context = Approved(approver, change_id)
+    token = _APPROVED.set(context)
+    try:
+        yield context
+    finally:
+        _APPROVED.reset(token)
+
+
+def _with_approval(change: Change) -> Change:
+    context = _APPROVED.get()
+    if context is None:
+        return change
+    context.outcomes.append(change.outcome)
+    names = {"approved_by": context.approver, "approval": context.change_id}
+    return replace(change, details={**change.details, **names})
+
+
 def log_change(change: Change) -> None:
     """The audit log line. Its message is the whole record as JSON; its fields (user, command,
-    object, outcome) are also set on the record, so the JSON log format shows them at the top."""
+    object, outcome) are also set on the record, so the JSON log format shows them at the top.
+    A change made under an approval names the approver too (`approved`)."""
+    change = _with_approval(change)
     context = {
         "user": change.user,
         "command": change.action,
@@ -101,6 +140,8 @@ async def record_error(
     more), since nothing later would. Anything else is `failed` and logged only: whoever asked
     sees the error, or the job that tried tries again.
     """
+    if isinstance(error, errors.KubeError) and error.details:
+        change = replace(change, details={**change.details, **error.details})
     if not isinstance(error, errors.KubeWriteUnknown):
         log_change(replace(change, outcome="failed", note=str(error)))
         return

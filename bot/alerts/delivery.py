@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.alerts import render as render_alerts
+from bot.alerts import render_reminders
 from bot.alerts.model import AlertState, EffectKind, Note, NoteKind, Owed, Phase, Severity
 from bot.core.metrics import Metrics
 from bot.slack import blocks as render
@@ -242,7 +243,13 @@ class AlertMessages:
         if sender is None:
             return ""
         paged = await _resolved(sender, self._paged(alert))
-        return digest(render_alerts.root_message(alert, paged, command=self._command))
+        return digest(self._root(alert, paged))
+
+    def _root(self, alert: AlertState, paged: list[str]) -> Mapping[str, Any]:
+        """The root as it should look now: an alert's, or a reminder's (`render_reminders`)."""
+        if alert.key.is_reminder:
+            return render_reminders.root_message(alert, command=self._command)
+        return render_alerts.root_message(alert, paged, command=self._command)
 
     def _saw(self, channel: str, ts: str) -> None:
         if ts and _ts_order(ts) > _ts_order(self._newest.get(channel, "")):
@@ -298,7 +305,7 @@ class AlertMessages:
         where = alert.root_channel
         if owed.kind in (EffectKind.ROOT, EffectKind.EDIT):
             paged = await _resolved(sender, self._paged(alert))
-            root = render_alerts.root_message(alert, paged, command=self._command)
+            root = self._root(alert, paged)
             meta = effect_metadata(owed, attempt, shown=digest(root))
             if owed.kind is EffectKind.ROOT:
                 return await sender.post(where, root, metadata=meta)
@@ -306,7 +313,9 @@ class AlertMessages:
             return alert.root_ts
         meta = effect_metadata(owed, attempt)
         note = owed.note or Note(NoteKind.REMINDER, alert.first_seen)  # loading ensures a note
-        if note.kind is NoteKind.DIAGNOSIS:
+        if alert.key.is_reminder:
+            message = render_reminders.reply_message(alert, note)
+        elif note.kind is NoteKind.DIAGNOSIS:
             message = render_alerts.evidence_message(owed.text, owed.blocks)
         elif note.kind is NoteKind.ESCALATED:
             who = await _resolved(sender, self._paging.escalate_to)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
 from bot.alerts import machine as alerts
-from bot.alerts import outbox, rules, trouble
+from bot.alerts import outbox, queue_checks, reminders, rules, trouble
 from bot.alerts import render as render_alerts
 from bot.alerts.delivery import AlertMessages, Attempt, MessageSender, Paging
 from bot.alerts.delivery import Outcome as Sent
@@ -39,6 +39,7 @@ from bot.diagnostics import usecase as diagnostics
 from bot.health import report as health
 from bot.health import usecase as usecases
 from bot.kube.ports import KubeReader, PodLogReader
+from bot.rules.held import HeldObject, Place
 from bot.slack.blocks import Block, Message, escape
 
 log = logging.getLogger(__name__)
@@ -189,6 +190,10 @@ class AlertDesk:
         """The diagnosis of what `alert` points at, as `/kai diagnose` renders it; one line when
         there is nothing to look at or the cluster would not say."""
         key = alert.key
+        if queue_checks.is_starvation(key):
+            return await queue_checks.queue_evidence(
+                kube, key, now, after=self.settings.alerts.starved_after, command=self._command_name
+            )
         subject = subjects.subject_for_alert(
             key.kind,
             key.object,
@@ -215,6 +220,25 @@ class AlertDesk:
         command = f"{self._command_name} diagnose {subject.describe()}"
         footer = render_alerts.evidence_footer(command)
         return {**message, "blocks": [*message["blocks"], footer]}
+
+    async def remind(
+        self, cluster: str, held: Sequence[HeldObject], places: Sequence[Place], now: datetime
+    ) -> None:
+        """Reminders of the pauses and suspends without an end that a sweep saw held in
+        `places` (`bot.alerts.reminders`): saved with what they owe, then delivered (on the
+        Lease holder). Nothing when `changes.remind_after` is 0. Never raises for store or
+        Slack trouble (logged; the next sweep tries again)."""
+        after = self.settings.changes.remind_after
+        if after <= timedelta(0):
+            return
+        policy = reminders.ReminderPolicy(after, self.settings.slack.alert_channel)
+        async with self._locks[cluster]:
+            try:
+                await self._apply(cluster, lambda s: reminders.remind(s, held, places, now, policy))
+            except StoreUnavailable as e:
+                log.error("reminders of cluster %s: cannot use the state store: %s", cluster, e)
+                return
+        await self.drain(cluster)
 
     async def drain(self, cluster: str) -> None:
         """Deliver what `cluster`'s alerts owe Slack (on the Lease holder only); never raises."""
@@ -377,8 +401,13 @@ class AlertDesk:
     async def _check_step(self, kube: KubeReader, now: datetime) -> Step:
         cluster, policy = kube.cluster, self.policy
         try:
-            snapshot = await usecases.read_snapshot(
-                kube, self.settings.kai.namespace, self.settings.keda.apiservice
+            snapshot, starved = await asyncio.gather(
+                usecases.read_snapshot(
+                    kube, self.settings.kai.namespace, self.settings.keda.apiservice
+                ),
+                queue_checks.starved_queues(
+                    kube, now, after=self.settings.alerts.starved_after, command=self._command_name
+                ),
             )
         except errors.KubeError as e:
             self._metrics.alert_checks.labels(cluster, "failed").inc()
@@ -407,6 +436,7 @@ class AlertDesk:
             apiservice_name=self.settings.keda.apiservice,
             command=self._command_name,
         )
+        seen += starved
         return lambda state: alerts.observe(state, seen, now, policy)
 
     async def _command(

@@ -53,6 +53,7 @@ def dump_cluster(state: ClusterAlerts) -> str:
         "closing": [_dump_alert(a) for a in state.closing],
         "notices": [_dump_owed(o) for o in state.notices],
         "recent": [_dump_alert(a) for a in state.recent],
+        "reminders": [_dump_alert(a) for _, a in sorted(state.reminders.items())],
     }
     if state.threads or state.forgotten is not None:
         body["threads"] = [_dump_thread(t) for t in state.threads]
@@ -94,6 +95,7 @@ def _load(cluster: str, text: str) -> ClusterAlerts:
         recent=tuple(_load_alert(raw) for raw in _list(body.get("recent"))),
         threads=tuple(_load_thread(raw) for raw in _list(body.get("threads"))),
         forgotten=parse_timestamp(body.get("forgotten")),
+        reminders={a.key: a for a in map(_load_alert, _list(body.get("reminders")))},
     )
 
 
@@ -168,6 +170,8 @@ def _load_alert(raw: Mapping[str, Any]) -> AlertState:
         check_first=str(seen.get("check_first") or ""),
         since=parse_timestamp(seen.get("since")),
         immediate=bool(seen.get("immediate")),
+        waited_out=bool(seen.get("waited_out")),
+        by=str(seen.get("by") or ""),
     )
     alert = AlertState(
         observation=observation,

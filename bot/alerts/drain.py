@@ -135,7 +135,8 @@ class Drain:
             return
         memory, term = self._memory[cluster], self._poster.term()
         if memory.term != term:
-            known: list[Place] = [*state.alerts.values(), *state.closing, *state.recent]
+            known: list[Place] = [*state.alerts.values(), *state.reminders.values()]
+            known += [*state.closing, *state.recent]
             known += outbox.lively_threads(state, self._poster.clock())
             self._watch(cluster, [a.incident for a in known if a.root_ts])
             memory.term = term

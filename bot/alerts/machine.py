@@ -226,11 +226,12 @@ class _Step:
     def advance(self, alert: AlertState, seen: Observation | None) -> None:
         """One alert after a check that saw its condition bad (`seen`) or clear (None).
 
-        An `immediate` alert fires without hold (its failures were the hold) but resolves, like
-        every alert, only after it has been clear for `hold`.
+        An `immediate` alert fires without hold (its failures were the hold), a `waited_out` one
+        too (its wait was), but each resolves, like every alert, only after it has been clear
+        for `hold`.
         """
-        immediate = (seen or alert.observation).immediate
-        fire_hold = NO_HOLD if immediate else self.policy.hold
+        latest = seen or alert.observation
+        fire_hold = NO_HOLD if latest.immediate or latest.waited_out else self.policy.hold
         if seen is not None:
             alert = replace(alert, observation=seen, clear_since=None)
         if alert.phase is Phase.PENDING:

@@ -136,13 +136,24 @@ class AlertKey:
         """`Config kai-config`: the object as a report names it."""
         return f"{self.kind} {self.object}"
 
+    @property
+    def is_reminder(self) -> bool:
+        """A forgotten pause or suspend (`bot.alerts.reminders`), not a health alert."""
+        return self.condition in REMINDER_CONDITIONS
+
+
+# The conditions of a reminder's key: a pause or suspend without an end (`bot.alerts.reminders`).
+REMINDER_CONDITIONS = frozenset({"paused without an end", "suspended without an end"})
+
 
 @dataclass(frozen=True)
 class Observation:
     """One bad condition a check saw: what it is, how bad, and the operator's own words.
 
     `immediate` alerts skip `hold` both ways (the check-failure alert: its failure count is its
-    hold). `since` is when the condition itself says it started, if it says.
+    hold). `waited_out` alerts fire without `hold` (a queue starved `alerts.starved_after`: that
+    wait was their hold) and resolve after it like any other. `since` is when the condition
+    itself says it started, if it says.
     """
 
     key: AlertKey
@@ -153,6 +164,8 @@ class Observation:
     check_first: str = ""
     since: datetime | None = None
     immediate: bool = False
+    waited_out: bool = False
+    by: str = ""  # of a reminder: who made the change ("" by hand)
 
 
 @dataclass(frozen=True)
@@ -270,11 +283,18 @@ class ClusterAlerts:
     threads: tuple[NoticeThread, ...] = ()  # notices told outside any alert (evictions)
     # Threads whose latest occurrence was at or before this were forgotten: not told again.
     forgotten: datetime | None = None
+    # Forgotten pauses and suspends, each an incident like an alert's (`bot.alerts.reminders`),
+    # apart from the alerts so no check, listing or command of alerts sees them.
+    reminders: Mapping[AlertKey, AlertState] = field(default_factory=dict)
 
     def with_alert(self, alert: AlertState) -> ClusterAlerts:
+        if alert.key.is_reminder:
+            return replace(self, reminders={**self.reminders, alert.key: alert})
         return replace(self, alerts={**self.alerts, alert.key: alert})
 
     def without(self, key: AlertKey) -> ClusterAlerts:
+        if key.is_reminder:
+            return replace(self, reminders={k: v for k, v in self.reminders.items() if k != key})
         return replace(self, alerts={k: v for k, v in self.alerts.items() if k != key})
 
     def find(self, alert_id: str) -> AlertState | None:

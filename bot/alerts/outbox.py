@@ -153,12 +153,12 @@ def gathered(
 def incidents(state: ClusterAlerts) -> list[AlertState]:
     """Every incident that owes something: resolved ones first (they are older), then live ones
     by when they were first seen."""
-    live = sorted(state.alerts.values(), key=lambda a: a.first_seen)
+    live = sorted([*state.alerts.values(), *state.reminders.values()], key=lambda a: a.first_seen)
     return [a for a in (*state.closing, *live) if a.outbox]
 
 
 def find_incident(state: ClusterAlerts, incident: str) -> AlertState | None:
-    every = (*state.closing, *state.alerts.values())
+    every = (*state.closing, *state.alerts.values(), *state.reminders.values())
     return next((a for a in every if a.incident == incident), None)
 
 

@@ -345,7 +345,8 @@ def _listing_line(alert: AlertState, hold: timedelta) -> Text:
         f"{escape(seen.key.subject)} {escape(seen.key.condition)}: {escape(seen.title)}"
     )
     if alert.phase is Phase.PENDING:
-        fires_at = alert.first_seen + (timedelta(0) if seen.immediate else hold)
+        at_once = seen.immediate or seen.waited_out
+        fires_at = alert.first_seen + (timedelta(0) if at_once else hold)
         return f"{head} — pending: fires at {format_time(fires_at)} if it still holds"
     return rich_text(f"{head} — ", _describe_phase(alert))
 

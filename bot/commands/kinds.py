@@ -43,11 +43,21 @@ KINDS: dict[str, ReconcileKind] = {word: kind for kind, *words in KIND_WORDS for
 FLUX_KINDS: dict[str, FluxKind] = {word: kind for kind, *words in FLUX_KIND_WORDS for word in words}
 PAUSE_KINDS: dict[str, PauseKind] = {"scaledjob": "ScaledJob", "scaledobject": "ScaledObject"}
 LIST_KINDS: dict[str, ListKind] = {**KINDS, **PAUSE_KINDS, "sj": "ScaledJob", "so": "ScaledObject"}
+# Each kind's short word, the one replies suggest (`/kai resume hr …`, `/kai list sj`).
+SHORT_WORDS: dict[str, str] = {kind: short for kind, _, short in KIND_WORDS} | {
+    "ScaledJob": "sj",
+    "ScaledObject": "so",
+}
 # The first line of the KIND list in the usages of reconcile, suspend, resume and list; each goes on
 # with its own kinds.
 KIND_LINE = (
     "  KIND: helmrelease|hr, kustomization|ks, gitrepository|gitrepo, helmrepository|helmrepo,\n"
 )
+
+
+def short_word(kind: str) -> str:
+    """The short word of `kind` (`hr` for HelmRelease); a kind without one, lower-cased."""
+    return SHORT_WORDS.get(kind, kind.lower())
 
 
 def listed(words: tuple[tuple[str, str, str], ...]) -> str:

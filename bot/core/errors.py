@@ -16,6 +16,9 @@ BotError
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from bot.core.rich import Rich
 
 
@@ -64,9 +67,13 @@ class ConfigError(BotError):
 
 
 class KubeError(BotError):
-    """The Kubernetes API refused the call or could not be reached."""
+    """The Kubernetes API refused the call or could not be reached.
+
+    `details`: what the audit line of the action adds (the identity a write was sent as).
+    """
 
     temporary = False
+    details: Mapping[str, str] = MappingProxyType({})
 
 
 class KubeNotFound(KubeError):

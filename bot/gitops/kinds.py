@@ -39,14 +39,3 @@ FLUX: dict[str, ResourceRef] = {
     )
 }
 BY_KIND: dict[str, ResourceRef] = {**FLUX, APPLICATION.kind: APPLICATION}
-
-# What `flux resume` calls each kind (the words its suspended message tells people to type).
-FLUX_CLI_KIND = {
-    "HelmRelease": "helmrelease",
-    "Kustomization": "kustomization",
-    "GitRepository": "source git",
-    "HelmRepository": "source helm",
-    "OCIRepository": "source oci",
-    "HelmChart": "source chart",
-    "Bucket": "source bucket",
-}

@@ -59,24 +59,28 @@ async def read_target(kube: KubeWriter, target: Target, role: str = "") -> RawOb
     return obj
 
 
-async def prepare_flux(kube: KubeWriter, request: Request) -> tuple[FluxStep, ...]:
+async def prepare_flux(
+    kube: KubeWriter, request: Request, *, command: str, default_cluster: str
+) -> tuple[FluxStep, ...]:
     """Read the object (and with `--with-source` its sources) and refuse what Flux would ignore.
 
-    Returns the steps in order: sources first, the object last. Nothing is changed.
+    Returns the steps in order: sources first, the object last. Nothing is changed. `command`
+    (the configured slash command) and `default_cluster` shape the resume a refusal suggests.
 
     Raises:
         UserError: missing, suspended, or an OCI HelmRepository as the object itself.
     """
     target = request.target
     steps = [FluxStep(target, await read_target(kube, target), request.force, request.reset)]
-    plan.check_reconcilable(steps[0].obj, target)
+    words = {"command": command, "default_cluster": default_cluster}
+    plan.check_reconcilable(steps[0].obj, target, **words)
     while request.with_source:
         source = plan.direct_source(steps[0].obj, steps[0].target)
         if source is None or plan.is_chain_complete(len(steps)):
             break
         obj = await read_target(kube, source, f"the source of {steps[0].target.describe()},")
         if not plan.is_static(obj):
-            plan.check_reconcilable(obj, source)
+            plan.check_reconcilable(obj, source, **words)
         steps.insert(0, FluxStep(source, obj))
     return tuple(steps)
 

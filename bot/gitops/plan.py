@@ -16,7 +16,7 @@ from bot.core import conditions as c
 from bot.core import durations, errors
 from bot.core.models import RawObject
 from bot.gitops import kinds as gitops_kinds
-from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target
+from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target, command_for
 from bot.rules import flux
 
 # fluxcd/pkg apis/meta/annotations.go (requestedAt, forceAt); helm-controller api/v2 (resetAt).
@@ -52,22 +52,27 @@ def taken_tokens(obj: RawObject) -> set[str]:
     return {c.as_text(c.annotations_of(obj).get(REQUESTED_AT)), last_handled(obj)} - {""}
 
 
-def check_reconcilable(obj: RawObject, target: Target) -> None:
+def check_reconcilable(
+    obj: RawObject, target: Target, *, command: str = "/kai", default_cluster: str | None = None
+) -> None:
     """Refuse what Flux would not act on: a suspended object, an OCI HelmRepository.
 
+    `command` is the configured slash command: a suspended object's refusal names our own
+    resume (`/kai resume hr NS/NAME`, with `--cluster` off `default_cluster`), not the flux CLI's.
+
     Raises:
-        UserError: saying why, and for a suspended object who can resume it and how.
+        UserError: saying why, and for a suspended object how to resume it.
     """
     if is_static(obj):
         raise errors.UserError(f"{target.describe()} {STATIC_NOTE}; nothing was changed.")
     if c.spec(obj).get("suspend") is True:
-        resume = f"flux resume {gitops_kinds.FLUX_CLI_KIND[target.kind]} {target.name}"
+        default = target.cluster if default_cluster is None else default_cluster
+        resume = command_for("resume", target, command, default)
         raise errors.UserError(
             f"{target.describe()} on {target.cluster} is suspended (spec.suspend: true), so Flux "
-            "would ignore a reconcile; nothing was changed. Whoever suspended it, or anyone with "
-            f"write access to Flux objects in {target.namespace}, can resume it with "
-            f"`{resume} -n {target.namespace}` (or by removing `suspend: true` in Git if it is "
-            "set there), then reconcile again."
+            f"would ignore a reconcile; nothing was changed. To resume it: `{resume}` (Flux then "
+            "reconciles it, and kai-chatops reports the result), or remove `suspend: true` in "
+            "Git if it is set there."
         )
 
 

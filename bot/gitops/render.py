@@ -35,12 +35,30 @@ _FLUX_OUTCOMES: dict[StepState, str] = {
 WORKING = ":arrows_counterclockwise:"
 
 
-def flux_progress(targets: Sequence[Target], user_id: str) -> Message:
-    """The reply while Flux works: who asked, what, and "reconciling…"."""
+# What each HelmRelease flag makes helm-controller do (fluxcd/helm-controller
+# internal/reconcile/atomic_release.go: forceAt, resetAt).
+FLAG_WORDS = {
+    "--force": "a one-off Helm install or upgrade, even with nothing changed",
+    "--reset": "the install and upgrade failure counts start over",
+}
+
+
+def flags_words(flags: str) -> str:
+    """` with --force (a one-off Helm install or upgrade, …)`, or "" without flags."""
+    if not flags:
+        return ""
+    return " with " + " and ".join(f"{flag} ({FLAG_WORDS[flag]})" for flag in flags.split())
+
+
+def flux_progress(targets: Sequence[Target], user_id: str, *, flags: str = "") -> Message:
+    """The reply while Flux works: who asked, what (with `--force` / `--reset` when given), and
+    "reconciling…"."""
     final = targets[-1]
     who, what = mention(user_id), escape(final.describe())
-    head = rich_text(f"{WORKING} ", who, f" asked Flux to reconcile *{what}* on {final.cluster}")
-    text = f"Flux reconcile of {final.describe()} on {final.cluster}: reconciling…"
+    asked = f" asked Flux to reconcile *{what}* on {final.cluster}{escape(flags_words(flags))}"
+    head = rich_text(f"{WORKING} ", who, asked)
+    reconcile = f"reconcile {flags}".strip()
+    text = f"Flux {reconcile} of {final.describe()} on {final.cluster}: reconciling…"
     body = head + ": reconciling…"
     if len(targets) > 1:
         order = ", then ".join(escape(t.describe()) for t in targets)
@@ -57,17 +75,19 @@ def argo_progress(target: Target, action: str, user_id: str) -> Message:
     return _public(text, [section(head + f": {doing}")])
 
 
-def flux_result(report: FluxReport, user_id: str) -> Message:
-    """The final reply of a Flux reconcile: the outcome, then each step in Flux's words."""
-    return _public(*flux_parts(report, user_id))
+def flux_result(report: FluxReport, user_id: str, *, flags: str = "") -> Message:
+    """The final reply of a Flux reconcile: the outcome, then each step in Flux's words; the
+    head names `--force` / `--reset` when they were given."""
+    return _public(*flux_parts(report, user_id, flags=flags))
 
 
-def flux_parts(report: FluxReport, user_id: str) -> tuple[str, list[Block]]:
+def flux_parts(report: FluxReport, user_id: str, *, flags: str = "") -> tuple[str, list[Block]]:
     """`flux_result`'s fallback text and blocks, not yet fitted (so another message can hold
     them: fitting twice would escape the mentions fitting made)."""
     final = report.steps[-1].target
     outcome = report.outcome
-    head = f"Flux reconcile of {final.describe()} on {final.cluster}: {_FLUX_OUTCOMES[outcome]}"
+    reconcile = f"reconcile {flags}".strip()
+    head = f"Flux {reconcile} of {final.describe()} on {final.cluster}: {_FLUX_OUTCOMES[outcome]}"
     retry = next((s.retry for s in report.steps if s.state == outcome and s.retry), "")
     head += f"; {retry}" if retry else ""
     head_mrkdwn = f"{ICONS[outcome]} {_bold_target(head, final)}"

@@ -10,24 +10,20 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
+from bot.commands.kinds import FLUX_KIND_WORDS, short_word
 from bot.core import conditions as c
 from bot.core.durations import format_duration
 from bot.core.rich import Rich, rich_text
 from bot.gitops import render as render_gitops
 from bot.gitops.suspend import ALREADY_SUSPENDED, ExpiredSuspend, SuspendOutcome, SuspendPlan
 from bot.gitops.target import Target
+from bot.gitops.target import command_for as command_for  # the words of every suggestion
 from bot.rules import flux_suspend as record
 from bot.rules.flux_suspend import SuspendRecord
 from bot.slack.blocks import Message, Text, escape, fit_message, mention, section, text_message
 
 # The short KIND word of `/kai suspend|resume KIND` for each kind.
-KIND_WORDS = {
-    "HelmRelease": "hr",
-    "Kustomization": "ks",
-    "GitRepository": "gitrepo",
-    "HelmRepository": "helmrepo",
-    "OCIRepository": "ocirepo",
-}
+KIND_WORDS = {kind: short_word(kind) for kind, _, _ in FLUX_KIND_WORDS}
 _USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 WHAT_SUSPEND_DOES = (
     "Flux stops reconciling it (spec.suspend: true): no upgrades, no drift correction, no "
@@ -38,13 +34,6 @@ WHAT_SUSPEND_DOES = (
 def where(target: Target) -> str:
     """`HelmRelease flux-system/kai-scheduler on prod`."""
     return f"{target.describe()} on {target.cluster}"
-
-
-def command_for(action: str, target: Target, command: str, default_cluster: str = "") -> str:
-    """`/kai resume hr flux-system/kai-scheduler` (with `--cluster` when not the default)."""
-    word = KIND_WORDS.get(target.kind, target.kind.lower())
-    text = f"{command} {action} {word} {target.namespace}/{target.name}"
-    return text if target.cluster == default_cluster else f"{text} --cluster {target.cluster}"
 
 
 def confirm_title(plan: SuspendPlan) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from bot.access import audit
@@ -32,6 +32,7 @@ from bot.gitops.suspend import (
 )
 from bot.kube.kinds import ResourceRef
 from bot.kube.ports import KubeReader, KubeWriter
+from bot.rules.held import HeldObject, Place, suspended_objects
 from bot.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,8 @@ class Sweep:
 
     outcomes: list[SuspendOutcome]
     next_due: datetime | None
+    held: list[HeldObject] = field(default_factory=list)  # suspended, for the reminders
+    listed: list[Place] = field(default_factory=list)  # the kinds listed in full
 
 
 async def sweep(
@@ -67,7 +70,10 @@ async def sweep(
     answer is also said in the channel.
     """
     pages = await asyncio.gather(*(_list_quietly(kube, ref) for ref in REFS))
-    objs = [obj for page in pages for obj in page]
+    objs = [obj for page in pages if page is not None for obj in page]
+    listed: list[Place] = [
+        (r.kind, None) for r, p in zip(REFS, pages, strict=True) if p is not None
+    ]
     found = [find_expired_suspend(obj, kube.cluster, now) for obj in objs]
     expired = [e for e in found if e is not None]
     timeout = settings.gitops.reconcile_timeout.total_seconds()
@@ -76,7 +82,8 @@ async def sweep(
     results = await asyncio.gather(
         *(_resume_expired(kube, e, slack, channel, now, wait, journal) for e in expired)
     )
-    return Sweep([o for o in results if o is not None], next_due(objs, now))
+    held = suspended_objects(objs, kube.cluster)
+    return Sweep([o for o in results if o is not None], next_due(objs, now), held, listed)
 
 
 async def _resume_expired(
@@ -117,12 +124,13 @@ async def _resume_expired(
     return outcome
 
 
-async def _list_quietly(kube: KubeReader, ref: ResourceRef) -> list[RawObject]:
-    """One kind's objects in every namespace; a failure is logged so the others are checked."""
+async def _list_quietly(kube: KubeReader, ref: ResourceRef) -> list[RawObject] | None:
+    """One kind's objects in every namespace; a failure is logged so the others are checked,
+    and is None: nobody knows what is suspended of that kind."""
     try:
         return await kube.list_objects(ref)
     except errors.KubeNotFound:  # this kind is not served here (Flux, or that source, absent)
         return []
     except errors.KubeError as e:
         log.error("timed suspends: cannot list %s in all namespaces: %s", ref.qualified, e)
-        return []
+        return None

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.commands.kinds import short_word
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.gitops import kinds as gitops_kinds
@@ -96,6 +97,23 @@ class Request:
     hard: bool = False
     force: bool = False
     reset: bool = False
+
+    @property
+    def flags(self) -> str:
+        """The HelmRelease flags asked for, as typed: `--force --reset`, or ""."""
+        given = (("--force", self.force), ("--reset", self.reset))
+        return " ".join(flag for flag, asked in given if asked)
+
+    @property
+    def action(self) -> str:
+        """The change as recorded and listed on the Home tab: `reconcile --force`, `reconcile`."""
+        return f"reconcile {self.flags}".strip()
+
+
+def command_for(action: str, target: Target, command: str, default_cluster: str = "") -> str:
+    """`/kai resume hr flux-system/kai-scheduler` (with `--cluster` when not the default)."""
+    text = f"{command} {action} {short_word(target.kind)} {target.namespace}/{target.name}"
+    return text if target.cluster == default_cluster else f"{text} --cluster {target.cluster}"
 
 
 def resolve_request(parsed: Reconcile | ReconcileShortcut | Sync, settings: Settings) -> Request:

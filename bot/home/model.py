@@ -1,4 +1,5 @@
-"""What the Home tab shows, as plain values: clusters, alerts, held objects, recent changes.
+"""What the Home tab shows, as plain values: clusters, alerts, held objects, recent changes,
+changes waiting for approval.
 
 Pure data. The alert lines are built by the listener from the alert desk's public read (so this
 package does not depend on the alert internals); the rest by `bot.home.assemble`.
@@ -11,15 +12,32 @@ from datetime import datetime
 from typing import Literal
 
 from bot.core.models import HealthReport
+from bot.rules.held import HeldObject
+
+__all__ = ["AlertLine", "ChangeLine", "ClusterStatus", "HeldObject", "Home", "QueueMark"]
+
+
+@dataclass(frozen=True)
+class QueueMark:
+    """A KAI queue the tab marks: `starved` (with its longest wait) or `over quota`."""
+
+    name: str
+    mark: Literal["starved", "over quota"]
+    allocated: str  # GPUs, as `/kai queues` shows them
+    quota: str
+    waiting: str = ""  # starved: `annia/pg-x for 45m`
 
 
 @dataclass(frozen=True)
 class ClusterStatus:
-    """One cluster's health report, or why it could not be checked."""
+    """One cluster's health report, or why it could not be checked; its marked queues, or
+    why they could not be read."""
 
     cluster: str
     report: HealthReport | None = None
     error: str = ""
+    queues: tuple[QueueMark, ...] = ()
+    queues_error: str = ""
 
 
 AlertPhase = Literal["firing", "acknowledged", "silenced"]
@@ -42,21 +60,6 @@ class AlertLine:
 
 
 @dataclass(frozen=True)
-class HeldObject:
-    """A paused ScaledJob/ScaledObject or a suspended Flux object, with our record if any."""
-
-    what: Literal["paused", "suspended"]
-    kind: str
-    namespace: str
-    name: str
-    cluster: str
-    by: str = ""  # "" when paused or suspended by hand
-    at: str = ""  # RFC 3339, as written on the object
-    reason: str = ""
-    until: str = ""
-
-
-@dataclass(frozen=True)
 class ChangeLine:
     """One change made through the bot, as the audit record keeps it."""
 
@@ -67,6 +70,16 @@ class ChangeLine:
     outcome: str  # ok, failed or unknown
     reason: str = ""
     note: str = ""  # how it ended, in words ("not acknowledged by KEDA", "timed out", ...)
+
+
+@dataclass(frozen=True)
+class ApprovalLine:
+    """A change waiting for a second operator (`access.approval`)."""
+
+    change_id: str
+    requested_by: str  # a Slack user ID
+    what: str  # `pause ScaledJob annia/annia-worker on prod`
+    expires_at: datetime
 
 
 @dataclass(frozen=True)
@@ -81,3 +94,5 @@ class Home:
     alerts_error: str = ""
     held_errors: tuple[str, ...] = field(default_factory=tuple)
     changes_error: str = ""
+    approvals: tuple[ApprovalLine, ...] = ()
+    approvals_error: str = ""

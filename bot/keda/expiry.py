@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from bot.access import audit
@@ -31,6 +31,7 @@ from bot.keda.pause import (
 from bot.kube import kinds
 from bot.kube.ports import KubeReader, KubeWriter
 from bot.rules import keda
+from bot.rules.held import HeldObject, Place, paused_objects
 from bot.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
@@ -39,10 +40,14 @@ EXPIRED = "timed pause expired"  # the reason of an automatic resume's audit lin
 
 @dataclass(frozen=True)
 class Sweep:
-    """What one pass found: the resumes that wrote something, and when the next pause is due."""
+    """What one pass found: the resumes that wrote something, when the next pause is due, and
+    what it saw paused (`held`) in the places it could list in full (`listed`), for the
+    reminders of pauses without an end."""
 
     outcomes: list[Outcome]
     next_due: datetime | None
+    held: list[HeldObject] = field(default_factory=list)
+    listed: list[Place] = field(default_factory=list)
 
 
 async def resume_expired_pauses(
@@ -77,10 +82,12 @@ async def sweep(
     journal: audit.Journal | None = None,
 ) -> Sweep:
     """`resume_expired_pauses`, also saying when the soonest pause still running is due."""
-    pages = await asyncio.gather(
-        *(_list_quietly(kube, ref, ns) for ns in settings.keda.namespaces for ref in REFS)
-    )
-    objs = [obj for page in pages for obj in page]
+    places = [(ref, ns) for ns in settings.keda.namespaces for ref in REFS]
+    pages = await asyncio.gather(*(_list_quietly(kube, ref, ns) for ref, ns in places))
+    objs = [obj for page in pages if page is not None for obj in page]
+    listed: list[Place] = [
+        (ref.kind, ns) for (ref, ns), page in zip(places, pages, strict=True) if page is not None
+    ]
     found = [find_expired_pause(obj, kube.cluster, now) for obj in objs]
     expired = [e for e in found if e is not None]
     channel = settings.slack.alert_channel
@@ -91,7 +98,7 @@ async def sweep(
         )
     )
     outcomes = [outcome for outcome in results if outcome is not None]
-    return Sweep(outcomes, next_due(objs, now))
+    return Sweep(outcomes, next_due(objs, now), paused_objects(objs, kube.cluster), listed)
 
 
 async def _resume_expired(
@@ -148,10 +155,13 @@ def _same_pause(a: keda.PauseState, b: keda.PauseState) -> bool:
 
 async def _list_quietly(
     kube: KubeReader, ref: kinds.ResourceRef, namespace: str
-) -> list[RawObject]:
-    """One namespace's objects; a failure is logged so the other namespaces are still checked."""
+) -> list[RawObject] | None:
+    """One namespace's objects (none where KEDA is not installed); a failure is logged so the
+    other namespaces are still checked, and is None: nobody knows what is paused there."""
     try:
         return await kube.list_objects(ref, namespace)
+    except errors.KubeNotFound:
+        return []
     except errors.KubeError as e:
         log.error("timed pauses: cannot list %s in %s: %s", ref.qualified, namespace, e)
-        return []
+        return None

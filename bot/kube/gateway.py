@@ -32,6 +32,7 @@ from bot.core.models import RawObject
 from bot.kube import errors as kube_errors
 from bot.kube import kinds
 from bot.kube.errors import Call
+from bot.kube.identity import Impersonation, token_subject
 from bot.kube.kinds import ResourceRef
 from bot.kube.lanes import ClientThreads
 from bot.kube.watching import WatchStream, read_event
@@ -66,6 +67,10 @@ class KubeGateway:
     ) -> None:
         self.cluster = cluster
         self.request_count = 0
+        # Whom its requests authenticate as (a ServiceAccount token's subject), or "": the
+        # impersonator an audit line names beside the person a change was sent as.
+        token = getattr(getattr(api_client, "configuration", None), "api_key", None) or {}
+        self.authenticated_as = token_subject(str(token.get("BearerToken") or ""))
         self._api = api_client
         self._timeout = (min(CONNECT_TIMEOUT, timeout), timeout)
         self._retries = retries
@@ -168,16 +173,20 @@ class KubeGateway:
         body: Any,
         *,
         json_patch: bool = False,
+        acting_as: Impersonation | None = None,
     ) -> RawObject:
-        """Apply a JSON merge patch (RFC 7386), or a JSON patch (RFC 6902) with `json_patch`.
+        """Apply a JSON merge patch (RFC 7386), or a JSON patch (RFC 6902) with `json_patch`;
+        sent as `acting_as` (impersonation headers) when given, else as the bot itself.
 
         Raises:
-            KubeNotFound, KubeConflict, KubeForbidden, KubeInvalid, KubeUnavailable.
+            KubeNotFound, KubeConflict, KubeInvalid, KubeUnavailable; KubeForbidden (for
+            `acting_as`, naming the person and quoting the API server).
         """
         kind = "application/json-patch+json" if json_patch else "application/merge-patch+json"
         call = Call("patch", ref, name, namespace)
+        path = ref.path(namespace, name)
         return await self._request(
-            call, "PATCH", ref.path(namespace, name), body=body, body_type=kind
+            call, "PATCH", path, body=body, body_type=kind, acting_as=acting_as
         )
 
     async def read_pod_log(
@@ -321,14 +330,17 @@ class KubeGateway:
         body: Any = None,
         body_type: str | None = None,
         accept: str = "application/json",
+        acting_as: Impersonation | None = None,
     ) -> bytes:
         """One request with its retries: the answer's body, or the final KubeError."""
         headers = {"Accept": accept} | ({"Content-Type": body_type} if body_type else {})
-        send = functools.partial(self._send, method, path, query or [], headers, body)
+        lines = acting_as.headers() if acting_as else []
+        send = functools.partial(self._send, method, path, query or [], headers, body, lines)
+        as_whom = acting_as.describe() if acting_as else ""
         attempts = self._retries + 1
         for attempt in range(1, attempts + 1):
             try:
-                return await self._attempt(call, send, attempt)
+                return await self._attempt(call, send, attempt, as_whom)
             except _TryAgain as again:
                 if attempt == attempts:
                     self._count(call.verb, "error")
@@ -341,7 +353,9 @@ class KubeGateway:
                 await self._sleep(again.delay)
         raise AssertionError("unreachable")
 
-    async def _attempt(self, call: Call, send: Callable[[], Response], attempt: int) -> bytes:
+    async def _attempt(
+        self, call: Call, send: Callable[[], Response], attempt: int, acting_as: str = ""
+    ) -> bytes:
         """One try: the body, a final KubeError, or _TryAgain with the wait to the next.
 
         Reads are retried on any temporary failure. A write is retried only when it surely was
@@ -356,14 +370,15 @@ class KubeGateway:
                 self._threads.lane(), send
             )
         except (urllib3.exceptions.HTTPError, OSError) as e:
-            error = kube_errors.from_connection_error(e, call, self.cluster)
+            server = str(getattr(self._api.configuration, "host", ""))
+            error = kube_errors.from_connection_error(e, call, self.cluster, server)
             if is_read or kube_errors.surely_not_sent(e):
                 raise _TryAgain(error, backoff) from e
             raise _final(error, "it may or may not have been applied: check before retrying") from e
         if status < 400:
             self._count(call.verb, "ok")
             return data
-        error = kube_errors.from_status(status, data, call, self.cluster)
+        error = kube_errors.from_status(status, data, call, self.cluster, acting_as)
         if not kube_errors.is_retryable(status):
             self._count(call.verb, "error")
             raise error
@@ -389,9 +404,16 @@ class KubeGateway:
         query: list[tuple[str, str]],
         headers: dict[str, str],
         body: Any,
+        extra_lines: list[tuple[str, str]],
     ) -> Response:
-        """Runs in the pool: one HTTP exchange through the official client, no retries."""
-        request = self._api.param_serialize(
+        """Runs in the pool: one HTTP exchange through the official client, no retries.
+
+        `extra_lines` are header lines whose name may repeat (`Impersonate-Group`): the
+        client's `header_params` is a dict, one value per name, so they are added to the
+        urllib3 header dict it hands to urllib3 (kubernetes/client/rest.py `request` passes
+        `headers` through), which sends each value as its own line.
+        """
+        method, url, header_params, body, post_params = self._api.param_serialize(
             method=method,
             resource_path=path,
             query_params=query,
@@ -399,7 +421,13 @@ class KubeGateway:
             body=body,
             auth_settings=["BearerToken"],
         )
-        response = self._api.call_api(*request, _request_timeout=self._timeout)
+        if extra_lines:
+            header_params = urllib3.HTTPHeaderDict(header_params)
+            for name, value in extra_lines:
+                header_params.add(name, value)
+        response = self._api.call_api(
+            method, url, header_params, body, post_params, _request_timeout=self._timeout
+        )
         data = response.read()
         return response.status, response.headers, data
 
@@ -462,6 +490,10 @@ def connect(
         raise errors.ConfigError([f"clusters[{cluster.name}]: cannot load {where}: {e}"]) from e
     # Our own loop retries with backoff and Retry-After; urllib3's retries would hide the attempts.
     configuration.retries = 0
+    # One connection per client thread: with fewer (the client's default is 5 per CPU), requests
+    # made at once open connections the pool then drops, each with urllib3's "Connection pool is
+    # full" warning (kubernetes-client python kubernetes/client/rest.py `RESTClientObject`).
+    configuration.connection_pool_maxsize = settings.threads
     return KubeGateway(
         k8s_client.ApiClient(configuration),
         cluster=cluster.name,

@@ -9,6 +9,7 @@ from collections.abc import AsyncGenerator
 from typing import Any, Protocol, runtime_checkable
 
 from bot.core.models import RawObject
+from bot.kube.identity import Impersonation
 from bot.kube.kinds import ResourceRef
 
 
@@ -47,7 +48,11 @@ class PodLogReader(KubeReader, Protocol):
 
 @runtime_checkable
 class KubeWriter(PodLogReader, Protocol):
-    """Reads (logs too) plus the two writes the bot makes: merge (or JSON) patch, and create."""
+    """Reads (logs too) plus the two writes the bot makes: merge (or JSON) patch, and create.
+
+    A patch may be sent as a person (`acting_as`, `access.impersonate`); reads and creates are
+    always the bot's own.
+    """
 
     async def patch_object(
         self,
@@ -57,6 +62,7 @@ class KubeWriter(PodLogReader, Protocol):
         body: Any,
         *,
         json_patch: bool = False,
+        acting_as: Impersonation | None = None,
     ) -> RawObject: ...
 
     async def create_object(

@@ -5,6 +5,7 @@ usage and help line. Pure.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.commands.grammar import Args
@@ -24,11 +25,18 @@ def parse_list(args: Args) -> ListObjects:
     word = args.take_word("a KIND, like hr, ks, app, sj or so").lower()
     kind = LIST_KINDS.get(word)
     if kind is None:
-        hint = difflib.get_close_matches(word, LIST_KINDS, n=1)
+        hint = close_names(word, list(LIST_KINDS), 1)
         maybe = f" (did you mean {hint[0]}?)" if hint else ""
         raise args.bad(f"unknown kind {word!r}{maybe}")
     namespace, all_namespaces = args.take_scope()
     return ListObjects(kind, namespace, all_namespaces, args.finish())
+
+
+def close_names(
+    word: str, choices: Sequence[str], count: int = 3, cutoff: float = 0.6
+) -> list[str]:
+    """The choices closest to a mistyped `word`, closest first (none when nothing is close)."""
+    return difflib.get_close_matches(word, choices, n=count, cutoff=cutoff)
 
 
 SUBCOMMANDS = (

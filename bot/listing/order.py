@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from bot.core.models import Verdict
 
 
-def worst_first(verdicts: Iterable[Verdict]) -> list[Verdict]:
-    """Missing and Degraded first, Healthy last; ties by namespace, then name."""
-    return sorted(verdicts, key=lambda v: (-v.health.rank, v.namespace or "", v.name))
+def worst_first_key(verdict: Verdict) -> tuple[int, str, str]:
+    """Sorting by it puts Missing and Degraded first, Healthy last; ties by namespace, then
+    name."""
+    return (-verdict.health.rank, verdict.namespace or "", verdict.name)

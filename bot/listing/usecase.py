@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from bot.core import conditions as c
 from bot.core import errors
-from bot.core.models import Verdict
+from bot.core.models import RawObject, Verdict
 from bot.kube.kinds import ResourceRef
 from bot.kube.ports import KubeReader
-from bot.listing.order import worst_first
+from bot.listing.order import worst_first_key
 from bot.rules import evaluate_object
 
 
@@ -26,9 +26,17 @@ class Found:
     name: str
 
 
+@dataclass(frozen=True)
+class Listed:
+    """One object as listed, with its verdict."""
+
+    verdict: Verdict
+    obj: RawObject
+
+
 async def list_verdicts(
     kube: KubeReader, ref: ResourceRef, namespaces: Sequence[str] | None
-) -> list[Verdict]:
+) -> list[Listed]:
     """Every object of `ref` in `namespaces` (None: across the cluster) with its verdict, worst
     first. One paged list per namespace, or one in all.
 
@@ -39,7 +47,19 @@ async def list_verdicts(
         pages = [await kube.list_objects(ref)]
     else:
         pages = list(await asyncio.gather(*(kube.list_objects(ref, ns) for ns in namespaces)))
-    return worst_first([evaluate_object(obj) for page in pages for obj in page])
+    listed = [Listed(evaluate_object(obj), obj) for page in pages for obj in page]
+    return sorted(listed, key=lambda x: worst_first_key(x.verdict))
+
+
+async def list_names(kube: KubeReader, ref: ResourceRef, namespace: str | None) -> list[Found]:
+    """Every object of `ref` in `namespace` (None: across the cluster, falling back to nothing
+    when that is forbidden), read metadata-only; a read that fails gives none, since this only
+    adds a hint to a reply that already says what is wrong."""
+    try:
+        listed = await kube.list_objects(ref, namespace, metadata_only=True, page_size=None)
+    except errors.KubeError:
+        return []
+    return [Found(ref.kind, c.object_namespace(o) or "", c.object_name(o)) for o in listed]
 
 
 async def find_named(

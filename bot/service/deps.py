@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from bot.access import confirmations, grouped
+from bot.access import approval_store, confirmations, grouped
 from bot.access import journal as change_journal
+from bot.access.approval_store import ApprovalStore
 from bot.access.journal import ChangeJournal
 from bot.access.once import OnceStore
 from bot.alerts import store as alert_store
@@ -82,7 +83,8 @@ class Deps:
       off (one replica, which runs the checks);
     - `clock` (the service's now; tests move it) and `monotonic` (timing that must survive
       clock steps); `health_checks` (one health check per cluster at a time); `inflight`
-      (the work a shutdown waits for).
+      (the work a shutdown waits for); `approvals`, the changes waiting for a second
+      operator (`access.approval`), beside `once`.
     """
 
     settings: Settings
@@ -99,6 +101,7 @@ class Deps:
     monotonic: Callable[[], float] = time.monotonic
     health_checks: SingleFlight[str, HealthReport] = field(default_factory=SingleFlight)
     inflight: InFlight = field(default_factory=InFlight)
+    approvals: ApprovalStore | None = None  # always set by `build_deps`
 
     def kube_for(self, cluster: str | None) -> KubeWriter:
         """The gateway for `--cluster NAME`, or the first configured cluster.
@@ -117,6 +120,8 @@ class Deps:
         self.alert_store.close()
         self.journal.close()
         self.once.close()
+        if self.approvals is not None:
+            self.approvals.close()
 
 
 def build_deps(
@@ -171,6 +176,7 @@ def build_deps(
         journal=change_journal.open_journal(settings, home),
         clock=clock,
         monotonic=monotonic,
+        approvals=approval_store.open_store(settings, home),
     )
 
 

@@ -100,5 +100,8 @@ def configure(log_format: str, secrets: Iterable[str] = (), level: int = logging
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # Python warnings (urllib3's InsecureRequestWarning for a kubeconfig that skips TLS checks)
+    # become log records at WARNING, formatted and filtered like the rest, not raw stderr lines.
+    logging.captureWarnings(True)
     # APScheduler logs every run at INFO; its warnings (a skipped, overlapping run) still show.
     logging.getLogger("apscheduler").setLevel(logging.WARNING)

@@ -27,6 +27,7 @@ from bot.notices.usecase import EvictionNotices
 from bot.notices.watch import EvictionWatch
 from bot.service.deps import Deps
 from bot.slack.blocks import escape
+from handlers.approval import expire_requests
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,7 @@ PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is loo
 EVICTION_EVERY = timedelta(minutes=1)  # an eviction job's run; the next follows at once
 EVICTION_PASS = EVICTION_EVERY - timedelta(seconds=2)  # how long a run watches
 EVICTION_RETRY = timedelta(seconds=5)  # after a failed list or watch, or while not the holder
+APPROVAL_TICK = timedelta(seconds=30)  # how often requests past their 15 minutes are ended
 
 
 @dataclass(frozen=True)
@@ -116,16 +118,20 @@ async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
 
 
 async def sweep_pauses(deps: Deps, cluster: str) -> datetime | None:
-    """Resume the timed KEDA pauses that are due; when the next one is."""
+    """Resume the timed KEDA pauses that are due, and remind of those without an end (from
+    the same lists); when the next timed one is due."""
     kube, now = deps.kube[cluster], deps.clock()
     swept = await keda_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
+    await deps.alerts.remind(cluster, swept.held, swept.listed, now)
     return swept.next_due
 
 
 async def sweep_suspends(deps: Deps, cluster: str) -> datetime | None:
-    """Resume (and reconcile) the timed Flux suspends that are due; when the next one is."""
+    """Resume (and reconcile) the timed Flux suspends that are due, and remind of those
+    without an end (from the same lists); when the next timed one is due."""
     kube, now = deps.kube[cluster], deps.clock()
     swept = await suspend_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
+    await deps.alerts.remind(cluster, swept.held, swept.listed, now)
     return swept.next_due
 
 
@@ -208,6 +214,12 @@ def eviction_jobs(deps: Deps) -> list[Job]:
     ]
 
 
+async def expire_approvals(deps: Deps) -> None:
+    """Say on each approval request nobody approved in time that it expired (leader only)."""
+    if is_leader(deps):
+        await expire_requests(deps)
+
+
 def alert_jobs(deps: Deps) -> list[Job]:
     """The Lease renewal (first, at once), and per configured cluster the alert check and the
     timed-pause and timed-suspend expiries (whoever holds the Lease runs them; the expiry is
@@ -232,6 +244,8 @@ def alert_jobs(deps: Deps) -> list[Job]:
             cluster.name, first_sweep_after=PAUSE_SWEEP_EVERY * share, sweep=sweep_suspends
         )
         jobs.append(Job(f"suspend-expiry-{cluster.name}", suspends, PAUSE_TICK))
+    if deps.settings.access.approval is not None:
+        jobs.append(Job("approval-expiry", expire_approvals, APPROVAL_TICK))
     return jobs
 
 

@@ -5,13 +5,15 @@ client's rate-limit handler (after `Retry-After`); nothing else is retried behin
 back. Every other failure becomes `SlackUnavailable`, which says which of the two remaining
 outcomes a write had: surely not applied (Slack answered with an error, or no connection was
 made), or unknown (a timeout, a dropped connection, a 5xx: Slack may have applied it).
-Group membership is cached for a minute because `usergroups.users.list` is a Tier 2 method.
+Group membership, each member's groups and `users.info` are cached for a minute
+(`usergroups.list` and `usergroups.users.list` are Tier 2 methods).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -52,6 +54,18 @@ class SlackUnavailable(errors.BotError):
         return not self.ambiguous and self.error in PERMANENT_ERRORS
 
 
+EMAIL_SCOPE = "users:read.email"
+
+
+@dataclass(frozen=True)
+class Email:
+    """A member's email as `users.info` gave it ("" when it gave none), and whether the app's
+    token lacks the scope that shows it (Slack leaves `profile.email` out then, no error)."""
+
+    address: str
+    scope_missing: bool
+
+
 class SlackGateway:
     """Messages and group membership, through one AsyncWebClient."""
 
@@ -61,7 +75,8 @@ class SlackGateway:
         self._members: dict[str, tuple[float, frozenset[str]]] = {}
         self._handles: dict[str, str] = {}
         self._handles_read: float | None = None  # when usergroups.list was last read
-        self._restricted: dict[str, tuple[float, bool]] = {}
+        self._users: dict[str, tuple[float, Mapping[str, Any], str]] = {}
+        self._groups_read: tuple[float, dict[str, frozenset[str]]] | None = None
 
     @property
     def client(self) -> AsyncWebClient:
@@ -160,6 +175,23 @@ class SlackGateway:
         """Members of each user group (`@handle` or `S…`); unknown groups have none."""
         return {group: await self._group_members(group) for group in groups}
 
+    async def members_now(self, groups: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Members of each user group, asked of Slack now (unknown groups have none), for
+        checks at start that must tell "no members" from "Slack could not say".
+
+        Raises:
+            SlackUnavailable: Slack could not be asked.
+        """
+        members: dict[str, frozenset[str]] = {}
+        for group in groups:
+            group_id = await self._group_id(group)
+            if group_id is None:
+                members[group] = frozenset()
+                continue
+            answer = await self._call("usergroups_users_list", usergroup=group_id)
+            members[group] = frozenset(answer.get("users") or [])
+        return members
+
     async def resolve_mentions(self, entries: Iterable[str]) -> list[str]:
         """Each entry as `bot.slack.blocks.mention` takes it: user and group IDs as they are,
         `@handles` resolved to their group IDs (`usergroups.list`, cached). A handle that
@@ -182,18 +214,54 @@ class SlackGateway:
 
         An account we cannot look up counts as restricted: changes fail closed.
         """
-        cached = self._restricted.get(user_id)
-        if cached is not None and self._monotonic() - cached[0] < GROUP_CACHE_SECONDS:
-            return cached[1]
         try:
-            user = (await self._call("users_info", user=user_id)).get("user") or {}
+            user, _ = await self._user(user_id)
         except SlackUnavailable as e:
             log.warning("cannot look up Slack user %s: %s", user_id, e)
             return True
         keys = ("deleted", "is_restricted", "is_ultra_restricted")
-        restricted = any(bool(user.get(key)) for key in keys)
-        self._restricted[user_id] = (self._monotonic(), restricted)
-        return restricted
+        return any(bool(user.get(key)) for key in keys)
+
+    async def email_of(self, user_id: str) -> Email:
+        """The member's `profile.email` (`users.info`, cached), and whether the token's scopes
+        (Slack's `x-oauth-scopes` answer header) lack `users:read.email`.
+
+        Raises:
+            SlackUnavailable: Slack could not be asked.
+        """
+        user, scopes = await self._user(user_id)
+        address = str((user.get("profile") or {}).get("email") or "")
+        listed = {scope.strip() for scope in scopes.split(",") if scope.strip()}
+        return Email(address, scope_missing=bool(listed) and EMAIL_SCOPE not in listed)
+
+    async def handles_of(self, user_id: str) -> tuple[str, ...]:
+        """The handles (without `@`) of every user group the member is in, sorted: one
+        `usergroups.list` with its members for everyone, cached for a minute.
+
+        Raises:
+            SlackUnavailable: Slack could not be asked.
+        """
+        read = self._groups_read
+        if read is None or self._monotonic() - read[0] >= GROUP_CACHE_SECONDS:
+            answer = await self._call("usergroups_list", include_users=True)
+            groups = {
+                str(group.get("handle")): frozenset(group.get("users") or [])
+                for group in answer.get("usergroups") or []
+                if not group.get("date_delete")
+            }
+            read = self._groups_read = (self._monotonic(), groups)
+        return tuple(sorted(handle for handle, users in read[1].items() if user_id in users))
+
+    async def _user(self, user_id: str) -> tuple[Mapping[str, Any], str]:
+        """`users.info`'s `user` and the token's scopes as Slack listed them, cached."""
+        cached = self._users.get(user_id)
+        if cached is not None and self._monotonic() - cached[0] < GROUP_CACHE_SECONDS:
+            return cached[1], cached[2]
+        answer, headers = await self._call_with_headers("users_info", user=user_id)
+        user: Mapping[str, Any] = answer.get("user") or {}
+        scopes = str(headers.get("x-oauth-scopes") or headers.get("X-OAuth-Scopes") or "")
+        self._users[user_id] = (self._monotonic(), user, scopes)
+        return user, scopes
 
     async def _group_members(self, entry: str) -> frozenset[str]:
         cached = self._members.get(entry)
@@ -229,6 +297,11 @@ class SlackGateway:
         return self._handles.get(entry)
 
     async def _call(self, method: str, **params: Any) -> Mapping[str, Any]:
+        return (await self._call_with_headers(method, **params))[0]
+
+    async def _call_with_headers(
+        self, method: str, **params: Any
+    ) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
         try:
             response = await getattr(self._client, method)(**params)
         except SlackApiError as e:
@@ -238,7 +311,8 @@ class SlackGateway:
                 f"Slack {method} failed: {type(e).__name__}: {e}", ambiguous=not _never_sent(e)
             ) from e
         data: Mapping[str, Any] = response.data if isinstance(response.data, dict) else {}
-        return data
+        headers = response.headers if isinstance(response.headers, Mapping) else {}
+        return data, headers
 
 
 def _answered_with_error(method: str, e: SlackApiError) -> SlackUnavailable:

@@ -7,10 +7,12 @@ shared grammar, `bot.commands`, sits below them and never imports one). Pure, as
 from __future__ import annotations
 
 from bot.alerts import commands as alerts
+from bot.commands import approve
 from bot.commands.registry import Grammar
 from bot.diagnostics import commands as diagnostics
 from bot.gitops import commands as gitops
 from bot.health import commands as health
+from bot.home import commands as home
 from bot.keda import commands as keda
 from bot.listing import commands as listing
 from bot.workloads import commands as workloads
@@ -32,6 +34,7 @@ CHANGES: frozenset[type] = frozenset(
         alerts.Ack,
         alerts.Silence,
         alerts.Unsilence,
+        approve.Approve,
     }
 )
 
@@ -44,6 +47,8 @@ GRAMMAR = Grammar(
         *diagnostics.SUBCOMMANDS,
         *workloads.SUBCOMMANDS,
         *alerts.SUBCOMMANDS,
+        *home.SUBCOMMANDS,
+        *approve.SUBCOMMANDS,
     ),
     extensions=gitops.EXTENSIONS,
     help_first=_HELP_FIRST,

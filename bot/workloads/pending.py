@@ -29,6 +29,15 @@ class PendingGroup:
     since: datetime | None
     reasons: tuple[Reason, ...]
     message: str  # the condition's summary, when it gives no reasons[]
+    # The condition's own `lastTransitionTime`: KAI sets it when it writes a new condition
+    # (`setPodGroupSchedulingCondition`), so it says since when this wait has lasted.
+    condition_since: datetime | None = None
+
+    @property
+    def waiting_since(self) -> datetime | None:
+        """Since when this wait has lasted: the condition's transition, else the group's
+        creation (the queue starvation alert counts from here)."""
+        return self.condition_since or self.since
 
 
 def read_pending(groups: Sequence[RawObject]) -> tuple[list[PendingGroup], int]:
@@ -62,16 +71,16 @@ def is_stale(group: RawObject) -> bool:
 
 
 def _pending(group: RawObject, condition: RawObject) -> PendingGroup:
+    transition = c.parse_timestamp(condition.get("lastTransitionTime"))
     return PendingGroup(
         namespace=c.object_namespace(group) or "",
         name=c.object_name(group),
         queue=c.as_text(c.spec(group).get("queue")),
         node_pool=c.as_text(condition.get("nodePool")) or "default",
-        since=_earliest(
-            c.creation_time(group), c.parse_timestamp(condition.get("lastTransitionTime"))
-        ),
+        since=_earliest(c.creation_time(group), transition),
         reasons=tuple(read_reason(r) for r in condition.get("reasons") or []),
         message=c.as_text(condition.get("message")),
+        condition_since=transition,
     )
 
 

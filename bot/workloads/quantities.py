@@ -42,6 +42,13 @@ def gpus(resources: Any) -> float | None:
     return sum(known) if known else None
 
 
+def dra_gpus(resources: Any) -> float | None:
+    """The part of `gpus` counted under DRA DeviceClasses; None when it names none."""
+    if not isinstance(resources, Mapping):
+        return None
+    return gpus({k: v for k, v in resources.items() if str(k) != GPU})
+
+
 def is_gpu_resource(name: str) -> bool:
     """`nvidia.com/gpu`, or a DRA DeviceClass KAI counts as GPUs: KAI writes DRA GPUs in
     PodGroup and Queue resource lists under the DeviceClass's name (e.g. `gpu.nvidia.com`), and
@@ -51,10 +58,10 @@ def is_gpu_resource(name: str) -> bool:
     return name == GPU or ("/" not in name and "gpu" in name.lower())
 
 
-def show(value: float | None) -> str:
-    """`8`, `0.5`, `unlimited` for -1, `?` for unknown."""
+def show(value: float | None, absent: str = "?") -> str:
+    """`8`, `0.5`, `unlimited` for -1, `absent` (`?`) for unknown."""
     if value is None:
-        return "?"
+        return absent
     if value == UNLIMITED:
         return "unlimited"
     return f"{value:g}"

@@ -8,12 +8,12 @@ over-quota weight come from `spec.resources.gpu` (-1 = unlimited), allocated and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from bot.core import conditions as c
 from bot.core.models import RawObject
-from bot.workloads.quantities import gpus, parse_quantity, show
+from bot.workloads.quantities import dra_gpus, gpus, parse_quantity, show
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class QueueRow:
     weight: float | None
     allocated: float | None
     requested: float | None
+    allocated_dra: float | None = None  # the part of `allocated` under DRA DeviceClasses
+    requested_dra: float | None = None
 
 
 def queue_rows(queues: Sequence[RawObject]) -> list[QueueRow]:
@@ -78,14 +80,41 @@ def _row(
         quota=parse_quantity(gpu.get("quota")),
         limit=parse_quantity(gpu.get("limit")),
         weight=parse_quantity(gpu.get("overQuotaWeight")),
-        allocated=gpus(status.get("allocated")),
-        requested=gpus(status.get("requested")),
+        allocated=_reported_gpus(status.get("allocated")),
+        requested=_reported_gpus(status.get("requested")),
+        allocated_dra=dra_gpus(status.get("allocated")),
+        requested_dra=dra_gpus(status.get("requested")),
     )
+
+
+def _reported_gpus(resources: object) -> float | None:
+    """The GPUs of a status resource list: 0 when KAI wrote one without GPUs in it, None when
+    it wrote none."""
+    if not isinstance(resources, Mapping):
+        return None
+    found = gpus(resources)
+    return 0.0 if found is None else found
+
+
+# What a number the queue does not have reads as: a spec value nobody set, a status value
+# KAI's queue-controller has not written.
+NOT_SET = "not set"
+NOT_REPORTED = "none reported"
+LEGEND = (
+    "GPUs are whole devices: nvidia.com/gpu plus GPUs claimed through a DRA DeviceClass "
+    '("N DRA" says how many of them); limit -1 shows as unlimited; "not set": the Queue has '
+    'no such value; "none reported": KAI\'s queue-controller has written none yet.'
+)
 
 
 def gpu_numbers(row: QueueRow) -> str:
-    """`GPU quota 4, limit 8, over-quota weight 1, allocated 8, requested 24`."""
+    """`GPU quota 4, limit 8, over-quota weight 1, allocated 8 (2 DRA), requested 24`."""
     return (
-        f"GPU quota {show(row.quota)}, limit {show(row.limit)}, over-quota weight "
-        f"{show(row.weight)}, allocated {show(row.allocated)}, requested {show(row.requested)}"
+        f"GPU quota {show(row.quota, NOT_SET)}, limit {show(row.limit, NOT_SET)}, over-quota "
+        f"weight {show(row.weight, NOT_SET)}, allocated {_used(row.allocated, row.allocated_dra)}, "
+        f"requested {_used(row.requested, row.requested_dra)}"
     )
+
+
+def _used(total: float | None, dra: float | None) -> str:
+    return show(total, NOT_REPORTED) + (f" ({show(dra)} DRA)" if dra else "")

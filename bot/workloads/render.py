@@ -7,48 +7,108 @@ too long for one message shows the oldest first and says how many are left out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
 
 from bot.core.durations import format_duration
 from bot.slack import blocks as render
 from bot.slack import packing
 from bot.slack.blocks import Block, Message
 from bot.workloads.pending import PendingGroup
-from bot.workloads.queues import QueueRow, gpu_numbers
+from bot.workloads.queues import LEGEND, QueueRow, gpu_numbers
 from bot.workloads.reasons import advice, unschedulable_without_reason
+from bot.workloads.starvation import OVER_QUOTA, STARVED, QueueStarvation
 from bot.workloads.why import Why
 
 MAX_SECTIONS = 45  # of Slack's 50 blocks: the rest for the header and the notes
 
 
-def queues_message(rows: Sequence[QueueRow], *, cluster: str) -> Message:
-    """The queue tree, one line per queue, children indented under their parent."""
+def queues_message(
+    rows: Sequence[QueueRow],
+    *,
+    cluster: str,
+    marks: Mapping[str, str] | None = None,
+    starved_after: timedelta = timedelta(0),
+) -> Message:
+    """The queue tree, one line per queue, children indented under their parent; `marks` (queue
+    name → `starved` or `over quota`) are shown on their lines and explained under the tree."""
     title = f"KAI queues on {cluster}"
     if not rows:
         note = f"No KAI Queue on {cluster}: jobs cannot be scheduled by KAI until one exists."
         return render.fit_message(
             {"text": note, "blocks": [render.header(title), render.section(note)]}
         )
-    lines = [queue_line(row) for row in rows]
+    marks = marks or {}
+    lines = [queue_line(row, marks.get(row.name, "")) for row in rows]
     sections, placed = packing.pack_lines([render.escape(x) for x in lines], MAX_SECTIONS)
     notes = _left_out(len(rows) - placed, "queue")
+    if marks:
+        notes.append(marks_legend(starved_after))
     blocks = [
         render.header(title),
-        render.context(f"{len(rows)} queues · GPUs in devices"),
+        render.context(render.escape(f"{len(rows)} queues · {LEGEND}")),
         *sections,
     ]
     blocks += [render.context(n) for n in notes]
-    text = packing.fit_text([title], [render.escape(x) for x in lines], notes)
+    text = packing.fit_text([title], [render.escape(x) for x in lines], [*notes, LEGEND])
     return render.fit_message({"text": text, "blocks": blocks})
 
 
-def queue_line(row: QueueRow) -> str:
-    """`  annia (Annia workers): GPU quota 4, limit 8, …` indented by depth."""
+def queue_line(row: QueueRow, mark: str = "") -> str:
+    """`  annia (Annia workers): GPU quota 4, limit 8, … [over quota]` indented by depth."""
     name = f"{row.name} ({row.display_name})" if row.display_name else row.name
-    marks = " [parent queue missing: its jobs are skipped]" if row.parent_missing else ""
+    marks = f" [{mark}]" if mark else ""
+    marks += " [parent queue missing: its jobs are skipped]" if row.parent_missing else ""
     marks += "" if row.is_leaf else " [parent: takes no jobs itself]"
     return f"{'    ' * row.depth}{'↳ ' if row.depth else ''}{name}: {gpu_numbers(row)}{marks}"
+
+
+def marks_legend(starved_after: timedelta) -> str:
+    """What `[starved]` and `[over quota]` mean."""
+    over = f"[{OVER_QUOTA}]: more GPUs allocated than its quota"
+    if starved_after <= timedelta(0):
+        return over
+    waited = format_duration(starved_after, "coarse")
+    return f"[{STARVED}]: below its GPU quota with a PodGroup pending {waited} or longer · {over}"
+
+
+def starvation_evidence(
+    found: QueueStarvation, queue: str, *, cluster: str, now: datetime, command: str
+) -> Message:
+    """The first reply of a queue starvation alert: the queue's line as `/kai queues` shows
+    it, the leaf queues over quota, and its pending groups as `/kai pending` lists them."""
+    marks = found.marks()
+    verdict = "starved" if marks.get(queue) == STARVED else "no longer starved"
+    title = f"Diagnosis of queue {queue} on {cluster}: {verdict}"
+    head = [_queue_fact(found, queue, marks)]
+    head += [
+        f"Over quota: {queue_line(replace(row, depth=0), OVER_QUOTA)}"
+        for row in found.rows
+        if row.is_leaf and marks.get(row.name) == OVER_QUOTA
+    ]
+    groups = [g for g in found.pending if g.queue == queue]
+    entries = [render.escape(group_entry(g, now, command)) for g in groups]
+    sections, placed = packing.pack_lines([_bold_first(e) for e in entries], MAX_SECTIONS - 4)
+    notes = _left_out(len(groups) - placed, "PodGroup")
+    if not groups:
+        notes.append(f"Nothing of queue {queue} waits for the KAI scheduler now.")
+    notes.append(f"`{command} queues` and `{command} pending --all-namespaces` look again.")
+    shown = [render.escape(x) for x in (title, *head)]
+    blocks: list[Block] = [
+        render.section(f"*{shown[0]}*\n" + "\n".join(shown[1:])),
+        *sections,
+        *(render.context(render.escape(n)) for n in notes),
+    ]
+    text = packing.fit_text(shown, entries, [render.escape(n) for n in notes])
+    return render.fit_message({"text": text, "blocks": blocks})
+
+
+def _queue_fact(found: QueueStarvation, queue: str, marks: Mapping[str, str]) -> str:
+    row = next((r for r in found.rows if r.name == queue), None)
+    if row is None:
+        return f"Queue {queue} does not exist any more."
+    return f"Queue: {queue_line(replace(row, depth=0), marks.get(queue, ''))}"
 
 
 def pending_message(

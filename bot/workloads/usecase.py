@@ -3,29 +3,39 @@
 `queues`: one list of Queues. `pending`: one list of PodGroups (paged), in a namespace or across
 the cluster, no pods read (staleness comes from the group's own `resourcesStatus`). `why`: the pod
 and kai-config, then its PodGroup, BindRequest and events, then its Queue: six requests.
+`starvation`: one list of Queues and, with the rule on, one of PodGroups across the cluster.
 """
 
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta
 
 from bot.core import conditions as c
 from bot.core import errors
 from bot.health import report as kai_report
 from bot.kube import kinds
 from bot.kube.ports import KubeReader
-from bot.workloads import pending, queues, why
+from bot.workloads import pending, queues, starvation, why
 from bot.workloads.pending import PendingGroup
-from bot.workloads.queues import QueueRow
+from bot.workloads.starvation import QueueStarvation
 
 
-async def read_queues(kube: KubeReader) -> list[QueueRow]:
-    """Every KAI Queue in tree order.
+async def read_starvation(kube: KubeReader, *, now: datetime, after: timedelta) -> QueueStarvation:
+    """Every Queue, and which are starved at `now` (`after` 0: the rule is off, and no PodGroup
+    is read) or over quota: one list of each, whatever the number of queues or groups.
 
     Raises:
-        KubeError: unreachable, or the Queue list is forbidden.
+        KubeError: unreachable, or a list is forbidden (KubeNotFound: KAI's CRDs are not served).
     """
-    return queues.queue_rows(await kube.list_objects(kinds.QUEUE))
+    if after <= timedelta(0):
+        rows = queues.queue_rows(await kube.list_objects(kinds.QUEUE))
+        return starvation.judge(rows, (), now=now, after=after)
+    queue_objects, groups = await asyncio.gather(
+        kube.list_objects(kinds.QUEUE), kube.list_objects(kinds.POD_GROUP)
+    )
+    found, _stale = pending.read_pending(groups)
+    return starvation.judge(queues.queue_rows(queue_objects), found, now=now, after=after)
 
 
 async def read_pending(
@@ -35,9 +45,15 @@ async def read_pending(
     PodGroups were read in all.
 
     Raises:
+        UserError: the namespace does not exist (a list there would read as "nothing pending").
         KubeError: unreachable, or the PodGroup list is forbidden.
     """
     groups = await kube.list_objects(kinds.POD_GROUP, namespace)
+    if namespace and not groups and not await _namespace_exists(kube, namespace):
+        raise errors.UserError(
+            f"Namespace {namespace} does not exist on {kube.cluster}, so nothing there can wait "
+            "for the KAI scheduler. Check the name (`kubectl get namespaces` lists them)."
+        )
     found, stale = pending.read_pending(groups)
     return found, stale, len(groups)
 
@@ -85,6 +101,14 @@ async def explain_pod(kube: KubeReader, namespace: str, name: str, *, command: s
         events=events,
         command=command,
     )
+
+
+async def _namespace_exists(kube: KubeReader, namespace: str) -> bool:
+    """Whether the namespace exists; a read that is refused counts as yes (nothing to say)."""
+    try:
+        return await kube.get_object(kinds.NAMESPACE, namespace) is not None
+    except errors.KubeForbidden:
+        return True
 
 
 async def _none() -> None:

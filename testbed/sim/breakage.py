@@ -17,6 +17,7 @@ from testbed.sim.workload_breakage import (
     gpu_quota_exhausted,
     heal_workloads,
     metrics_apiserver_crashloop,
+    starve,
 )
 
 KAI = "kai.scheduler/v1"
@@ -116,6 +117,14 @@ def stale_generation(sim: Simulator) -> None:
     )
 
 
+def pause_by_hand(sim: Simulator) -> None:
+    """ScaledJob annia/annia-worker paused by hand (no kai-chatops record, no end): reminded of."""
+    job = ("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
+    _require(sim.get(*job), "ScaledJob annia/annia-worker")
+    paused = {"metadata": {"annotations": {"autoscaling.keda.sh/paused": "true"}}}
+    sim.patch(*job, patch=paused)
+
+
 def heal(sim: Simulator) -> None:
     """Restore every object the actions above touch to its scenario state, conditions current."""
     for api_version, kind, name, namespace in _HEALABLE:
@@ -141,6 +150,8 @@ ACTIONS: dict[str, Callable[[Simulator], None]] = {
     "metrics_apiserver_crashloop": metrics_apiserver_crashloop,
     "gpu_quota_exhausted": gpu_quota_exhausted,
     "reclaim": evictions.reclaim,
+    "starve": starve,
+    "pause_by_hand": pause_by_hand,
     "heal": heal,
 }
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from testbed.sim import status as st
+from testbed.sim.impersonation import Acting
 from testbed.sim.routing import Route
 
 SERVICE_ACCOUNT = "system:serviceaccount:kai-chatops:kai-chatops"
@@ -52,6 +53,7 @@ class RecordedRequest:
     status: int
     content_type: str = ""
     body: Any = None
+    acting: Acting | None = None  # the identity it impersonated (`Impersonate-*` headers)
 
 
 @dataclass

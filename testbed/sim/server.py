@@ -17,6 +17,7 @@ from aiohttp.typedefs import Handler
 from testbed.sim import resources
 from testbed.sim import status as st
 from testbed.sim.faults import Faults, RecordedRequest
+from testbed.sim.impersonation import Impersonation, read_headers
 from testbed.sim.listing import read_list_options
 from testbed.sim.objects import PatchType, WriteMode
 from testbed.sim.podlogs import PodLogs, read_log
@@ -57,10 +58,12 @@ class ApiServer:
         faults: Faults,
         logs: PodLogs | None = None,
         bookmark_every: float = 1.0,
+        impersonation: Impersonation | None = None,
     ) -> None:
         self.store = store
         self.requests = requests
         self.faults = faults
+        self.impersonation = impersonation or Impersonation()
         self.logs = logs or PodLogs()
         self.address = ""
         self._hub = WatchHub(store, bookmark_every=bookmark_every)
@@ -115,6 +118,10 @@ class ApiServer:
     async def _answer(
         self, request: web.Request, route: Route, handler: Handler
     ) -> web.StreamResponse:
+        acting = read_headers(list(request.headers.items()))
+        refusal = None if acting is None else self.impersonation.refusal(acting, route)
+        if refusal is not None:
+            return _error(refusal)
         fault = self.faults.take(request.method, request.path, route)
         try:
             if fault is not None:
@@ -367,4 +374,5 @@ def _record(request: web.Request, route: Route, body: Any, code: int) -> Recorde
         status=code,
         content_type=request.content_type if body is not None else "",
         body=body,
+        acting=read_headers(list(request.headers.items())),
     )

@@ -20,6 +20,7 @@ from testbed.sim import status as st
 from testbed.sim.controller_answers import Behaviour
 from testbed.sim.controllers import Controllers
 from testbed.sim.faults import Faults, RecordedRequest
+from testbed.sim.impersonation import Impersonation
 from testbed.sim.objects import timestamp
 from testbed.sim.podlogs import PodLogs
 from testbed.sim.resources import ResourceType
@@ -50,6 +51,8 @@ class Simulator:
         self._with_controllers = controllers
         self.requests: list[RecordedRequest] = []
         self.faults = Faults()
+        # Whether the bot may impersonate, and the impersonated people's RBAC (`grant`).
+        self.impersonation = Impersonation()
         self.logs = PodLogs()  # what `pods/log` answers; `write_log` fills it
         self._server: ApiServer | None = None
         self._host, self._port = "127.0.0.1", 0
@@ -79,7 +82,12 @@ class Simulator:
         if self._server is not None:
             return
         server = ApiServer(
-            self.store, self.requests, self.faults, self.logs, bookmark_every=self.bookmark_every
+            self.store,
+            self.requests,
+            self.faults,
+            self.logs,
+            bookmark_every=self.bookmark_every,
+            impersonation=self.impersonation,
         )
         self._port = await server.start(host, port or self._port)
         self._host, self._server = host, server

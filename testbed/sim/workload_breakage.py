@@ -3,7 +3,9 @@
 `metrics_apiserver_crashloop`: KEDA's metrics apiserver is OOMKilled again and again, as the
 kubelet and the controllers would show it (pod status, Deployment, EndpointSlice, APIService,
 events, logs). `gpu_quota_exhausted`: new GPU jobs in annia wait on queue limits, with the
-`schedulingConditions` the KAI scheduler writes (kai-workloads.md §1). `heal_workloads` undoes both.
+`schedulingConditions` the KAI scheduler writes (kai-workloads.md §1). `starve`: queue vision,
+below its GPU quota, has a gang waiting 45 minutes while annia holds twice its quota.
+`heal_workloads` undoes them all.
 """
 
 from __future__ import annotations
@@ -32,7 +34,11 @@ _HEALABLE = (
     (*APISERVICE, None),
     (QUEUE_API, "Queue", "annia", None),
     (QUEUE_API, "Queue", "gpu-research", None),
+    (QUEUE_API, "Queue", "vision", None),
 )
+STARVED_JOB = "vision-train-m3k7p"
+STARVED_GROUP = f"pg-{STARVED_JOB}-2e9c4f70-81ab-4d3e-9c5f-7a6b5c4d3e2f"
+STARVED_FOR = timedelta(minutes=45)
 # The Go runtime's last words before the kernel's OOM kill, and a leaked token to redact.
 _PREVIOUS_LOG = (
     'I0101 00:00:01.000000 1 main.go:112] "Starting metrics server" version="2.17.2"',
@@ -181,6 +187,52 @@ def gpu_quota_exhausted(sim: Simulator) -> None:
     )
 
 
+def starve(sim: Simulator) -> None:
+    """Queue vision starved: below its GPU quota, a gang pending 45m, while annia is over quota."""
+    now = sim.store.clock()
+    group, gpus, pods = STARVED_GROUP, 2, 2
+    message = (
+        f"Resources were found for 0 pods while {pods} are required for gang scheduling. "
+        "Additional pods cannot be scheduled due to: no nodes with enough resources were found: "
+        "4 node(s) didn't have enough resources: GPUs"
+    )
+    waiting = _pending_group(
+        group, "vision", gpus * pods, pods, "PodSchedulingErrors", message, {}, now
+    )
+    condition = waiting["status"]["schedulingConditions"][0]
+    condition["lastTransitionTime"] = timestamp(now - STARVED_FOR)
+    del condition["reasons"][0]["details"]  # the gang's fit error names no queue
+    sim.apply(waiting)
+    for index in range(pods):
+        sim.apply(
+            _pending_pod(
+                f"{STARVED_JOB}-{index}", group, "vision", gpus, f"PodSchedulingErrors: {message}."
+            )
+        )
+    for queue, allocated, requested in (
+        ("annia", 8, 8),
+        ("gpu-research", 10, 14),
+        ("vision", 2, 6),
+    ):
+        status = {
+            "allocated": {"nvidia.com/gpu": str(allocated)},
+            "requested": {"nvidia.com/gpu": str(requested)},
+        }
+        sim.patch_status(QUEUE_API, "Queue", queue, None, status)
+
+
+def schedule_starved(sim: Simulator) -> None:
+    """The starved gang runs at last: KAI (>= 0.17) clears its conditions, its GPUs allocated."""
+    requested = {"nvidia.com/gpu": "4"}
+    status = {
+        "schedulingConditions": None,
+        "resourcesStatus": {"requested": requested, "allocated": requested},
+    }
+    sim.patch_status(PODGROUP, "PodGroup", STARVED_GROUP, WORK_NS, status)
+    allocated = {"allocated": {"nvidia.com/gpu": "6"}, "requested": {"nvidia.com/gpu": "6"}}
+    sim.patch_status(QUEUE_API, "Queue", "vision", None, allocated)
+
+
 def crashing_deployment(sim: Simulator, namespace: str, name: str, pods: int) -> None:
     """A Deployment with `pods` running pods, the first one in CrashLoopBackOff after OOMKilled
     with a log before its restart (for tests and benches of `/kai diagnose` at any scale)."""
@@ -221,6 +273,9 @@ def heal_workloads(sim: Simulator) -> None:
         sim.delete(PODGROUP, "PodGroup", _group_name(job), WORK_NS)
         for index in range(count):
             sim.delete("v1", "Pod", f"{job}-{index}", WORK_NS)
+    sim.delete(PODGROUP, "PodGroup", STARVED_GROUP, WORK_NS)
+    for index in range(2):
+        sim.delete("v1", "Pod", f"{STARVED_JOB}-{index}", WORK_NS)
     for namespace in (KEDA_NS, WORK_NS, KAI_NS):
         for event in sim.store.list_objects(sim.store.resolve("v1", "Event"), namespace)["items"]:
             if event["metadata"]["name"].startswith("sim-"):

@@ -38,10 +38,11 @@ class EmulatorControls(EmulatorViews):
         deleted: bool = False,
         real_name: str = "",
         tz: str = "UTC",
+        email: str = "",
     ) -> User:
         """Add (or replace) a member that `users.info` knows."""
         user = User(
-            user_id, name, real_name, is_admin, is_owner, is_bot, is_restricted, deleted, tz
+            user_id, name, real_name, is_admin, is_owner, is_bot, is_restricted, deleted, tz, email
         )
         self.workspace.add_user(user)
         return user

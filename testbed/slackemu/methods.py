@@ -168,7 +168,8 @@ def users_info(ws: Workspace, params: Params) -> Answer:
     user = ws.users.get(str(params.get("user") or ""))
     if user is None:
         return error("user_not_found")
-    return {"ok": True, "user": user.as_json(ws.team_id)}
+    with_email = "users:read.email" in ws.scopes
+    return {"ok": True, "user": user.as_json(ws.team_id, with_email=with_email)}
 
 
 def usergroups_list(ws: Workspace, params: Params) -> Answer:

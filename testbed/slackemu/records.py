@@ -140,9 +140,14 @@ class User:
     is_restricted: bool = False
     deleted: bool = False
     tz: str = "UTC"
+    email: str = ""
 
-    def as_json(self, team_id: str) -> dict[str, Any]:
-        """The `user` object of a `users.info` answer."""
+    def as_json(self, team_id: str, *, with_email: bool = False) -> dict[str, Any]:
+        """The `user` object of a `users.info` answer; `profile.email` only `with_email` (the
+        token has `users:read.email`) and when the member has one, as Slack does."""
+        profile = {"real_name": self.real_name or self.name, "display_name": self.name}
+        if with_email and self.email:
+            profile["email"] = self.email
         return {
             "id": self.id,
             "team_id": team_id,
@@ -155,7 +160,7 @@ class User:
             "is_restricted": self.is_restricted,
             "is_ultra_restricted": False,
             "tz": self.tz,
-            "profile": {"real_name": self.real_name or self.name, "display_name": self.name},
+            "profile": profile,
         }
 
 

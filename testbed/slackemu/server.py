@@ -161,6 +161,8 @@ class SlackEmulator(EmulatorControls):
         hold = await self._hold(method, params, fault)
         served = None if fault is not None and fault.applies_call else fault
         status, answer, headers = self._answer(method, params, token, served, body_error)
+        if fault is None:
+            headers = {"x-oauth-scopes": ",".join(sorted(self.workspace.scopes)), **headers}
         if fault is not None and fault.mode in ("drop_before", "drop_after"):
             status = 0  # no answer: the connection is closed
         at = self._clock()

@@ -19,6 +19,14 @@ class MessageNotFoundError(LookupError):
     """No message with that `ts` in that channel."""
 
 
+# What deploy/slack-app-manifest.yaml asks for (not `users:read.email`: only
+# `access.impersonate: email` needs it).
+BOT_SCOPES = frozenset(
+    {"commands", "chat:write", "channels:history", "groups:history"}
+    | {"usergroups:read", "users:read"}
+)
+
+
 class Workspace:
     """One Slack workspace with one bot user, as the emulator's Web API sees it."""
 
@@ -36,6 +44,9 @@ class Workspace:
         self.bot_id = bot_id
         self.app_id = app_id
         self.users: dict[str, User] = {bot_user_id: User(bot_user_id, "kai", is_bot=True)}
+        # The bot token's scopes, listed in every answer's `x-oauth-scopes` header, as Slack
+        # does; `users:read.email` decides whether `users.info` shows emails.
+        self.scopes: set[str] = set(BOT_SCOPES)
         self.usergroups: dict[str, UserGroup] = {}
         self.ephemerals: list[EphemeralMessage] = []
         self.home_tabs: dict[str, dict[str, Any]] = {}  # user ID -> their Home tab's view

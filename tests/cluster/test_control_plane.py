@@ -15,7 +15,7 @@ from kubernetes.client.exceptions import ApiException
 from seeding import Seeder
 
 BOT_USER = f"system:serviceaccount:{BOT_NAMESPACE}:{BOT_SERVICE_ACCOUNT}"
-KEDA_NS = "annia"  # where deploy/base/rbac-keda.yaml lets the bot pause and resume
+KEDA_NS = "annia"  # keda.namespaces of the overlay applied: its keda-rbac.yaml lets the bot pause
 METRICS_APISERVICE = "v1beta1.external.metrics.k8s.io"
 
 # The kinds the bot reads (bot/kube/kinds.py), served by the upstream CRDs at these versions.

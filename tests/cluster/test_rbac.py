@@ -98,6 +98,7 @@ CALLS: list[Call] = [
     ],
     # /kai queues, pending, why (bot/workloads/usecase.py)
     *reads("get list", "scheduling.run.ai", "queues", ALL, "workloads"),
+    Call("get", "", "namespaces", ALL, where="/kai pending NAMESPACE: does it exist"),
     *reads("get list", "scheduling.run.ai", "podgroups", KEDA_NS, "workloads"),
     *reads("get", "scheduling.run.ai", "bindrequests", KEDA_NS, "/kai why"),
     # Eviction notices: KAI's Evict Events, listed then watched across the cluster
@@ -348,6 +349,7 @@ CLUSTER_WIDE: set[Rule] = (
     | rules("apiregistration.k8s.io", "apiservices", "get")
     | rules("keda.sh", "scaledjobs scaledobjects", "list")
     | rules("scheduling.run.ai", "queues podgroups", "get list")
+    | rules("", "namespaces", "get")
     | rules("scheduling.run.ai", "bindrequests", "get")
     | rules("", "events", "list watch")
     | rules("helm.toolkit.fluxcd.io", "helmreleases", "list")

@@ -94,6 +94,34 @@ async def test_check_unreachable_keeps_retry_warnings_out_of_the_terminal_unless
         assert line.startswith("kai-chatops: cluster sim: cannot reach the API server")
 
 
+async def test_check_of_a_cluster_nothing_listens_on_says_so_in_one_whole_line(
+    tmp_path: Path,
+) -> None:
+    kubeconfig = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "prod", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "bot", "user": {"token": "not-a-secret"}}],
+        "contexts": [{"name": "prod", "context": {"cluster": "prod", "user": "bot"}}],
+        "current-context": "prod",
+    }
+    (tmp_path / "kubeconfig").write_text(yaml.safe_dump(kubeconfig))
+    config = demo_config(str(tmp_path / "kubeconfig"), context="prod")
+    config["clusters"][0]["name"] = "prod"
+    config["kubernetes"]["retries"] = 0  # the words are the same after retries, which take time
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+
+    code, out, err = await run_cli("check", "--config", str(tmp_path / "config.yaml"))
+
+    assert code == 2 and out == ""
+    [line] = err.splitlines()  # no urllib3 warning, no traceback: the one line
+    assert line.startswith(
+        "kai-chatops: cluster prod: cannot reach the API server at https://127.0.0.1:1: "
+        "connection refused (to "
+    )
+    assert line.endswith(")") and "Errno" not in line and "urllib3" not in line
+
+
 @pytest.mark.parametrize(
     ("config", "error"),
     [

@@ -63,8 +63,13 @@ async def test_a_configured_command_is_named_by_alerts_why_help_and_errors_never
     [root] = running.slack.root_messages(ALERT_CHANNEL)
     diagnosis, *_ = running.slack.thread(ALERT_CHANNEL, root.ts)
     running.sim.apply(UNGROUPED_POD)
+    suspend = {"spec": {"suspend": True}}
+    running.sim.patch(
+        "helm.toolkit.fluxcd.io/v2", "HelmRelease", "keda", "flux-system", patch=suspend
+    )
 
     why = await running.command("why annia/train-0")
+    suspended = await running.command("reconcile hr flux-system/keda", user_id=OPERATOR)
     help_ack = await running.command("help")
     unknown = await running.command("ack abcdef", user_id=OPERATOR)
     acked = await running.command(f"ack {alert_id(root)}", user_id=OPERATOR)
@@ -78,6 +83,7 @@ async def test_a_configured_command_is_named_by_alerts_why_help_and_errors_never
     assert f"{COMMAND} health" in help_ack.text
     assert f"`{COMMAND} alerts` lists them" in unknown.text
     assert acked.text.startswith("Acknowledged alert")
+    assert f"To resume it: `{COMMAND} resume hr flux-system/keda`" in suspended.text
     assert DEFAULT_COMMAND.findall(everything_the_bot_wrote(running)) == []
 
 

@@ -155,7 +155,7 @@ async def test_a_suspended_object_is_refused_with_who_can_resume_it_and_nothing_
 
     assert reply.message is not None and reply.message["response_type"] == "ephemeral"
     assert "HelmRelease flux-system/keda on sim is suspended" in reply.text
-    assert "`flux resume helmrelease keda -n flux-system`" in reply.text
+    assert "To resume it: `/kai resume hr flux-system/keda`" in reply.text
     assert patches(stack) == []
     assert len(stack.slack.responses(reply.delivery.hook_id)) == 1
 

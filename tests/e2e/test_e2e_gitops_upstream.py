@@ -18,7 +18,7 @@ import pytest
 from gitops_e2e import click_confirm, controlled_stack, patches, result_of
 
 from testbed.sim.faults import RecordedRequest
-from testbed.stack import DEMO_CHANNEL, Reply, Stack, running_stack
+from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack, running_stack
 
 HR_API = "helm.toolkit.fluxcd.io/v2"
 APP_API = "argoproj.io/v1alpha1"
@@ -178,7 +178,14 @@ async def test_e2e_reconcile_force_reset_write_the_same_token(stack: Stack) -> N
     reply = await stack.command("reconcile hr flux-system/kai-scheduler --force --reset")
     result = await result_of(stack, reply)
 
-    assert "reconciled" in result["text"].splitlines()[0]
+    # What was asked for shows in the progress reply, the result and the Home tab's changes.
+    what = "reconcile --force --reset of HelmRelease flux-system/kai-scheduler on sim"
+    assert reply.text.startswith(f"Flux {what}: reconciling…")
+    assert "one-off Helm install or upgrade" in json.dumps(reply.message)
+    assert result["text"].splitlines()[0] == f"Flux {what}: reconciled"
+    assert (await stack.driver.open_home(user_id=OPERATOR)).status == 200
+    home = json.dumps(await stack.slack.wait_for_home(OPERATOR))
+    assert "reconcile --force --reset HelmRelease flux-system/kai-scheduler on sim" in home
     [patch] = patches(stack)
     annotations = patch.body["metadata"]["annotations"]
     token = annotations[REQUESTED_AT]

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -82,6 +83,10 @@ async def test_queues_count_gpus_under_a_dra_device_class(stack: Stack) -> None:
     reply = await stack.command("queues", user_id=VIEWER)
 
     assert (
-        "    ↳ annia (Annia workers): GPU quota 4, limit 8, over-quota weight 1, allocated 3, "
-        "requested 5"
+        "    ↳ annia (Annia workers): GPU quota 4, limit 8, over-quota weight 1, allocated 3 "
+        "(3 DRA), requested 5 (5 DRA)"
     ) in reply.text.splitlines()
+    legend = json.dumps(reply.message)  # the reply explains its own numbers
+    assert "GPUs are whole devices: nvidia.com/gpu plus GPUs claimed through a DRA" in legend
+    assert '\\"not set\\": the Queue has no such value' in legend
+    assert "GPUs in devices" not in legend

@@ -4,12 +4,13 @@ slash commands against the simulator.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from testbed.stack import VIEWER, Stack, running_stack
+from testbed.stack import OPERATOR, VIEWER, Stack, running_stack
 
 HR_API = "helm.toolkit.fluxcd.io/v2"
 
@@ -103,7 +104,7 @@ async def test_a_reconcile_of_a_missing_object_names_it_in_another_kind(stack: S
 async def test_a_sync_in_the_wrong_namespace_suggests_the_sync_that_exists(stack: Stack) -> None:
     reply = await stack.command("sync flux-system/kai-scheduler")
 
-    assert "Application argocd/kai-scheduler (`/kai sync argocd/kai-scheduler`)" in reply.text
+    assert "There is one in argocd: `/kai sync argocd/kai-scheduler`." in reply.text
     assert not [r for r in stack.sim.requests if r.method == "PATCH"]
 
 
@@ -137,3 +138,54 @@ async def test_a_malformed_list_gets_its_usage_and_reads_nothing(
 
     assert problem in reply.text and "list KIND [NAMESPACE | --all-namespaces]" in reply.text
     assert stack.sim.requests == []
+
+
+async def test_a_missing_object_gets_where_it_is_and_the_closest_names_in_the_verb_typed(
+    stack: Stack, caplog: pytest.LogCaptureFixture
+) -> None:
+    stack.sim.clear_requests()
+
+    wrong_namespace = await stack.command("suspend hr keda/keda for 1h")
+    typo = await stack.command("resume hr flux-system/kai-schedular")
+    keda_typo = await stack.command("pause annia/annia-workr")
+    empty = await stack.command("list hr keda", user_id=VIEWER)
+
+    assert wrong_namespace.text == (
+        "HelmRelease keda/keda was not found on sim. There is one in flux-system: "
+        "`/kai suspend hr flux-system/keda`."
+    )
+    assert typo.text == (
+        "HelmRelease flux-system/kai-schedular was not found on sim. Did you mean "
+        "`/kai resume hr flux-system/kai-scheduler`?"
+    )
+    assert "Did you mean `/kai pause annia/annia-worker`?" in keda_typo.text
+    assert empty.text.splitlines()[1] == (
+        "No HelmReleases in namespace keda on sim. There are HelmReleases in flux-system: "
+        "`/kai list hr flux-system`."
+    )
+    assert not [r for r in stack.sim.requests if r.method == "PATCH"]
+    # The hint's lists run at once: the client keeps a connection for each (none dropped).
+    assert not [r.getMessage() for r in caplog.records if r.name.startswith("urllib3")]
+
+
+async def test_list_says_who_suspended_or_paused_why_and_until(stack: Stack) -> None:
+    record = {
+        "kai-chatops/suspended-by": OPERATOR,
+        "kai-chatops/suspended-at": "2026-08-24T08:00:00Z",
+        "kai-chatops/suspend-reason": "chart hotfix",
+        "kai-chatops/suspend-until": "2026-08-24T11:00:00Z",
+    }
+    suspended = {"metadata": {"annotations": record}, "spec": {"suspend": True}}
+    stack.sim.patch(HR_API, "HelmRelease", "keda", "flux-system", patch=suspended)
+    by_hand = {"metadata": {"annotations": {"autoscaling.keda.sh/paused": "true"}}}
+    stack.sim.patch("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia", patch=by_hand)
+
+    releases = await stack.command("list hr", user_id=VIEWER)
+    jobs = await stack.command("list sj", user_id=VIEWER)
+
+    assert (
+        f"flux-system/keda: Suspended — suspended by {OPERATOR} at 2026-08-24 08:00 UTC, until "
+        "2026-08-24 11:00 UTC: chart hotfix"
+    ) in releases.text
+    assert f"suspended by <@{OPERATOR}> at" in json.dumps(releases.message)
+    assert "annia/annia-worker: Suspended — paused by hand (no kai-chatops record)" in jobs.text

@@ -43,12 +43,16 @@ async def test_pending_lists_what_waits_with_its_reasons_and_not_the_stale_runni
     stack: Stack,
 ) -> None:
     quiet = await stack.command("pending")
+    missing = await stack.command("pending nope")
+    empty = await stack.command("pending keda")
     breakage.gpu_quota_exhausted(stack.sim)
 
     reply = await stack.command("pending annia")
 
     assert "Nothing waits for the KAI scheduler in all namespaces." in quiet.text
     assert "1 left out: their pods all run" in quiet.text
+    assert missing.text.startswith("Namespace nope does not exist on sim")
+    assert "Nothing waits for the KAI scheduler in namespace keda." in empty.text
     text = reply.text
     assert "annia/pg-annia-worker-9k4mz-" in text and "annia/pg-llm-finetune-q2w8e-" in text
     assert "vision-eval" not in text

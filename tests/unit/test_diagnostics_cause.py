@@ -160,3 +160,116 @@ def test_a_secret_in_the_condition_message_is_redacted() -> None:
     )
     text = shown(explain(kai(OPERATOR), alert))
     assert "xoxb-1234567890ab" not in text
+
+
+@pytest.mark.parametrize(
+    ("alert", "line", "health"),
+    [
+        pytest.param(
+            AlertFacts("SchedulingShard", "default", "Progressing", "Progressing", "stale"),
+            "SchedulingShard default stays Progressing (Progressing)",
+            Health.PROGRESSING,
+            id="progressing",
+        ),
+        pytest.param(
+            AlertFacts("Config", "kai-config", "Missing"),
+            "Config kai-config does not exist",
+            Health.MISSING,
+            id="missing-without-reason",
+        ),
+        pytest.param(
+            AlertFacts("APIService", "v1.x", "Available", "", "a\n  b"),
+            "APIService v1.x Available is not True: a b",
+            Health.DEGRADED,
+            id="no-reason-message-on-one-line",
+        ),
+    ],
+)
+def test_the_condition_line_and_its_weight_for_each_kind_of_condition(
+    alert: AlertFacts, line: str, health: Health
+) -> None:
+    cause = explain(kai(), alert).cause
+
+    assert cause is not None
+    assert (cause.condition.removesuffix(", saying:"), cause.health) == (line, health)
+
+
+def test_a_kai_message_without_lines_says_nothing_more() -> None:
+    alert = AlertFacts("SchedulingShard", "default", "Progressing", "Progressing", "")
+
+    cause = explain(kai(OPERATOR), alert).cause
+
+    assert cause is not None and cause.names == ()
+    assert cause.condition == "SchedulingShard default stays Progressing (Progressing)"
+
+
+def test_an_apiservice_cause_without_endpoints_names_what_is_missing_else_the_notes() -> None:
+    alert = AlertFacts("APIService", "v1beta1.external.metrics.k8s.io", "Available", "R", "m")
+    gone = Component("Service keda/metrics", Health.MISSING, "Service keda/metrics was not found")
+    noted = Diagnosis("sim", "keda", NOW, (OPERATOR,), ("APIService x has no spec.service",))
+
+    missing = explain(Diagnosis("sim", "keda", NOW, (OPERATOR, gone)), alert).cause
+    local = explain(noted, alert).cause
+
+    assert missing is not None and missing.names == ("Service keda/metrics was not found",)
+    assert local is not None and local.names == ("APIService x has no spec.service",)
+
+
+def test_a_long_list_of_addresses_names_five_and_counts_the_rest() -> None:
+    alert = AlertFacts("APIService", "v1beta1.external.metrics.k8s.io", "Available", "R", "m")
+    ready = tuple(f"10.0.0.{i}" for i in range(7))
+    five = Endpoints("keda/metrics", ready[:5], (), 1)
+
+    def names(endpoints: Endpoints) -> tuple[str, ...]:
+        behind = Component("Pods of Service keda/metrics", Health.HEALTHY, "ok", (), (), (), None,
+                           endpoints)  # fmt: skip
+        cause = explain(Diagnosis("sim", "keda", NOW, (behind,)), alert).cause
+        assert cause is not None
+        return cause.names
+
+    assert names(Endpoints("keda/metrics", ready, ("10.0.1.1",), 2))[0] == (
+        "Its spec.service, Service keda/metrics: 7 ready address(es) (10.0.0.0, 10.0.0.1, "
+        "10.0.0.2, 10.0.0.3, 10.0.0.4 and 2 more) in 2 EndpointSlice(s), 1 not ready (10.0.1.1)"
+    )
+    assert names(five)[0].endswith(
+        "(10.0.0.0, 10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4) in 1 EndpointSlice(s)"
+    )
+    assert names(Endpoints("keda/metrics", (), (), 0))[0] == (
+        "Its spec.service, Service keda/metrics: 0 ready address(es) (none) in 0 EndpointSlice(s)"
+    )
+    assert names(five)[1] == "Its pods (Pods of Service keda/metrics): none"
+    assert names(Endpoints("keda/metrics", ready[:6], (), 1))[0].endswith(
+        "10.0.0.4 and 1 more) in 1 EndpointSlice(s)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("operands", "line"),
+    [
+        pytest.param(
+            None,
+            "What goes with it: the operands it owned (Kubernetes garbage-collects them).",
+            id="not-looked-at",
+        ),
+        pytest.param(
+            (), "What went with it: every operand Deployment it owned; none is left.", id="all-gone"
+        ),
+    ],
+)
+def test_a_deleted_config_says_what_goes_with_it(
+    operands: tuple[str, ...] | None, line: str
+) -> None:
+    cause = explain(kai(operands=operands), AlertFacts("Config", "kai-config", "Missing")).cause
+
+    assert cause is not None and cause.names == (line,)
+
+
+def test_a_missing_apiservice_says_keda_registers_it() -> None:
+    alert = AlertFacts("APIService", "v1beta1.external.metrics.k8s.io", "Missing", "NotFound")
+
+    cause = explain(Diagnosis("sim", "keda", NOW), alert).cause
+
+    assert cause is not None and cause.names == (
+        "APIService v1beta1.external.metrics.k8s.io is gone, so nothing serves external metrics "
+        "(the HPAs KEDA drives cannot read them); KEDA registers it on install.",
+    )

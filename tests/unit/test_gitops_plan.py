@@ -80,18 +80,31 @@ def test_the_request_patch_sets_only_the_token_and_who_asked() -> None:
 # --- refusals ---------------------------------------------------------------------------------
 
 
-def test_a_suspended_object_is_refused_naming_the_resume_command() -> None:
+@pytest.mark.parametrize(
+    ("kind", "command", "default_cluster", "resume"),
+    [
+        pytest.param("HelmRelease", "/kai", None, "`/kai resume hr flux-system/x`", id="hr"),
+        pytest.param("GitRepository", "/gpu", "prod", "`/gpu resume gitrepo flux-system/x`",
+                     id="source-configured-command"),
+        pytest.param("Kustomization", "/kai", "dev",
+                     "`/kai resume ks flux-system/x --cluster prod`", id="another-cluster"),
+    ],
+)  # fmt: skip
+def test_a_suspended_object_is_refused_naming_our_own_resume_command(
+    kind: str, command: str, default_cluster: str | None, resume: str
+) -> None:
+    target = Target(kind, "flux-system", "x", "prod")
     with pytest.raises(errors.UserError) as refused:
-        plan.check_reconcilable(flux_object(spec={"suspend": True}), HR)
+        plan.check_reconcilable(
+            flux_object(kind, spec={"suspend": True}),
+            target,
+            command=command,
+            default_cluster=default_cluster,
+        )
     message = str(refused.value)
     assert "is suspended" in message and "nothing was changed" in message
-    assert "`flux resume helmrelease kai-scheduler -n flux-system`" in message
-
-
-def test_a_suspended_source_names_the_flux_source_subcommand() -> None:
-    repo = Target("GitRepository", "flux-system", "flux-system", "prod")
-    with pytest.raises(errors.UserError, match="flux resume source git flux-system"):
-        plan.check_reconcilable(flux_object("GitRepository", spec={"suspend": True}), repo)
+    assert f"To resume it: {resume}" in message
+    assert "flux resume" not in message
 
 
 def test_an_oci_helm_repository_cannot_be_reconciled_on_demand() -> None:

@@ -72,3 +72,56 @@ def test_only_throttling_and_server_errors_are_retried() -> None:
         500,
         503,
     ]
+
+
+class MaxRetryError(Exception):
+    """urllib3's shape: the cause in `reason`."""
+
+    def __init__(self, message: str, reason: BaseException) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class NewConnectionError(Exception):
+    pass
+
+
+def refused() -> BaseException:
+    try:
+        try:
+            raise ConnectionRefusedError(111, "Connection refused")
+        except OSError as e:
+            raise NewConnectionError("Failed to establish a new connection: [Errno 111]") from e
+    except NewConnectionError as e:
+        return MaxRetryError("HTTPSConnectionPool(host='127.0.0.1', port=1): Max retries", e)
+
+
+@pytest.mark.parametrize(
+    ("error", "words"),
+    [
+        pytest.param(refused(), "connection refused", id="refused-under-urllib3"),
+        pytest.param(TimeoutError("timed out"), "no answer within the timeout", id="timeout"),
+        pytest.param(OSError(101, "Network is unreachable"), "Network is unreachable",
+                     id="any-other-os-error-in-its-own-words"),
+        pytest.param(ValueError("word " * 60), ("word " * 31).strip() + "…",
+                     id="long-text-cut-at-a-word"),
+    ],
+)  # fmt: skip
+def test_a_failed_connection_is_said_in_words(error: BaseException, words: str) -> None:
+    assert kube_errors.connection_words(error) == words
+
+
+def test_an_unreachable_server_is_one_line_naming_it() -> None:
+    call = Call("get", kinds.KAI_CONFIG, "kai-config")
+    error = kube_errors.from_connection_error(refused(), call, "prod", "https://127.0.0.1:1")
+    assert str(error) == (
+        "cluster prod: cannot reach the API server at https://127.0.0.1:1: connection refused "
+        '(to get configs.kai.scheduler "kai-config" (cluster-scoped))'
+    )
+
+
+def test_a_long_body_that_is_not_a_status_is_cut_at_a_word() -> None:
+    body = "<html> " + "proxy error " * 40
+    said = kube_errors.status_message(body.encode())
+    assert len(said) <= kube_errors.MAX_BODY_IN_MESSAGE and said.endswith("…")
+    assert body.startswith(said.removesuffix("…") + " ")  # whole words only

@@ -129,6 +129,30 @@ def test_queues_form_a_tree_parents_first_and_an_orphan_is_marked() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("spec", "status", "numbers"),
+    [
+        pytest.param({}, {}, "GPU quota not set, limit not set, over-quota weight not set, "
+                     "allocated none reported, requested none reported", id="nothing-known"),
+        pytest.param({"quota": 2}, {"allocated": {"cpu": "4"}, "requested": {}},
+                     "GPU quota 2, limit not set, over-quota weight not set, allocated 0, "
+                     "requested 0", id="written-without-gpus-is-zero"),
+        pytest.param({"quota": 2, "limit": -1, "overQuotaWeight": 1},
+                     {"allocated": {"nvidia.com/gpu": "2", "gpu.nvidia.com": "3"},
+                      "requested": {"gpu.nvidia.com": "1"}},
+                     "GPU quota 2, limit unlimited, over-quota weight 1, allocated 5 (3 DRA), "
+                     "requested 1 (1 DRA)", id="dra-share-said"),
+    ],
+)  # fmt: skip
+def test_queue_numbers_say_in_words_what_is_not_set_or_not_reported(
+    spec: dict[str, Any], status: dict[str, Any], numbers: str
+) -> None:
+    raw = {"metadata": {"name": "q"}, "spec": {"resources": {"gpu": spec}}, "status": status}
+    [row] = queues.queue_rows([raw])
+
+    assert queues.gpu_numbers(row) == numbers
+
+
 def group(
     name: str, *, created: str, requested: str = "8", allocated: str | None = None, reasons: int = 1
 ) -> dict[str, Any]:
@@ -271,7 +295,7 @@ def test_a_long_pending_listing_names_the_configured_command_in_its_advice_and_n
         ({"nvidia.com/gpu": "2", "cpu": "16"}, 2.0),
         ({"gpu.nvidia.com": "4", "cpu": "16", "memory": "64Gi"}, 4.0),
         ({"nvidia.com/gpu": "1", "gpu.nvidia.com": "2"}, 3.0),
-        ({"nvidia.com/gpu.shared": "2", "mig.nvidia.com": "1", "cpu": "4"}, None),
+        ({"nvidia.com/gpu.shared": "2", "mig.nvidia.com": "1", "cpu": "4"}, 0.0),  # none of them
     ],
     ids=["device-plugin", "dra-device-class", "both", "neither"],
 )

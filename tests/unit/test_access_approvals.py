@@ -1,0 +1,199 @@
+"""A change waiting for a second operator: each step's decision, the start check of the
+approvers list, the `approve` grammar and the words of the request. Pure tables."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.access import approvals
+from bot.access import render_approval as words
+from bot.access.approvals import Approval
+from bot.access.confirmations import new_pending
+from bot.commands.approve import Approve
+from bot.config import settings as config
+from bot.config.settings import AccessSettings, ApprovalSettings
+from bot.core import errors
+from bot.subcommands import GRAMMAR
+
+T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+PARAMS = {"kind": "ScaledJob", "namespace": "annia", "name": "w", "cluster": "prod"}
+
+
+def waiting(**changes: object) -> Approval:
+    pending = new_pending("pause", PARAMS, user_id="UASK", channel_id="C1", now=T0)
+    record = approvals.new_approval(pending, channel_id="C1", lines=(), now=T0, change_id="ID1")
+    return replace(record, **changes)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("record", "user", "at", "said"),
+    [
+        (None, "UOK", T0, "No change is waiting for approval under the ID ID1"),
+        (waiting(), "UASK", T0, "You asked for change ID1, so you cannot approve it"),
+        (waiting(), "UOK", T0 + timedelta(minutes=15), "expired at 10:15 UTC"),
+        (waiting(state="approved", decided_by="UX"), "UOK", T0, "already approved by @UX"),
+        (waiting(state="done", decided_by="UX"), "UOK", T0, "already approved by @UX"),
+        (waiting(state="cancelled", decided_by="UX"), "UOK", T0, "was cancelled by @UX"),
+    ],
+    ids=["unknown", "self", "expired-at-15-minutes", "approved", "done", "cancelled"],
+)
+def test_an_approval_that_cannot_be_given_says_why(
+    record: Approval | None, user: str, at: datetime, said: str
+) -> None:
+    with pytest.raises(errors.UserError, match=said):
+        approvals.approve(record, "ID1", user, at)
+
+
+def test_an_approval_within_15_minutes_by_another_user_approves_once() -> None:
+    at = T0 + timedelta(minutes=14, seconds=59)
+    approved = approvals.approve(waiting(), "ID1", "UOK", at)
+
+    assert (approved.state, approved.decided_by, approved.decided_at) == ("approved", "UOK", at)
+    with pytest.raises(errors.UserError, match="already approved"):
+        approvals.approve(approved, "ID1", "UOTHER", at)
+
+
+def test_cancel_ends_the_request_and_the_record_survives_json() -> None:
+    cancelled = approvals.cancel(waiting(lines=("Reason: x",)), "ID1", "UASK", T0)
+
+    assert approvals.from_json(approvals.to_json(cancelled)) == cancelled
+    assert cancelled.pending().params == PARAMS and cancelled.pending().nonce == "ID1"
+
+
+def access(operators: tuple[str, ...], approvers: tuple[str, ...]) -> AccessSettings:
+    return AccessSettings(operators=operators, approval=ApprovalSettings(("prod",), approvers))
+
+
+@pytest.mark.parametrize(
+    ("operators", "approvers", "members", "refused"),
+    [
+        (("@ops",), ("@ops",), {}, False),
+        (("UA",), ("UA", "@leads"), {}, False),
+        (("@ops",), ("@leads",), {"@ops": {"UA"}, "@leads": {"UA", "UB"}}, False),
+        (("UB",), ("@leads",), {"@leads": {"UA", "UB"}}, False),
+        (("@ops",), ("@leads",), {"@ops": {"UA"}, "@leads": {"UB"}}, True),
+        (("@ops",), ("UB",), {"@ops": {"UA"}}, True),
+        (("@ops",), ("@leads",), {}, True),
+    ],
+    ids=[
+        "same-group",
+        "same-user",
+        "a-member-of-both",
+        "an-operator-by-id-in-the-group",
+        "groups-apart",
+        "an-approver-by-id-who-is-no-operator",
+        "empty-groups",
+    ],
+)
+def test_an_approvers_list_naming_no_operator_is_refused(
+    operators: tuple[str, ...],
+    approvers: tuple[str, ...],
+    members: dict[str, set[str]],
+    refused: bool,
+) -> None:
+    resolved = {group: frozenset(users) for group, users in members.items()}
+    problem = approvals.approvers_problem(access(operators, approvers), resolved)
+    assert (problem is not None) is refused
+    if problem:
+        assert problem.startswith("access.approval.approvers:")
+
+
+@pytest.mark.parametrize(
+    ("cluster", "needs"),
+    [("prod", True), ("", True), ("staging", False)],
+    ids=["listed", "the-default-cluster-listed", "not-listed"],
+)
+def test_only_changes_on_approval_clusters_wait(cluster: str, needs: bool) -> None:
+    approval = {"clusters": ["prod"], "approvers": ["U0LEAD"]}
+    raw = {
+        "clusters": [{"name": "prod"}, {"name": "staging"}],
+        "slack": {"alert_channel": "C0ALERTS"},
+        "access": {"operators": ["U0LEAD"], "approval": approval},
+    }
+    settings = config.parse_settings(raw)
+    assert approvals.needs_approval(settings, {"cluster": cluster}) is needs
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        ("approve 7kq2mxd4", Approve("7KQ2MXD4")),
+        ("approve 7KQ2MXD4 --cluster prod", Approve("7KQ2MXD4", "prod")),
+    ],
+    ids=["lowercase", "with-cluster"],
+)
+def test_approve_reads_a_change_id(text: str, parsed: Approve) -> None:
+    assert GRAMMAR.parse(text) == parsed
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("approve", "approve needs a CHANGE_ID"),
+        ("approve 7KQ2", "'7KQ2' is not a CHANGE_ID"),
+        ("approve 7KQ2MXD4 extra", "unexpected 'extra'"),
+    ],
+    ids=["missing", "too-short", "extra-word"],
+)
+def test_a_bad_approve_gets_its_usage(text: str, problem: str) -> None:
+    with pytest.raises(errors.BadCommand, match=problem) as caught:
+        GRAMMAR.parse(text)
+    assert caught.value.usage.startswith("/kai approve CHANGE_ID")
+
+
+def test_approve_is_in_the_help_for_operators() -> None:
+    help_text = GRAMMAR.help_text("/kai")
+    operators = help_text.split("For operators only")[1]
+    assert "/kai approve: approve a change another operator asked for" in operators
+
+
+@pytest.mark.parametrize(
+    ("action", "params", "described"),
+    [
+        ("pause", PARAMS, "pause ScaledJob annia/w on prod"),
+        (
+            "reconcile",
+            {"kind": "HelmRelease", "ns": "flux-system", "name": "kai", "cluster": "prod"}
+            | {"force": "yes"},
+            "reconcile HelmRelease flux-system/kai on prod --force",
+        ),
+        (
+            "flux-resume",
+            {"kind": "Kustomization", "ns": "apps", "name": "web", "cluster": "prod"},
+            "resume Kustomization apps/web on prod",
+        ),
+    ],
+    ids=["pause", "reconcile-force", "flux-resume"],
+)
+def test_a_request_says_what_the_change_does(
+    action: str, params: dict[str, str], described: str
+) -> None:
+    assert words.describe(action, params) == described
+
+
+def test_a_request_shows_who_asked_its_id_and_deadline_with_two_buttons() -> None:
+    record = waiting(lines=words.detail_lines(PARAMS | {"seconds": "7200", "reason": "drain"}))
+
+    message = words.request_message(record, "/kai")
+
+    shown = str(message["blocks"])
+    assert "<@UASK> asked to *pause ScaledJob annia/w on prod*\\nFor 2h\\nReason: drain" in shown
+    assert "`/kai approve ID1` by 10:15 UTC" in shown
+    labels = [e["text"]["text"] for e in message["blocks"][1]["elements"]]
+    assert labels == ["Approve", "Cancel"]
+
+
+def test_the_expiry_sweep_ends_only_requests_past_their_15_minutes() -> None:
+    with pytest.raises(errors.UserError, match="not waiting past its time"):
+        approvals.expire(waiting(), "ID1", T0 + timedelta(minutes=14, seconds=59))
+    with pytest.raises(errors.UserError, match="not waiting past its time"):
+        approvals.expire(waiting(state="approved"), "ID1", T0 + timedelta(hours=1))
+
+    expired = approvals.expire(waiting(), "ID1", T0 + timedelta(minutes=15))
+
+    assert expired.state == "expired"
+    with pytest.raises(errors.UserError, match="expired at 10:15 UTC"):
+        approvals.approve(expired, "ID1", "UOK", T0)  # even by a clock that lags

@@ -1,0 +1,87 @@
+"""Whom a change is sent as (`access.impersonate`), its headers, and the simulator's reading of
+them: pure tables."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from bot.access.identity import impersonation
+from bot.core import errors
+from bot.kube.identity import Impersonation, token_subject
+from bot.slack.gateway import Email
+from testbed.sim.impersonation import Acting, read_headers
+
+ALICE = Email("alice@example.com", scope_missing=False)
+
+
+@pytest.mark.parametrize(
+    ("mode", "email", "handles", "expected"),
+    [
+        ("none", ALICE, ["oncall"], None),
+        ("id", None, [], Impersonation("slack:U1", (), "U1")),
+        ("id", None, ["b", "a", "a"], Impersonation("slack:U1", ("slack:a", "slack:b"), "U1")),
+        ("email", ALICE, ["oncall"], Impersonation("alice@example.com", ("slack:oncall",), "U1")),
+    ],
+)
+def test_the_identity_of_each_mode(
+    mode: str, email: Email | None, handles: list[str], expected: Impersonation | None
+) -> None:
+    assert impersonation(mode, "U1", email, handles) == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("email", "said"),
+    [
+        (Email("alice@example.com", scope_missing=True), "lacks the users:read.email scope"),
+        (Email("", scope_missing=False), "Slack has no email for your account"),
+        (None, "lacks the users:read.email scope"),
+    ],
+)
+def test_email_mode_without_an_address_is_refused_never_the_bot(
+    email: Email | None, said: str
+) -> None:
+    with pytest.raises(errors.NotAllowed) as refused:
+        impersonation("email", "U1", email, ["oncall"])
+    assert said in str(refused.value)
+    assert "nothing was changed" in str(refused.value)
+
+
+def test_the_headers_repeat_the_group_line_and_encode_the_extra_key() -> None:
+    person = Impersonation("alice@example.com", ("slack:a,b", "slack:c"), "U1")
+    assert person.headers() == [
+        ("Impersonate-User", "alice@example.com"),
+        ("Impersonate-Group", "slack:a,b"),
+        ("Impersonate-Group", "slack:c"),
+        ("Impersonate-Extra-kai-chatops%2Fslack-user", "U1"),
+    ]
+    assert read_headers(person.headers()) == Acting(
+        "alice@example.com", ("slack:a,b", "slack:c"), {"kai-chatops/slack-user": ("U1",)}
+    )
+
+
+def test_a_request_without_impersonation_headers_is_the_bots_own() -> None:
+    assert read_headers([("Authorization", "Bearer x"), ("Accept", "application/json")]) is None
+
+
+def jwt(claims: str) -> str:
+    encoded = base64.urlsafe_b64encode(claims.encode()).decode().rstrip("=")
+    return f"Bearer eyJhbGciOiJSUzI1NiJ9.{encoded}.c2lnbmF0dXJl"
+
+
+@pytest.mark.parametrize(
+    ("bearer", "subject"),
+    [
+        (jwt('{"sub":"system:serviceaccount:kai-chatops:kai-chatops"}'),
+         "system:serviceaccount:kai-chatops:kai-chatops"),
+        (jwt('{"iss":"x"}'), ""),
+        (jwt("not json"), ""),
+        ("Bearer 0123456789abcdef", ""),
+        ("", ""),
+    ],
+)  # fmt: skip
+def test_the_bots_own_identity_is_its_service_account_tokens_subject(
+    bearer: str, subject: str
+) -> None:
+    assert token_subject(bearer) == subject
