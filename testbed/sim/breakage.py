@@ -137,6 +137,7 @@ def heal(sim: Simulator) -> None:
             continue
         sim.apply(_caught_up(original, current))
     heal_workloads(sim)
+    evictions.heal_reclaim(sim)
 
 
 ACTIONS: dict[str, Callable[[Simulator], None]] = {

@@ -50,6 +50,19 @@ def reclaim(sim: Simulator) -> None:
     sim.apply(evict_event(evicted, message, annotations, sim.store.clock()))
 
 
+def heal_reclaim(sim: Simulator) -> None:
+    """Undo `reclaim`: its PodGroups and Evict Events gone, the queues as the scenario has them."""
+    for name, namespace in ((EVICTED, EVICTED_NS), (RECLAIMER, RECLAIMER_NS)):
+        sim.delete(PODGROUP, "PodGroup", name, namespace)
+    for event in sim.store.list_objects(sim.store.resolve("v1", "Event"), None)["items"]:
+        if event.get("reason") == "Evict" and event["involvedObject"].get("name") == EVICTED:
+            sim.delete("v1", "Event", event["metadata"]["name"], event["metadata"]["namespace"])
+    for queue in ("vision", "annia"):
+        original = sim.original(QUEUE_API, "Queue", queue, None)
+        if original is not None:
+            sim.apply(original)
+
+
 def kai_annotations(
     action: str, pods: int, evictor: str = "", evictor_namespace: str = ""
 ) -> dict[str, str]:
