@@ -55,6 +55,9 @@ DEMO_ALERTS = {
         "escalate_to": ["@platform-leads"],
         "starved_after": "30m",  # `sim starve` backdates its gang's wait past this
     },
+    # `sim reclaim`: KAI's evictions, told in the evicted group's namespace channel (the alert
+    # channel here, which the console shows as #alerts).
+    "notices": {"evictions": True},
     # A pause without an end (`sim pause_by_hand`, or `/kai pause` without `for`) is reminded
     # of a minute on, at the next timed-pause sweep (every 30s), then every minute.
     "changes": {"remind_after": "1m"},

@@ -60,6 +60,8 @@ class Figures:
     incidents: int = 0
     diagnoses: int = 0
     escalations: int = 0
+    evictions: int = 0  # Evict Events recorded (each owes one notice, some a reply)
+    notices: int = 0  # eviction notices and replies found in their channel
     faults: Counter[str] = field(default_factory=Counter)
     seen_twice: int = 0
     lies: int = 0
@@ -74,6 +76,8 @@ class Figures:
         self.incidents += other.incidents
         self.diagnoses += other.diagnoses
         self.escalations += other.escalations
+        self.evictions += other.evictions
+        self.notices += other.notices
         self.faults.update(other.faults)
         self.seen_twice += other.seen_twice
         self.lies += other.lies
@@ -93,7 +97,8 @@ class Figures:
         seeds = f"{self.seeds[0]}-{self.seeds[-1]}" if len(self.seeds) > 1 else str(self.seeds)
         return (
             f"seeds {seeds} ({len(self.seeds)}): incidents {self.incidents} (diagnoses "
-            f"{self.diagnoses}, escalations {self.escalations}), faults injected "
+            f"{self.diagnoses}, escalations {self.escalations}), evictions {self.evictions} "
+            f"(notices and replies {self.notices}), faults injected "
             f"{sum(self.faults.values())} ({faults}); late landings shown for a step "
             f"{self.shown_late}; pages seen twice {self.seen_twice}, "
             f"lies {self.lies}, non-holder posts left standing {self.strays}, "

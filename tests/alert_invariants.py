@@ -314,7 +314,54 @@ def kept_messages(state: ClusterAlerts | None) -> set[str]:
     a late copy the holder adopted is one of them."""
     if state is None:
         return set()
-    every = (*state.alerts.values(), *state.closing, *state.recent)
+    every = (*state.alerts.values(), *state.closing, *state.recent, *state.threads)
     return {a.root_ts for a in every if a.root_ts} | {
         ts for a in every for ts in a.delivered.values()
     }
+
+
+def check_notices(
+    slack: SlackEmulator,
+    channel: str,
+    told: Mapping[str, int],
+    *,
+    holders: HolderLog | None = None,
+    kept: Collection[str] = frozenset(),
+) -> Verdict:
+    """Eviction notices in `channel`: for each thread key in `told` (with its Event's final
+    count) exactly one visible notice and each reply once, in order, in its thread, one per
+    rise seen (a rise before the Event was first seen is said in the notice), the last of
+    them saying the final count; nothing else the bot posted; no post by a replica that did
+    not hold the Lease (unless the state keeps it)."""
+    verdict = Verdict()
+    found: dict[str, list[tuple[int, PostedMessage]]] = defaultdict(list)
+    for message in slack.messages(channel):
+        effect = str(payload(message).get("effect") or "")
+        key, _, number = effect.rpartition(":")
+        if not effect:
+            continue
+        if key not in told or not number.isdigit():
+            verdict.fail(f"{channel}: a message nobody owed: {effect}", duplicated=1)
+            continue
+        found[key].append((int(number), message))
+        if holders is not None and message.ts not in kept:
+            _check_poster(verdict, message, holders)
+    verdict.incidents = len(found)
+    for key, count in sorted(told.items()):
+        messages = found.get(key, [])
+        roots = [m for n, m in messages if n == 0]
+        if len(roots) != 1:
+            lost, extra = (1, 0) if not roots else (0, len(roots) - 1)
+            verdict.fail(f"{key}: {len(roots)} visible notices", lost=lost, duplicated=extra)
+            continue
+        replies = sorted((n, m) for n, m in messages if n != 0)
+        numbers = [n for n, m in replies if m.thread_ts == roots[0].ts]
+        if numbers != list(range(1, len(numbers) + 1)) or len(numbers) != len(replies):
+            extra = len(numbers) - len(set(numbers))
+            verdict.fail(f"{key}: replies {numbers} of {len(replies)}", duplicated=extra)
+        last = replies[-1][1] if replies else roots[0]
+        if count > 1 and f"counts {count} evictions" not in last.text:
+            verdict.fail(f"{key}: {count} evictions, the last message says otherwise", lost=1)
+        if len(replies) > count - 1:
+            verdict.fail(f"{key}: {len(replies)} replies for {count - 1} rises", duplicated=1)
+    return verdict

@@ -16,6 +16,7 @@ from alert_invariants import (
     ChannelWatch,
     HolderLog,
     check_channel,
+    check_notices,
     kept_messages,
     payload,
     replies_noted,
@@ -25,13 +26,15 @@ from alert_stack import Clock, Gate, alert_stack, identity, lease_holder
 from bot.alerts.model import ClusterAlerts, Phase
 from bot.service import schedule
 from bot.service.server import Service
-from testbed.sim import breakage
+from testbed.sim import breakage, evictions
 from testbed.slackemu import Hold, metadata_by
 from testbed.stack import ALERT_CHANNEL, CLUSTER, Stack
 
 STEP = 30  # seconds between checks
 MAX_STEPS = 40  # per phase of an incident, and for the quiet period at the end
 NOISE = 1200  # messages people post at once into a busy channel or thread
+NOTICES = "C0EVICTIONS"  # where the eviction notices go ("*")
+TOLD_WITHIN = 60.0  # seconds (real time) for the holder's watch to record every eviction
 # Pages mention the on-call group; unanswered for a check, an incident escalates.
 ALERTS = {
     "mention": ["@platform-oncall"],
@@ -59,6 +62,8 @@ class Soak:
         self.held = self.hold_writes()
         self.inflight: tuple[Hold, str, int] | None = None  # a failover's held post
         self.kept: set[str] = set()  # every message the state has kept (adopted copies too)
+        self.evicted: dict[str, dict[str, Any]] = {}  # Evict Event uid -> the Event
+        self.rises: dict[str, int] = {}  # uid -> how often its count rose (0 or 1)
 
     def hold_writes(self) -> tuple[Hold, str | None, int]:
         """A fresh hold on random writes, with the Lease holder and step it began at."""
@@ -69,6 +74,7 @@ class Soak:
         slow_edit: Hold | None = None
         for number in range(incidents):
             bury = self.plan.busy and number % 2 == 0
+            self.evict()
             breakage.dependencies_missing(self.stack.sim)
             if bury:  # the root lands, its answer is lost, and history cannot be read
                 self.stack.slack.fail_next("chat.postMessage", status=200, mode="drop_after")
@@ -89,8 +95,58 @@ class Soak:
             slow_edit = None
             self.figures.incidents += 1
         await self.calm()
-        await self.until(lambda s: not s.closing and not any(a.outbox for a in s.alerts.values()))
+        await self.until_told()
+        await self.until(
+            lambda s: (
+                not s.closing
+                and not any(a.outbox for a in s.alerts.values())
+                and not any(t.outbox for t in s.threads)
+            )
+        )
         return self.judge()
+
+    def evict(self) -> None:
+        """KAI evicts once more (an Evict Event as its scheduler records it, at the service's
+        time); now and then an earlier Event counts a repeat (one reply owed under its notice)."""
+        sim = self.stack.sim
+        group = sim.get(evictions.PODGROUP, "PodGroup", evictions.EVICTED, evictions.EVICTED_NS)
+        if group is None:  # the first: a reclaim, its Event at the simulator's time
+            evictions.reclaim(sim)
+            group = sim.get(evictions.PODGROUP, "PodGroup", evictions.EVICTED, evictions.EVICTED_NS)
+            events = sim.store.list_objects(sim.store.resolve("v1", "Event"), None)["items"]
+            for event in events:
+                if event.get("reason") == "Evict":
+                    self.evicted[event["metadata"]["uid"]] = event
+                    self.rises[event["metadata"]["uid"]] = 0
+        action = self.rng.choice(["preempt", "reclaim", "consolidation"])
+        notes = evictions.kai_annotations(
+            action, self.rng.randint(1, 4), evictions.RECLAIMER, evictions.RECLAIMER_NS
+        )
+        event = evictions.evict_event(group or {}, f"Pod {action}", notes, self.clock.now)
+        event["metadata"]["name"] += f"-{len(self.evicted)}"
+        stored = sim.apply(event)
+        self.evicted[stored["metadata"]["uid"]] = stored
+        self.rises[stored["metadata"]["uid"]] = 0
+        once = [uid for uid, rose in self.rises.items() if not rose]
+        if len(once) > 1 and self.rng.random() < 0.5:
+            uid = self.rng.choice(once[:-1])
+            evictions.evicted_again(sim, self.evicted[uid], self.clock.now)
+            self.rises[uid] = 1
+
+    async def until_told(self) -> None:
+        """Wait (real time: the holder's watch runs beside the check steps) until the state
+        holds every eviction at its latest count."""
+        deadline = asyncio.get_running_loop().time() + TOLD_WITHIN
+        while asyncio.get_running_loop().time() < deadline:
+            state = await self.state()
+            if state is not None and self.all_recorded(state):
+                return
+            await asyncio.sleep(0.1)
+        self.figures.problems.append(f"seed {self.plan.seed}: evictions never all recorded")
+
+    def all_recorded(self, state: ClusterAlerts) -> bool:
+        counts = {t.key: t.count for t in state.threads}
+        return all(counts.get(_key(uid)) == 1 + rose for uid, rose in self.rises.items())
 
     def hold_next_edit(self) -> Hold | None:
         """On some incidents the acknowledgement's edit of the root is held on the wire (its
@@ -289,6 +345,15 @@ class Soak:
             if "DependenciesFulfilled" in m.text and m.text.startswith("[RESOLVED")
         )
         seed = self.plan.seed
+        told = {_key(uid): 1 + rose for uid, rose in self.rises.items()}
+        self.figures.evictions += len(told)
+        notices = check_notices(
+            self.stack.slack, NOTICES, told, holders=self.holders, kept=self.kept
+        )
+        self.figures.notices += sum(1 for m in self.stack.slack.messages(NOTICES) if payload(m))
+        self.figures.lost += notices.lost
+        self.figures.duplicated += notices.duplicated
+        self.figures.problems += [f"seed {seed}: {p}" for p in notices.problems]
         self.watch.end_step(final=True)
         self.figures.shown_late += self.watch.shown_late
         self.figures.diagnoses += replies_noted(self.stack.slack, ALERT_CHANNEL, "diagnosis")
@@ -303,6 +368,10 @@ class Soak:
         self.figures.duplicated += verdict.duplicated + max(0, found - wanted)
         self.figures.problems += [f"seed {seed}: {p}" for p in verdict.problems]
         return self.figures
+
+
+def _key(uid: str) -> str:
+    return f"{CLUSTER}/evict/{uid}"
 
 
 def _phase(state: ClusterAlerts) -> Phase | None:
@@ -320,8 +389,9 @@ async def soak_seed(seed: int, workdir: Path, incidents: int) -> Figures:
     kubernetes = {"request_timeout": "5s", "retries": 0}  # a failed read fails the check
     alerts = {**ALERTS, "hold": "60s", "interval": "1h", "repeat": "4h"}
     state = {"state": {"backend": "configmap"}} if plan.configmap else {}
+    notices = {"evictions": True, "channels": {"*": NOTICES}}
     async with alert_stack(
-        workdir, clock, lease=lease, kubernetes=kubernetes, alerts=alerts, **state
+        workdir, clock, lease=lease, kubernetes=kubernetes, alerts=alerts, notices=notices, **state
     ) as (stack, holders):
         replicas = [stack.service]
         if plan.replicas > 1:

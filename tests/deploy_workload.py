@@ -6,6 +6,7 @@ calls this workload makes to the simulator.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,7 +17,7 @@ import pytest
 
 from bot.service import schedule
 from handlers import keda as keda_handlers
-from testbed.sim import breakage
+from testbed.sim import breakage, evictions
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
 OCI_REPOSITORY = {
@@ -119,6 +120,26 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     await alert_cycle(stack, clock)
     await stack.driver.open_home(user_id=OPERATOR)
     await stack.slack.wait_for_home(OPERATOR)
+    await eviction_told(stack, clock)
+
+
+async def eviction_told(stack: Stack, clock: Clock) -> None:
+    """A reclaim (its Event at the service's time) told in the alert channel; then the
+    service's jobs stop, which ends the eviction watch (the simulator logs a watch at its end)."""
+    evictions.reclaim(stack.sim)
+    group = stack.sim.get(evictions.PODGROUP, "PodGroup", evictions.EVICTED, evictions.EVICTED_NS)
+    notes = evictions.kai_annotations("reclaim", 1, evictions.RECLAIMER, evictions.RECLAIMER_NS)
+    event = evictions.evict_event(group or {}, "Pod vision/x was preempted", notes, clock())
+    stack.sim.apply(event)
+    await stack.slack.wait_for(
+        lambda: any("KAI reclaimed" in m.text for m in stack.slack.messages(ALERT_CHANNEL)),
+        timeout=15,
+    )
+    deadline = asyncio.get_running_loop().time() + 15
+    while not stack.sim.open_watches:  # the watch resumes after the pass that listed it
+        assert asyncio.get_running_loop().time() < deadline, "the Evict Events were not watched"
+        await asyncio.sleep(0.05)
+    await stack.service.schedule.stop()
 
 
 async def serve_buckets(stack: Stack) -> None:
@@ -197,7 +218,7 @@ async def workload_stack(
         keda_handlers, "ACK_WAIT", dataclasses.replace(keda_handlers.ACK_WAIT, timeout=0.2)
     )
     clock = Clock()
-    configmap_state = {"state": {"backend": "configmap"}}
+    configmap_state = {"state": {"backend": "configmap"}, "notices": {"evictions": True}}
     async with running_stack(
         tmp_path, clock=clock, keda_controller=True, config_overrides=configmap_state
     ) as stack:

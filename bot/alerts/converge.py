@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 
 from bot.alerts import outbox
 from bot.alerts.delivery import AlertMessages, Attempt, Copy
-from bot.alerts.model import AlertState, EffectKind, Owed
+from bot.alerts.model import AlertState, EffectKind, NoticeThread, Owed
+from bot.alerts.outbox import Place
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ class Converger:
         self._identity = identity
         self._acting_left = acting_left
 
-    async def converge(self, alert: AlertState) -> bool | None:
+    async def converge(self, alert: Place) -> bool | None:
         """Whether the channel agreed with `alert` (nothing to delete, the root right): False
         when a repair was needed, None when Slack could not be read to the end."""
         if not alert.root_ts:
@@ -51,6 +52,8 @@ class Converger:
         if extra:
             log.warning("%s: deleting %d extra copies: %s", alert.incident, len(extra), extra)
             await self.delete(channel, extra)
+        if isinstance(alert, NoticeThread):
+            return not extra  # a notice is never edited: its copies are all there is
         root_right = await self._root_right(alert, roots.get(f"{alert.incident}:0", []))
         return not extra and root_right
 

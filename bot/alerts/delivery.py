@@ -167,15 +167,17 @@ class AlertMessages:
         channel: str,
         *,
         within: float | None = None,
+        thread: str = "",
     ) -> Sent:
-        """Carry out `owed` (of `alert`, or a notice in `channel` when `alert` is None); a call
-        not answered `within` seconds is abandoned (unknown: Slack may still apply it)."""
+        """Carry out `owed` (of `alert`, or a notice in `channel` when `alert` is None: in the
+        `thread` of an earlier notice, if given); a call not answered `within` seconds is
+        abandoned (unknown: Slack may still apply it)."""
         sender = self._sender
         if sender is None:
             return Sent(Outcome.NOT_APPLIED, error="no Slack")
         try:
             ts = await asyncio.wait_for(
-                self._call(sender, alert, owed, attempt, channel), timeout=within
+                self._call(sender, alert, owed, attempt, (channel, thread)), timeout=within
             )
         except TimeoutError:
             return self._failed(
@@ -291,11 +293,15 @@ class AlertMessages:
         alert: AlertState | None,
         owed: Owed,
         attempt: Attempt,
-        channel: str,
+        place: tuple[str, str],
     ) -> str:
         if alert is None or owed.kind is EffectKind.NOTICE:
+            channel, thread = place
             meta = effect_metadata(owed, attempt)
-            return await sender.post(channel, render.text_message(owed.text), metadata=meta)
+            message = render.text_message(owed.text)
+            if owed.blocks:  # a notice rendered when it was owed: sent as stored
+                message = {"text": owed.text, "blocks": [dict(b) for b in owed.blocks]}
+            return await sender.post(channel, message, thread_ts=thread or None, metadata=meta)
         where = alert.root_channel
         if owed.kind in (EffectKind.ROOT, EffectKind.EDIT):
             paged = await _resolved(sender, self._paged(alert))

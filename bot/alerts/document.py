@@ -2,9 +2,10 @@
 
 Loading never lets a decoding error escape as anything but `DamagedState`: a document that is
 not ours, or ours but damaged (`"failures": [3]`, a missing field, a bad time), is one error the
-store can act on. Documents of schema 1 (before the outbox) and 2 (before diagnoses and
-escalations) load too: a schema-1 root that was "posting" becomes a root owed with an attempt
-of unknown outcome, so it is looked for before it is posted.
+store can act on. Notice threads (evictions told) are an optional part any schema-4 document
+may hold, so they needed no schema bump. Documents of schema 1 (before the outbox) and 2 (before
+diagnoses and escalations) load too: a schema-1 root that was "posting" becomes a root owed with
+an attempt of unknown outcome, so it is looked for before it is posted.
 Pure: no I/O, no clock.
 """
 
@@ -25,6 +26,7 @@ from bot.alerts.model import (
     Escalation,
     Note,
     NoteKind,
+    NoticeThread,
     Observation,
     Owed,
     Severity,
@@ -53,6 +55,9 @@ def dump_cluster(state: ClusterAlerts) -> str:
         "recent": [_dump_alert(a) for a in state.recent],
         "reminders": [_dump_alert(a) for _, a in sorted(state.reminders.items())],
     }
+    if state.threads or state.forgotten is not None:
+        body["threads"] = [_dump_thread(t) for t in state.threads]
+        body["forgotten"] = _dump_value(state.forgotten)
     return json.dumps(body, sort_keys=True)
 
 
@@ -88,6 +93,8 @@ def _load(cluster: str, text: str) -> ClusterAlerts:
         closing=tuple(_load_alert(raw) for raw in _list(body.get("closing"))),
         notices=tuple(_load_owed(raw) for raw in _list(body.get("notices"))),
         recent=tuple(_load_alert(raw) for raw in _list(body.get("recent"))),
+        threads=tuple(_load_thread(raw) for raw in _list(body.get("threads"))),
+        forgotten=parse_timestamp(body.get("forgotten")),
         reminders={a.key: a for a in map(_load_alert, _list(body.get("reminders")))},
     )
 
@@ -109,6 +116,30 @@ def _dump_alert(alert: AlertState) -> dict[str, Any]:
     raw["outbox"] = [_dump_owed(o) for o in alert.outbox]
     raw["delivered"] = dict(alert.delivered)
     return raw
+
+
+def _dump_thread(thread: NoticeThread) -> dict[str, Any]:
+    raw = {k: _dump_value(v) for k, v in asdict(thread).items() if k != "outbox"}
+    raw["outbox"] = [_dump_owed(o) for o in thread.outbox]
+    raw["delivered"] = dict(thread.delivered)
+    return raw
+
+
+def _load_thread(raw: Mapping[str, Any]) -> NoticeThread:
+    count = raw.get("count")
+    if not isinstance(count, int) or isinstance(count, bool):
+        raise DamagedState(f"a notice thread's count is not a count: {count!r}")
+    return NoticeThread(
+        key=str(raw["key"]),
+        channel=str(raw["channel"]),
+        count=count,
+        last=_required_time(raw, "last"),
+        outbox=tuple(_load_owed(o) for o in _list(raw.get("outbox"))),
+        owed_count=int(raw.get("owed_count") or 0),
+        root_ts=str(raw.get("root_ts") or ""),
+        root_anchor=str(raw.get("root_anchor") or ""),
+        delivered={str(k): str(v) for k, v in (raw.get("delivered") or {}).items()},
+    )
 
 
 def _dump_owed(owed: Owed) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """The drain: sends what the alert outboxes owe, in order per incident, exactly once.
 
-For each incident (and the cluster's notices) it takes the head of the outbox and:
+For each incident (and the cluster's notices, and each notice thread: an eviction told in its
+namespace's channel, its root and replies delivered and converged as an incident's) it takes
+the head of the outbox and:
 - an edit: sends it (an edit is idempotent: an unknown outcome is simply sent again);
 - a post that was attempted before with an unknown outcome: looks for it in Slack by its effect
   ID, newer than the attempt's anchor (a Slack ts), and adopts the copy it finds; a root not
@@ -34,8 +36,8 @@ from typing import TypeVar
 from bot.alerts import outbox
 from bot.alerts.converge import Converger
 from bot.alerts.delivery import AlertMessages, Attempt, Outcome, Sent
-from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Owed
-from bot.alerts.outbox import NOTICES, Confirmation
+from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, NoticeThread, Owed
+from bot.alerts.outbox import NOTICES, Confirmation, Place
 from bot.alerts.store import AlertStore, Repair, StoreUnavailable, update
 
 log = logging.getLogger(__name__)
@@ -119,7 +121,7 @@ class Drain:
             try:
                 state = (await self._store.load(cluster)).state
                 await self._reconcile(cluster, state)
-                owing = [NOTICES, *(a.incident for a in outbox.incidents(state))]
+                owing = outbox.owing(state)
                 for where in owing if only is None else [w for w in owing if w in only]:
                     await self._drain_one(cluster, where)
             except StoreUnavailable as e:
@@ -133,8 +135,9 @@ class Drain:
             return
         memory, term = self._memory[cluster], self._poster.term()
         if memory.term != term:
-            known = (*state.alerts.values(), *state.reminders.values(), *state.closing)
-            known += state.recent
+            known: list[Place] = [*state.alerts.values(), *state.reminders.values()]
+            known += [*state.closing, *state.recent]
+            known += outbox.lively_threads(state, self._poster.clock())
             self._watch(cluster, [a.incident for a in known if a.root_ts])
             memory.term = term
         now = self._poster.monotonic()
@@ -143,7 +146,7 @@ class Drain:
             if alert is None or (await self._converge(alert) and now >= until):
                 del memory.watch[incident]
 
-    async def _converge(self, alert: AlertState) -> bool:
+    async def _converge(self, alert: Place) -> bool:
         """One convergence of `alert`, its look tried again (with backoff) when Slack could not
         be read: a copy that doubles a message is deleted at the first look that succeeds."""
         for pause in (*self._backoffs, None):
@@ -170,7 +173,7 @@ class Drain:
             owed = outbox.head(state, where)
             if owed is None or owed.awaits_evidence:
                 return  # an empty diagnosis waits for the holder's check to gather it
-            step = await self._deliver(cluster, where, outbox.find_incident(state, where), owed)
+            step = await self._deliver(cluster, where, outbox.find_place(state, where), owed)
             if step is Step.MOVED:
                 tries = 0
                 continue
@@ -182,10 +185,12 @@ class Drain:
             await self._sleep(self._backoffs[tries])
             tries += 1
 
-    async def _deliver(
-        self, cluster: str, where: str, alert: AlertState | None, owed: Owed
-    ) -> Step:
+    async def _deliver(self, cluster: str, where: str, place: Place | None, owed: Owed) -> Step:
         """One step on the head."""
+        if isinstance(place, NoticeThread):  # its root, or a reply under it once it is posted
+            thread = place.root_ts if owed.kind is not EffectKind.ROOT else ""
+            return await self._send_new(cluster, where, None, owed, (place.channel, thread))
+        alert = place
         if owed.kind is EffectKind.EDIT:
             return await self._edit(cluster, where, alert, owed)
         if owed.kind is EffectKind.SWEEP:
@@ -196,6 +201,18 @@ class Drain:
             return Step.MOVED
         channel = alert.root_channel if alert is not None else self._channel
         thread = alert.root_ts if alert is not None and owed.kind is EffectKind.REPLY else ""
+        return await self._send_new(cluster, where, alert, owed, (channel, thread))
+
+    async def _send_new(
+        self,
+        cluster: str,
+        where: str,
+        alert: AlertState | None,
+        owed: Owed,
+        place: tuple[str, str],
+    ) -> Step:
+        """A root, reply or notice: looked for first when an attempt's outcome is unknown."""
+        channel, thread = place
         if owed.was_attempted:
             copies = await self._messages.find_copies(
                 channel, owed.effect_id, thread_ts=thread, after=owed.anchor
@@ -245,7 +262,9 @@ class Drain:
             return Step.MOVED  # no longer the head: someone else delivered it
         if not poster.is_holder():
             return Step.RETRY
-        sent = await self._messages.send(alert, owed, attempt, channel, within=self._within())
+        sent = await self._messages.send(
+            alert, owed, attempt, channel, within=self._within(), thread=thread
+        )
         if sent.outcome is Outcome.UNKNOWN and where != NOTICES:
             self._watch(cluster, [where])  # it may land any time: watch its channel
         if sent.outcome is Outcome.NOT_APPLIED:

@@ -234,12 +234,41 @@ class AlertState:
 
 
 @dataclass(frozen=True)
+class NoticeThread:
+    """A notice outside any alert, in a channel of its own, and the replies under it, keyed by
+    what it tells (a KAI Evict Event: `<cluster>/evict/<uid>`), so each is told once across
+    restarts and replicas. Its messages are delivered and converged like an incident's root
+    and replies (`incident` is its key): the root is `<key>:0`, the replies `<key>:<n>`.
+    `count` is how many occurrences were told, `last` when the latest happened (a thread is
+    forgotten a while after it, once it owes nothing)."""
+
+    key: str
+    channel: str
+    count: int
+    last: datetime
+    outbox: tuple[Owed, ...] = ()
+    owed_count: int = 0
+    root_ts: str = ""
+    root_anchor: str = ""
+    delivered: Mapping[str, str] = field(default_factory=dict)  # reply effect ID -> ts
+
+    @property
+    def incident(self) -> str:
+        return self.key
+
+    @property
+    def root_channel(self) -> str:
+        return self.channel
+
+
+@dataclass(frozen=True)
 class ClusterAlerts:
     """Every alert of one cluster, plus the consecutive check failures behind "cannot check".
 
     `closing` holds resolved incidents that still owe Slack something (their resolution, say):
     an alert leaves the state only once its outbox is empty. `notices` are channel messages
-    owed outside any alert (the state was found damaged and reset). `recent` remembers the
+    owed outside any alert (the state was found damaged and reset); `threads` those told once
+    each, in their own channel, with replies (evictions). `recent` remembers the
     last incidents that left, with the ts of what they kept: a late answer or a new Lease
     holder can still tell a kept message from a copy to delete.
     """
@@ -251,6 +280,9 @@ class ClusterAlerts:
     closing: tuple[AlertState, ...] = ()
     notices: tuple[Owed, ...] = ()
     recent: tuple[AlertState, ...] = ()  # the last incidents closed, kept for late answers
+    threads: tuple[NoticeThread, ...] = ()  # notices told outside any alert (evictions)
+    # Threads whose latest occurrence was at or before this were forgotten: not told again.
+    forgotten: datetime | None = None
     # Forgotten pauses and suspends, each an incident like an alert's (`bot.alerts.reminders`),
     # apart from the alerts so no check, listing or command of alerts sees them.
     reminders: Mapping[AlertKey, AlertState] = field(default_factory=dict)

@@ -13,14 +13,16 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Note, Owed
+from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Note, NoticeThread, Owed
 
 NOTICES = ""  # the `where` of the cluster's own notices, outside any incident
 DELIVERED_KEPT = 50  # reply ts remembered per incident, for fencing late posters
 RECENT_KEPT = 10  # closed incidents remembered, for late answers and a new holder's look
+THREAD_LIVELY = timedelta(hours=1)  # a thread this recent is converged after a takeover
+Place = AlertState | NoticeThread  # what owes messages with a root: an incident or a thread
 SETTLE_PASSES = 2  # sweeps in a row (in separate drains) that must see the channel agree
 
 
@@ -48,6 +50,82 @@ def owe_notice(state: ClusterAlerts, notice_id: str, text: str) -> ClusterAlerts
     if any(o.effect_id == notice_id for o in state.notices):
         return state
     return replace(state, notices=(*state.notices, Owed(notice_id, EffectKind.NOTICE, text=text)))
+
+
+def open_thread(
+    state: ClusterAlerts,
+    thread: NoticeThread,
+    text: str,
+    blocks: Sequence[Mapping[str, Any]] = (),
+) -> ClusterAlerts:
+    """The cluster owes `thread`'s first notice (rendered), unless that key is already told."""
+    if find_thread(state, thread.key) is not None:
+        return state
+    root = Owed(f"{thread.key}:0", EffectKind.ROOT, text=text, blocks=tuple(blocks))
+    opened = replace(thread, outbox=(root,), owed_count=1)
+    return replace(state, threads=(*state.threads, opened))
+
+
+def reply_in_thread(
+    state: ClusterAlerts,
+    key: str,
+    count: int,
+    at: datetime,
+    text: str,
+    blocks: Sequence[Mapping[str, Any]] = (),
+) -> ClusterAlerts:
+    """The thread `key` owes a reply telling occurrences up to `count` (once: a count already
+    told owes nothing)."""
+    thread = find_thread(state, key)
+    if thread is None or count <= thread.count:
+        return state
+    number = max(thread.owed_count, 1)
+    owed = Owed(f"{key}:{number}", EffectKind.NOTICE, text=text, blocks=tuple(blocks))
+    told = replace(
+        thread,
+        count=count,
+        last=max(at, thread.last),
+        outbox=(*thread.outbox, owed),
+        owed_count=number + 1,
+    )
+    return _put_thread(state, told)
+
+
+def forget_threads(state: ClusterAlerts, before: datetime, keep: int) -> ClusterAlerts:
+    """Threads owing nothing whose latest occurrence is before `before` leave the state, and
+    the oldest such beyond `keep`; `forgotten` remembers the latest occurrence forgotten, so
+    a forgotten key seen again unchanged is not told twice."""
+    quiet = sorted((t for t in state.threads if not t.outbox), key=lambda t: t.last)
+    extra = max(0, len(state.threads) - keep)
+    gone = {t.key for t in quiet if t.last < before} | {t.key for t in quiet[:extra]}
+    if not gone:
+        return state
+    latest = max(t.last for t in state.threads if t.key in gone)
+    horizon = latest if state.forgotten is None else max(latest, state.forgotten)
+    kept = tuple(t for t in state.threads if t.key not in gone)
+    return replace(state, threads=kept, forgotten=horizon)
+
+
+def lively_threads(state: ClusterAlerts, now: datetime) -> list[NoticeThread]:
+    """The notice threads a deposed holder may have been posting to: those still owing, and
+    those whose latest occurrence is within THREAD_LIVELY (a cluster may keep hundreds of quiet
+    threads: looking at each after every takeover would cost two Slack reads apiece)."""
+    return [t for t in state.threads if t.outbox or now - t.last < THREAD_LIVELY]
+
+
+def find_thread(state: ClusterAlerts, key: str) -> NoticeThread | None:
+    return next((t for t in state.threads if t.key == key), None)
+
+
+def find_place(state: ClusterAlerts, where: str) -> Place | None:
+    """The incident or the notice thread `where` names."""
+    return find_incident(state, where) or find_thread(state, where)
+
+
+def owing(state: ClusterAlerts) -> list[str]:
+    """Everything that owes Slack something: the notices, incidents, then notice threads."""
+    threads = [t.key for t in state.threads if t.outbox]
+    return [NOTICES, *(a.incident for a in incidents(state)), *threads]
 
 
 def awaiting_evidence(state: ClusterAlerts) -> list[tuple[AlertState, Owed]]:
@@ -108,9 +186,9 @@ def attempted(
     anchor = owed.anchor or anchor
     marked = replace(owed, attempt=attempt, attempted_by=by, attempted_at=at, anchor=anchor)
     changed = _with_outbox(state, where, (marked, *_outbox(state, where)[1:]))
-    alert = find_incident(changed, where)
-    if owed.kind is EffectKind.ROOT and alert is not None and not alert.root_anchor:
-        changed = _put(changed, replace(alert, root_anchor=anchor))
+    place = find_place(changed, where)
+    if owed.kind is EffectKind.ROOT and place is not None and not place.root_anchor:
+        changed = _put_place(changed, replace(place, root_anchor=anchor))
     return changed
 
 
@@ -161,7 +239,7 @@ def dropped(state: ClusterAlerts, where: str, effect_id: str) -> ClusterAlerts:
     return _with_outbox(state, where, _outbox(state, where)[1:])
 
 
-def extra_copies(alert: AlertState, found: Mapping[str, Sequence[str]]) -> list[str]:
+def extra_copies(alert: Place, found: Mapping[str, Sequence[str]]) -> list[str]:
     """Of the copies `found` (effect ID -> ts) of this incident's messages, those to delete:
     every copy of a delivered root or reply but the one the state keeps."""
     kept = {f"{alert.incident}:0": alert.root_ts, **alert.delivered}
@@ -178,6 +256,14 @@ def _delivered(
     state: ClusterAlerts, where: str, owed: Owed, channel: str, ts: str
 ) -> ClusterAlerts:
     rest = tuple(o for o in _outbox(state, where) if o.effect_id != owed.effect_id)
+    thread = find_thread(state, where)
+    if thread is not None:
+        if owed.kind is EffectKind.ROOT:
+            thread = replace(thread, root_ts=ts)
+        else:
+            kept = list(thread.delivered.items())[-(DELIVERED_KEPT - 1) :]
+            thread = replace(thread, delivered=dict([*kept, (owed.effect_id, ts)]))
+        return _put_thread(state, replace(thread, outbox=rest))
     alert = find_incident(state, where)
     if alert is None:
         return _with_outbox(state, where, rest)
@@ -203,9 +289,9 @@ def swept(state: ClusterAlerts, where: str, *, agreed: bool) -> ClusterAlerts:
     return _put(state, replace(alert, settled=settled, outbox=alert.outbox[1:]))
 
 
-def find_known(state: ClusterAlerts, incident: str) -> AlertState | None:
-    """The incident, live, closing or recently closed."""
-    return find_incident(state, incident) or next(
+def find_known(state: ClusterAlerts, incident: str) -> Place | None:
+    """The incident, live, closing or recently closed, or the notice thread."""
+    return find_place(state, incident) or next(
         (a for a in state.recent if a.incident == incident), None
     )
 
@@ -222,15 +308,26 @@ def _recorded_ts(state: ClusterAlerts, where: str, effect_id: str) -> str:
 def _outbox(state: ClusterAlerts, where: str) -> tuple[Owed, ...]:
     if where == NOTICES:
         return state.notices
-    alert = find_incident(state, where)
-    return alert.outbox if alert is not None else ()
+    place = find_place(state, where)
+    return place.outbox if place is not None else ()
 
 
 def _with_outbox(state: ClusterAlerts, where: str, outbox: tuple[Owed, ...]) -> ClusterAlerts:
     if where == NOTICES:
         return replace(state, notices=outbox)
-    alert = find_incident(state, where)
-    return state if alert is None else _put(state, replace(alert, outbox=outbox))
+    place = find_place(state, where)
+    return state if place is None else _put_place(state, replace(place, outbox=outbox))
+
+
+def _put_place(state: ClusterAlerts, place: Place) -> ClusterAlerts:
+    if isinstance(place, NoticeThread):
+        return _put_thread(state, place)
+    return _put(state, place)
+
+
+def _put_thread(state: ClusterAlerts, thread: NoticeThread) -> ClusterAlerts:
+    threads = tuple(thread if t.key == thread.key else t for t in state.threads)
+    return replace(state, threads=threads)
 
 
 def _put(state: ClusterAlerts, alert: AlertState) -> ClusterAlerts:

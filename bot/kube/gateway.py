@@ -17,7 +17,7 @@ import json
 import logging
 import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
-from typing import Any, cast
+from typing import Any
 
 import urllib3
 from kubernetes import client as k8s_client
@@ -35,7 +35,7 @@ from bot.kube.errors import Call
 from bot.kube.identity import Impersonation, token_subject
 from bot.kube.kinds import ResourceRef
 from bot.kube.lanes import ClientThreads
-from bot.kube.watching import SKIP, WatchStream, read_item
+from bot.kube.watching import WatchStream, read_event
 
 log = logging.getLogger(__name__)
 
@@ -118,12 +118,31 @@ class KubeGateway:
         query += [("labelSelector", label_selector)] if label_selector else []
         query += [("fieldSelector", field_selector)] if field_selector else []
         accept = METADATA_ONLY if metadata_only else "application/json"
+        items, _ = await self._list_snapshot(ref, namespace, query, accept)
+        return items
+
+    async def list_for_watch(
+        self, ref: ResourceRef, namespace: str | None = None, *, field_selector: str
+    ) -> tuple[list[RawObject], str]:
+        """Every object `field_selector` picks and the list's resourceVersion, to watch from
+        (`watch_objects`); pages and 410s as `list_objects`.
+
+        Raises:
+            KubeError: as `list_objects`.
+        """
+        query = [("limit", str(LIST_PAGE_SIZE)), ("fieldSelector", field_selector)]
+        return await self._list_snapshot(ref, namespace, query, "application/json")
+
+    async def _list_snapshot(
+        self, ref: ResourceRef, namespace: str | None, query: list[tuple[str, str]], accept: str
+    ) -> tuple[list[RawObject], str]:
+        """The paged list, started over on 410 up to LIST_RESTARTS times, and its version."""
         call = Call("list", ref, None, namespace)
         for restart in range(LIST_RESTARTS + 1):
             try:
                 return await self._list_pages(call, ref.path(namespace), query, accept)
             except errors.KubeNotFound:
-                return []
+                return [], ""
             except errors.KubeExpired as e:
                 if restart == LIST_RESTARTS:
                     raise
@@ -132,17 +151,19 @@ class KubeGateway:
 
     async def _list_pages(
         self, call: Call, path: str, query: list[tuple[str, str]], accept: str
-    ) -> list[RawObject]:
-        """One paged list, page after page of the same snapshot."""
+    ) -> tuple[list[RawObject], str]:
+        """One paged list, page after page of the same snapshot, and that snapshot's version."""
         items: list[RawObject] = []
-        token = ""
+        token, version = "", ""
         while True:
             page_query = query + ([("continue", token)] if token else [])
             page = await self._request(call, "GET", path, page_query, accept=accept)
             items.extend(page.get("items") or [])
-            token = (page.get("metadata") or {}).get("continue") or ""
+            metadata = page.get("metadata") or {}
+            version = version or str(metadata.get("resourceVersion") or "")
+            token = metadata.get("continue") or ""
             if not token:
-                return items
+                return items, version
 
     async def patch_object(
         self,
@@ -207,16 +228,50 @@ class KubeGateway:
                 stream broke.
         """
         call = Call("watch", ref, name, namespace)
+        selector = f"metadata.name={name}"
+        async for kind, obj in self._watch(call, selector, resource_version, seconds):
+            if kind != "BOOKMARK":
+                yield None if kind == "DELETED" else obj
+
+    async def watch_objects(
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        *,
+        field_selector: str,
+        resource_version: str,
+        seconds: float,
+    ) -> AsyncGenerator[tuple[str, RawObject], None]:
+        """Each change of the collection's objects that `field_selector` picks, after
+        `resource_version`, as (type, object): ADDED, MODIFIED, DELETED, and BOOKMARK (its
+        object carries only the resourceVersion to resume from), for up to `seconds`.
+
+        The list-then-watch of an informer (client-go tools/cache/reflector.go `ListAndWatch`):
+        the caller lists first, watches from the list's resourceVersion, resumes from the
+        last one seen, and lists again on 410. It holds a thread of the watch lane until it
+        ends; it is never retried.
+
+        Raises:
+            as `watch_object`.
+        """
+        call = Call("watch", ref, None, namespace)
+        async for change in self._watch(call, field_selector, resource_version, seconds):
+            yield change
+
+    async def _watch(
+        self, call: Call, field_selector: str, resource_version: str, seconds: float
+    ) -> AsyncGenerator[tuple[str, RawObject], None]:
+        """One watch request on the watch lane: its events, blank keep-alives left out."""
         lane = self._threads.take_watch_slot()
         if lane is None:
             raise errors.KubeUnavailable(f"cluster {self.cluster}: every watch thread is busy")
-        query = [("watch", "true"), ("fieldSelector", f"metadata.name={name}")]
+        query = [("watch", "true"), ("fieldSelector", field_selector)]
         query += [("resourceVersion", resource_version), ("allowWatchBookmarks", "true")]
         query += [("timeoutSeconds", str(max(1, math.ceil(seconds))))]
         # The server ends the stream after timeoutSeconds; the read timeout only catches a dead
         # connection, so it runs a little past that.
         limits = (self._timeout[0], seconds + self._timeout[1])
-        stream = WatchStream(self._api, ref.path(namespace), query, limits)
+        stream = WatchStream(self._api, call.ref.path(call.namespace), query, limits)
         loop = asyncio.get_running_loop()
         items: asyncio.Queue[object] = asyncio.Queue()
         self.request_count += 1
@@ -229,9 +284,9 @@ class KubeGateway:
         outcome = "ok"
         try:
             while (item := await items.get()) is not None:
-                change = read_item(item, call, self.cluster)
-                if change is not SKIP:
-                    yield cast("RawObject | None", change)
+                change = read_event(item, call, self.cluster)
+                if change is not None:
+                    yield change
         except errors.KubeError:
             outcome = "error"
             raise

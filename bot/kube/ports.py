@@ -84,3 +84,23 @@ class KubeWatcher(KubeReader, Protocol):
         resource_version: str,
         seconds: float,
     ) -> AsyncGenerator[RawObject | None, None]: ...
+
+
+@runtime_checkable
+class CollectionWatcher(KubeReader, Protocol):
+    """Reads plus list-then-watch of a collection narrowed by a field selector: the list with
+    its resourceVersion, then each change after it as (type, object), for up to `seconds`."""
+
+    async def list_for_watch(
+        self, ref: ResourceRef, namespace: str | None = None, *, field_selector: str
+    ) -> tuple[list[RawObject], str]: ...
+
+    def watch_objects(
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        *,
+        field_selector: str,
+        resource_version: str,
+        seconds: float,
+    ) -> AsyncGenerator[tuple[str, RawObject], None]: ...

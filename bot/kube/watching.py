@@ -1,8 +1,9 @@
-"""One object's watch stream: read in a thread of the watch lane, decoded on the event loop.
+"""A watch stream (of one object or a collection): read in a thread of the watch lane, decoded
+on the event loop.
 
 The thread side sends the client's GET with `watch=true` and hands each newline-delimited event
 to the loop as it arrives (the line splitting of the client's own `kubernetes/watch/watch.py`
-`iter_resp_lines`); the loop side turns events into the object's new states. Used only by
+`iter_resp_lines`); the loop side turns lines into events. Used only by
 `bot.kube.gateway`, which owns the client; this module never imports it.
 """
 
@@ -21,7 +22,6 @@ from bot.kube import errors as kube_errors
 from bot.kube.errors import Call
 
 Put = Callable[[object], None]
-SKIP = object()  # a BOOKMARK: the stream is alive, the object unchanged
 
 
 @dataclass
@@ -88,8 +88,9 @@ class WatchStream:
                 del buffer[: end + 1]
 
 
-def read_item(item: object, call: Call, cluster: str) -> RawObject | object | None:
-    """One item from the thread: the object's new state, None once deleted, or SKIP.
+def read_event(item: object, call: Call, cluster: str) -> tuple[str, RawObject] | None:
+    """One item from the thread as (type, object): ADDED, MODIFIED, DELETED or BOOKMARK (whose
+    object carries only the resourceVersion to resume from); None for a keep-alive blank line.
 
     Raises:
         KubeExpired: 410, the version watched from is gone; KubeForbidden: 403;
@@ -101,7 +102,7 @@ def read_item(item: object, call: Call, cluster: str) -> RawObject | object | No
         raise kube_errors.from_connection_error(item, call, cluster) from item
     assert isinstance(item, bytes)
     if not item.strip():
-        return SKIP
+        return None
     try:
         event = json.loads(item)
         kind, obj = event["type"], event["object"]
@@ -113,6 +114,4 @@ def read_item(item: object, call: Call, cluster: str) -> RawObject | object | No
     if kind == "ERROR":
         code = int(obj.get("code") or 500)
         raise kube_errors.from_status(code, json.dumps(obj), call, cluster)
-    if kind == "DELETED":
-        return None
-    return SKIP if kind == "BOOKMARK" else obj
+    return str(kind), obj

@@ -22,6 +22,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.gitops import suspend_expiry
 from bot.keda import expiry as keda_expiry
 from bot.kube import lanes
+from bot.kube.ports import CollectionWatcher
+from bot.notices.usecase import EvictionNotices
+from bot.notices.watch import EvictionWatch
 from bot.service.deps import Deps
 from bot.slack.blocks import escape
 from handlers.approval import expire_requests
@@ -33,6 +36,9 @@ JobFunction = Callable[[Deps], Awaitable[None]]
 Sweeper = Callable[[Deps, str], Awaitable[datetime | None]]
 PAUSE_SWEEP_EVERY = timedelta(seconds=30)  # list every timed pause (any replica's or restart's)
 PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is looked at
+EVICTION_EVERY = timedelta(minutes=1)  # an eviction job's run; the next follows at once
+EVICTION_PASS = EVICTION_EVERY - timedelta(seconds=2)  # how long a run watches
+EVICTION_RETRY = timedelta(seconds=5)  # after a failed list or watch, or while not the holder
 APPROVAL_TICK = timedelta(seconds=30)  # how often requests past their 15 minutes are ended
 
 
@@ -170,6 +176,44 @@ class PauseExpiry:
             self.next_due = await self.sweep(deps, self.cluster)
 
 
+class EvictionJob:
+    """The eviction notices of one cluster (`notices.evictions`): for most of its interval,
+    on the Lease holder, its list-then-watch of KAI's Evict Events, watch after watch, a
+    failure tried again after EVICTION_RETRY (a run ends before the next is due, so the job
+    never finds itself still running); a replica that does not hold the Lease forgets where
+    it was and lists again once it does."""
+
+    def __init__(self, cluster: str, notices: EvictionNotices) -> None:
+        self.cluster = cluster
+        self.watch = EvictionWatch(notices)
+
+    async def __call__(self, deps: Deps) -> None:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + EVICTION_PASS.total_seconds()
+        while (left := end - loop.time()) > 1:
+            kube = deps.kube[self.cluster]
+            if not is_leader(deps) or not isinstance(kube, CollectionWatcher):
+                self.watch.forget()
+                await asyncio.sleep(min(EVICTION_RETRY.total_seconds(), left))
+                continue
+            began = loop.time()
+            with lanes.scheduled():
+                watched = await self.watch.run(kube, deps.clock, lambda: is_leader(deps), left)
+            if not watched or loop.time() - began < 1:  # never a tight loop of requests
+                await asyncio.sleep(min(EVICTION_RETRY.total_seconds() if not watched else 1, left))
+
+
+def eviction_jobs(deps: Deps) -> list[Job]:
+    """One eviction watch per cluster when `notices.evictions` is on."""
+    if not deps.settings.notices.evictions:
+        return []
+    notices = EvictionNotices(deps.settings, deps.alerts)
+    return [
+        Job(f"evictions-{c.name}", EvictionJob(c.name, notices), EVICTION_EVERY, at_start=True)
+        for c in deps.settings.clusters
+    ]
+
+
 async def expire_approvals(deps: Deps) -> None:
     """Say on each approval request nobody approved in time that it expired (leader only)."""
     if is_leader(deps):
@@ -268,5 +312,6 @@ class Schedule:
 
 
 def build_scheduler(deps: Deps, extra_jobs: Sequence[Job] = ()) -> Schedule:
-    """The alert jobs (see `alert_jobs`) plus `extra_jobs`, not started yet."""
-    return Schedule(deps, [*alert_jobs(deps), *extra_jobs])
+    """The alert jobs (see `alert_jobs`), the eviction watches, plus `extra_jobs`, not started
+    yet."""
+    return Schedule(deps, [*alert_jobs(deps), *eviction_jobs(deps), *extra_jobs])

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from testbed.sim import evictions
 from testbed.sim.simulator import Simulator
 from testbed.sim.workload_breakage import (
     SCHEDULER_POD,
@@ -136,6 +137,7 @@ def heal(sim: Simulator) -> None:
             continue
         sim.apply(_caught_up(original, current))
     heal_workloads(sim)
+    evictions.heal_reclaim(sim)
 
 
 ACTIONS: dict[str, Callable[[Simulator], None]] = {
@@ -148,6 +150,7 @@ ACTIONS: dict[str, Callable[[Simulator], None]] = {
     "stale_generation": stale_generation,
     "metrics_apiserver_crashloop": metrics_apiserver_crashloop,
     "gpu_quota_exhausted": gpu_quota_exhausted,
+    "reclaim": evictions.reclaim,
     "starve": starve,
     "pause_by_hand": pause_by_hand,
     "heal": heal,

@@ -774,3 +774,41 @@ async def test_a_custom_resource_without_its_kind_or_api_version_is_refused_400(
         answers.append(await side.call("PUT", f"{path}/typed", replacement))
     assert answers[1].code == 400
     same_status(*answers, lambda m: m.partition(" is missing in ")[0])
+
+
+# --- a cluster-wide watch of Events by reason (the eviction notices' watch) -------------------
+
+
+async def test_a_cluster_wide_watch_of_events_by_reason_sends_only_those_and_their_updates(
+    both: Both,
+) -> None:
+    """As bot/notices/watch.py watches KAI's Evict Events: across namespaces, from the list's
+    version, narrowed by `fieldSelector=reason=Evict`; a count update is a MODIFIED."""
+    listed = await both.call("GET", "/api/v1/events?limit=500&fieldSelector=reason%3DEvict")
+    events = f"/api/v1/namespaces/{both.ns}/events"
+
+    async def watch_then_write(side: Side, listed: Answer) -> list[tuple[str, str, int]]:
+        rv = listed.body["metadata"]["resourceVersion"]
+        query = (
+            f"?watch=true&fieldSelector=reason%3DEvict&resourceVersion={rv}"
+            "&allowWatchBookmarks=true&timeoutSeconds=3"
+        )
+        watching = asyncio.ensure_future(side.watch_events("/api/v1/events" + query))
+        await asyncio.sleep(0.5)
+        evict = event("pg-1.evict", both.ns, "Pod", "p1", "Evict", "Normal")
+        created = await side.call("POST", events, evict)
+        await side.call(
+            "POST", events, event("pg-1.backoff", both.ns, "Pod", "p1", "BackOff", "Warning")
+        )
+        await side.call("PUT", f"{events}/pg-1.evict", {**created.body, "count": 2})
+        seen = [e for e in await watching if e["type"] != "BOOKMARK"]
+        return [
+            (e["type"], e["object"]["metadata"]["name"], int(e["object"].get("count") or 1))
+            for e in seen
+            if e["object"]["metadata"]["namespace"] == both.ns
+        ]
+
+    sim, real = await asyncio.gather(
+        *(watch_then_write(side, answer) for side, answer in zip(both.sides, listed, strict=True))
+    )
+    assert sim == real == [("ADDED", "pg-1.evict", 1), ("MODIFIED", "pg-1.evict", 2)]

@@ -101,6 +101,9 @@ CALLS: list[Call] = [
     Call("get", "", "namespaces", ALL, where="/kai pending NAMESPACE: does it exist"),
     *reads("get list", "scheduling.run.ai", "podgroups", KEDA_NS, "workloads"),
     *reads("get", "scheduling.run.ai", "bindrequests", KEDA_NS, "/kai why"),
+    # Eviction notices: KAI's Evict Events, listed then watched across the cluster
+    # (bot/notices/watch.py, field selector reason=Evict)
+    *reads("list watch", "", "events", ALL, "eviction notices"),
     *reads("get", "", "pods", KEDA_NS, "/kai why NAMESPACE/POD"),
     *reads("list", "", "events", KEDA_NS, "/kai why NAMESPACE/POD"),
     # /kai diagnose kai and NAMESPACE/DEPLOYMENT in kai.namespace (bot/diagnostics/usecase.py)
@@ -336,6 +339,7 @@ def rules(group: str, resources: str, verbs: str, names: str = "*") -> set[Rule]
 
 # What the bot is meant to be able to do, cluster-wide (ClusterRoles), from docs/design.md §2:
 # read KAI's Config, shards, queues and workloads and the metrics APIService for the checks;
+# list and watch Events (KAI's evictions, `notices.evictions`);
 # list the KEDA and Flux kinds across the cluster (`--all-namespaces`, the Home tab, timed
 # suspends). Reads only: no write anywhere but the namespaces below.
 CLUSTER_WIDE: set[Rule] = (
@@ -347,6 +351,7 @@ CLUSTER_WIDE: set[Rule] = (
     | rules("scheduling.run.ai", "queues podgroups", "get list")
     | rules("", "namespaces", "get")
     | rules("scheduling.run.ai", "bindrequests", "get")
+    | rules("", "events", "list watch")
     | rules("helm.toolkit.fluxcd.io", "helmreleases", "list")
     | rules("kustomize.toolkit.fluxcd.io", "kustomizations", "list")
     | rules("source.toolkit.fluxcd.io", "gitrepositories helmrepositories ocirepositories", "list")

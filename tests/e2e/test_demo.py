@@ -192,6 +192,13 @@ async def test_demo_sim_scheduler_down_raises_a_paging_alert_with_evidence_and_h
     )
 
 
+def test_demo_sim_reclaim_shows_the_eviction_notice() -> None:
+    out = run_demo("sim reclaim", "wait for KAI reclaimed up to 30s", "wait 1s")
+    notice = out[out.index("simulator: Queue annia") :]
+    assert "KAI reclaimed vision/pg-vision-sweep" in notice
+    assert "Taken by: annia/pg-annia-train" in notice
+
+
 async def test_demo_sim_starve_raises_the_queue_starvation_warning_and_heal_resolves_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
