@@ -180,11 +180,12 @@ class AlertDesk:
         others = [s for s in await self._states() if s.cluster != cluster]
         fleet_state = (await self.store.load(FLEET)).state
         channel, at_least = self.settings.slack.alert_channel, self._groups_clusters
+        wait = self.settings.alerts.interval
 
         def grouped(state: ClusterAlerts) -> alerts.Outcome:
             outcome = step(state)
             groups = fleet.grouped([*others, outcome.state], fleet_state, at_least)
-            folded = fleet.fold(outcome.state, groups, now, channel)
+            folded = fleet.fold(outcome.state, groups, now, channel, wait)
             return alerts.Outcome(folded.state, (*outcome.effects, *folded.effects))
 
         return grouped
@@ -197,15 +198,15 @@ class AlertDesk:
         too. Never raises (logged; the next check does it again)."""
         if not self._groups_clusters:
             return
-        channel = self.settings.slack.alert_channel
+        channel, wait = self.settings.slack.alert_channel, self.settings.alerts.interval
         try:
             async with self._locks[FLEET]:
                 states = await self._states()
                 fleet_state = (await self.store.load(FLEET)).state
                 groups = fleet.grouped(states, fleet_state, self._groups_clusters)
                 for state in states:
-                    if fleet.needs_folding(state, groups):
-                        fold: Step = lambda s: fleet.fold(s, groups, now, channel)  # noqa: E731
+                    if fleet.needs_folding(state, groups, now, wait):
+                        fold: Step = lambda s: fleet.fold(s, groups, now, channel, wait)  # noqa: E731
                         async with self._locks[state.cluster]:
                             await self._apply(state.cluster, fold)
                         await self._drain.drain(state.cluster)
@@ -224,7 +225,7 @@ class AlertDesk:
             mine = {
                 fleet.group_of(a.key): a
                 for a in (await self.store.load(kube.cluster)).state.alerts.values()
-                if a.fleet
+                if a.grouped
             }
             waiting = outbox.awaiting_evidence((await self.store.load(FLEET)).state)
             for incident, owed in waiting:
@@ -563,7 +564,7 @@ class AlertDesk:
         else:
             self.settings.cluster(cluster)  # an unknown cluster is the user's mistake
             found = (await self.store.load(cluster)).state.find(alert_id)
-        if self._groups_clusters and found is not None and found.fleet:
+        if self._groups_clusters and found is not None and found.grouped:
             return FLEET, found.fleet
         in_fleet = self._groups_clusters and found is None
         if in_fleet and (await self.store.load(FLEET)).state.find(alert_id) is not None:

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from bot.alerts import machine, outbox
 from bot.alerts.model import (
     FLEET,
+    WAITING,
     AlertKey,
     AlertState,
     ClusterAlerts,
@@ -72,53 +73,75 @@ def grouped(
     )
 
 
-def needs_folding(state: ClusterAlerts, groups: frozenset[Group]) -> bool:
+def needs_folding(
+    state: ClusterAlerts, groups: frozenset[Group], now: datetime, wait: timedelta
+) -> bool:
     """Whether `fold` would change anything in `state`."""
-    return any(_folds(alert, groups) or _unfolds(alert, groups) for alert in state.alerts.values())
+    return fold(state, groups, now, "", wait).state != state
 
 
 def fold(
-    state: ClusterAlerts, groups: frozenset[Group], now: datetime, channel: str
+    state: ClusterAlerts,
+    groups: frozenset[Group],
+    now: datetime,
+    channel: str,
+    wait: timedelta = timedelta(0),
 ) -> machine.Outcome:
-    """The cluster's firing alerts of `groups` become members of their fleet incidents.
+    """The cluster's firing alerts of `groups` become members of their fleet incidents; the
+    others that just fired wait up to `wait` (`alerts.interval`: every other cluster has been
+    checked meanwhile) before they page on their own.
 
     One whose root was never tried is simply taken over (nothing of it reached Slack); one
     whose root went out (or may have) ends its own incident: a last reply naming the fleet
-    incident, its root edited to say so, its channel swept, like a resolution. A member whose
-    group is no longer grouped (its fleet incident never opened) is a cluster's alert again
-    and owes its root: never a silent gap.
+    incident, its root edited to say so, its channel swept, like a resolution. A waiting alert
+    whose group did not become fleet-wide, or a member whose fleet incident never opened, is
+    a cluster's alert again and owes its root: never a silent gap.
     """
     effects: list[Owed] = []
     for key, alert in state.alerts.items():
-        if _unfolds(alert, groups):
-            fired = replace(alert, fleet="", paged=(), firing_since=now, root_channel=channel)
-            fired = outbox.owe(
-                outbox.owe(fired, EffectKind.ROOT), EffectKind.REPLY, _diagnosed(now)
-            )
-            state = state.with_alert(fired)
-            effects.extend(fired.outbox[-2:])
+        if not alert.is_active:
             continue
-        if not _folds(alert, groups):
-            continue
-        fleet_id = fleet_key(group_of(key)).alert_id
-        if not alert.root_ts and not any(o.was_attempted for o in alert.outbox):
+        group = group_of(key)
+        fleet_id = fleet_key(group).alert_id
+        fired_for = now - (alert.firing_since or now)
+        said = bool(alert.root_ts) or any(o.was_attempted for o in alert.outbox)
+        if group in groups and not alert.grouped and not said:
             state = state.with_alert(replace(alert, fleet=fleet_id, outbox=(), root_channel=""))
+        elif group in groups and not alert.grouped:
+            state = _folded(state, alert, fleet_id, now)
+            effects.extend(state.closing[-1].outbox[:-1])
+        elif group in groups:
             continue
-        closed = replace(alert, resolved_at=now, fleet=fleet_id)
-        closed = outbox.owe(closed, EffectKind.REPLY, Note(NoteKind.GROUPED, now, reason=fleet_id))
-        closed = outbox.owe(outbox.owe(closed, EffectKind.EDIT), EffectKind.SWEEP)
-        effects.extend(closed.outbox[-3:-1])
-        paged = alert.observation.severity is Severity.CRITICAL
-        member = AlertState(
-            alert.observation,
-            first_seen=max(now, alert.first_seen + ONE_TICK),  # another incident ID
-            firing_since=alert.firing_since,
-            clear_since=alert.clear_since,
-            fleet=fleet_id,
-            paged=(state.cluster,) if paged else (),
-        )
-        state = replace(state.with_alert(member), closing=(*state.closing, closed))
+        elif alert.fleet and (alert.grouped or fired_for >= wait):
+            state = state.with_alert(_released(alert, channel, now))
+            effects.extend(state.alerts[key].outbox)
+        elif not alert.fleet and not said and fired_for < wait:
+            state = state.with_alert(replace(alert, fleet=WAITING, outbox=(), root_channel=""))
     return machine.Outcome(state, tuple(effects))
+
+
+def _folded(state: ClusterAlerts, alert: AlertState, fleet_id: str, now: datetime) -> ClusterAlerts:
+    """`alert`'s own incident ends pointing at the fleet's; it goes on as a member."""
+    closed = replace(alert, resolved_at=now, fleet=fleet_id)
+    closed = outbox.owe(closed, EffectKind.REPLY, Note(NoteKind.GROUPED, now, reason=fleet_id))
+    closed = outbox.owe(outbox.owe(closed, EffectKind.EDIT), EffectKind.SWEEP)
+    paged = alert.observation.severity is Severity.CRITICAL
+    member = AlertState(
+        alert.observation,
+        first_seen=max(now, alert.first_seen + ONE_TICK),  # another incident ID
+        firing_since=alert.firing_since,
+        clear_since=alert.clear_since,
+        fleet=fleet_id,
+        paged=(state.cluster,) if paged else (),
+    )
+    return replace(state.with_alert(member), closing=(*state.closing, closed))
+
+
+def _released(alert: AlertState, channel: str, now: datetime) -> AlertState:
+    """A cluster's alert again: it owes its root and diagnosis, as when it fired."""
+    alert = replace(alert, fleet="", paged=(), root_channel=channel)
+    root = outbox.owe(alert, EffectKind.ROOT)
+    return outbox.owe(root, EffectKind.REPLY, Note(NoteKind.DIAGNOSIS, now))
 
 
 def advance(
@@ -131,7 +154,7 @@ def advance(
     members: dict[Group, list[AlertState]] = {}
     for state in states:
         for alert in state.alerts.values():
-            if alert.fleet and alert.is_active:
+            if alert.grouped and alert.is_active:
                 members.setdefault(group_of(alert.key), []).append(alert)
     effects: list[Owed] = []
     for key, incident in fleet.alerts.items():
@@ -165,18 +188,6 @@ def shown_once(
         if a.is_active and (cluster is None or cluster in a.clusters)
     }
     return [*shown, replace(fleet, alerts=incidents)] if incidents else shown
-
-
-def _folds(alert: AlertState, groups: frozenset[Group]) -> bool:
-    return not alert.fleet and alert.is_active and group_of(alert.key) in groups
-
-
-def _unfolds(alert: AlertState, groups: frozenset[Group]) -> bool:
-    return bool(alert.fleet) and group_of(alert.key) not in groups
-
-
-def _diagnosed(now: datetime) -> Note:
-    return Note(NoteKind.DIAGNOSIS, now)
 
 
 def _roll_call(

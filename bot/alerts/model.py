@@ -154,6 +154,9 @@ class AlertKey:
 # The store document, and the `cluster` of the keys, of fleet incidents (`bot.alerts.fleet`):
 # no cluster can be called so (a Kubernetes name never starts with "_").
 FLEET = "_fleet"
+# The `fleet` of a cluster's alert that just fired and waits (one `alerts.interval`) to learn
+# whether the rest of the fleet fires it too, before it pages on its own.
+WAITING = "waiting"
 
 # The conditions of a reminder's key: a pause or suspend without an end (`bot.alerts.reminders`).
 REMINDER_CONDITIONS = frozenset({"paused without an end", "suspended without an end"})
@@ -206,8 +209,8 @@ class AlertState:
     commands: tuple[str, ...] = ()  # IDs of the last commands applied, so none applies twice
     settled: int = 0  # a closing incident's sweeps in a row that found the channel agreeing
     # Grouping across clusters (`bot.alerts.fleet`). A cluster's alert: `fleet` is the ID of
-    # the fleet incident that follows it (it has no thread of its own), `paged` its cluster
-    # when its own root paged before it was grouped. A fleet incident: `clusters` every
+    # the fleet incident that follows it (it has no thread of its own) or WAITING, `paged` its
+    # cluster when its own root paged before it was grouped. A fleet incident: `clusters` every
     # cluster that fired it, in order, `recovered` those no longer firing, `paged` the
     # clusters whose own roots paged already (so its root pages nobody again).
     fleet: str = ""
@@ -242,6 +245,11 @@ class AlertState:
     def incident(self) -> str:
         """This incident's ID: the alert and when it was first seen (a refiring is another)."""
         return f"{self.key.cluster}/{self.alert_id}/{self.first_seen.strftime('%Y%m%dT%H%M%S%f')}"
+
+    @property
+    def grouped(self) -> bool:
+        """A cluster's alert followed in a fleet incident (not one waiting to know)."""
+        return bool(self.fleet) and self.fleet != WAITING
 
     @property
     def where(self) -> str:

@@ -14,6 +14,7 @@ import pytest
 from bot.alerts import fleet, machine
 from bot.alerts.model import (
     FLEET,
+    WAITING,
     AlertKey,
     AlertState,
     ClusterAlerts,
@@ -197,3 +198,41 @@ def test_each_cluster_is_acted_on_once_when_the_group_reaches_the_count() -> Non
     assert (incident.clusters, incident.paged) == (("a", "b", "c"), ("a", "b"))
     assert [len(s.closing) for s in folded] == [1, 1, 0]
     assert all(not a.outbox for s in folded for a in s.alerts.values())
+
+
+WAIT = timedelta(seconds=30)
+
+
+@pytest.mark.parametrize(
+    ("after", "grouped_now", "expected_fleet", "expected_owed"),
+    [
+        (timedelta(0), False, WAITING, []),
+        (WAIT - timedelta(seconds=1), False, WAITING, []),
+        (WAIT, False, "", ["root", "diagnosis"]),
+        (timedelta(seconds=5), True, fleet.fleet_key(GROUP).alert_id, []),
+    ],
+    ids=["just fired: waits", "still waiting", "waited out: pages alone", "the fleet fired it too"],
+)
+def test_an_alert_that_just_fired_waits_one_interval_for_the_fleet_before_paging(
+    after: timedelta, grouped_now: bool, expected_fleet: str, expected_owed: list[str]
+) -> None:
+    state = fleet.fold(firing("a"), frozenset(), T0, "C0ALERTS", WAIT).state
+    assert state.alerts[seen("a").key].fleet == WAITING
+    groups = frozenset({GROUP}) if grouped_now else frozenset()
+    later = fleet.fold(state, groups, T0 + after, "C0ALERTS", WAIT).state
+    alert = later.alerts[seen("a").key]
+    assert (alert.fleet, kinds(alert)) == (expected_fleet, expected_owed)
+
+
+def test_clusters_that_all_waited_open_one_fleet_incident_that_pages_once() -> None:
+    states = [fleet.fold(firing(c), frozenset(), T0, "C0ALERTS", WAIT).state for c in "abc"]
+    groups = fleet.grouped(states, ClusterAlerts(FLEET), 3)
+    folded = [fleet.fold(s, groups, T0, "C0ALERTS", WAIT).state for s in states]
+    assert all(not a.outbox and not s.closing for s in folded for a in s.alerts.values())
+    opened = fleet.advance(ClusterAlerts(FLEET), folded, T0, POLICY).state
+    incident = opened.alerts[fleet.fleet_key(GROUP)]
+    assert (incident.clusters, incident.paged, kinds(incident)) == (
+        ("a", "b", "c"),
+        (),
+        ["root", "diagnosis"],
+    )
