@@ -117,6 +117,11 @@ async def test_a_failure_on_three_clusters_is_one_incident_from_root_to_resoluti
         listing = await stack.command("alerts")
         assert listing.text.count(fleet_id) == 1 and "4 clusters: sim, b, c, lab" in listing.text
         assert "acknowledged by" in listing.text
+        now = stack.slack.message(ALERT_CHANNEL, root.ts)
+        assert "Run health check" not in str(now.blocks)  # each cluster has its own report
+        silenced = await stack.click("Silence 1h", now.as_payload(), channel_id=ALERT_CHANNEL)
+        assert "Silenced" in silenced.text
+        assert replies(stack, root)[-1].startswith(":no_bell: Silenced by")
 
         breakage.heal(lab)
         await check(stack, clock, "lab")
