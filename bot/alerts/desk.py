@@ -558,7 +558,11 @@ class AlertDesk:
         if cluster == FLEET and self._groups_clusters:  # a fleet incident's buttons
             return FLEET, alert_id
         found: AlertState | None
-        if cluster is None:
+        if cluster is None and self._groups_clusters:  # a member's ID too (`/kai alerts` hides it)
+            found = next(filter(None, (s.find(alert_id) for s in await self._states())), None)
+            found = found or await self.find(alert_id)
+            cluster = found.key.cluster
+        elif cluster is None:
             found = await self.find(alert_id)
             cluster = found.key.cluster
         else:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from alert_stack import Clock
 
+from bot.alerts.model import AlertKey
 from bot.service import schedule
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import PostedMessage
@@ -111,7 +112,8 @@ async def test_a_failure_on_three_clusters_is_one_incident_from_root_to_resoluti
         assert [r.ts for r in roots(stack)] == [root.ts]  # no second root after a restart
 
         fleet_id = alert_id(stack, root)
-        acked = await stack.command(f"ack {fleet_id}")
+        on_b = AlertKey("b", "Config", "kai-config", "DependenciesFulfilled").alert_id
+        acked = await stack.command(f"ack {on_b}")  # one cluster's ID: the whole incident
         assert "Acknowledged" in acked.text
         assert replies(stack, root)[-1].startswith(":eyes: Acknowledged by")
         listing = await stack.command("alerts")
