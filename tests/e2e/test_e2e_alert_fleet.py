@@ -19,7 +19,7 @@ from bot.alerts.model import AlertKey
 from bot.service import schedule
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import PostedMessage
-from testbed.stack import ALERT_CHANNEL, Stack, running_stack
+from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
 INTERVAL = 3600
 ONCALL = "<@U0ONCALL>"
@@ -119,6 +119,9 @@ async def test_a_failure_on_three_clusters_is_one_incident_from_root_to_resoluti
         listing = await stack.command("alerts")
         assert listing.text.count(fleet_id) == 1 and "4 clusters: sim, b, c, lab" in listing.text
         assert "acknowledged by" in listing.text
+        assert (await stack.driver.open_home(user_id=OPERATOR)).status == 200
+        home = str(await stack.slack.wait_for_home(OPERATOR))
+        assert fleet_id in home and "4 clusters: sim, b, c, lab" in home and on_b not in home
         now = stack.slack.message(ALERT_CHANNEL, root.ts)
         assert "Run health check" not in str(now.blocks)  # each cluster has its own report
         silenced = await stack.click("Silence 1h", now.as_payload(), channel_id=ALERT_CHANNEL)
