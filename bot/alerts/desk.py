@@ -171,6 +171,14 @@ class AlertDesk:
         """`alerts.group_clusters` (0: each cluster's alerts are its own incidents)."""
         return self.settings.alerts.group_clusters
 
+    @property
+    def _fleet_wait(self) -> timedelta:
+        """How long a cluster's new alert waits for the rest of the fleet before it pages
+        alone: two `alerts.interval`. A cluster that broke at the same moment is first seen
+        bad up to one interval later, so it fires up to one interval after this one; the
+        second interval covers checks that run late."""
+        return 2 * self.settings.alerts.interval
+
     async def _grouping(self, cluster: str, step: Step, now: datetime) -> Step:
         """`step`, then the cluster's alerts folded into the fleet incidents their group belongs
         to (`bot.alerts.fleet`), so a root the fleet owes is never owed here too. The other
@@ -180,7 +188,7 @@ class AlertDesk:
         others = [s for s in await self._states() if s.cluster != cluster]
         fleet_state = (await self.store.load(FLEET)).state
         channel, at_least = self.settings.slack.alert_channel, self._groups_clusters
-        wait = self.settings.alerts.interval
+        wait = self._fleet_wait
 
         def grouped(state: ClusterAlerts) -> alerts.Outcome:
             outcome = step(state)
@@ -198,7 +206,7 @@ class AlertDesk:
         too. Never raises (logged; the next check does it again)."""
         if not self._groups_clusters:
             return
-        channel, wait = self.settings.slack.alert_channel, self.settings.alerts.interval
+        channel, wait = self.settings.slack.alert_channel, self._fleet_wait
         try:
             async with self._locks[FLEET]:
                 states = await self._states()

@@ -88,8 +88,8 @@ def fold(
     wait: timedelta = timedelta(0),
 ) -> machine.Outcome:
     """The cluster's firing alerts of `groups` become members of their fleet incidents; the
-    others that just fired wait up to `wait` (`alerts.interval`: every other cluster has been
-    checked meanwhile) before they page on their own.
+    others that just fired wait up to `wait` (two `alerts.interval`: every other cluster that
+    broke with it has fired meanwhile) before they page on their own.
 
     One whose root was never tried is simply taken over (nothing of it reached Slack); one
     whose root went out (or may have) ends its own incident: a last reply naming the fleet

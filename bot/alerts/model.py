@@ -154,7 +154,7 @@ class AlertKey:
 # The store document, and the `cluster` of the keys, of fleet incidents (`bot.alerts.fleet`):
 # no cluster can be called so (a Kubernetes name never starts with "_").
 FLEET = "_fleet"
-# The `fleet` of a cluster's alert that just fired and waits (one `alerts.interval`) to learn
+# The `fleet` of a cluster's alert that just fired and waits (two `alerts.interval`) to learn
 # whether the rest of the fleet fires it too, before it pages on its own.
 WAITING = "waiting"
 
