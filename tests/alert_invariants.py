@@ -5,8 +5,8 @@ being 0 and the replies numbered in the order they were owed), so the channel al
 each incident received. For every incident: exactly one visible root; its replies present
 once each, in order, with no number missing, all in the root's thread; the first reply its
 diagnosis (but for "cannot check cluster"), and no other; at most one escalation, never
-after an acknowledgement; a resolved incident's
-last reply is the resolution and its root is edited to resolved with its buttons gone; and no
+after an acknowledgement; a resolved (or grouped) incident's last reply is the resolution (or
+the grouping) and its root is edited so with its buttons gone; and no
 visible message was posted by a replica that did not hold the Lease at the time.
 
 What people saw on the way (`ChannelWatch`, an emulator observer): two roots of one incident
@@ -302,15 +302,17 @@ def _check_resolution(
         verdict.fail(f"{incident}: escalated more than once: {notes}")
     if "escalated" in notes and "acknowledged" in notes[: notes.index("escalated")]:
         verdict.fail(f"{incident}: escalated after it was acknowledged: {notes}")
-    resolved_root = root.text.startswith("[RESOLVED")
-    if "resolved" in notes and notes[-1] != "resolved":
-        verdict.fail(f"{incident}: something said after the resolution: {notes}")
-    if "resolved" in notes and not resolved_root:
-        verdict.fail(f"{incident}: resolved in its thread, root not edited", lost=1)
-    if resolved_root and "resolved" not in notes:
-        verdict.fail(f"{incident}: root edited to resolved, no resolution reply", lost=1)
-    if resolved_root and any(b.get("type") == "actions" for b in root.blocks):
-        verdict.fail(f"{incident}: resolved root still has its buttons")
+    # An incident ends resolved, or grouped into a fleet incident (`alerts.group_clusters`).
+    for end, label in (("resolved", "[RESOLVED"), ("grouped", "[GROUPED")):
+        ended_root = root.text.startswith(label)
+        if end in notes and notes[-1] != end:
+            verdict.fail(f"{incident}: something said after it was {end}: {notes}")
+        if end in notes and not ended_root:
+            verdict.fail(f"{incident}: {end} in its thread, root not edited", lost=1)
+        if ended_root and end not in notes:
+            verdict.fail(f"{incident}: root edited to {end}, no reply saying so", lost=1)
+        if ended_root and any(b.get("type") == "actions" for b in root.blocks):
+            verdict.fail(f"{incident}: {end} root still has its buttons")
 
 
 def replies_noted(slack: SlackEmulator, channel: str, note: str) -> int:

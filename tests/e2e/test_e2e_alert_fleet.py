@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from alert_invariants import check_channel
 from alert_stack import Clock
 
 from bot.alerts.model import AlertKey
@@ -139,6 +140,7 @@ async def test_a_failure_on_three_clusters_is_one_incident_from_root_to_resoluti
         assert replies(stack, root)[-1].startswith(":white_check_mark: Resolved at")
         assert shown(stack, root).startswith("[RESOLVED (critical)] 4 clusters")
         assert [r.ts for r in roots(stack)] == [root.ts]
+        assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
 
 
 async def test_below_the_count_each_cluster_pages_alone_then_the_fleet_folds_them_in(
@@ -170,3 +172,4 @@ async def test_below_the_count_each_cluster_pages_alone_then_the_fleet_folds_the
             assert shown(stack, root).startswith("[GROUPED (critical)]")
             assert f"fleet incident, `{fleet_id}`" in replies(stack, root)[-1]
         assert ONCALL not in shown(stack, fleet_root)  # the fleet root pages nobody again
+        assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
