@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo = sub.add_parser("demo", help="the whole service against a simulated cluster and Slack")
     demo.add_argument("--run", action="append", metavar="COMMAND", help="run a command and exit")
+    demo.add_argument(
+        "--fleet",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N clusters (the simulated one under N names) with alerts.group_clusters N",
+    )
     return parser
 
 
@@ -82,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(check(args.config, args.cluster, args.output))
         if args.command == "evaluate":
             return evaluate(args.files, args.output, strict=args.strict)
-        return run_demo_command(args.run or [])
+        return run_demo_command(args.run or [], fleet=args.fleet)
     except errors.ConfigError as e:
         print("invalid configuration:", *e.problems, sep="\n  ", file=sys.stderr)
         if as_json:
@@ -95,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
-def run_demo_command(steps: Sequence[str]) -> int:
+def run_demo_command(steps: Sequence[str], *, fleet: int = 0) -> int:
     """`kai-chatops demo`: the test bed is loaded only here, and only when it is installed."""
     try:
         from testbed.demo import run as run_demo
@@ -108,7 +115,7 @@ def run_demo_command(steps: Sequence[str]) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
-    return asyncio.run(run_demo(steps))
+    return asyncio.run(run_demo(steps, fleet=fleet))
 
 
 def _log_level(args: argparse.Namespace) -> int:

@@ -186,7 +186,7 @@ def _alert_line(alert: AlertState) -> AlertLine:
     silenced = alert.phase is Phase.SILENCED
     return AlertLine(
         alert_id=alert.alert_id,
-        cluster=seen.key.cluster,
+        cluster=alert.where,
         critical=seen.severity is Severity.CRITICAL,
         subject=f"{seen.key.subject} {seen.key.condition}",
         title=seen.title,

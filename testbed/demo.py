@@ -45,7 +45,7 @@ The simulated cluster, for kubectl while the demo runs:
 
 # Quicker than a real install's defaults, so a broken cluster raises its alert within seconds
 # (paging the on-call group), and one left unanswered for a minute escalates.
-DEMO_ALERTS = {
+DEMO_ALERTS: dict[str, Any] = {
     "alerts": {
         "interval": "3s",
         "hold": "6s",
@@ -64,11 +64,24 @@ DEMO_ALERTS = {
 }
 
 
-async def run(commands: Sequence[str]) -> int:
-    """Start the stack; run `commands` if given, else read them from the terminal."""
+def fleet_config(workdir: Path, count: int) -> dict[str, Any]:
+    """`--fleet N`: the simulated cluster under N names (sim, sim-2, ...), so `sim ACTION`
+    breaks them all at once, with `alerts.group_clusters: N`: one fleet incident listing them."""
+    if count < 2:
+        return DEMO_ALERTS
+    where = {"kubeconfig": str(workdir / "kubeconfig"), "context": "sim"}
+    names = ["sim", *(f"sim-{n}" for n in range(2, count + 1))]
+    alerts = {**DEMO_ALERTS["alerts"], "group_clusters": count}
+    return {**DEMO_ALERTS, "alerts": alerts, "clusters": [{"name": n, **where} for n in names]}
+
+
+async def run(commands: Sequence[str], *, fleet: int = 0) -> int:
+    """Start the stack (`fleet`: that many clusters, `fleet_config`); run `commands` if given,
+    else read them from the terminal."""
     logging.getLogger().setLevel(logging.WARNING)  # the console is the demo's output
     with tempfile.TemporaryDirectory(prefix="kai-chatops-demo-") as workdir:
-        stack_ctx = running_stack(Path(workdir), keda_controller=True, config_overrides=DEMO_ALERTS)
+        overrides = fleet_config(Path(workdir), fleet)
+        stack_ctx = running_stack(Path(workdir), keda_controller=True, config_overrides=overrides)
         async with stack_ctx as stack:
             print(BANNER.format(kubeconfig=stack.kubeconfig))
             watcher = asyncio.get_running_loop().create_task(show_channels(stack))

@@ -23,7 +23,8 @@ READS = ("conversations.history", "conversations.replies")
 class SeedPlan:
     """What a seed runs besides the random faults: even seeds two replicas (Lease 15 s), odd
     ones one (Lease 1 h); every third the ConfigMap backend with write faults; seeds 1, 6, 11,
-    16 Slack's clock 3 h behind, 2, 7, 12, 17 3 h ahead; every fourth, from 3, busy channels."""
+    16 Slack's clock 3 h behind, 2, 7, 12, 17 3 h ahead; every fourth, from 3, busy channels;
+    every eighth, from 2, three clusters whose failure is one fleet incident."""
 
     seed: int
 
@@ -43,12 +44,20 @@ class SeedPlan:
     def busy(self) -> bool:
         return self.seed % 4 == 3
 
+    @property
+    def fleet(self) -> tuple[str, ...]:
+        """Seeds 2, 10, 18: three clusters (one simulated cluster under three names, so they
+        break together) and `alerts.group_clusters: 3`: each page is one fleet incident."""
+        return ("sim", "b", "c") if self.seed % 8 == 2 else ()
+
     def describe(self) -> str:
         parts = [f"{self.replicas} replica(s)", "configmap" if self.configmap else "sqlite"]
         if self.slack_clock:
             parts.append(f"slack clock {self.slack_clock.total_seconds() / 3600:+.0f}h")
         if self.busy:
             parts.append("busy channel")
+        if self.fleet:
+            parts.append(f"{len(self.fleet)} clusters grouped")
         return ", ".join(parts)
 
 

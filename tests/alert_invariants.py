@@ -5,8 +5,8 @@ being 0 and the replies numbered in the order they were owed), so the channel al
 each incident received. For every incident: exactly one visible root; its replies present
 once each, in order, with no number missing, all in the root's thread; the first reply its
 diagnosis (but for "cannot check cluster"), and no other; at most one escalation, never
-after an acknowledgement; a resolved incident's
-last reply is the resolution and its root is edited to resolved with its buttons gone; and no
+after an acknowledgement; a resolved (or grouped) incident's last reply is the resolution (or
+the grouping) and its root is edited so with its buttons gone; and no
 visible message was posted by a replica that did not hold the Lease at the time.
 
 What people saw on the way (`ChannelWatch`, an emulator observer): two roots of one incident
@@ -19,6 +19,7 @@ check steps after it landed.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from testbed.slackemu import ApiCall, PostedMessage, SlackEmulator, metadata_by
 METADATA_EVENT = "kai_chatops_effect"
 STRAY_STEPS = 3  # check steps a non-holder's doubling copy may stand while reads fail
 CHANNEL_WRITES = frozenset({"chat.postMessage", "chat.update", "chat.delete"})
+_FAILURE = re.compile(r"\*Object:\* (.+?) +\*Condition:\* (\S+)")  # in a root's first section
 
 
 @dataclass
@@ -132,6 +134,9 @@ class ChannelWatch:
     late: set[str] = field(default_factory=set)  # ts of posts that landed late
     pending: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, incident): step
     step: int = 0
+    # With `alerts.group_clusters`: one failure (object and condition) on several clusters is
+    # one incident, so two live roots of it at once, whatever their incidents, page twice.
+    per_failure: bool = False
 
     def __call__(self, call: ApiCall) -> None:
         if call.method not in CHANNEL_WRITES:
@@ -146,6 +151,9 @@ class ChannelWatch:
                 self._saw("lie", incident, call.held or all(r.ts in self.late for r in firing))
             if len(firing) < len(roots):
                 self.resolved.add(incident)
+        if self.per_failure:
+            for failure in self._live_failures_seen_twice():
+                self._saw("twice", failure, late=False)
 
     def end_step(self, *, final: bool = False) -> None:
         """Judge the forgivable sights of earlier steps (all of them when `final`)."""
@@ -174,6 +182,16 @@ class ChannelWatch:
             self.pending[kind, incident] = self.step
         else:
             (self.twice if kind == "twice" else self.lies).add(incident)
+
+    def _live_failures_seen_twice(self) -> list[str]:
+        """The failures with more than one live root (not resolved, not grouped) visible."""
+        live: Counter[str] = Counter()
+        for roots in self._roots().values():
+            for root in roots:
+                found = _FAILURE.search(str(root.blocks[0].get("text", {}).get("text", "")))
+                if found and not root.text.startswith(("[RESOLVED", "[GROUPED")):
+                    live[f"failure {found.group(1)} {found.group(2)}"] += 1
+        return [failure for failure, count in live.items() if count > 1]
 
     def _roots(self) -> dict[str, list[PostedMessage]]:
         shown: dict[str, list[PostedMessage]] = defaultdict(list)
@@ -284,15 +302,17 @@ def _check_resolution(
         verdict.fail(f"{incident}: escalated more than once: {notes}")
     if "escalated" in notes and "acknowledged" in notes[: notes.index("escalated")]:
         verdict.fail(f"{incident}: escalated after it was acknowledged: {notes}")
-    resolved_root = root.text.startswith("[RESOLVED")
-    if "resolved" in notes and notes[-1] != "resolved":
-        verdict.fail(f"{incident}: something said after the resolution: {notes}")
-    if "resolved" in notes and not resolved_root:
-        verdict.fail(f"{incident}: resolved in its thread, root not edited", lost=1)
-    if resolved_root and "resolved" not in notes:
-        verdict.fail(f"{incident}: root edited to resolved, no resolution reply", lost=1)
-    if resolved_root and any(b.get("type") == "actions" for b in root.blocks):
-        verdict.fail(f"{incident}: resolved root still has its buttons")
+    # An incident ends resolved, or grouped into a fleet incident (`alerts.group_clusters`).
+    for end, label in (("resolved", "[RESOLVED"), ("grouped", "[GROUPED")):
+        ended_root = root.text.startswith(label)
+        if end in notes and notes[-1] != end:
+            verdict.fail(f"{incident}: something said after it was {end}: {notes}")
+        if end in notes and not ended_root:
+            verdict.fail(f"{incident}: {end} in its thread, root not edited", lost=1)
+        if ended_root and end not in notes:
+            verdict.fail(f"{incident}: root edited to {end}, no reply saying so", lost=1)
+        if ended_root and any(b.get("type") == "actions" for b in root.blocks):
+            verdict.fail(f"{incident}: {end} root still has its buttons")
 
 
 def replies_noted(slack: SlackEmulator, channel: str, note: str) -> int:

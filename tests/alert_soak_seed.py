@@ -23,7 +23,7 @@ from alert_invariants import (
 )
 from alert_stack import Clock, Gate, alert_stack, identity, lease_holder
 
-from bot.alerts.model import ClusterAlerts, Phase
+from bot.alerts.model import FLEET, ClusterAlerts, Phase
 from bot.service import schedule
 from bot.service.server import Service
 from testbed.sim import breakage, evictions
@@ -54,7 +54,8 @@ class Soak:
         self.holders = log
         self.figures = Figures([plan.seed])
         self.chaos = Chaos(self.rng, self.figures)
-        self.watch = ChannelWatch(stack.slack, ALERT_CHANNEL)
+        self.watch = ChannelWatch(stack.slack, ALERT_CHANNEL, per_failure=bool(plan.fleet))
+        self.clusters = plan.fleet or (CLUSTER,)
         stack.slack.observers.append(self.watch)
         stack.slack.fault_rule = self.chaos
         stack.slack.clock_offset = plan.slack_clock
@@ -221,7 +222,8 @@ class Soak:
             await self.kill_mid_post()
         self.arm_failover_in_flight()
         for replica in self.replicas:
-            await schedule.check_cluster(replica.deps, CLUSTER)
+            for cluster in self.clusters:
+                await schedule.check_cluster(replica.deps, cluster)
         await self.land_held_calls()
         self.watch.end_step()
         self.kept |= kept_messages(await self.state())
@@ -330,6 +332,8 @@ class Soak:
         desk = self.stack.service.deps.alerts
         assert desk is not None
         try:
+            if self.plan.fleet:  # the pages are the fleet incidents'
+                return (await desk.store.load(FLEET)).state
             return (await desk.list_alerts(CLUSTER))[0]
         except Exception:  # the store is faulted on ConfigMap seeds: ask again next step
             return None
@@ -354,6 +358,14 @@ class Soak:
         self.figures.lost += notices.lost
         self.figures.duplicated += notices.duplicated
         self.figures.problems += [f"seed {seed}: {p}" for p in notices.problems]
+        if self.plan.fleet:  # every page of the failure is its fleet incident's: none alone
+            alone = [
+                m.ts
+                for m in self.stack.slack.root_messages(ALERT_CHANNEL)
+                if "DependenciesFulfilled" in m.text and " clusters: " not in m.text
+            ]
+            self.figures.duplicated += len(alone)
+            self.figures.problems += [f"seed {seed}: {ts}: paged by one cluster" for ts in alone]
         self.watch.end_step(final=True)
         self.figures.shown_late += self.watch.shown_late
         self.figures.diagnoses += replies_noted(self.stack.slack, ALERT_CHANNEL, "diagnosis")
@@ -387,8 +399,12 @@ async def soak_seed(seed: int, workdir: Path, incidents: int) -> Figures:
     clock = Clock()
     lease = {"enabled": True, "duration": "15s" if plan.replicas > 1 else "1h"}
     kubernetes = {"request_timeout": "5s", "retries": 0}  # a failed read fails the check
-    alerts = {**ALERTS, "hold": "60s", "interval": "1h", "repeat": "4h"}
-    state = {"state": {"backend": "configmap"}} if plan.configmap else {}
+    alerts: dict[str, Any] = {**ALERTS, "hold": "60s", "interval": "1h", "repeat": "4h"}
+    state: dict[str, Any] = {"state": {"backend": "configmap"}} if plan.configmap else {}
+    if plan.fleet:
+        alerts["group_clusters"] = len(plan.fleet)
+        where = {"kubeconfig": str(workdir / "kubeconfig"), "context": "sim"}
+        state["clusters"] = [{"name": name, **where} for name in plan.fleet]
     notices = {"evictions": True, "channels": {"*": NOTICES}}
     async with alert_stack(
         workdir, clock, lease=lease, kubernetes=kubernetes, alerts=alerts, notices=notices, **state

@@ -285,6 +285,8 @@ class AlertMessages:
         """Who the root mentions: `alerts.mention` while a critical alert is live; nobody for a
         warning, nor once resolved (the edit to resolved pages no one)."""
         critical = alert.observation.severity is Severity.CRITICAL
+        if alert.key.is_fleet and alert.paged:  # its clusters' own roots paged already
+            return ()
         return self._paging.mention if critical and alert.phase is not Phase.RESOLVED else ()
 
     async def _call(

@@ -20,14 +20,14 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
+from bot.alerts import fleet, outbox, queue_checks, reminders, rules, trouble
 from bot.alerts import machine as alerts
-from bot.alerts import outbox, queue_checks, reminders, rules, trouble
 from bot.alerts import render as render_alerts
 from bot.alerts.delivery import AlertMessages, Attempt, MessageSender, Paging
 from bot.alerts.delivery import Outcome as Sent
 from bot.alerts.drain import SLACK_BACKOFFS, Drain, Poster, Sleep
 from bot.alerts.lease import default_identity
-from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Owed, Phase
+from bot.alerts.model import FLEET, AlertState, ClusterAlerts, EffectKind, Owed, Phase
 from bot.alerts.store import AlertStore, Damage, StoreUnavailable, update
 from bot.config.settings import Settings
 from bot.core import errors
@@ -151,17 +151,108 @@ class AlertDesk:
             return
         async with self._locks[cluster]:
             try:
-                outcome = await self._apply(cluster, step)
+                outcome = await self._apply(cluster, await self._grouping(cluster, step, now))
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
                 await self._store_trouble(cluster, now, str(e))
                 return
         self._count_alerts(outcome.state)
         await self._store_trouble(cluster, now, None)
+        await self._regroup(now)
         await self.drain(cluster)  # roots first: a page never waits for its evidence
         ready = await self._gather_evidence(kube, cluster, now)
         if ready:
             await self._drain.drain(cluster, only=ready)
+        if self._groups_clusters:
+            await self._gather_fleet_evidence(kube, now)
+
+    @property
+    def _groups_clusters(self) -> int:
+        """`alerts.group_clusters` (0: each cluster's alerts are its own incidents)."""
+        return self.settings.alerts.group_clusters
+
+    @property
+    def _fleet_wait(self) -> timedelta:
+        """How long a cluster's new alert waits for the rest of the fleet before it pages
+        alone: two `alerts.interval`. A cluster that broke at the same moment is first seen
+        bad up to one interval later, so it fires up to one interval after this one; the
+        second interval covers checks that run late."""
+        return 2 * self.settings.alerts.interval
+
+    async def _grouping(self, cluster: str, step: Step, now: datetime) -> Step:
+        """`step`, then the cluster's alerts folded into the fleet incidents their group belongs
+        to (`bot.alerts.fleet`), so a root the fleet owes is never owed here too. The other
+        clusters' states are read before the lock: a later change is seen at `_regroup`."""
+        if not self._groups_clusters:
+            return step
+        others = [s for s in await self._states() if s.cluster != cluster]
+        fleet_state = (await self.store.load(FLEET)).state
+        channel, at_least = self.settings.slack.alert_channel, self._groups_clusters
+        wait = self._fleet_wait
+
+        def grouped(state: ClusterAlerts) -> alerts.Outcome:
+            outcome = step(state)
+            groups = fleet.grouped([*others, outcome.state], fleet_state, at_least)
+            folded = fleet.fold(outcome.state, groups, now, channel, wait)
+            return alerts.Outcome(folded.state, (*outcome.effects, *folded.effects))
+
+        return grouped
+
+    async def _regroup(self, now: datetime) -> None:
+        """Fold every cluster's alerts of a group that just became fleet-wide (their own
+        incidents end, pointing at the fleet's), then bring the fleet incidents up to date:
+        opened, joined, recovered, resolved. Clusters first: a member the fleet state does not
+        know yet is found at the next check; a fleet incident never owes a root a cluster owes
+        too. Never raises (logged; the next check does it again)."""
+        if not self._groups_clusters:
+            return
+        channel, wait = self.settings.slack.alert_channel, self._fleet_wait
+        try:
+            async with self._locks[FLEET]:
+                states = await self._states()
+                fleet_state = (await self.store.load(FLEET)).state
+                groups = fleet.grouped(states, fleet_state, self._groups_clusters)
+                for state in states:
+                    if fleet.needs_folding(state, groups, now, wait):
+                        fold: Step = lambda s: fleet.fold(s, groups, now, channel, wait)  # noqa: E731
+                        async with self._locks[state.cluster]:
+                            await self._apply(state.cluster, fold)
+                        await self._drain.drain(state.cluster)
+                states = await self._states()
+                policy = self.policy
+                await self._apply(FLEET, lambda f: fleet.advance(f, states, now, policy))
+        except StoreUnavailable as e:
+            log.error("fleet incidents: cannot use the state store: %s", e)
+
+    async def _gather_fleet_evidence(self, kube: PodLogReader, now: datetime) -> None:
+        """The first reply of a new fleet incident: the diagnosis on the cluster just checked,
+        when it is one of the incident's clusters (the one that made the group fleet-wide,
+        usually); then its thread goes on."""
+        ready = []
+        try:
+            mine = {
+                fleet.group_of(a.key): a
+                for a in (await self.store.load(kube.cluster)).state.alerts.values()
+                if a.grouped
+            }
+            waiting = outbox.awaiting_evidence((await self.store.load(FLEET)).state)
+            for incident, owed in waiting:
+                member = mine.get(fleet.group_of(incident.key))
+                if member is None:
+                    continue
+                text, blocks = render_alerts.kept_evidence(await self._evidence(kube, member, now))
+                change = _with_evidence(incident.incident, owed.effect_id, text, blocks)
+                state = await update(self.store, FLEET, change, repair=repair_damaged)
+                if _is_next(state, incident.incident, owed.effect_id):
+                    ready.append(incident.incident)
+        except StoreUnavailable as e:
+            log.error("fleet incidents: cannot store a diagnosis: %s", e)
+        if ready:
+            await self._drain.drain(FLEET, only=ready)
+
+    async def _states(self) -> list[ClusterAlerts]:
+        """Every configured cluster's stored alert state."""
+        return [(await self.store.load(c.name)).state for c in self.settings.clusters]
 
     async def _gather_evidence(self, kube: PodLogReader, cluster: str, now: datetime) -> list[str]:
         """Diagnose the failing component of every incident whose first reply still waits for
@@ -241,8 +332,12 @@ class AlertDesk:
         await self.drain(cluster)
 
     async def drain(self, cluster: str) -> None:
-        """Deliver what `cluster`'s alerts owe Slack (on the Lease holder only); never raises."""
+        """Deliver what `cluster`'s alerts owe Slack (on the Lease holder only), and the fleet
+        incidents' (`alerts.group_clusters`): every caller, at start-up, on becoming the holder
+        and after a command, reaches them too. Never raises."""
         await self._drain.drain(cluster)
+        if self._groups_clusters and cluster != FLEET:
+            await self._drain.drain(FLEET)
 
     async def _store_trouble(self, cluster: str, now: datetime, error: str | None) -> None:
         """Without its state the desk cannot avoid duplicate posts, so it posts no alert: it
@@ -326,7 +421,7 @@ class AlertDesk:
         return await self._command(
             cluster,
             alert_id,
-            lambda s: alerts.acknowledge(s, alert_id, user, now, command=self._command_name),
+            lambda i: lambda s: alerts.acknowledge(s, i, user, now, command=self._command_name),
             command_id,
         )
 
@@ -349,8 +444,10 @@ class AlertDesk:
         return await self._command(
             cluster,
             alert_id,
-            lambda s: alerts.silence(
-                s, alert_id, user, duration, reason, now, command=self._command_name
+            lambda i: (
+                lambda s: alerts.silence(
+                    s, i, user, duration, reason, now, command=self._command_name
+                )
             ),
             command_id,
         )
@@ -372,7 +469,7 @@ class AlertDesk:
         return await self._command(
             cluster,
             alert_id,
-            lambda s: alerts.unsilence(s, alert_id, user, now, command=self._command_name),
+            lambda i: lambda s: alerts.unsilence(s, i, user, now, command=self._command_name),
             command_id,
         )
 
@@ -383,7 +480,10 @@ class AlertDesk:
             StoreUnavailable.
         """
         names = [cluster] if cluster else [c.name for c in self.settings.clusters]
-        return [(await self.store.load(name)).state for name in names]
+        states = [(await self.store.load(name)).state for name in names]
+        if not self._groups_clusters:
+            return states
+        return fleet.shown_once(states, (await self.store.load(FLEET)).state, cluster)
 
     async def find(self, alert_id: str, cluster: str | None = None) -> AlertState:
         """The alert with that ID (active or pending), on `cluster` or on any cluster.
@@ -440,15 +540,15 @@ class AlertDesk:
         return lambda state: alerts.observe(state, seen, now, policy)
 
     async def _command(
-        self, cluster: str | None, alert_id: str, step: Step, command_id: str
+        self, cluster: str | None, alert_id: str, act: Callable[[str], Step], command_id: str
     ) -> AlertState:
-        """Apply `step` once (by its command ID: a fresh one when none is given), then drain."""
+        """Apply `act(alert_id)` once (by its command ID: a fresh one when none is given), then
+        drain. A cluster's alert grouped into a fleet incident is acted on as that incident:
+        acknowledge and silence act on the whole of it."""
         command_id = command_id or secrets.token_hex(8)
+        cluster, alert_id = await self._target(cluster, alert_id)
+        step = act(alert_id)
         once: Step = lambda s: alerts.applied_once(s, alert_id, command_id, step)  # noqa: E731
-        if cluster is None:
-            cluster = (await self.find(alert_id)).key.cluster
-        else:
-            self.settings.cluster(cluster)  # an unknown cluster is the user's mistake
         async with self._locks[cluster]:
             outcome = await self._apply(cluster, once)
         await self.drain(cluster)
@@ -456,6 +556,32 @@ class AlertDesk:
         if found is None:  # the steps above keep the alert they act on; this is a bug
             raise errors.UserError(f"Alert {alert_id} vanished while it was being changed.")
         return found
+
+    async def _target(self, cluster: str | None, alert_id: str) -> tuple[str, str]:
+        """The state document and alert ID a command on `alert_id` acts on.
+
+        Raises:
+            UserError: an unknown cluster, or no alert has that ID; StoreUnavailable.
+        """
+        if cluster == FLEET and self._groups_clusters:  # a fleet incident's buttons
+            return FLEET, alert_id
+        found: AlertState | None
+        if cluster is None and self._groups_clusters:  # a member's ID too (`/kai alerts` hides it)
+            found = next(filter(None, (s.find(alert_id) for s in await self._states())), None)
+            found = found or await self.find(alert_id)
+            cluster = found.key.cluster
+        elif cluster is None:
+            found = await self.find(alert_id)
+            cluster = found.key.cluster
+        else:
+            self.settings.cluster(cluster)  # an unknown cluster is the user's mistake
+            found = (await self.store.load(cluster)).state.find(alert_id)
+        if self._groups_clusters and found is not None and found.grouped:
+            return FLEET, found.fleet
+        in_fleet = self._groups_clusters and found is None
+        if in_fleet and (await self.store.load(FLEET)).state.find(alert_id) is not None:
+            return FLEET, alert_id
+        return cluster, alert_id
 
     async def _apply(self, cluster: str, step: Step) -> alerts.Outcome:
         """Load, step, save (only when something changed); redo the step on a conflict.

@@ -33,8 +33,10 @@ from bot.alerts.model import (
 )
 from bot.core.conditions import parse_timestamp
 
-SCHEMA = 4  # 4: anchors, command IDs, recently closed incidents; 3: diagnoses, escalation
-READABLE_SCHEMAS = (1, 2, 3, 4)
+# 5: fleet incidents and their clusters; 4: anchors, command IDs, recently closed incidents;
+# 3: diagnoses, escalation
+SCHEMA = 5
+READABLE_SCHEMAS = (1, 2, 3, 4, 5)
 LEGACY_ATTEMPT = "legacy"  # a schema-1 root that was being posted: its outcome is unknown
 
 
@@ -194,6 +196,10 @@ def _load_alert(raw: Mapping[str, Any]) -> AlertState:
         root_anchor=str(raw.get("root_anchor") or ""),
         commands=tuple(str(c) for c in _list(raw.get("commands"))),
         settled=int(raw.get("settled") or 0),
+        fleet=str(raw.get("fleet") or ""),
+        clusters=_names(raw.get("clusters")),
+        recovered=_names(raw.get("recovered")),
+        paged=_names(raw.get("paged")),
     )
     return _migrated(alert, raw)
 
@@ -207,6 +213,10 @@ def _migrated(alert: AlertState, raw: Mapping[str, Any]) -> AlertState:
     attempt = LEGACY_ATTEMPT if status == "posting" else ""
     root = Owed(f"{alert.incident}:0", EffectKind.ROOT, attempt=attempt)
     return replace(alert, outbox=(root,), owed_count=1)
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    return tuple(str(name) for name in _list(value))
 
 
 def _load_owed(raw: Mapping[str, Any]) -> Owed:

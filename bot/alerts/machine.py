@@ -234,6 +234,9 @@ class _Step:
         fire_hold = NO_HOLD if latest.immediate or latest.waited_out else self.policy.hold
         if seen is not None:
             alert = replace(alert, observation=seen, clear_since=None)
+        if alert.fleet:  # followed in a fleet incident (`bot.alerts.fleet`): no thread here
+            self._advance_member(alert, bad=seen is not None)
+            return
         if alert.phase is Phase.PENDING:
             self._advance_pending(alert, seen is not None, fire_hold)
             return
@@ -245,6 +248,18 @@ class _Step:
                 self._resolve(alert)
                 return
         self.keep(self._ensure_root(self._remind(self._escalate(alert))))
+
+    def _advance_member(self, alert: AlertState, *, bad: bool) -> None:
+        """A cluster's alert grouped into a fleet incident: it still fires and resolves after
+        `hold` like any other, but says nothing itself; the fleet incident tells its thread."""
+        if bad:
+            self.keep(alert)
+            return
+        clear_since = alert.clear_since or self.now
+        if self.now - clear_since >= self.policy.hold:
+            self.state = self.state.without(alert.key)
+        else:
+            self.keep(replace(alert, clear_since=clear_since))
 
     def _advance_pending(self, alert: AlertState, bad: bool, hold: timedelta) -> None:
         if not bad:

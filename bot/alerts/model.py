@@ -47,6 +47,10 @@ class NoteKind(enum.Enum):
     SILENCE_EXPIRED = "silence expired"
     ESCALATED = "escalated"  # still firing, unanswered, `escalate_after` after it fired
     RESOLVED = "resolved"
+    # A fleet incident's thread (`bot.alerts.fleet`); the note's `reason` names the cluster.
+    JOINED = "joined"  # a cluster began firing the same alert
+    RECOVERED = "recovered"  # a cluster's alert resolved (after `hold`, as its own would)
+    GROUPED = "grouped"  # a cluster's own incident now followed in the fleet's (`reason`: ID)
 
 
 class Escalation(enum.Enum):
@@ -137,10 +141,22 @@ class AlertKey:
         return f"{self.kind} {self.object}"
 
     @property
+    def is_fleet(self) -> bool:
+        """A fleet incident (`bot.alerts.fleet`): one alert firing on several clusters."""
+        return self.cluster == FLEET
+
+    @property
     def is_reminder(self) -> bool:
         """A forgotten pause or suspend (`bot.alerts.reminders`), not a health alert."""
         return self.condition in REMINDER_CONDITIONS
 
+
+# The store document, and the `cluster` of the keys, of fleet incidents (`bot.alerts.fleet`):
+# no cluster can be called so (a Kubernetes name never starts with "_").
+FLEET = "_fleet"
+# The `fleet` of a cluster's alert that just fired and waits (two `alerts.interval`) to learn
+# whether the rest of the fleet fires it too, before it pages on its own.
+WAITING = "waiting"
 
 # The conditions of a reminder's key: a pause or suspend without an end (`bot.alerts.reminders`).
 REMINDER_CONDITIONS = frozenset({"paused without an end", "suspended without an end"})
@@ -192,6 +208,15 @@ class AlertState:
     root_anchor: str = ""  # the anchor of the root's first attempt: where its copies begin
     commands: tuple[str, ...] = ()  # IDs of the last commands applied, so none applies twice
     settled: int = 0  # a closing incident's sweeps in a row that found the channel agreeing
+    # Grouping across clusters (`bot.alerts.fleet`). A cluster's alert: `fleet` is the ID of
+    # the fleet incident that follows it (it has no thread of its own) or WAITING, `paged` its
+    # cluster when its own root paged before it was grouped. A fleet incident: `clusters` every
+    # cluster that fired it, in order, `recovered` those no longer firing, `paged` the
+    # clusters whose own roots paged already (so its root pages nobody again).
+    fleet: str = ""
+    clusters: tuple[str, ...] = ()
+    recovered: tuple[str, ...] = ()
+    paged: tuple[str, ...] = ()
 
     @property
     def key(self) -> AlertKey:
@@ -220,6 +245,18 @@ class AlertState:
     def incident(self) -> str:
         """This incident's ID: the alert and when it was first seen (a refiring is another)."""
         return f"{self.key.cluster}/{self.alert_id}/{self.first_seen.strftime('%Y%m%dT%H%M%S%f')}"
+
+    @property
+    def grouped(self) -> bool:
+        """A cluster's alert followed in a fleet incident (not one waiting to know)."""
+        return bool(self.fleet) and self.fleet != WAITING
+
+    @property
+    def where(self) -> str:
+        """Where it fires: its cluster, or a fleet incident's clusters ("3 clusters: a, b, c")."""
+        if not self.key.is_fleet:
+            return self.key.cluster
+        return f"{len(self.clusters)} clusters: {', '.join(self.clusters)}"
 
     @property
     def has_thread(self) -> bool:

@@ -76,13 +76,17 @@ def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) 
     resolved = alert.phase is Phase.RESOLVED
     icon = RESOLVED_ICON if resolved else SEVERITY_ICONS[seen.severity]
     label = f"RESOLVED ({seen.severity.value})" if resolved else seen.severity.value.upper()
+    if resolved and alert.fleet:
+        label = f"GROUPED ({seen.severity.value})"
     paging = Rich() if resolved else mentions(paged)
     facts: list[Text] = [
         f"{icon} *{label}* · *{escape(seen.title)}*",
         *([rich_text("*Paging:* ", paging)] if paging else []),
-        f"*Cluster:* {escape(key.cluster)}   *Object:* {escape(key.subject)}   "
+        f"{_clusters_fact(alert)}   *Object:* {escape(key.subject)}   "
         f"*Condition:* {escape(key.condition)}",
     ]
+    if alert.paged and key.is_fleet:
+        facts.append(f"*Already paged by its own alert on:* {escape(', '.join(alert.paged))}")
     if seen.reason:
         facts.append(f"*Reason:* {escape(seen.reason)}")
     facts.append(f"*Since:* {format_time(seen.since or alert.first_seen)}")
@@ -101,6 +105,16 @@ def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) 
     )
 
 
+def _clusters_fact(alert: AlertState) -> str:
+    """`*Cluster:* a`; a fleet incident's clusters, those recovered marked so."""
+    if not alert.key.is_fleet:
+        return f"*Cluster:* {escape(alert.key.cluster)}"
+    shown = [f"{c} (recovered)" if c in alert.recovered else c for c in alert.clusters]
+    firing = len(alert.clusters) - len(alert.recovered)
+    count = f"{len(alert.clusters)}, {firing} firing" if alert.recovered else len(alert.clusters)
+    return f"*Clusters ({count}):* {escape(', '.join(shown))}"
+
+
 def _redacted(text: str) -> str:
     """A condition's message with secret-shaped values redacted, line by line (an operator's
     message may quote a log line or a connection string)."""
@@ -115,7 +129,7 @@ def mentions(entries: Sequence[str]) -> Rich:
 
 def _root_text(alert: AlertState, label: str) -> str:
     seen = alert.observation
-    text = f"[{label}] {seen.key.cluster}: {seen.key.subject} {seen.key.condition}: {seen.title}"
+    text = f"[{label}] {alert.where}: {seen.key.subject} {seen.key.condition}: {seen.title}"
     message = " ".join(_redacted(seen.message).split())
     return f"{text}: {truncate(message, _FALLBACK_MESSAGE)}" if message else text
 
@@ -130,6 +144,9 @@ def _status_line(alert: AlertState, command: str) -> Rich:
 
 def _describe_phase(alert: AlertState) -> Text:
     phase = alert.phase
+    if phase is Phase.RESOLVED and alert.fleet and alert.resolved_at is not None:
+        at = format_time(alert.resolved_at)
+        return f"grouped at {at} into fleet incident `{alert.fleet}`, followed there"
     if phase is Phase.RESOLVED and alert.resolved_at is not None:
         fired = _fired_for(alert, alert.resolved_at)
         return f"resolved at {format_time(alert.resolved_at)} after firing for {fired}"
@@ -156,7 +173,8 @@ def _buttons(key: AlertKey) -> Block:
             button("Acknowledge", ACK_ACTION, value, style="primary"),
             button("Silence 1h", SILENCE_1H_ACTION, value),
             button("Silence 4h", SILENCE_4H_ACTION, value),
-            button("Run health check", HEALTH_ACTION, value),
+            # A fleet incident's clusters each have their own report (`/kai health CLUSTER`).
+            *([] if key.is_fleet else [button("Run health check", HEALTH_ACTION, value)]),
         ],
     }
 
@@ -248,7 +266,30 @@ def _resolved(alert: AlertState, note: Note) -> str:
     )
 
 
+def _joined(alert: AlertState, note: Note) -> str:
+    return (
+        f":heavy_plus_sign: {escape(note.reason)} fires it too, since {format_time(note.at)}: "
+        f"{len(alert.clusters) - len(alert.recovered)} of {len(alert.clusters)} clusters firing."
+    )
+
+
+def _recovered(alert: AlertState, note: Note) -> str:
+    firing = len(alert.clusters) - len(alert.recovered)
+    rest = f"{firing} still firing." if firing else "none left firing."
+    return f"{RESOLVED_ICON} {escape(note.reason)} recovered at {format_time(note.at)}; {rest}"
+
+
+def _grouped(alert: AlertState, note: Note) -> str:
+    return (
+        f":link: The same alert now fires on several clusters: followed from here on as one "
+        f"fleet incident, `{escape(note.reason)}` (acknowledge or silence it there)."
+    )
+
+
 _REPLIES: dict[NoteKind, Callable[[AlertState, Note], Text]] = {
+    NoteKind.JOINED: _joined,
+    NoteKind.RECOVERED: _recovered,
+    NoteKind.GROUPED: _grouped,
     NoteKind.REMINDER: _reminder,
     NoteKind.ACKNOWLEDGED: _acknowledged,
     NoteKind.SILENCED: _silenced,
@@ -341,7 +382,7 @@ def _ordered(alerts: Iterable[AlertState]) -> list[AlertState]:
 def _listing_line(alert: AlertState, hold: timedelta) -> Text:
     seen = alert.observation
     head = (
-        f"{SEVERITY_ICONS[seen.severity]} `{alert.alert_id}` {escape(seen.key.cluster)} · "
+        f"{SEVERITY_ICONS[seen.severity]} `{alert.alert_id}` {escape(alert.where)} · "
         f"{escape(seen.key.subject)} {escape(seen.key.condition)}: {escape(seen.title)}"
     )
     if alert.phase is Phase.PENDING:

@@ -33,8 +33,22 @@ def test_the_demo_shows_health_break_and_heal_and_a_confirmed_pause() -> None:
     assert "KEDA acknowledged" in out
 
 
-def run_demo(*script: str, exit_code: int = 0) -> str:
+def test_demo_fleet_breaks_three_clusters_and_pages_once_with_one_root_listing_them() -> None:
+    out = run_demo(
+        "sim dependencies_missing",
+        "wait for 3 clusters: sim, sim-2, sim-3 up to 1m",
+        "wait for Diagnosis of kai on",
+        "thread",
+        fleet=3,
+    )
+    assert "*Clusters (3):* sim, sim-2, sim-3" in out and "Diagnosis of kai on" in out, out
+    assert "*Cluster:* sim" not in out  # no cluster paged alone
+
+
+def run_demo(*script: str, exit_code: int = 0, fleet: int = 0) -> str:
     args = [arg for line in script for arg in ("--run", line)]
+    if fleet:
+        args += ["--fleet", str(fleet)]
     done = subprocess.run(
         [sys.executable, "-m", "bot", "demo", *args],
         capture_output=True, text=True, timeout=180, check=False,

@@ -17,6 +17,7 @@ import pytest
 from bot.alerts import outbox
 from bot.alerts.document import DamagedState, dump_cluster, load_cluster
 from bot.alerts.model import (
+    FLEET,
     AlertKey,
     AlertState,
     ClusterAlerts,
@@ -31,6 +32,7 @@ from bot.alerts.model import (
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 KEY = AlertKey("prod", "Config", "kai-config", "DependenciesFulfilled")
 BARE = Observation(KEY, Severity.WARNING, "")
+FLEET_KEY = AlertKey(FLEET, "Config", "kai-config", "DependenciesFulfilled")
 PENDING = AlertState(BARE, first_seen=T0)
 CLEARING = AlertState(
     Observation(
@@ -58,11 +60,34 @@ CLEARING = AlertState(
         ClusterAlerts("prod", {KEY: PENDING}),
         ClusterAlerts("prod", {CLEARING.key: CLEARING}),
         ClusterAlerts("prod", closing=(replace(CLEARING, resolved_at=T0),)),
+        ClusterAlerts(
+            "prod", {KEY: replace(PENDING, firing_since=T0, fleet="3f9a2c", paged=("prod",))}
+        ),
+        ClusterAlerts(
+            FLEET,
+            {
+                FLEET_KEY: AlertState(
+                    Observation(FLEET_KEY, Severity.CRITICAL, "down"),
+                    first_seen=T0,
+                    firing_since=T0,
+                    clusters=("a", "b", "c"),
+                    recovered=("b",),
+                    paged=("a",),
+                    outbox=(Owed("x:1", EffectKind.REPLY, Note(NoteKind.JOINED, T0, reason="c")),),
+                )
+            },
+        ),
     ],
-    ids=["pending, every optional field empty", "immediate, clear since, notes", "closing"],
+    ids=[
+        "pending, every optional field empty",
+        "immediate, clear since, notes",
+        "closing",
+        "a member of a fleet incident",
+        "a fleet incident: its clusters, recovered, paged",
+    ],
 )
 def test_a_sparse_state_reads_back_exactly(state: ClusterAlerts) -> None:
-    assert load_cluster("prod", dump_cluster(state)) == state
+    assert load_cluster(state.cluster, dump_cluster(state)) == state
 
 
 def test_a_note_stored_without_still_bad_reads_as_still_bad() -> None:
@@ -76,7 +101,7 @@ def test_a_note_stored_without_still_bad_reads_as_still_bad() -> None:
 def test_the_document_an_operator_reads_names_its_schema_and_cluster_in_a_stable_order() -> None:
     text = dump_cluster(ClusterAlerts("prod", {CLEARING.key: CLEARING}, failures=1))
     body = json.loads(text)
-    assert (body["schema"], body["cluster"], body["failures"]) == (4, "prod", 1)
+    assert (body["schema"], body["cluster"], body["failures"]) == (5, "prod", 1)
     assert text == json.dumps(body, sort_keys=True)
 
 
@@ -97,7 +122,7 @@ def _with(path: list[Any], value: Any) -> str:
 
 
 REASONS = {
-    "not ours": ('{"alerts": []}', "not an alert state document of schema 4"),
+    "not ours": ('{"alerts": []}', "not an alert state document of schema 5"),
     "not JSON": ('{"schema": 2, "alerts": [', "malformed alert state document: JSONDecodeError: "),
     "alerts is a number": ('{"schema": 2, "alerts": 7}', "expected a list, found int"),
     "failures below zero": ('{"schema": 2, "failures": -1}', "failures is not a count: -1"),
@@ -153,3 +178,12 @@ def test_a_schema_1_alert_owes_its_root_only_when_it_fired_and_the_root_never_la
     assert all(o.kind is EffectKind.ROOT for o in alert.outbox)
     reply = outbox.owe(alert, EffectKind.REPLY, Note(NoteKind.REMINDER, T0)).outbox[-1]
     assert reply.effect_id == f"{alert.incident}:1"  # numbered after the root
+
+
+def test_a_schema_4_document_reads_with_no_alert_grouped() -> None:
+    body = json.loads(dump_cluster(ClusterAlerts("prod", {CLEARING.key: CLEARING})))
+    body["schema"] = 4
+    for name in ("fleet", "clusters", "recovered", "paged"):
+        del body["alerts"][0][name]
+    [alert] = load_cluster("prod", json.dumps(body)).alerts.values()
+    assert (alert.fleet, alert.clusters, alert.recovered, alert.paged) == ("", (), (), ())

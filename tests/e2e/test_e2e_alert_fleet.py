@@ -1,0 +1,175 @@
+"""One incident for a fleet-wide failure (`alerts.group_clusters: 3`), end to end.
+
+Four clusters: `sim` (the stack's simulator), `b` and `c` (two contexts of one more simulator,
+so they break together) and `lab` (a simulator of its own). The checks are the jobs, called with
+the service's deps and a clock the test moves (`alerts.interval` is an hour: the scheduler never
+checks behind the test's back, and a new alert waits twice that long for the fleet).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from alert_invariants import check_channel
+from alert_stack import Clock
+
+from bot.alerts.model import AlertKey
+from bot.service import schedule
+from testbed.sim import Simulator, breakage
+from testbed.slackemu import PostedMessage
+from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
+
+INTERVAL = 3600
+ONCALL = "<@U0ONCALL>"
+
+
+@asynccontextmanager
+async def fleet_stack(
+    tmp_path: Path, clock: Clock
+) -> AsyncIterator[tuple[Stack, Simulator, Simulator]]:
+    async with Simulator(scenarios=["default"]) as pair, Simulator(scenarios=["default"]) as lab:
+        pair_config = pair.write_kubeconfig(str(tmp_path / "pair"), "b", more_contexts=["c"])
+        lab_config = lab.write_kubeconfig(str(tmp_path / "lab"))
+        config = {
+            "clusters": [
+                {"name": "sim", "kubeconfig": str(tmp_path / "kubeconfig"), "context": "sim"},
+                {"name": "b", "kubeconfig": pair_config, "context": "b"},
+                {"name": "c", "kubeconfig": pair_config, "context": "c"},
+                {"name": "lab", "kubeconfig": lab_config, "context": "sim"},
+            ],
+            "alerts": {
+                "hold": "0s",
+                "interval": f"{INTERVAL}s",
+                "repeat": "4h",
+                "group_clusters": 3,
+                "mention": ["U0ONCALL"],
+            },
+            "state": {"path": str(tmp_path / "state.sqlite")},
+        }
+        async with running_stack(
+            tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=config
+        ) as stack:
+            yield stack, pair, lab
+
+
+async def check(stack: Stack, clock: Clock, *clusters: str) -> None:
+    clock.advance(1)
+    for cluster in clusters:
+        await schedule.check_cluster(stack.service.deps, cluster)
+
+
+def roots(stack: Stack) -> list[PostedMessage]:
+    return stack.slack.root_messages(ALERT_CHANNEL)
+
+
+def shown(stack: Stack, message: PostedMessage) -> str:
+    """The message as it reads now (edits applied): its text and its blocks."""
+    now = stack.slack.message(ALERT_CHANNEL, message.ts)
+    return f"{now.text}\n{now.blocks}"
+
+
+def replies(stack: Stack, root: PostedMessage) -> list[str]:
+    return [m.text for m in stack.slack.thread(ALERT_CHANNEL, root.ts)]
+
+
+def pages(stack: Stack) -> int:
+    """How many messages mention the on-call engineer (each a page)."""
+    return sum(ONCALL in f"{m.text}{m.blocks}" for m in stack.slack.messages(ALERT_CHANNEL))
+
+
+def alert_id(stack: Stack, root: PostedMessage) -> str:
+    found = re.search(r"Alert `(\w+)`", shown(stack, root))
+    assert found, shown(stack, root)
+    return found.group(1)
+
+
+async def test_a_failure_on_three_clusters_is_one_incident_from_root_to_resolution(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    async with fleet_stack(tmp_path, clock) as (stack, pair, lab):
+        await check(stack, clock, "sim", "b", "c", "lab")
+        breakage.dependencies_missing(stack.sim)
+        breakage.dependencies_missing(pair)
+        await check(stack, clock, "sim")
+        assert roots(stack) == []  # sim waits to learn whether the fleet fires it too
+        await stack.restart_service()  # what it waits for survives a restart
+        await check(stack, clock, "b", "c")
+
+        [root] = roots(stack)
+        assert "Clusters (3):* sim, b, c" in shown(stack, root) and pages(stack) == 1
+        assert replies(stack, root)[0].startswith("Diagnosis of ")
+
+        breakage.dependencies_missing(lab)
+        await check(stack, clock, "lab")
+        assert replies(stack, root)[-1].startswith(":heavy_plus_sign: lab fires it too")
+        assert "Clusters (4):* sim, b, c, lab" in shown(stack, root)
+
+        await stack.restart_service()
+        await check(stack, clock, "sim", "b", "c", "lab")
+        assert [r.ts for r in roots(stack)] == [root.ts]  # no second root after a restart
+
+        fleet_id = alert_id(stack, root)
+        on_b = AlertKey("b", "Config", "kai-config", "DependenciesFulfilled").alert_id
+        acked = await stack.command(f"ack {on_b}")  # one cluster's ID: the whole incident
+        assert "Acknowledged" in acked.text
+        assert replies(stack, root)[-1].startswith(":eyes: Acknowledged by")
+        listing = await stack.command("alerts")
+        assert listing.text.count(fleet_id) == 1 and "4 clusters: sim, b, c, lab" in listing.text
+        assert "acknowledged by" in listing.text
+        assert (await stack.driver.open_home(user_id=OPERATOR)).status == 200
+        home = str(await stack.slack.wait_for_home(OPERATOR))
+        assert fleet_id in home and "4 clusters: sim, b, c, lab" in home and on_b not in home
+        now = stack.slack.message(ALERT_CHANNEL, root.ts)
+        assert "Run health check" not in str(now.blocks)  # each cluster has its own report
+        silenced = await stack.click("Silence 1h", now.as_payload(), channel_id=ALERT_CHANNEL)
+        assert "Silenced" in silenced.text
+        assert replies(stack, root)[-1].startswith(":no_bell: Silenced by")
+
+        breakage.heal(lab)
+        await check(stack, clock, "lab")
+        assert replies(stack, root)[-1].startswith(":white_check_mark: lab recovered")
+        assert "lab (recovered)" in shown(stack, root)
+
+        breakage.heal(stack.sim)
+        breakage.heal(pair)
+        await check(stack, clock, "sim", "b", "c")
+        assert replies(stack, root)[-1].startswith(":white_check_mark: Resolved at")
+        assert shown(stack, root).startswith("[RESOLVED (critical)] 4 clusters")
+        assert [r.ts for r in roots(stack)] == [root.ts]
+        assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
+
+
+async def test_below_the_count_each_cluster_pages_alone_then_the_fleet_folds_them_in(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    async with fleet_stack(tmp_path, clock) as (stack, pair, lab):
+        await check(stack, clock, "sim", "b", "c", "lab")
+        breakage.dependencies_missing(stack.sim)
+        breakage.dependencies_missing(lab)
+        await check(stack, clock, "sim", "lab")
+        assert roots(stack) == []
+        clock.advance(INTERVAL)
+        await check(stack, clock, "sim", "lab")
+        assert roots(stack) == []  # still waiting: two intervals
+        clock.advance(INTERVAL)  # nobody else fired it meanwhile: each pages on its own
+        await check(stack, clock, "sim", "lab")
+        own = roots(stack)
+        assert sorted(r.text.split(" ")[1] for r in own) == ["lab:", "sim:"]
+        assert pages(stack) == 2
+
+        breakage.dependencies_missing(pair)
+        await check(stack, clock, "b", "c")
+        fleet_root = roots(stack)[-1]
+        assert len(roots(stack)) == 3 and "Clusters (4):" in shown(stack, fleet_root)
+        assert "Already paged by its own alert on:* sim, lab" in shown(stack, fleet_root)
+        fleet_id = alert_id(stack, fleet_root)
+        for root in own:  # each own incident ends pointing at the fleet's: one live root
+            assert shown(stack, root).startswith("[GROUPED (critical)]")
+            assert f"fleet incident, `{fleet_id}`" in replies(stack, root)[-1]
+        assert ONCALL not in shown(stack, fleet_root)  # the fleet root pages nobody again
+        assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
