@@ -20,8 +20,8 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
+from bot.alerts import due, outbox, queue_checks, reminders, rules, trouble
 from bot.alerts import machine as alerts
-from bot.alerts import outbox, queue_checks, reminders, rules, trouble
 from bot.alerts import render as render_alerts
 from bot.alerts.delivery import AlertMessages, Attempt, MessageSender, Paging
 from bot.alerts.delivery import Outcome as Sent
@@ -136,32 +136,36 @@ class AlertDesk:
         now: datetime,
         *,
         still_leader: Callable[[], bool] = lambda: True,
-    ) -> None:
-        """One check of `kube.cluster`: read, decide, save, post. Never raises for Kubernetes,
-        Slack or store trouble (each is logged and counted).
+        reads: KubeReader | None = None,
+    ) -> datetime | None:
+        """One check of `kube.cluster`: read (through `reads` when given: a local copy kept
+        current by watches), decide, save, post. Never raises for Kubernetes, Slack or store
+        trouble (each is logged and counted). Returns when a hold it saw runs out (`due.
+        next_look`), so a caller can check again then rather than an interval later.
 
         `still_leader` is asked again once the (possibly slow) read is done: a replica that lost
         the Lease meanwhile must leave the posting to the new holder. Each new incident's
         diagnosis is gathered after its root went out, then posted as its first reply.
         """
         cluster = kube.cluster
-        step = await self._check_step(kube, now)  # reading needs no lock: commands go on
+        step = await self._check_step(reads or kube, now)  # reading needs no lock
         if not still_leader():
             log.info("alerts of cluster %s: no longer the Lease holder; not posting", cluster)
-            return
+            return None
         async with self._locks[cluster]:
             try:
                 outcome = await self._apply(cluster, step)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
                 await self._store_trouble(cluster, now, str(e))
-                return
+                return None
         self._count_alerts(outcome.state)
         await self._store_trouble(cluster, now, None)
         await self.drain(cluster)  # roots first: a page never waits for its evidence
         ready = await self._gather_evidence(kube, cluster, now)
         if ready:
             await self._drain.drain(cluster, only=ready)
+        return due.next_look(outcome.state, self.settings.alerts.hold)
 
     async def _gather_evidence(self, kube: PodLogReader, cluster: str, now: datetime) -> list[str]:
         """Diagnose the failing component of every incident whose first reply still waits for

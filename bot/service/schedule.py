@@ -10,7 +10,6 @@ directly and move `deps.clock`; a failing run is logged and the schedule goes on
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,8 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.gitops import suspend_expiry
 from bot.keda import expiry as keda_expiry
 from bot.kube import lanes
+from bot.kube.informer import CachedKube
+from bot.kube.ports import KubeReader, KubeWriter
 from bot.service.deps import Deps
 from bot.slack.blocks import escape
 from handlers.approval import expire_requests
@@ -29,11 +30,16 @@ from handlers.approval import expire_requests
 log = logging.getLogger(__name__)
 
 JobFunction = Callable[[Deps], Awaitable[None]]
-# One pass of a timed-change job on one cluster: act on what is due, say when the next is due.
-Sweeper = Callable[[Deps, str], Awaitable[datetime | None]]
-PAUSE_SWEEP_EVERY = timedelta(seconds=30)  # list every timed pause (any replica's or restart's)
+# One pass of a timed-change job on one cluster (reading through the kube given, when one is):
+# act on what is due, say when the next is due.
+Sweeper = Callable[[Deps, str, KubeWriter | None], Awaitable[datetime | None]]
+# Every timed pause (any replica's or restart's) looked at; from the local copy the watches keep
+# (`bot.kube.informer`: a full list hourly), so a sweep costs the API nothing.
+PAUSE_SWEEP_EVERY = timedelta(seconds=30)
 PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is looked at
 APPROVAL_TICK = timedelta(seconds=30)  # how often requests past their 15 minutes are ended
+WAKE_GAP = 0.25  # seconds between a check and the one more that changes during it asked for
+HOLD_MARGIN = 0.05  # seconds past a hold's end: the check that sees it run out
 
 
 @dataclass(frozen=True)
@@ -57,14 +63,78 @@ def is_leader(deps: Deps) -> bool:
     return deps.lease is None or deps.lease.is_leader()
 
 
-async def check_cluster(deps: Deps, cluster: str) -> None:
-    """The alert check of one cluster; does nothing unless this replica holds the Lease."""
+async def check_cluster(
+    deps: Deps, cluster: str, *, reads: KubeReader | None = None
+) -> datetime | None:
+    """The alert check of one cluster (reading through `reads` when given); does nothing
+    unless this replica holds the Lease. Returns when a hold it saw runs out."""
     if not is_leader(deps):
-        return
+        return None
     with lanes.scheduled(), deps.metrics.alert_check_seconds.time():
-        await deps.alerts.run_check(
-            deps.kube[cluster], deps.clock(), still_leader=lambda: is_leader(deps)
+        return await deps.alerts.run_check(
+            deps.kube[cluster], deps.clock(), still_leader=lambda: is_leader(deps), reads=reads
         )
+
+
+class WatchedChecks:
+    """The alert check of one cluster, reading a local copy kept current by watches
+    (`bot.kube.informer`): run every interval as before, at once when anything it reads
+    changes, and again when a hold it saw runs out, so a page comes `hold` after its cause
+    rather than up to an interval later. One check at a time: changes during a check ask for
+    one more after it (`WAKE_GAP` later, so a burst of changes costs two checks, not one each).
+    """
+
+    def __init__(self, deps: Deps, cluster: str) -> None:
+        self.deps = deps
+        self.cluster = cluster
+        self.reads: CachedKube | None = None  # made at the first check (on the running loop)
+        self.checks = 0
+        self._lock = asyncio.Lock()
+        self._again = False
+        self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def __call__(self, deps: Deps) -> None:
+        await self.check()
+
+    def wake(self) -> None:
+        """Check as soon as the check under way (if any) is done."""
+        if self._lock.locked():
+            self._again = True
+        elif self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self.check())
+
+    async def check(self) -> None:
+        next_look = None
+        async with self._lock:
+            self._again = True
+            while self._again:
+                self._again = False
+                self.checks += 1
+                if self.reads is None:
+                    self.reads = CachedKube(self.deps.kube[self.cluster], self.wake)
+                next_look = await check_cluster(self.deps, self.cluster, reads=self.reads)
+                if self._again:
+                    await asyncio.sleep(WAKE_GAP)
+        self._look_at(next_look)
+
+    def _look_at(self, moment: datetime | None) -> None:
+        """Check again at `moment` (a hold running out); replaces the time asked before."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if moment is not None:
+            delay = (moment - self.deps.clock()).total_seconds() + HOLD_MARGIN
+            self._timer = asyncio.get_running_loop().call_later(max(0.0, delay), self.wake)
+
+    async def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self.reads is not None:
+            await self.reads.close()
 
 
 async def drain_alerts(deps: Deps) -> None:
@@ -111,19 +181,21 @@ async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
     )
 
 
-async def sweep_pauses(deps: Deps, cluster: str) -> datetime | None:
+async def sweep_pauses(deps: Deps, cluster: str, kube: KubeWriter | None = None) -> datetime | None:
     """Resume the timed KEDA pauses that are due, and remind of those without an end (from
     the same lists); when the next timed one is due."""
-    kube, now = deps.kube[cluster], deps.clock()
+    kube, now = kube or deps.kube[cluster], deps.clock()
     swept = await keda_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
     await deps.alerts.remind(cluster, swept.held, swept.listed, now)
     return swept.next_due
 
 
-async def sweep_suspends(deps: Deps, cluster: str) -> datetime | None:
+async def sweep_suspends(
+    deps: Deps, cluster: str, kube: KubeWriter | None = None
+) -> datetime | None:
     """Resume (and reconcile) the timed Flux suspends that are due, and remind of those
     without an end (from the same lists); when the next timed one is due."""
-    kube, now = deps.kube[cluster], deps.clock()
+    kube, now = kube or deps.kube[cluster], deps.clock()
     swept = await suspend_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
     await deps.alerts.remind(cluster, swept.held, swept.listed, now)
     return swept.next_due
@@ -154,6 +226,7 @@ class PauseExpiry:
         self.first_sweep_after = first_sweep_after.total_seconds()
         self.next_sweep: float | None = None
         self.next_due: datetime | None = None
+        self.reads: CachedKube | None = None  # the lists, kept current by watches
 
     async def __call__(self, deps: Deps) -> None:
         if not is_leader(deps):
@@ -167,7 +240,9 @@ class PauseExpiry:
             return
         self.next_sweep = moment + self.sweep_every
         with lanes.scheduled():
-            self.next_due = await self.sweep(deps, self.cluster)
+            if self.reads is None:
+                self.reads = CachedKube(deps.kube[self.cluster])
+            self.next_due = await self.sweep(deps, self.cluster, self.reads)
 
 
 async def expire_approvals(deps: Deps) -> None:
@@ -192,7 +267,7 @@ def alert_jobs(deps: Deps) -> list[Job]:
     interval = deps.settings.alerts.interval
     for index, cluster in enumerate(clusters, start=1):
         share = index / len(clusters)
-        check = functools.partial(check_cluster, cluster=cluster.name)
+        check = WatchedChecks(deps, cluster.name)
         jobs.append(Job(f"alerts-{cluster.name}", check, interval, first_after=interval * share))
         expiry = PauseExpiry(cluster.name, first_sweep_after=PAUSE_SWEEP_EVERY * share)
         jobs.append(Job(f"pause-expiry-{cluster.name}", expiry, PAUSE_TICK))
@@ -247,6 +322,15 @@ class Schedule:
         for task in list(self._running):
             task.cancel()
         await asyncio.gather(*self._running, return_exceptions=True)
+        for job in self.jobs:
+            if isinstance(job.run, WatchedChecks):
+                await job.run.close()
+            if isinstance(job.run, PauseExpiry) and job.run.reads is not None:
+                await job.run.reads.close()
+        for gateway in self.deps.kube.values():
+            close_streams = getattr(gateway, "close_streams", None)  # a gateway's watches
+            if close_streams is not None:
+                await close_streams()
 
     def _runner(self, job: Job) -> Callable[[], Awaitable[None]]:
         async def run() -> None:
