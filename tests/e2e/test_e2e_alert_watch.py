@@ -54,9 +54,9 @@ def reads(stack: Stack) -> list[tuple[str, str]]:
 
 
 @asynccontextmanager
-async def watched(tmp_path: Path, *, current: bool = True) -> AsyncIterator[Stack]:
-    """A stack whose alert check has run once (so it follows what it reads); with `current`,
-    every followed collection is listed and watched by then."""
+async def watched(tmp_path: Path) -> AsyncIterator[Stack]:
+    """A stack whose alert check has run once (so it follows what it reads), every followed
+    collection listed and watched."""
     async with running_stack(
         tmp_path, config_overrides=overrides(tmp_path), slack_backoffs=(0.0, 0.0, 0.0)
     ) as stack:
@@ -64,9 +64,8 @@ async def watched(tmp_path: Path, *, current: bool = True) -> AsyncIterator[Stac
         await checks.check()
         assert checks.reads is not None
         followed = checks.reads.followed
-        assert WATCHED_KINDS <= {c.ref.plural for c in followed}
-        if current:
-            await wait_until(lambda: all(c.current for c in followed), 10, "every copy current")
+        assert {c.ref.plural for c in followed} >= WATCHED_KINDS
+        await wait_until(lambda: all(c.current for c in followed), 10, "every copy current")
         assert roots(stack) == []
         yield stack
 
