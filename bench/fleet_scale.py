@@ -181,8 +181,8 @@ async def measure(workdir: Path, count: int, interval: float, slack: SlackEmulat
 
             first_deadline = time.monotonic() + 2 * interval + 30
             await sampled_wait(watcher, all_checked_once, first_deadline, "first checks", 1.0)
-            # Once the first checks are done, a quiet interval: no /kai health asked during it.
-            await asyncio.sleep(interval)
+            # At rest: past the first pause and suspend sweeps too (start-up's own lists).
+            await asyncio.sleep(max(interval, 35.0))
             quiet = await scrape(session, port)
             before, cpu_before = check_counts(quiet), cpu_seconds(service.pid)
             requests_before = request_total(quiet)

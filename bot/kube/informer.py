@@ -154,16 +154,21 @@ class Collection:
 
 
 class CachedKube:
-    """A cluster's gateway whose unfiltered gets and lists are answered from followed
-    collections (each followed from its first read on); `close()` ends the watches."""
+    """A cluster's gateway whose unfiltered lists (and gets, with `cached_gets`) are answered
+    from followed collections (each followed from its first read on); `close()` ends the
+    watches. Without `cached_gets` a get reads the API: what a write is planned from must be
+    the object as it is, not as the copy was a moment ago."""
 
     def __init__(
         self,
         kube: KubeWriter,
         on_change: Callable[[], None] = lambda: None,
+        *,
+        cached_gets: bool = True,
         **options: float,
     ) -> None:
         self.kube = kube
+        self.cached_gets = cached_gets
         self.cluster = kube.cluster
         self.on_change = on_change
         self._options = options
@@ -177,10 +182,12 @@ class CachedKube:
     async def get_object(
         self, ref: ResourceRef, name: str, namespace: str | None = None
     ) -> RawObject | None:
-        followed = self._current(ref, namespace, metadata_only=False)
+        followed = None
+        if self.cached_gets:
+            followed = self._current(ref, namespace, metadata_only=False)
         if followed is None:
             return await self.kube.get_object(ref, name, namespace)
-        return followed.items.get((namespace or "" if ref.namespaced else "", name))
+        return followed.items.get((namespace if ref.namespaced and namespace else "", name))
 
     async def list_objects(
         self,
@@ -274,3 +281,4 @@ class CachedKube:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
+        self._collections.clear()  # read from the API again, or followed anew

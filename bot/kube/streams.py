@@ -34,6 +34,7 @@ class Endpoint:
     host: str
     headers: dict[str, str]
     tls: ssl.SSLContext | bool
+    proxy: str | None = None
 
     @classmethod
     def of(cls, configuration: Any) -> Endpoint:
@@ -43,12 +44,13 @@ class Endpoint:
             if auth.get("in") == "header" and auth.get("value"):
                 headers[str(auth["key"])] = str(auth["value"])
         host = str(configuration.host).rstrip("/")
+        proxy = str(configuration.proxy) if configuration.proxy else None
         if not host.startswith("https") or not configuration.verify_ssl:
-            return cls(host, headers, False)
+            return cls(host, headers, False, proxy)
         context = ssl.create_default_context(cafile=configuration.ssl_ca_cert or None)
         if configuration.cert_file:
             context.load_cert_chain(configuration.cert_file, configuration.key_file or None)
-        return cls(host, headers, context)
+        return cls(host, headers, context, proxy)
 
 
 async def watch(
@@ -71,7 +73,12 @@ async def watch(
     headers = {**endpoint.headers, "Accept": "application/json"}
     try:
         async with session.get(
-            endpoint.host + path, params=query, headers=headers, ssl=endpoint.tls, timeout=timeout
+            endpoint.host + path,
+            params=query,
+            headers=headers,
+            ssl=endpoint.tls,
+            proxy=endpoint.proxy,
+            timeout=timeout,
         ) as response:
             if response.status >= 400:
                 raise kube_errors.from_status(response.status, await response.read(), call, cluster)

@@ -241,7 +241,7 @@ class PauseExpiry:
         self.next_sweep = moment + self.sweep_every
         with lanes.scheduled():
             if self.reads is None:
-                self.reads = CachedKube(deps.kube[self.cluster])
+                self.reads = CachedKube(deps.kube[self.cluster], cached_gets=False)
             self.next_due = await self.sweep(deps, self.cluster, self.reads)
 
 
