@@ -54,9 +54,30 @@ def object_key(obj: RawObject) -> ObjectKey:
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def slim(obj: RawObject) -> RawObject:
+    """The object as kept: without what nothing reads and a fleet's copies would pay for in
+    memory, the field sets of `managedFields` (their times stay: `conditions.last_write_time`)
+    and kubectl's last-applied copy of the whole object."""
+    meta = dict(obj.get("metadata") or {})
+    managed = meta.get("managedFields")
+    if isinstance(managed, list):
+        meta["managedFields"] = [_without(entry, "fieldsV1") for entry in managed]
+    annotations = meta.get("annotations")
+    if isinstance(annotations, dict) and LAST_APPLIED in annotations:
+        meta["annotations"] = _without(annotations, LAST_APPLIED)
+    return {**obj, "metadata": meta}
+
+
+def _without(entry: object, key: str) -> object:
+    return {k: v for k, v in entry.items() if k != key} if isinstance(entry, dict) else entry
+
+
 def metadata_of(obj: RawObject) -> RawObject:
-    """The object as a metadata-only list returns it (PartialObjectMetadata)."""
-    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+    """The object as a metadata-only list returns it (PartialObjectMetadata), slimmed."""
+    meta = {k: v for k, v in (slim(obj).get("metadata") or {}).items() if k != "managedFields"}
     return {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": meta}
 
 
@@ -150,7 +171,7 @@ class Collection:
         self.on_change()
 
     def _kept(self, obj: RawObject) -> RawObject:
-        return metadata_of(obj) if self.metadata_only else obj
+        return metadata_of(obj) if self.metadata_only else slim(obj)
 
 
 class CachedKube:

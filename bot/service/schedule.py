@@ -229,20 +229,61 @@ class PauseExpiry:
         self.reads: CachedKube | None = None  # the lists, kept current by watches
 
     async def __call__(self, deps: Deps) -> None:
+        if self.wants_to_sweep(deps):
+            await self.run(deps)
+
+    def wants_to_sweep(self, deps: Deps) -> bool:
+        """Whether a sweep is due (its cadence, or the soonest known due time); no I/O."""
         if not is_leader(deps):
             self.next_due = None
-            return
+            return False
         moment = asyncio.get_running_loop().time()
         if self.next_sweep is None:
             self.next_sweep = moment + self.first_sweep_after
         is_due = self.next_due is not None and deps.clock() >= self.next_due
-        if moment < self.next_sweep and not is_due:
-            return
-        self.next_sweep = moment + self.sweep_every
+        return moment >= self.next_sweep or is_due
+
+    async def run(self, deps: Deps) -> None:
+        self.next_sweep = asyncio.get_running_loop().time() + self.sweep_every
         with lanes.scheduled():
             if self.reads is None:
                 self.reads = CachedKube(deps.kube[self.cluster], cached_gets=False)
             self.next_due = await self.sweep(deps, self.cluster, self.reads)
+
+
+class TimedChanges:
+    """Every cluster's timed-pause and timed-suspend expiries (`PauseExpiry`) on one tick: a
+    tick only compares times, a few microseconds per cluster (a job per cluster and kind each
+    tick cost a fleet more CPU than its checks); an expiry that wants to sweep runs in a task of
+    its own, so a slow or unreachable cluster holds up no other, and never overlaps itself."""
+
+    def __init__(self, expiries: Sequence[PauseExpiry]) -> None:
+        self.expiries = tuple(expiries)
+        self._sweeping: dict[int, asyncio.Task[None]] = {}
+
+    async def __call__(self, deps: Deps) -> None:
+        for index, expiry in enumerate(self.expiries):
+            running = self._sweeping.get(index)
+            if (running is None or running.done()) and expiry.wants_to_sweep(deps):
+                what = f"{getattr(expiry.sweep, '__name__', 'sweep')} of {expiry.cluster}"
+                sweep = _logged(expiry.run(deps), what)
+                self._sweeping[index] = asyncio.get_running_loop().create_task(sweep)
+
+    async def close(self) -> None:
+        for task in self._sweeping.values():
+            task.cancel()
+        await asyncio.gather(*self._sweeping.values(), return_exceptions=True)
+        for expiry in self.expiries:
+            if expiry.reads is not None:
+                await expiry.reads.close()
+
+
+async def _logged(run: Awaitable[None], what: str) -> None:
+    """`run`, its failure logged (the next sweep tries again) rather than raised."""
+    try:
+        await run
+    except Exception:
+        log.exception("%s failed; the next sweep tries again", what)
 
 
 async def expire_approvals(deps: Deps) -> None:
@@ -252,9 +293,9 @@ async def expire_approvals(deps: Deps) -> None:
 
 
 def alert_jobs(deps: Deps) -> list[Job]:
-    """The Lease renewal (first, at once), and per configured cluster the alert check and the
-    timed-pause and timed-suspend expiries (whoever holds the Lease runs them; the expiry is
-    stored on the object).
+    """The Lease renewal (first, at once), per configured cluster the alert check, and one tick
+    for every cluster's timed-pause and timed-suspend expiries (whoever holds the Lease runs
+    them; the expiry is stored on the object).
 
     The clusters' first checks (and first sweeps) are spread evenly over one interval, the last
     one an interval after the start: a fleet's checks then come a few at a time, never all at
@@ -265,16 +306,15 @@ def alert_jobs(deps: Deps) -> list[Job]:
         jobs.append(Job("lease", keep_lease, deps.lease.renew_every, at_start=True))
     clusters = deps.settings.clusters
     interval = deps.settings.alerts.interval
+    expiries: list[PauseExpiry] = []
     for index, cluster in enumerate(clusters, start=1):
         share = index / len(clusters)
         check = WatchedChecks(deps, cluster.name)
         jobs.append(Job(f"alerts-{cluster.name}", check, interval, first_after=interval * share))
-        expiry = PauseExpiry(cluster.name, first_sweep_after=PAUSE_SWEEP_EVERY * share)
-        jobs.append(Job(f"pause-expiry-{cluster.name}", expiry, PAUSE_TICK))
-        suspends = PauseExpiry(
-            cluster.name, first_sweep_after=PAUSE_SWEEP_EVERY * share, sweep=sweep_suspends
-        )
-        jobs.append(Job(f"suspend-expiry-{cluster.name}", suspends, PAUSE_TICK))
+        first = PAUSE_SWEEP_EVERY * share
+        expiries.append(PauseExpiry(cluster.name, first_sweep_after=first))
+        expiries.append(PauseExpiry(cluster.name, first_sweep_after=first, sweep=sweep_suspends))
+    jobs.append(Job("timed-changes", TimedChanges(expiries), PAUSE_TICK))
     if deps.settings.access.approval is not None:
         jobs.append(Job("approval-expiry", expire_approvals, APPROVAL_TICK))
     return jobs
@@ -324,6 +364,8 @@ class Schedule:
         await asyncio.gather(*self._running, return_exceptions=True)
         for job in self.jobs:
             if isinstance(job.run, WatchedChecks):
+                await job.run.close()
+            if isinstance(job.run, TimedChanges):
                 await job.run.close()
             if isinstance(job.run, PauseExpiry) and job.run.reads is not None:
                 await job.run.reads.close()

@@ -79,11 +79,15 @@ def test_per_cluster_checks_pause_and_suspend_expiry_the_lease_and_the_drain_fro
         ("alerts-drain", timedelta(seconds=45), True),
         ("lease", timedelta(seconds=4), True),
         ("alerts-prod", timedelta(seconds=45), False),
-        ("pause-expiry-prod", timedelta(seconds=2), False),
-        ("suspend-expiry-prod", timedelta(seconds=2), False),
         ("alerts-staging", timedelta(seconds=45), False),
-        ("pause-expiry-staging", timedelta(seconds=2), False),
-        ("suspend-expiry-staging", timedelta(seconds=2), False),
+        ("timed-changes", timedelta(seconds=2), False),
+    ]
+    (ticking,) = [j.run for j in jobs if isinstance(j.run, schedule.TimedChanges)]
+    assert [(e.cluster, e.sweep) for e in ticking.expiries] == [
+        ("prod", schedule.sweep_pauses),
+        ("prod", schedule.sweep_suspends),
+        ("staging", schedule.sweep_pauses),
+        ("staging", schedule.sweep_suspends),
     ]
 
 
