@@ -192,6 +192,7 @@ class CachedKube:
         self.cached_gets = cached_gets
         self.cluster = kube.cluster
         self.on_change = on_change
+        self.changes = 0  # changes seen in any followed collection so far
         self._options = options
         self._collections: dict[CollectionKey, Collection] = {}
         self._tasks: list[asyncio.Task[None]] = []
@@ -291,10 +292,19 @@ class CachedKube:
         key = (ref, namespace if ref.namespaced else None, metadata_only)
         found = self._collections.get(key)
         if found is None:
-            found = Collection(self.kube, key, self.cluster, self.on_change, **self._options)
+            found = Collection(self.kube, key, self.cluster, self._changed, **self._options)
             self._collections[key] = found
             self._tasks.append(asyncio.get_running_loop().create_task(found.run()))
         return found if found.current else None
+
+    def _changed(self) -> None:
+        self.changes += 1
+        self.on_change()
+
+    @property
+    def at_rest(self) -> bool:
+        """Whether every collection read so far is followed and current: reads ask nothing."""
+        return bool(self._collections) and all(c.current for c in self._collections.values())
 
     async def close(self) -> None:
         """Stop following (each watch's connection ends with its task)."""

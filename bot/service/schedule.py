@@ -36,6 +36,9 @@ Sweeper = Callable[[Deps, str, KubeWriter | None], Awaitable[datetime | None]]
 # Every timed pause (any replica's or restart's) looked at; from the local copy the watches keep
 # (`bot.kube.informer`: a full list hourly), so a sweep costs the API nothing.
 PAUSE_SWEEP_EVERY = timedelta(seconds=30)
+# With every list current and unchanged since the last sweep, a sweep would find what the last
+# one found: only the reminders of endless pauses (`changes.remind_after`, hours) move with time.
+RESTING_SWEEP_EVERY = timedelta(minutes=5)
 PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is looked at
 APPROVAL_TICK = timedelta(seconds=30)  # how often requests past their 15 minutes are ended
 WAKE_GAP = 0.25  # seconds between a check and the one more that changes during it asked for
@@ -208,6 +211,10 @@ class PauseExpiry:
     tick of its time, not up to a sweep late, and the API is not listed every tick.
     With `sweep=sweep_suspends` it does the same for timed Flux suspends.
 
+    The lists are read from a copy the watches keep current (`CachedKube`); while every list
+    is current and unchanged since a sweep, sweeps rest for up to RESTING_SWEEP_EVERY (their
+    findings stand; the reminders of endless pauses, counted in hours, are that late at most).
+
     The sweep cadence is the event loop's monotonic time (the first sweep `first_sweep_after`
     the start, as before); due times are the service's `deps.clock`.
     """
@@ -227,6 +234,7 @@ class PauseExpiry:
         self.next_sweep: float | None = None
         self.next_due: datetime | None = None
         self.reads: CachedKube | None = None  # the lists, kept current by watches
+        self.swept_at: tuple[float, int] | None = None  # the last sweep: when, after which change
 
     async def __call__(self, deps: Deps) -> None:
         if self.wants_to_sweep(deps):
@@ -241,14 +249,24 @@ class PauseExpiry:
         if self.next_sweep is None:
             self.next_sweep = moment + self.first_sweep_after
         is_due = self.next_due is not None and deps.clock() >= self.next_due
-        return moment >= self.next_sweep or is_due
+        return is_due or (moment >= self.next_sweep and not self._resting(moment))
+
+    def _resting(self, moment: float) -> bool:
+        """Whether the lists are current and unchanged since a sweep less than
+        RESTING_SWEEP_EVERY ago (its findings still stand)."""
+        if self.reads is None or self.swept_at is None or not self.reads.at_rest:
+            return False
+        when, changes = self.swept_at
+        return changes == self.reads.changes and moment - when < RESTING_SWEEP_EVERY.seconds
 
     async def run(self, deps: Deps) -> None:
         self.next_sweep = asyncio.get_running_loop().time() + self.sweep_every
         with lanes.scheduled():
             if self.reads is None:
                 self.reads = CachedKube(deps.kube[self.cluster], cached_gets=False)
+            changes = self.reads.changes
             self.next_due = await self.sweep(deps, self.cluster, self.reads)
+            self.swept_at = (asyncio.get_running_loop().time(), changes)
 
 
 class TimedChanges:

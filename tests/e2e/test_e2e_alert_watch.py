@@ -1,7 +1,8 @@
 """Alerts that follow the cluster by watch (`bot.kube.informer`, `schedule.WatchedChecks`): a
 condition written is paged `hold` after it, not at the next check an hour later; a check with
 nothing changed asks the API server nothing; a watch that ends, expires (410) or is forbidden
-(403) falls back (watched again, listed again, read at each check) and still pages.
+(403) falls back (watched again, listed again, read at each check) and still pages. The timed
+pause sweep reads its own copy the same way.
 
 The interval is an hour, so only the watches (and the hold running out) can bring a check; the
 scheduled check is run once by the test to start following, as the first interval would.
@@ -12,10 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from alert_stack import roots, wait_until
 
+from bot.rules import keda
 from bot.service import schedule
 from testbed.sim import breakage
 from testbed.stack import CLUSTER, Stack, running_stack
@@ -145,3 +148,45 @@ async def test_where_watch_is_forbidden_each_check_reads_the_api_and_still_pages
         breakage.dependencies_missing(stack.sim)
         await checks.check()  # the interval's check: the hold running out brings the next
         await paged(stack)
+
+
+async def test_pause_sweeps_at_rest_ask_nothing_and_see_a_timed_pause_written_by_hand(
+    tmp_path: Path,
+) -> None:
+    """The timed-pause sweep reads its own copy: at rest it asks the API server nothing (and
+    rests between sweeps); a pause with an end written by hand (kubectl) is seen by the next
+    sweep, which then knows when to resume it."""
+    async with running_stack(tmp_path, config_overrides=overrides(tmp_path)) as stack:
+        deps = stack.service.deps
+        every = timedelta(0)
+        expiry = schedule.PauseExpiry("sim", sweep_every=every, first_sweep_after=every)
+        try:
+            await expiry(deps)  # the first sweep follows what it lists
+            assert expiry.reads is not None
+            copy = expiry.reads
+            await wait_until(lambda: copy.at_rest, 10, "every list followed")
+            await expiry(deps)  # the first sweep from the copy
+            stack.sim.clear_requests()
+            assert not expiry.wants_to_sweep(deps)  # nothing changed: it rests
+            assert reads(stack) == []
+
+            until = deps.clock() + timedelta(hours=1)
+            worker = stack.sim.get("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
+            assert worker is not None
+            worker["metadata"].setdefault("annotations", {}).update(
+                {
+                    keda.PAUSED: "true",
+                    keda.PAUSED_BY: "U0SOMEONE",
+                    keda.PAUSE_UNTIL: until.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+            )
+            changes = copy.changes
+            stack.sim.apply(worker)
+            await wait_until(lambda: copy.changes > changes, 10, "the pause seen")
+            assert expiry.wants_to_sweep(deps)
+            await expiry(deps)
+            assert expiry.next_due == until.replace(microsecond=0)
+            assert reads(stack) == []
+        finally:
+            if expiry.reads is not None:
+                await expiry.reads.close()
