@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, Protocol, runtime_checkable
 
 from bot.core import errors
 from bot.core.models import RawObject
+from bot.kube import kinds
 from bot.kube.identity import Impersonation
 from bot.kube.kinds import ResourceRef
 from bot.kube.ports import KubeWatcher, KubeWriter
@@ -30,6 +32,7 @@ log = logging.getLogger(__name__)
 
 WATCH_SECONDS = 540.0  # each watch request (kube-apiserver ends its own at 5-10 minutes)
 RESYNC_EVERY = 3600.0  # a full list of every followed collection, whatever the watches said
+ABSENT_RELIST = 300.0  # a kind the cluster does not serve is listed again this often (installed?)
 RETRY_FIRST = 1.0
 RETRY_LONGEST = 60.0  # a cluster that is down is tried this often: no more than a healthy one
 ObjectKey = tuple[str, str]  # (namespace, name)
@@ -104,6 +107,7 @@ class Collection:
         self.version = ""
         self.current = False  # the items are what the API server holds (as of a moment ago)
         self.watched = False  # its watch has sent an event since the last list
+        self.nudged = asyncio.Event()  # a kind not served: list it again now (CRDs changed)
 
     def describe(self) -> str:
         where = f" in {self.namespace}" if self.namespace else ""
@@ -122,8 +126,10 @@ class Collection:
                 self.current = False
                 log.warning("%s: %s; read from the API at each check instead", self.describe(), e)
                 await asyncio.sleep(self.resync_every)
-            except errors.KubeError as e:
+            except Exception as e:  # KubeError, or a bug: never a copy left current but stale
                 self.current = False
+                if not isinstance(e, errors.KubeError):
+                    log.exception("%s: following failed; read from the API", self.describe())
                 log.info("%s: %s; read from the API until it is followed again", self.describe(), e)
                 if self.watched:
                     retry = 0.0  # it was followed since the last list: list again at once
@@ -141,11 +147,14 @@ class Collection:
             self.on_change()
 
     async def _watch_until_resync(self) -> None:
-        """Watch from the version listed until the resync is due (an absent kind: just wait)."""
+        """Watch from the version listed until the resync is due. A kind the cluster does not
+        serve (no version) is listed again when the CRDs change (`nudged`), or after a while."""
         loop = asyncio.get_running_loop()
         resync_at = loop.time() + self.resync_every
         if not self.version:
-            await asyncio.sleep(self.resync_every)
+            self.nudged.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.nudged.wait(), min(ABSENT_RELIST, self.resync_every))
             return
         while (left := resync_at - loop.time()) > 0:
             changes = self.kube.watch_collection(
@@ -292,13 +301,18 @@ class CachedKube:
         key = (ref, namespace if ref.namespaced else None, metadata_only)
         found = self._collections.get(key)
         if found is None:
-            found = Collection(self.kube, key, self.cluster, self._changed, **self._options)
+            changed = functools.partial(self._changed, ref)
+            found = Collection(self.kube, key, self.cluster, changed, **self._options)
             self._collections[key] = found
             self._tasks.append(asyncio.get_running_loop().create_task(found.run()))
         return found if found.current else None
 
-    def _changed(self) -> None:
+    def _changed(self, ref: ResourceRef) -> None:
         self.changes += 1
+        if ref == kinds.CRD:  # a kind installed: those found absent are listed again now
+            for collection in self._collections.values():
+                if not collection.version:
+                    collection.nudged.set()
         self.on_change()
 
     @property

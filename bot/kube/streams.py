@@ -82,9 +82,16 @@ async def watch(
         ) as response:
             if response.status >= 400:
                 raise kube_errors.from_status(response.status, await response.read(), call, cluster)
-            async for line in response.content:
-                if line.strip():
-                    yield _event(line, call, cluster)
+            # Split by hand: aiohttp's own line reader refuses lines over its buffer's limit,
+            # and one event carries a whole object (a CRD's schema runs to megabytes).
+            buffer = bytearray()
+            async for chunk in response.content.iter_any():
+                buffer.extend(chunk)
+                while (end := buffer.find(b"\n")) != -1:
+                    line = bytes(buffer[:end])
+                    del buffer[: end + 1]
+                    if line.strip():
+                        yield _event(line, call, cluster)
     except (aiohttp.ClientError, TimeoutError, OSError) as e:
         raise kube_errors.from_connection_error(e, call, cluster, endpoint.host) from e
 

@@ -190,3 +190,15 @@ async def test_pause_sweeps_at_rest_ask_nothing_and_see_a_timed_pause_written_by
         finally:
             if expiry.reads is not None:
                 await expiry.reads.close()
+
+
+async def test_an_object_of_megabytes_is_followed_like_any_other(tmp_path: Path) -> None:
+    """One watch event carries a whole object; a big one (a CRD's schema, a long annotation)
+    is read whole, and the changes after it still page."""
+    async with watched(tmp_path) as stack:
+        config = stack.sim.get("kai.scheduler/v1", "Config", "kai-config")
+        assert config is not None
+        config["metadata"].setdefault("annotations", {})["example.com/notes"] = "x" * 2_000_000
+        stack.sim.apply(config)
+        breakage.dependencies_missing(stack.sim)
+        await paged(stack)
