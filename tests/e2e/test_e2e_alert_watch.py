@@ -199,6 +199,9 @@ async def test_an_object_of_megabytes_is_followed_like_any_other(tmp_path: Path)
         config = stack.sim.get("kai.scheduler/v1", "Config", "kai-config")
         assert config is not None
         config["metadata"].setdefault("annotations", {})["example.com/notes"] = "x" * 2_000_000
+        stack.sim.clear_requests()
         stack.sim.apply(config)
         breakage.dependencies_missing(stack.sim)
         await paged(stack)
+
+        assert reads(stack) == []  # by the watch alone: never a list again for want of reading it
