@@ -30,7 +30,11 @@ from bot.kube.ports import KubeWatcher, KubeWriter
 
 log = logging.getLogger(__name__)
 
-WATCH_SECONDS = 540.0  # each watch request (kube-apiserver ends its own at 5-10 minutes)
+# Each watch request's timeoutSeconds (kube-apiserver keeps a client's own; bookmarks about once
+# a minute keep the connection from looking idle): with a dozen collections per cluster, one
+# request per collection per 30 minutes plus the hourly lists stay well under a request per
+# cluster per interval.
+WATCH_SECONDS = 1800.0
 RESYNC_EVERY = 3600.0  # a full list of every followed collection, whatever the watches said
 ABSENT_RELIST = 300.0  # a kind the cluster does not serve is listed again this often (installed?)
 RETRY_FIRST = 1.0
