@@ -30,8 +30,9 @@ from bot.kube.ports import KubeWatcher, KubeWriter
 
 log = logging.getLogger(__name__)
 
-# Each watch request's timeoutSeconds (kube-apiserver keeps a client's own; bookmarks about once
-# a minute keep the connection from looking idle): with a dozen collections per cluster, one
+# Each watch request's timeoutSeconds (kube-apiserver keeps a client's own, k8s.io/apiserver
+# pkg/endpoints/handlers/get.go `ListResource`; bookmarks about once a minute keep the connection
+# from looking idle): with a dozen collections per cluster, one
 # request per collection per 30 minutes plus the hourly lists stay well under a request per
 # cluster per interval.
 WATCH_SECONDS = 1800.0
