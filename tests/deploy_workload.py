@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.alerts import queue_checks
+from bot.kube.informer import CachedKube
 from bot.service import schedule
 from handlers import keda as keda_handlers
 from testbed.sim import breakage, evictions
@@ -120,6 +122,7 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     await alert_cycle(stack, clock)
     await stack.driver.open_home(user_id=OPERATOR)
     await stack.slack.wait_for_home(OPERATOR)
+    await follow_by_watch(stack, clock)
     await eviction_told(stack, clock)
 
 
@@ -140,6 +143,31 @@ async def eviction_told(stack: Stack, clock: Clock) -> None:
         assert asyncio.get_running_loop().time() < deadline, "the Evict Events were not watched"
         await asyncio.sleep(0.05)
     await stack.service.schedule.stop()
+
+
+async def follow_by_watch(stack: Stack, clock: Clock) -> None:
+    """What the scheduled jobs follow by list and watch: the alert check's reads and the timed
+    pause and suspend sweeps' lists, each followed until it is current, then stopped (so the
+    simulator logs each watch)."""
+    deps = stack.service.deps
+    (checks,) = [j.run for j in stack.service.schedule.jobs if j.name == "alerts-sim"]
+    assert isinstance(checks, schedule.WatchedChecks)
+    await checks.check()
+    assert checks.reads is not None
+    # The queue starvation rule's reads (it is off in this stack's config).
+    await queue_checks.starved_queues(
+        checks.reads, clock.now, after=timedelta(minutes=30), command="/kai"
+    )
+    sweeps = CachedKube(deps.kube["sim"], cached_gets=False)
+    await schedule.sweep_pauses(deps, "sim", sweeps)
+    await schedule.sweep_suspends(deps, "sim", sweeps)
+    followed = checks.reads.followed + sweeps.followed
+    end = asyncio.get_running_loop().time() + 10
+    while not all(c.current for c in followed):
+        assert asyncio.get_running_loop().time() < end, "not every collection followed"
+        await asyncio.sleep(0.02)
+    await checks.close()
+    await sweeps.close()
 
 
 async def serve_buckets(stack: Stack) -> None:

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
-from bot.alerts import fleet, outbox, queue_checks, reminders, rules, trouble
+from bot.alerts import due, fleet, outbox, queue_checks, reminders, rules, trouble
 from bot.alerts import machine as alerts
 from bot.alerts import render as render_alerts
 from bot.alerts.delivery import AlertMessages, Attempt, MessageSender, Paging
@@ -136,26 +136,29 @@ class AlertDesk:
         now: datetime,
         *,
         still_leader: Callable[[], bool] = lambda: True,
-    ) -> None:
-        """One check of `kube.cluster`: read, decide, save, post. Never raises for Kubernetes,
-        Slack or store trouble (each is logged and counted).
+        reads: KubeReader | None = None,
+    ) -> datetime | None:
+        """One check of `kube.cluster`: read (through `reads` when given: a local copy kept
+        current by watches), decide, save, post. Never raises for Kubernetes, Slack or store
+        trouble (each is logged and counted). Returns when a hold it saw runs out (`due.
+        next_look`), so a caller can check again then rather than an interval later.
 
         `still_leader` is asked again once the (possibly slow) read is done: a replica that lost
         the Lease meanwhile must leave the posting to the new holder. Each new incident's
         diagnosis is gathered after its root went out, then posted as its first reply.
         """
         cluster = kube.cluster
-        step = await self._check_step(kube, now)  # reading needs no lock: commands go on
+        step = await self._check_step(reads or kube, now)  # reading needs no lock
         if not still_leader():
             log.info("alerts of cluster %s: no longer the Lease holder; not posting", cluster)
-            return
+            return None
         async with self._locks[cluster]:
             try:
                 outcome = await self._apply(cluster, await self._grouping(cluster, step, now))
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
                 await self._store_trouble(cluster, now, str(e))
-                return
+                return None
         self._count_alerts(outcome.state)
         await self._store_trouble(cluster, now, None)
         await self._regroup(now)
@@ -165,6 +168,7 @@ class AlertDesk:
             await self._drain.drain(cluster, only=ready)
         if self._groups_clusters:
             await self._gather_fleet_evidence(kube, now)
+        return due.next_look(outcome.state, self.settings.alerts.hold)
 
     @property
     def _groups_clusters(self) -> int:

@@ -12,6 +12,7 @@ at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -19,6 +20,7 @@ import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
+import aiohttp
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
@@ -30,7 +32,7 @@ from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.core.models import RawObject
 from bot.kube import errors as kube_errors
-from bot.kube import kinds
+from bot.kube import kinds, streams
 from bot.kube.errors import Call
 from bot.kube.identity import Impersonation, token_subject
 from bot.kube.kinds import ResourceRef
@@ -77,6 +79,7 @@ class KubeGateway:
         self._metrics = metrics
         self._sleep = sleep
         self._threads = threads if threads is not None else ClientThreads(THREADS_ALONE)
+        self._session: aiohttp.ClientSession | None = None  # the collection watches' (lazily)
 
     async def get_object(
         self, ref: ResourceRef, name: str, namespace: str | None = None
@@ -293,6 +296,59 @@ class KubeGateway:
         finally:
             stream.stop()
             self._count("watch", outcome)
+
+    async def list_versioned(
+        self, ref: ResourceRef, namespace: str | None = None, *, metadata_only: bool = False
+    ) -> tuple[list[RawObject], str]:
+        """The whole collection in one request and the resourceVersion to watch it from; an
+        absent resource type is empty (version "").
+
+        Raises:
+            KubeError: forbidden, unreachable, or any other failure.
+        """
+        call = Call("list", ref, None, namespace)
+        try:
+            accept = METADATA_ONLY if metadata_only else "application/json"
+            page = await self._request(call, "GET", ref.path(namespace), accept=accept)
+        except errors.KubeNotFound:
+            return [], ""
+        version = str((page.get("metadata") or {}).get("resourceVersion") or "")
+        return list(page.get("items") or []), version
+
+    async def watch_collection(
+        self, ref: ResourceRef, namespace: str | None, *, resource_version: str, seconds: float
+    ) -> AsyncGenerator[streams.Event, None]:
+        """Each event of the collection after `resource_version`, bookmarks included, for up to
+        `seconds` (then the stream just ends). Read on the event loop: it holds no thread.
+
+        Raises:
+            KubeForbidden: RBAC does not grant `watch`. KubeExpired: 410, the version is too old.
+            KubeUnavailable: the API server cannot be reached, or the stream broke.
+        """
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        query = [("watch", "true"), ("resourceVersion", resource_version)]
+        query += [("allowWatchBookmarks", "true"), ("timeoutSeconds", str(math.ceil(seconds)))]
+        self.request_count += 1
+        self._count("watch", "ok")
+        changes = streams.watch(
+            self._session,
+            streams.Endpoint.of(self._api.configuration),
+            ref.path(namespace),
+            query,
+            call=Call("watch", ref, None, namespace),
+            cluster=self.cluster,
+            read_timeout=seconds + self._timeout[1],
+        )
+        async with contextlib.aclosing(changes):
+            async for event in changes:
+                yield event
+
+    async def close_streams(self) -> None:
+        """Close the collection watches' connections (on the event loop, before it ends)."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
     async def server_version(self) -> str:
         """The API server's `gitVersion`; a cheap reachability probe for `/readyz`."""

@@ -10,7 +10,6 @@ directly and move `deps.clock`; a failing run is logged and the schedule goes on
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -22,7 +21,8 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.gitops import suspend_expiry
 from bot.keda import expiry as keda_expiry
 from bot.kube import lanes
-from bot.kube.ports import CollectionWatcher
+from bot.kube.informer import CachedKube
+from bot.kube.ports import CollectionWatcher, KubeReader, KubeWriter
 from bot.notices.usecase import EvictionNotices
 from bot.notices.watch import EvictionWatch
 from bot.service.deps import Deps
@@ -32,14 +32,22 @@ from handlers.approval import expire_requests
 log = logging.getLogger(__name__)
 
 JobFunction = Callable[[Deps], Awaitable[None]]
-# One pass of a timed-change job on one cluster: act on what is due, say when the next is due.
-Sweeper = Callable[[Deps, str], Awaitable[datetime | None]]
-PAUSE_SWEEP_EVERY = timedelta(seconds=30)  # list every timed pause (any replica's or restart's)
+# One pass of a timed-change job on one cluster (reading through the kube given, when one is):
+# act on what is due, say when the next is due.
+Sweeper = Callable[[Deps, str, KubeWriter | None], Awaitable[datetime | None]]
+# Every timed pause (any replica's or restart's) looked at; from the local copy the watches keep
+# (`bot.kube.informer`: a full list hourly), so a sweep costs the API nothing.
+PAUSE_SWEEP_EVERY = timedelta(seconds=30)
+# With every list current and unchanged since the last sweep, a sweep would find what the last
+# one found: only the reminders of endless pauses (`changes.remind_after`, hours) move with time.
+RESTING_SWEEP_EVERY = timedelta(minutes=5)
 PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is looked at
 EVICTION_EVERY = timedelta(minutes=1)  # an eviction job's run; the next follows at once
 EVICTION_PASS = EVICTION_EVERY - timedelta(seconds=2)  # how long a run watches
 EVICTION_RETRY = timedelta(seconds=5)  # after a failed list or watch, or while not the holder
 APPROVAL_TICK = timedelta(seconds=30)  # how often requests past their 15 minutes are ended
+WAKE_GAP = 0.25  # seconds between a check and the one more that changes during it asked for
+HOLD_MARGIN = 0.05  # seconds past a hold's end: the check that sees it run out
 
 
 @dataclass(frozen=True)
@@ -63,14 +71,78 @@ def is_leader(deps: Deps) -> bool:
     return deps.lease is None or deps.lease.is_leader()
 
 
-async def check_cluster(deps: Deps, cluster: str) -> None:
-    """The alert check of one cluster; does nothing unless this replica holds the Lease."""
+async def check_cluster(
+    deps: Deps, cluster: str, *, reads: KubeReader | None = None
+) -> datetime | None:
+    """The alert check of one cluster (reading through `reads` when given); does nothing
+    unless this replica holds the Lease. Returns when a hold it saw runs out."""
     if not is_leader(deps):
-        return
+        return None
     with lanes.scheduled(), deps.metrics.alert_check_seconds.time():
-        await deps.alerts.run_check(
-            deps.kube[cluster], deps.clock(), still_leader=lambda: is_leader(deps)
+        return await deps.alerts.run_check(
+            deps.kube[cluster], deps.clock(), still_leader=lambda: is_leader(deps), reads=reads
         )
+
+
+class WatchedChecks:
+    """The alert check of one cluster, reading a local copy kept current by watches
+    (`bot.kube.informer`): run every interval as before, at once when anything it reads
+    changes, and again when a hold it saw runs out, so a page comes `hold` after its cause
+    rather than up to an interval later. One check at a time: changes during a check ask for
+    one more after it (`WAKE_GAP` later, so a burst of changes costs two checks, not one each).
+    """
+
+    def __init__(self, deps: Deps, cluster: str) -> None:
+        self.deps = deps
+        self.cluster = cluster
+        self.reads: CachedKube | None = None  # made at the first check (on the running loop)
+        self.checks = 0
+        self._lock = asyncio.Lock()
+        self._again = False
+        self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    async def __call__(self, deps: Deps) -> None:
+        await self.check()
+
+    def wake(self) -> None:
+        """Check as soon as the check under way (if any) is done."""
+        if self._lock.locked():
+            self._again = True
+        elif self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self.check())
+
+    async def check(self) -> None:
+        next_look = None
+        async with self._lock:
+            self._again = True
+            while self._again:
+                self._again = False
+                self.checks += 1
+                if self.reads is None:
+                    self.reads = CachedKube(self.deps.kube[self.cluster], self.wake)
+                next_look = await check_cluster(self.deps, self.cluster, reads=self.reads)
+                if self._again:
+                    await asyncio.sleep(WAKE_GAP)
+        self._look_at(next_look)
+
+    def _look_at(self, moment: datetime | None) -> None:
+        """Check again at `moment` (a hold running out); replaces the time asked before."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if moment is not None:
+            delay = (moment - self.deps.clock()).total_seconds() + HOLD_MARGIN
+            self._timer = asyncio.get_running_loop().call_later(max(0.0, delay), self.wake)
+
+    async def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self.reads is not None:
+            await self.reads.close()
 
 
 async def drain_alerts(deps: Deps) -> None:
@@ -117,19 +189,21 @@ async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
     )
 
 
-async def sweep_pauses(deps: Deps, cluster: str) -> datetime | None:
+async def sweep_pauses(deps: Deps, cluster: str, kube: KubeWriter | None = None) -> datetime | None:
     """Resume the timed KEDA pauses that are due, and remind of those without an end (from
     the same lists); when the next timed one is due."""
-    kube, now = deps.kube[cluster], deps.clock()
+    kube, now = kube or deps.kube[cluster], deps.clock()
     swept = await keda_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
     await deps.alerts.remind(cluster, swept.held, swept.listed, now)
     return swept.next_due
 
 
-async def sweep_suspends(deps: Deps, cluster: str) -> datetime | None:
+async def sweep_suspends(
+    deps: Deps, cluster: str, kube: KubeWriter | None = None
+) -> datetime | None:
     """Resume (and reconcile) the timed Flux suspends that are due, and remind of those
     without an end (from the same lists); when the next timed one is due."""
-    kube, now = deps.kube[cluster], deps.clock()
+    kube, now = kube or deps.kube[cluster], deps.clock()
     swept = await suspend_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
     await deps.alerts.remind(cluster, swept.held, swept.listed, now)
     return swept.next_due
@@ -141,6 +215,10 @@ class PauseExpiry:
     between it only compares that time with the clock, so a pause `for 1m` resumes within a
     tick of its time, not up to a sweep late, and the API is not listed every tick.
     With `sweep=sweep_suspends` it does the same for timed Flux suspends.
+
+    The lists are read from a copy the watches keep current (`CachedKube`); while every list
+    is current and unchanged since a sweep, sweeps rest for up to RESTING_SWEEP_EVERY (their
+    findings stand; the reminders of endless pauses, counted in hours, are that late at most).
 
     The sweep cadence is the event loop's monotonic time (the first sweep `first_sweep_after`
     the start, as before); due times are the service's `deps.clock`.
@@ -160,20 +238,75 @@ class PauseExpiry:
         self.first_sweep_after = first_sweep_after.total_seconds()
         self.next_sweep: float | None = None
         self.next_due: datetime | None = None
+        self.reads: CachedKube | None = None  # the lists, kept current by watches
+        self.swept_at: tuple[float, int] | None = None  # the last sweep: when, after which change
 
     async def __call__(self, deps: Deps) -> None:
+        if self.wants_to_sweep(deps):
+            await self.run(deps)
+
+    def wants_to_sweep(self, deps: Deps) -> bool:
+        """Whether a sweep is due (its cadence, or the soonest known due time); no I/O."""
         if not is_leader(deps):
             self.next_due = None
-            return
+            return False
         moment = asyncio.get_running_loop().time()
         if self.next_sweep is None:
             self.next_sweep = moment + self.first_sweep_after
         is_due = self.next_due is not None and deps.clock() >= self.next_due
-        if moment < self.next_sweep and not is_due:
-            return
-        self.next_sweep = moment + self.sweep_every
+        return is_due or (moment >= self.next_sweep and not self._resting(moment))
+
+    def _resting(self, moment: float) -> bool:
+        """Whether the lists are current and unchanged since a sweep less than
+        RESTING_SWEEP_EVERY ago (its findings still stand)."""
+        if self.reads is None or self.swept_at is None or not self.reads.at_rest:
+            return False
+        when, changes = self.swept_at
+        return changes == self.reads.changes and moment - when < RESTING_SWEEP_EVERY.seconds
+
+    async def run(self, deps: Deps) -> None:
+        self.next_sweep = asyncio.get_running_loop().time() + self.sweep_every
         with lanes.scheduled():
-            self.next_due = await self.sweep(deps, self.cluster)
+            if self.reads is None:
+                self.reads = CachedKube(deps.kube[self.cluster], cached_gets=False)
+            changes = self.reads.changes
+            self.next_due = await self.sweep(deps, self.cluster, self.reads)
+            self.swept_at = (asyncio.get_running_loop().time(), changes)
+
+
+class TimedChanges:
+    """Every cluster's timed-pause and timed-suspend expiries (`PauseExpiry`) on one tick: a
+    tick only compares times, a few microseconds per cluster (a job per cluster and kind each
+    tick cost a fleet more CPU than its checks); an expiry that wants to sweep runs in a task of
+    its own, so a slow or unreachable cluster holds up no other, and never overlaps itself."""
+
+    def __init__(self, expiries: Sequence[PauseExpiry]) -> None:
+        self.expiries = tuple(expiries)
+        self._sweeping: dict[int, asyncio.Task[None]] = {}
+
+    async def __call__(self, deps: Deps) -> None:
+        for index, expiry in enumerate(self.expiries):
+            running = self._sweeping.get(index)
+            if (running is None or running.done()) and expiry.wants_to_sweep(deps):
+                what = f"{getattr(expiry.sweep, '__name__', 'sweep')} of {expiry.cluster}"
+                sweep = _logged(expiry.run(deps), what)
+                self._sweeping[index] = asyncio.get_running_loop().create_task(sweep)
+
+    async def close(self) -> None:
+        for task in self._sweeping.values():
+            task.cancel()
+        await asyncio.gather(*self._sweeping.values(), return_exceptions=True)
+        for expiry in self.expiries:
+            if expiry.reads is not None:
+                await expiry.reads.close()
+
+
+async def _logged(run: Awaitable[None], what: str) -> None:
+    """`run`, its failure logged (the next sweep tries again) rather than raised."""
+    try:
+        await run
+    except Exception:
+        log.exception("%s failed; the next sweep tries again", what)
 
 
 class EvictionJob:
@@ -221,9 +354,9 @@ async def expire_approvals(deps: Deps) -> None:
 
 
 def alert_jobs(deps: Deps) -> list[Job]:
-    """The Lease renewal (first, at once), and per configured cluster the alert check and the
-    timed-pause and timed-suspend expiries (whoever holds the Lease runs them; the expiry is
-    stored on the object).
+    """The Lease renewal (first, at once), per configured cluster the alert check, and one tick
+    for every cluster's timed-pause and timed-suspend expiries (whoever holds the Lease runs
+    them; the expiry is stored on the object).
 
     The clusters' first checks (and first sweeps) are spread evenly over one interval, the last
     one an interval after the start: a fleet's checks then come a few at a time, never all at
@@ -234,16 +367,15 @@ def alert_jobs(deps: Deps) -> list[Job]:
         jobs.append(Job("lease", keep_lease, deps.lease.renew_every, at_start=True))
     clusters = deps.settings.clusters
     interval = deps.settings.alerts.interval
+    expiries: list[PauseExpiry] = []
     for index, cluster in enumerate(clusters, start=1):
         share = index / len(clusters)
-        check = functools.partial(check_cluster, cluster=cluster.name)
+        check = WatchedChecks(deps, cluster.name)
         jobs.append(Job(f"alerts-{cluster.name}", check, interval, first_after=interval * share))
-        expiry = PauseExpiry(cluster.name, first_sweep_after=PAUSE_SWEEP_EVERY * share)
-        jobs.append(Job(f"pause-expiry-{cluster.name}", expiry, PAUSE_TICK))
-        suspends = PauseExpiry(
-            cluster.name, first_sweep_after=PAUSE_SWEEP_EVERY * share, sweep=sweep_suspends
-        )
-        jobs.append(Job(f"suspend-expiry-{cluster.name}", suspends, PAUSE_TICK))
+        first = PAUSE_SWEEP_EVERY * share
+        expiries.append(PauseExpiry(cluster.name, first_sweep_after=first))
+        expiries.append(PauseExpiry(cluster.name, first_sweep_after=first, sweep=sweep_suspends))
+    jobs.append(Job("timed-changes", TimedChanges(expiries), PAUSE_TICK))
     if deps.settings.access.approval is not None:
         jobs.append(Job("approval-expiry", expire_approvals, APPROVAL_TICK))
     return jobs
@@ -291,6 +423,17 @@ class Schedule:
         for task in list(self._running):
             task.cancel()
         await asyncio.gather(*self._running, return_exceptions=True)
+        for job in self.jobs:
+            if isinstance(job.run, WatchedChecks):
+                await job.run.close()
+            if isinstance(job.run, TimedChanges):
+                await job.run.close()
+            if isinstance(job.run, PauseExpiry) and job.run.reads is not None:
+                await job.run.reads.close()
+        for gateway in self.deps.kube.values():
+            close_streams = getattr(gateway, "close_streams", None)  # a gateway's watches
+            if close_streams is not None:
+                await close_streams()
 
     def _runner(self, job: Job) -> Callable[[], Awaitable[None]]:
         async def run() -> None:

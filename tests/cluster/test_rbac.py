@@ -87,6 +87,14 @@ CALLS: list[Call] = [
     *reads("list", "kai.scheduler", "schedulingshards", ALL, "health"),
     *reads("list", "apiextensions.k8s.io", "customresourcedefinitions", ALL, "health"),
     Call("get", "apiregistration.k8s.io", "apiservices", ALL, "v1beta1.external.metrics.k8s.io"),
+    # The alert checks follow what they read by list and watch (bot/kube/informer.py)
+    *reads("list watch", "kai.scheduler", "configs", ALL, "alerts: followed"),
+    *reads("watch", "kai.scheduler", "schedulingshards", ALL, "alerts: followed"),
+    *reads("watch", "apiextensions.k8s.io", "customresourcedefinitions", ALL, "alerts"),
+    *reads("list watch", "apiregistration.k8s.io", "apiservices", ALL, "alerts: followed"),
+    *reads("watch", "scheduling.run.ai", "queues", ALL, "queue starvation: followed"),
+    *reads("list watch", "scheduling.run.ai", "podgroups", ALL, "queue starvation: followed"),
+    *reads("watch", "apps", "deployments", KAI_NS, "alerts: followed"),
     # KEDA pause/resume (bot/keda/ops.py, expiry.py; follow.py watches KEDA's Paused)
     *[
         call
@@ -127,7 +135,7 @@ CALLS: list[Call] = [
         for plural in plurals
         for call in (
             *reads("get patch watch", group, plural, FLUX_NS, "flux reconcile/suspend/resume"),
-            *reads("list", group, plural, ALL, "timed suspends, Home tab, /kai list"),
+            *reads("list watch", group, plural, ALL, "timed suspends, Home tab, /kai list"),
         )
     ],
     *reads("get patch watch", "source.toolkit.fluxcd.io", "helmcharts", FLUX_NS, "--with-source"),
@@ -343,18 +351,22 @@ def rules(group: str, resources: str, verbs: str, names: str = "*") -> set[Rule]
 # list the KEDA and Flux kinds across the cluster (`--all-namespaces`, the Home tab, timed
 # suspends). Reads only: no write anywhere but the namespaces below.
 CLUSTER_WIDE: set[Rule] = (
-    rules("kai.scheduler", "configs", "get")
-    | rules("kai.scheduler", "schedulingshards", "list")
-    | rules("apiextensions.k8s.io", "customresourcedefinitions", "list")
-    | rules("apiregistration.k8s.io", "apiservices", "get")
+    rules("kai.scheduler", "configs", "get list watch")
+    | rules("kai.scheduler", "schedulingshards", "list watch")
+    | rules("apiextensions.k8s.io", "customresourcedefinitions", "list watch")
+    | rules("apiregistration.k8s.io", "apiservices", "get list watch")
     | rules("keda.sh", "scaledjobs scaledobjects", "list")
-    | rules("scheduling.run.ai", "queues podgroups", "get list")
+    | rules("scheduling.run.ai", "queues podgroups", "get list watch")
     | rules("", "namespaces", "get")
     | rules("scheduling.run.ai", "bindrequests", "get")
     | rules("", "events", "list watch")
-    | rules("helm.toolkit.fluxcd.io", "helmreleases", "list")
-    | rules("kustomize.toolkit.fluxcd.io", "kustomizations", "list")
-    | rules("source.toolkit.fluxcd.io", "gitrepositories helmrepositories ocirepositories", "list")
+    | rules("helm.toolkit.fluxcd.io", "helmreleases", "list watch")
+    | rules("kustomize.toolkit.fluxcd.io", "kustomizations", "list watch")
+    | rules(
+        "source.toolkit.fluxcd.io",
+        "gitrepositories helmrepositories ocirepositories",
+        "list watch",
+    )
 )
 # And per namespace, on top of CLUSTER_WIDE.
 INTENT: dict[str, set[Rule]] = {
@@ -369,7 +381,7 @@ INTENT: dict[str, set[Rule]] = {
     | rules("", "pods/log", "get")
     | rules("discovery.k8s.io", "endpointslices", "list"),
     # kai.namespace: KAI's Deployments for the health check and /kai diagnose kai.
-    KAI_NS: rules("apps", "deployments", "get list")
+    KAI_NS: rules("apps", "deployments", "get list watch")
     | rules("apps", "replicasets", "list")
     | rules("", "pods events", "list")
     | rules("", "pods/log", "get"),

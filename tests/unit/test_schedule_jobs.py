@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobEvent
@@ -79,11 +81,15 @@ def test_per_cluster_checks_pause_and_suspend_expiry_the_lease_and_the_drain_fro
         ("alerts-drain", timedelta(seconds=45), True),
         ("lease", timedelta(seconds=4), True),
         ("alerts-prod", timedelta(seconds=45), False),
-        ("pause-expiry-prod", timedelta(seconds=2), False),
-        ("suspend-expiry-prod", timedelta(seconds=2), False),
         ("alerts-staging", timedelta(seconds=45), False),
-        ("pause-expiry-staging", timedelta(seconds=2), False),
-        ("suspend-expiry-staging", timedelta(seconds=2), False),
+        ("timed-changes", timedelta(seconds=2), False),
+    ]
+    (ticking,) = [j.run for j in jobs if isinstance(j.run, schedule.TimedChanges)]
+    assert [(e.cluster, e.sweep) for e in ticking.expiries] == [
+        ("prod", schedule.sweep_pauses),
+        ("prod", schedule.sweep_suspends),
+        ("staging", schedule.sweep_pauses),
+        ("staging", schedule.sweep_suspends),
     ]
 
 
@@ -198,3 +204,39 @@ async def test_a_fleets_first_checks_are_spread_over_one_interval() -> None:
         await planned.stop()
     assert [round(firsts[f"alerts-c{i}"]) for i in range(4)] == [10, 20, 30, 40]
     assert intervals == {timedelta(seconds=40)}
+
+
+async def test_one_clusters_slow_sweep_holds_up_no_other_clusters_and_never_overlaps() -> None:
+    """The fleet's timed-change tick: a sweep stuck on an unreachable cluster runs on in its own
+    task; the other cluster's sweeps go on, and the stuck one is not started again meanwhile."""
+    release = asyncio.Event()
+    swept: list[str] = []
+
+    async def sweep(d: Deps, cluster: str, kube: Any) -> datetime | None:
+        swept.append(cluster)
+        if cluster == "prod":
+            await release.wait()
+        return None
+
+    gateways = {name: SimpleNamespace(cluster=name) for name in ("prod", "staging")}
+    the_deps = dataclasses.replace(deps(), kube=gateways)  # type: ignore[arg-type]
+    every = timedelta(0)
+    ticking = schedule.TimedChanges(
+        [
+            schedule.PauseExpiry(c, sweep_every=every, first_sweep_after=every, sweep=sweep)
+            for c in ("prod", "staging")
+        ]
+    )
+    try:
+        for _ in range(3):
+            await ticking(the_deps)
+            await asyncio.sleep(0)  # let the sweeps started run
+        assert swept.count("prod") == 1
+        assert swept.count("staging") == 3
+        release.set()
+        await asyncio.sleep(0)
+        await ticking(the_deps)
+        await asyncio.sleep(0)
+        assert swept.count("prod") == 2
+    finally:
+        await ticking.close()

@@ -1,0 +1,110 @@
+"""Watch streams of whole collections, read on the event loop (no client thread held).
+
+A cache that follows a collection keeps its watch open for minutes; the official client would
+hold one blocking thread per open watch, which no bounded thread set can give a fleet. These
+streams are read with aiohttp instead, with the same server, token and certificates as the
+client's `Configuration` (kubernetes-client python `kubernetes/client/configuration.py`
+`auth_settings`, `ssl_ca_cert`, `cert_file`, `key_file`, `verify_ssl`), and the same
+newline-delimited events (`kubernetes/watch/watch.py` `iter_resp_lines`). Used only by
+`bot.kube.gateway`, which owns the client's configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from bot.core import errors
+from bot.core.models import RawObject
+from bot.kube import errors as kube_errors
+from bot.kube.errors import Call
+
+Event = tuple[str, RawObject]  # ("ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK", object)
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where and as whom: the API server's URL, its headers, and its TLS settings."""
+
+    host: str
+    headers: dict[str, str]
+    tls: ssl.SSLContext | bool
+    proxy: str | None = None
+
+    @classmethod
+    def of(cls, configuration: Any) -> Endpoint:
+        """From the client's `Configuration` (the token read now: a refreshed one is used)."""
+        headers: dict[str, str] = {}
+        for auth in (configuration.auth_settings() or {}).values():
+            if auth.get("in") == "header" and auth.get("value"):
+                headers[str(auth["key"])] = str(auth["value"])
+        host = str(configuration.host).rstrip("/")
+        proxy = str(configuration.proxy) if configuration.proxy else None
+        if not host.startswith("https") or not configuration.verify_ssl:
+            return cls(host, headers, False, proxy)
+        context = ssl.create_default_context(cafile=configuration.ssl_ca_cert or None)
+        if configuration.cert_file:
+            context.load_cert_chain(configuration.cert_file, configuration.key_file or None)
+        return cls(host, headers, context, proxy)
+
+
+async def watch(
+    session: aiohttp.ClientSession,
+    endpoint: Endpoint,
+    path: str,
+    query: list[tuple[str, str]],
+    *,
+    call: Call,
+    cluster: str,
+    read_timeout: float,
+) -> AsyncGenerator[Event, None]:
+    """Each event of one watch request until the server ends it.
+
+    Raises:
+        KubeExpired: 410 (as a status or an ERROR event); KubeForbidden: 403;
+        KubeUnavailable: no connection, the stream broke or sent something else than events.
+    """
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=5.0, sock_read=read_timeout)
+    headers = {**endpoint.headers, "Accept": "application/json"}
+    try:
+        async with session.get(
+            endpoint.host + path,
+            params=query,
+            headers=headers,
+            ssl=endpoint.tls,
+            proxy=endpoint.proxy,
+            timeout=timeout,
+        ) as response:
+            if response.status >= 400:
+                raise kube_errors.from_status(response.status, await response.read(), call, cluster)
+            # Split by hand: aiohttp's own line reader refuses lines over its buffer's limit,
+            # and one event carries a whole object (a CRD's schema runs to megabytes).
+            buffer = bytearray()
+            async for chunk in response.content.iter_any():
+                buffer.extend(chunk)
+                while (end := buffer.find(b"\n")) != -1:
+                    line = bytes(buffer[:end])
+                    del buffer[: end + 1]
+                    if line.strip():
+                        yield _event(line, call, cluster)
+    except (aiohttp.ClientError, TimeoutError, OSError) as e:
+        raise kube_errors.from_connection_error(e, call, cluster, endpoint.host) from e
+
+
+def _event(line: bytes, call: Call, cluster: str) -> Event:
+    try:
+        event = json.loads(line)
+        kind, obj = str(event["type"]), event["object"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise errors.KubeUnavailable(
+            f"cluster {cluster}: {call.describe()}: the watch sent something that is not an "
+            f"event ({line[:80]!r})"
+        ) from e
+    if kind == "ERROR":
+        raise kube_errors.from_status(int(obj.get("code") or 500), json.dumps(obj), call, cluster)
+    return kind, obj

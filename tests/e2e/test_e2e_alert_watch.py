@@ -1,0 +1,207 @@
+"""Alerts that follow the cluster by watch (`bot.kube.informer`, `schedule.WatchedChecks`): a
+condition written is paged `hold` after it, not at the next check an hour later; a check with
+nothing changed asks the API server nothing; a watch that ends, expires (410) or is forbidden
+(403) falls back (watched again, listed again, read at each check) and still pages. The timed
+pause sweep reads its own copy the same way.
+
+The interval is an hour, so only the watches (and the hold running out) can bring a check; the
+scheduled check is run once by the test to start following, as the first interval would.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+
+from alert_stack import roots, wait_until
+
+from bot.rules import keda
+from bot.service import schedule
+from testbed.sim import breakage
+from testbed.stack import CLUSTER, Stack, running_stack
+
+HOLD = 2.0
+PAGED_WITHIN = 30.0  # a generous deadline for a loaded machine: the interval is an hour
+WATCHED_KINDS = {"configs", "schedulingshards", "deployments", "apiservices", "queues", "podgroups"}
+
+
+def overrides(tmp_path: Path) -> dict[str, object]:
+    return {
+        "alerts": {
+            "hold": f"{HOLD:.0f}s",
+            "interval": "1h",
+            "repeat": "4h",
+            "starved_after": "30m",
+        },
+        "state": {"path": str(tmp_path / "state.sqlite")},
+    }
+
+
+def checks_of(stack: Stack) -> schedule.WatchedChecks:
+    """The running scheduler's alert check of the cluster."""
+    (job,) = [j for j in stack.service.schedule.jobs if j.name == f"alerts-{CLUSTER}"]
+    assert isinstance(job.run, schedule.WatchedChecks)
+    return job.run
+
+
+def reads(stack: Stack) -> list[tuple[str, str]]:
+    """The gets and lists the simulator answered (the Lease's aside)."""
+    return [
+        (r.resource, r.verb)
+        for r in stack.sim.requests
+        if r.verb in ("get", "list") and r.resource != "leases"
+    ]
+
+
+@asynccontextmanager
+async def watched(tmp_path: Path) -> AsyncIterator[Stack]:
+    """A stack whose alert check has run once (so it follows what it reads), every followed
+    collection listed and watched."""
+    async with running_stack(
+        tmp_path, config_overrides=overrides(tmp_path), slack_backoffs=(0.0, 0.0, 0.0)
+    ) as stack:
+        checks = checks_of(stack)
+        await checks.check()
+        assert checks.reads is not None
+        followed = checks.reads.followed
+        assert {c.ref.plural for c in followed} >= WATCHED_KINDS
+        await wait_until(lambda: all(c.current for c in followed), 10, "every copy current")
+        assert roots(stack) == []
+        yield stack
+
+
+async def paged(stack: Stack) -> float:
+    """Seconds from now until the root of a new alert is in the channel."""
+    start = time.monotonic()
+    await wait_until(lambda: roots(stack), PAGED_WITHIN, "the root")
+    return time.monotonic() - start
+
+
+async def test_a_condition_written_is_paged_a_hold_later_without_waiting_for_the_interval(
+    tmp_path: Path,
+) -> None:
+    async with watched(tmp_path) as stack:
+        breakage.dependencies_missing(stack.sim)
+        waited = await paged(stack)
+
+        (root,) = roots(stack)
+        assert "DependenciesFulfilled" in root.text
+        assert waited >= HOLD  # the hold is kept: never paged before it ran out
+
+
+async def test_checks_with_nothing_changed_ask_the_api_server_nothing(tmp_path: Path) -> None:
+    async with watched(tmp_path) as stack:
+        checks = checks_of(stack)
+        stack.sim.clear_requests()
+        for _ in range(3):  # three intervals' checks
+            await checks.check()
+
+        assert reads(stack) == []
+        assert roots(stack) == []
+
+
+async def test_watches_ended_by_the_server_are_watched_again_and_still_page(
+    tmp_path: Path,
+) -> None:
+    async with watched(tmp_path) as stack:
+        stack.sim.clear_requests()
+        stack.sim.end_watches()
+        breakage.operator_down(stack.sim)
+        await paged(stack)
+
+        assert reads(stack) == []  # watched again from where each stream ended: nothing listed
+
+
+async def test_a_watch_expired_with_410_lists_again_and_still_pages(tmp_path: Path) -> None:
+    async with watched(tmp_path) as stack:
+        checks = checks_of(stack)
+        assert checks.reads is not None
+        stack.sim.clear_requests()
+        stack.sim.faults.add(410, verb="watch", resource="configs", times=1)
+        stack.sim.end_watches()
+        await wait_until(lambda: ("configs", "list") in reads(stack), 10, "the Configs listed")
+        breakage.dependencies_missing(stack.sim)
+        await paged(stack)
+
+
+async def test_where_watch_is_forbidden_each_check_reads_the_api_and_still_pages(
+    tmp_path: Path,
+) -> None:
+    async with running_stack(
+        tmp_path, config_overrides=overrides(tmp_path), slack_backoffs=(0.0, 0.0, 0.0)
+    ) as stack:
+        stack.sim.faults.add(403, verb="watch", times=None)
+        checks = checks_of(stack)
+        await checks.check()
+        assert checks.reads is not None
+        followed = checks.reads.followed
+        await wait_until(lambda: stack.sim.faults.active[0].hits >= len(followed), 10, "403s")
+        assert not any(c.current for c in followed)
+        stack.sim.clear_requests()
+        await checks.check()  # nothing is wrong: nothing posted (read from the API)
+        assert ("configs", "get") in reads(stack)
+        assert roots(stack) == []
+
+        breakage.dependencies_missing(stack.sim)
+        await checks.check()  # the interval's check: the hold running out brings the next
+        await paged(stack)
+
+
+async def test_pause_sweeps_at_rest_ask_nothing_and_see_a_timed_pause_written_by_hand(
+    tmp_path: Path,
+) -> None:
+    """The timed-pause sweep reads its own copy: at rest it asks the API server nothing (and
+    rests between sweeps); a pause with an end written by hand (kubectl) is seen by the next
+    sweep, which then knows when to resume it."""
+    async with running_stack(tmp_path, config_overrides=overrides(tmp_path)) as stack:
+        deps = stack.service.deps
+        every = timedelta(0)
+        expiry = schedule.PauseExpiry("sim", sweep_every=every, first_sweep_after=every)
+        try:
+            await expiry(deps)  # the first sweep follows what it lists
+            assert expiry.reads is not None
+            copy = expiry.reads
+            await wait_until(lambda: copy.at_rest, 10, "every list followed")
+            await expiry(deps)  # the first sweep from the copy
+            stack.sim.clear_requests()
+            assert not expiry.wants_to_sweep(deps)  # nothing changed: it rests
+            assert reads(stack) == []
+
+            until = deps.clock() + timedelta(hours=1)
+            worker = stack.sim.get("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
+            assert worker is not None
+            worker["metadata"].setdefault("annotations", {}).update(
+                {
+                    keda.PAUSED: "true",
+                    keda.PAUSED_BY: "U0SOMEONE",
+                    keda.PAUSE_UNTIL: until.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+            )
+            changes = copy.changes
+            stack.sim.apply(worker)
+            await wait_until(lambda: copy.changes > changes, 10, "the pause seen")
+            assert expiry.wants_to_sweep(deps)
+            await expiry(deps)
+            assert expiry.next_due == until.replace(microsecond=0)
+            assert reads(stack) == []
+        finally:
+            if expiry.reads is not None:
+                await expiry.reads.close()
+
+
+async def test_an_object_of_megabytes_is_followed_like_any_other(tmp_path: Path) -> None:
+    """One watch event carries a whole object; a big one (a CRD's schema, a long annotation)
+    is read whole, and the changes after it still page."""
+    async with watched(tmp_path) as stack:
+        config = stack.sim.get("kai.scheduler/v1", "Config", "kai-config")
+        assert config is not None
+        config["metadata"].setdefault("annotations", {})["example.com/notes"] = "x" * 2_000_000
+        stack.sim.clear_requests()
+        stack.sim.apply(config)
+        breakage.dependencies_missing(stack.sim)
+        await paged(stack)
+
+        assert reads(stack) == []  # by the watch alone: never a list again for want of reading it
