@@ -30,7 +30,16 @@ from typing import Any
 
 import aiohttp
 import yaml
-from common import free_port, goal, ms, percentile, record, record_text, start_process
+from common import (
+    cpu_seconds,
+    free_port,
+    goal,
+    ms,
+    percentile,
+    record,
+    record_text,
+    start_process,
+)
 
 from testbed.sim import Simulator
 from testbed.slackemu import SlackDriver, SlackEmulator
@@ -107,12 +116,6 @@ def proc_status(pid: int) -> tuple[int, float]:
         line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
     )
     return int(fields["Threads"]), int(fields["VmRSS"].split()[0]) / 1024
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU seconds a process has used."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / 100  # utime, stime in clock ticks (USER_HZ)
 
 
 async def scrape(session: aiohttp.ClientSession, port: int) -> str:

@@ -28,7 +28,15 @@ from pathlib import Path
 
 import aiohttp
 import yaml
-from common import compile_product, free_port, goal, record, record_text, start_process
+from common import (
+    compile_product,
+    cpu_seconds,
+    free_port,
+    goal,
+    record,
+    record_text,
+    start_process,
+)
 
 from testbed.slackemu import SlackEmulator
 from testbed.stack import add_demo_people, demo_config
@@ -93,12 +101,6 @@ def slowest_imports(args: list[str], count: int = 8) -> list[str]:
         if found:
             rows.append((int(found["cumulative"]), found["name"]))
     return [f"{us / 1000:6.1f} ms {name}" for us, name in sorted(rows, reverse=True)[:count]]
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU seconds a process has used (utime, stime in USER_HZ ticks)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / 100
 
 
 async def ready_seconds(workdir: Path, clusters: int, slack: SlackEmulator) -> tuple[float, float]:
