@@ -30,7 +30,16 @@ import time
 from pathlib import Path
 
 import yaml
-from common import free_port, goal, grow_cluster, ms, percentile, start_process, wait_ready
+from common import (
+    free_port,
+    goal,
+    grow_cluster,
+    ms,
+    percentile,
+    record,
+    start_process,
+    wait_ready,
+)
 
 from testbed.slackemu import SlackDriver, SlackEmulator
 from testbed.slackemu.driver import Mode
@@ -186,6 +195,7 @@ async def latency(workdir: Path, concurrency: int, rounds: int, mode: Mode) -> N
     )
     p99 = round(percentile(acks, 0.99) * 1000, 1)
     print(f"  {goal(f'{where} ack p99', p99, ACK_GOAL_MS)}")
+    record(f"ack p99, {concurrency} concurrent, {where}", p99, ACK_GOAL_MS, "ms")
 
 
 async def request_counts(workdir: Path) -> None:

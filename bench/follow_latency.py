@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from common import free_port, goal, ms, percentile, start_process, wait_ready
+from common import free_port, goal, ms, percentile, record, start_process, wait_ready
 
 from bot.slack import blocks as render
 from testbed.sim import Simulator
@@ -166,6 +166,7 @@ def report(
               f"  max {ms(max(late))}; API requests each: {requests:.1f}")  # fmt: skip
     p99 = round(percentile([t for t, _ in watched], 0.99) * 1000, 1)
     print(f"  {goal(f'{name} by watch, p99', p99, GOAL_MS)}")
+    record(f"{name} followed by watch: write -> result posted, p99", p99, GOAL_MS, "ms")
     fewer = sum(n for _, n in watched) < sum(n for _, n in polled)
     print(f"  fewer API requests by watch than by polls: {'met' if fewer else 'MISSED'}")
 

@@ -2,33 +2,45 @@
 
 Composition root: reads the config and environment, builds gateways, runs a use-case, prints.
 Exit codes: 0 fine, 1 not healthy (`check`), 2 could not do it (bad config, input or cluster).
+
+Each command imports what it needs when it runs, not at the top: the service's libraries
+(`kubernetes`, aiohttp, Slack's SDK and Bolt) take about a second to import, and `--help`,
+`--version` and the offline `evaluate` must answer as fast as `kubectl` does
+(tests/unit/test_cli_imports.py keeps those libraries out of them; bench/startup.py times them).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import bot
-from bot import rules
-from bot.config import settings as config
-from bot.core import conditions, errors
-from bot.core.models import HealthReport, RawObject, Verdict
-from bot.health import deployments
-from bot.health import render as health_render
-from bot.health import usecase as usecases
-from bot.kube import gateway as kube
-from bot.kube import manifests
-from bot.service import logs
-from bot.service.deps import SlackEnv, build_deps, utc_now
+from bot.core import errors
+
+if TYPE_CHECKING:
+    from bot.core.models import HealthReport, RawObject, Verdict
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
 SECRET_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
+
+
+class VersionAction(argparse.Action):
+    """`--version`, which reads the installed version only when asked: reading it loads
+    `importlib.metadata`, a fifth of what `--help` would otherwise import."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: object) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version"
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"{parser.prog} {bot.version()}")
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kai-chatops",
         description="Slack ChatOps for GPU clusters on KAI Scheduler, KEDA and GitOps.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {bot.version()}")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     serve = sub.add_parser(
         "serve", help="run the service (Slack listener, /healthz /readyz /metrics)"
@@ -75,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `kai-chatops` console script."""
     args = build_parser().parse_args(argv)
+    from bot.service import logs  # after parsing: --help and --version need no logging
+
     secrets = [os.environ.get(name, "") for name in SECRET_VARIABLES]
     logs.configure(getattr(args, "log_format", "text"), secrets, _log_level(args))
     as_json = getattr(args, "output", "text") == "json" and args.command == "check"
@@ -86,6 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return uvloop.run(serve(args.config, args.host, args.port))
         if args.command == "check":
+            import asyncio
+
             return asyncio.run(check(args.config, args.cluster, args.output))
         if args.command == "evaluate":
             return evaluate(args.files, args.output, strict=args.strict)
@@ -115,6 +131,8 @@ def run_demo_command(steps: Sequence[str], *, fleet: int = 0) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
+    import asyncio
+
     return asyncio.run(run_demo(steps, fleet=fleet))
 
 
@@ -127,7 +145,9 @@ def _log_level(args: argparse.Namespace) -> int:
 
 
 async def serve(config_path: str, host: str, port: int) -> int:
-    from bot.service.server import Service  # Slack's Bolt is not needed by check/evaluate
+    from bot.config import settings as config
+    from bot.service.deps import SlackEnv, build_deps
+    from bot.service.server import Service
     from handlers.approval_record import check_approvers
 
     settings = config.load_settings(config_path)
@@ -144,10 +164,17 @@ async def serve(config_path: str, host: str, port: int) -> int:
 
 
 async def check(config_path: str, cluster: str | None, output: str) -> int:
+    from datetime import UTC, datetime
+
+    from bot.config import settings as config
+    from bot.health import render as health_render
+    from bot.health import usecase as usecases
+    from bot.kube import gateway as kube
+
     settings = config.load_settings(config_path)
     gateway = kube.connect(settings.cluster(cluster), settings.kubernetes)
     try:
-        report = await usecases.check_health(gateway, settings, utc_now())
+        report = await usecases.check_health(gateway, settings, datetime.now(UTC))
     finally:
         gateway.close()
     print(
@@ -179,6 +206,8 @@ def evaluate(files: Sequence[str], output: str, *, strict: bool = False) -> int:
     Raises:
         UserError: a file cannot be read, is not UTF-8, or is not YAML/JSON objects (exit 2).
     """
+    from bot.kube import manifests  # YAML and JSON only: no cluster, no client
+
     objects = []
     for path in files:
         source = "stdin" if path == "-" else path
@@ -199,6 +228,10 @@ def evaluate(files: Sequence[str], output: str, *, strict: bool = False) -> int:
 def evaluate_any(obj: RawObject) -> Verdict:
     """`bot.rules` for what they know; a Deployment judged as `check` judges KAI's (KAI's
     `isControllerAvailable`, `bot.health.deployments`)."""
+    from bot import rules
+    from bot.core import conditions
+    from bot.health import deployments
+
     is_deployment = isinstance(obj, dict) and obj.get("kind") == "Deployment"
     if is_deployment and obj.get("apiVersion") == "apps/v1" and conditions.object_name(obj):
         return conditions.make_verdict(obj, deployments.assess_deployment(obj))

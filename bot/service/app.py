@@ -51,8 +51,12 @@ def build_app(
     # Signatures are checked once, before Bolt sees a request (`endpoint.SlackEvents`: Bolt
     # never gets an unsigned HTTP request; Socket Mode requests carry no signature); the bot
     # runs no workflow functions, so it has no function tokens to attach. Both are work every
-    # ack would pay for again.
+    # ack would pay for again. The name is given because without one Bolt takes its caller's
+    # file name from `inspect.stack()` (slack_bolt/app/async_app.py, `name or
+    # inspect.stack()[1].filename`), which reads the source of every frame: tens of
+    # milliseconds of every start-up (bench/startup.py). It names Bolt's loggers.
     app = AsyncApp(
+        name="kai-chatops",
         client=client,
         signing_secret=signing_secret,
         process_before_response=True,

@@ -11,22 +11,19 @@ import gc
 import logging
 import signal
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
-from slack_bolt.async_app import AsyncApp
-from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
-from slack_sdk.socket_mode.request import SocketModeRequest
-from slack_sdk.web.async_client import AsyncWebClient
 
 import handlers
 from bot.service import app as bot_app
 from bot.service import probes, schedule, signing
 from bot.service.deps import Deps, SlackEnv
 from bot.service.endpoint import SLACK_PATH, SlackEvents
-from bot.service.inflight import InFlight
 from bot.slack.responses import ResponseUrls
+
+if TYPE_CHECKING:
+    from bot.service.socket_mode import SocketModeHandler
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +59,7 @@ class Service:
             responses=self._responses,
             seen=self._seen,
         )
-        self._socket: AsyncSocketModeHandler | None = None
+        self._socket: SocketModeHandler | None = None
         self._runner: web.AppRunner | None = None
         self.probes = probes.Probes(self.deps, self._client, self._socket_client)
 
@@ -85,7 +82,9 @@ class Service:
         await self._runner.setup()
         await web.TCPSite(self._runner, self._host, self._port).start()
         if self.env.socket_mode:
-            self._socket = _SocketModeHandler(
+            from bot.service.socket_mode import SocketModeHandler  # HTTP mode: never imported
+
+            self._socket = SocketModeHandler(
                 self.app, self.env.app_token, self._client, self.deps.inflight
             )
             self._socket.client.on_message_listeners.append(self.probes.link.on_message)
@@ -152,18 +151,3 @@ class Service:
         await stopping.wait()
         log.info("kai-chatops stopping")
         await self.stop()
-
-
-class _SocketModeHandler(AsyncSocketModeHandler):
-    """Bolt's Socket Mode handler, each envelope counted as being acked until its ack is sent,
-    so that work after other acks waits for it (`InFlight.acking`), as in HTTP mode."""
-
-    def __init__(
-        self, app: AsyncApp, app_token: str | None, client: AsyncWebClient, inflight: InFlight
-    ) -> None:
-        super().__init__(app, app_token, web_client=client)
-        self._inflight = inflight
-
-    async def handle(self, client: AsyncBaseSocketModeClient, req: SocketModeRequest) -> None:
-        with self._inflight.acking():
-            await super().handle(client, req)  # type: ignore[arg-type]
