@@ -18,9 +18,8 @@ import json
 import logging
 import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
@@ -32,12 +31,17 @@ from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.core.models import RawObject
 from bot.kube import errors as kube_errors
-from bot.kube import kinds, streams
+from bot.kube import kinds
 from bot.kube.errors import Call
 from bot.kube.identity import Impersonation, token_subject
 from bot.kube.kinds import ResourceRef
 from bot.kube.lanes import ClientThreads
 from bot.kube.watching import WatchStream, read_event
+
+if TYPE_CHECKING:  # imported where used (start-up): bot.kube.streams brings aiohttp
+    import aiohttp
+
+    from bot.kube import streams
 
 log = logging.getLogger(__name__)
 
@@ -325,6 +329,10 @@ class KubeGateway:
             KubeForbidden: RBAC does not grant `watch`. KubeExpired: 410, the version is too old.
             KubeUnavailable: the API server cannot be reached, or the stream broke.
         """
+        import aiohttp  # here: `check` and the CLI never watch, and aiohttp costs start-up time
+
+        from bot.kube import streams
+
         if self._session is None:
             self._session = aiohttp.ClientSession()
         query = [("watch", "true"), ("resourceVersion", resource_version)]
