@@ -56,6 +56,22 @@ def reads(stack: Stack) -> list[tuple[str, str]]:
     ]
 
 
+# What the diagnosis under a new page reads from the API on purpose (fresh, not the copy): the
+# Config, the shards and the Deployments. A collection listed again for want of its watch is
+# any other list of what the checks follow.
+DIAGNOSIS_LISTS = {"schedulingshards", "deployments"}
+
+
+def relists(stack: Stack) -> list[str]:
+    """The followed collections listed since the requests were cleared, the diagnosis's aside
+    (it runs right after the root is posted, racing the test's look)."""
+    return [
+        resource
+        for resource, verb in reads(stack)
+        if verb == "list" and resource in WATCHED_KINDS - DIAGNOSIS_LISTS
+    ]
+
+
 @asynccontextmanager
 async def watched(tmp_path: Path) -> AsyncIterator[Stack]:
     """A stack whose alert check has run once (so it follows what it reads), every followed
@@ -112,7 +128,7 @@ async def test_watches_ended_by_the_server_are_watched_again_and_still_page(
         breakage.operator_down(stack.sim)
         await paged(stack)
 
-        assert reads(stack) == []  # watched again from where each stream ended: nothing listed
+        assert relists(stack) == []  # watched again from where each stream ended: nothing listed
 
 
 async def test_a_watch_expired_with_410_lists_again_and_still_pages(tmp_path: Path) -> None:
@@ -204,4 +220,4 @@ async def test_an_object_of_megabytes_is_followed_like_any_other(tmp_path: Path)
         breakage.dependencies_missing(stack.sim)
         await paged(stack)
 
-        assert reads(stack) == []  # by the watch alone: never a list again for want of reading it
+        assert relists(stack) == []  # by the watch alone: never a list again for want of it
