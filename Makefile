@@ -45,8 +45,9 @@ control-plane: $(STAMP)
 # figures), then the total: incidents, faults injected by kind, pages seen twice, lies, non-holder
 # posts left standing, lost and duplicated; fails unless all are 0 and no problem is listed.
 # `make test` runs three of its seeds (tests/e2e/test_alert_soak.py).
+SOAK_SEEDS ?= 1-20
 soak: $(STAMP)
-	$(BIN)/python tests/alert_soak.py --seeds 1-20 --incidents 6 --verbose
+	$(BIN)/python tests/alert_soak.py --seeds $(SOAK_SEEDS) --incidents 6 --verbose
 
 demo: $(STAMP)
 	$(BIN)/kai-chatops demo
