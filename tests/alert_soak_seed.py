@@ -90,7 +90,7 @@ class Soak:
                 await self.acknowledge()
             for _ in range(self.rng.randrange(4)):  # long enough, unanswered, it escalates
                 await self.step()
-            breakage.heal(self.stack.sim)
+            breakage.heal(self.stack.sim, evictions_too=False)  # Events outlive it
             await self.until(lambda s: _phase(s) is None)
             await self.land_last(slow_edit)
             slow_edit = None
