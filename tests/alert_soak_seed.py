@@ -90,7 +90,7 @@ class Soak:
                 await self.acknowledge()
             for _ in range(self.rng.randrange(4)):  # long enough, unanswered, it escalates
                 await self.step()
-            breakage.heal(self.stack.sim)
+            breakage.heal(self.stack.sim, evictions_too=False)  # Events outlive it
             await self.until(lambda s: _phase(s) is None)
             await self.land_last(slow_edit)
             slow_edit = None
@@ -139,15 +139,37 @@ class Soak:
         holds every eviction at its latest count."""
         deadline = asyncio.get_running_loop().time() + TOLD_WITHIN
         while asyncio.get_running_loop().time() < deadline:
-            state = await self.state()
-            if state is not None and self.all_recorded(state):
+            if await self.all_recorded():
                 return
             await asyncio.sleep(0.1)
         self.figures.problems.append(f"seed {self.plan.seed}: evictions never all recorded")
 
-    def all_recorded(self, state: ClusterAlerts) -> bool:
-        counts = {t.key: t.count for t in state.threads}
-        return all(counts.get(_key(uid)) == 1 + rose for uid, rose in self.rises.items())
+    async def all_recorded(self) -> bool:
+        """Every cluster's state (a fleet's clusters all read the one simulator, so each tells
+        every Event under its own name) holds every eviction at its latest count."""
+        counts: dict[str, int] = {}
+        for cluster in self.clusters:
+            state = await self.cluster_state(cluster)
+            if state is None:
+                return False
+            counts |= {t.key: t.count for t in state.threads}
+        return all(counts.get(key) == count for key, count in self.told().items())
+
+    async def cluster_state(self, cluster: str) -> ClusterAlerts | None:
+        desk = self.stack.service.deps.alerts
+        assert desk is not None
+        try:
+            return (await desk.store.load(cluster)).state
+        except Exception:  # the store is faulted on ConfigMap seeds: ask again next step
+            return None
+
+    def told(self) -> dict[str, int]:
+        """Each notice thread owed (its cluster's, per Event) and the Event's final count."""
+        return {
+            _key(cluster, uid): 1 + rose
+            for uid, rose in self.rises.items()
+            for cluster in self.clusters
+        }
 
     def hold_next_edit(self) -> Hold | None:
         """On some incidents the acknowledgement's edit of the root is held on the wire (its
@@ -227,6 +249,8 @@ class Soak:
         await self.land_held_calls()
         self.watch.end_step()
         self.kept |= kept_messages(await self.state())
+        for cluster in self.plan.fleet:  # a fleet's notices are kept in its clusters' states
+            self.kept |= kept_messages(await self.cluster_state(cluster))
         for stray in self.holders.end_step(self.stack.slack, ALERT_CHANNEL, self.kept):
             self.figures.strays += 1
             self.figures.problems.append(
@@ -349,8 +373,8 @@ class Soak:
             if "DependenciesFulfilled" in m.text and m.text.startswith("[RESOLVED")
         )
         seed = self.plan.seed
-        told = {_key(uid): 1 + rose for uid, rose in self.rises.items()}
-        self.figures.evictions += len(told)
+        told = self.told()
+        self.figures.evictions += len(self.rises)
         notices = check_notices(
             self.stack.slack, NOTICES, told, holders=self.holders, kept=self.kept
         )
@@ -382,8 +406,8 @@ class Soak:
         return self.figures
 
 
-def _key(uid: str) -> str:
-    return f"{CLUSTER}/evict/{uid}"
+def _key(cluster: str, uid: str) -> str:
+    return f"{cluster}/evict/{uid}"
 
 
 def _phase(state: ClusterAlerts) -> Phase | None:

@@ -125,8 +125,10 @@ def pause_by_hand(sim: Simulator) -> None:
     sim.patch(*job, patch=paused)
 
 
-def heal(sim: Simulator) -> None:
-    """Restore every object the actions above touch to its scenario state, conditions current."""
+def heal(sim: Simulator, *, evictions_too: bool = True) -> None:
+    """Restore every object the actions above touch to its scenario state, conditions current;
+    `evictions_too=False` leaves a reclaim's PodGroups and Evict Events as they are (a cluster
+    keeps its Events for their TTL, an hour, whatever else is mended meanwhile)."""
     for api_version, kind, name, namespace in _HEALABLE:
         original = sim.original(api_version, kind, name, namespace)
         if original is None:
@@ -137,7 +139,8 @@ def heal(sim: Simulator) -> None:
             continue
         sim.apply(_caught_up(original, current))
     heal_workloads(sim)
-    evictions.heal_reclaim(sim)
+    if evictions_too:
+        evictions.heal_reclaim(sim)
 
 
 ACTIONS: dict[str, Callable[[Simulator], None]] = {
