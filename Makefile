@@ -41,7 +41,7 @@ test-cluster: control-plane
 control-plane: $(STAMP)
 	$(BIN)/python tests/cluster/cluster_build.py
 
-# The seeded randomised soak of alert delivery (about 3 minutes): a line per seed (its plan and
+# The seeded randomised soak of alert delivery (several minutes): a line per seed (its plan and
 # figures), then the total: incidents, faults injected by kind, pages seen twice, lies, non-holder
 # posts left standing, lost and duplicated; fails unless all are 0 and no problem is listed.
 # `make test` runs three of its seeds (tests/e2e/test_alert_soak.py).

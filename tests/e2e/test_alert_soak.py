@@ -19,6 +19,7 @@ SEEDS = [
 ]
 
 
+@pytest.mark.timeout(180)  # a seed with eviction notices runs 30-60 s alone, longer beside others
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda s: f"seed {s} ({SeedPlan(s).describe()})")
 async def test_random_faults_show_every_page_once_and_lose_and_double_nothing(
     seed: int, tmp_path: Path
