@@ -11,6 +11,7 @@ import pytest
 
 from testbed import demo
 from testbed.sim import breakage
+from testbed.slackemu.records import PostedMessage
 from testbed.stack import ALERT_CHANNEL, running_stack
 
 
@@ -182,13 +183,13 @@ async def test_demo_alert_buttons_can_be_clicked_after_a_wait(
     assert "No button labelled" not in out
 
 
-async def test_demo_sim_scheduler_down_raises_a_paging_alert_with_evidence_and_heal_resolves_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    fast = {**demo.DEMO_ALERTS["alerts"], "interval": "1s", "hold": "0s"}  # the demo's, quicker
+async def page_then_heal(tmp_path: Path, action: str) -> tuple[PostedMessage, PostedMessage]:
+    """The demo's alerts (quicker): `action` typed in the console pages; its root and first
+    reply once `sim heal` has resolved it."""
+    fast = {**demo.DEMO_ALERTS["alerts"], "interval": "1s", "hold": "0s"}
     async with running_stack(tmp_path, config_overrides={"alerts": fast}) as stack:
         console = demo.Console(stack)
-        await console.execute("sim scheduler_down")
+        await console.execute(action)
         [root] = await stack.slack.wait_for_messages(ALERT_CHANNEL, count=1, timeout=15)
         [first] = await stack.slack.wait_for_messages(
             ALERT_CHANNEL, thread_ts=root.ts, count=1, timeout=15
@@ -198,6 +199,13 @@ async def test_demo_sim_scheduler_down_raises_a_paging_alert_with_evidence_and_h
             lambda: stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED"),
             timeout=15,
         )
+    return root, first
+
+
+async def test_demo_sim_scheduler_down_raises_a_paging_alert_with_evidence_and_heal_resolves_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, first = await page_then_heal(tmp_path, "sim scheduler_down")
     assert root.text.startswith("[CRITICAL] sim: Deployment kai-scheduler/kai-scheduler-default")
     assert root.text.endswith("<!subteam^S0ONCALL>")  # the demo pages the on-call group
     assert first.text.startswith("Diagnosis of kai-scheduler/kai-scheduler-default on sim")
@@ -216,19 +224,7 @@ def test_demo_sim_reclaim_shows_the_eviction_notice() -> None:
 async def test_demo_sim_starve_raises_the_queue_starvation_warning_and_heal_resolves_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fast = {**demo.DEMO_ALERTS["alerts"], "interval": "1s", "hold": "0s"}  # the demo's, quicker
-    async with running_stack(tmp_path, config_overrides={"alerts": fast}) as stack:
-        console = demo.Console(stack)
-        await console.execute("sim starve")
-        [root] = await stack.slack.wait_for_messages(ALERT_CHANNEL, count=1, timeout=15)
-        [first] = await stack.slack.wait_for_messages(
-            ALERT_CHANNEL, thread_ts=root.ts, count=1, timeout=15
-        )
-        await console.execute("sim heal")
-        await stack.slack.wait_for(
-            lambda: stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED"),
-            timeout=15,
-        )
+    root, first = await page_then_heal(tmp_path, "sim starve")
     assert root.text.startswith("[WARNING] sim: Queue vision Starved: queue vision starved: ")
     assert "S0ONCALL" not in root.text  # a warning pages nobody
     assert first.text.startswith("Diagnosis of queue vision on sim: starved")
