@@ -21,6 +21,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mappi
 from typing import TYPE_CHECKING, Any
 
 import urllib3
+import yaml
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config import kube_config
@@ -35,6 +36,7 @@ from bot.kube import kinds
 from bot.kube.errors import Call
 from bot.kube.identity import Impersonation, token_subject
 from bot.kube.kinds import ResourceRef
+from bot.kube.kubeconfig import KubeconfigIndex
 from bot.kube.lanes import ClientThreads
 from bot.kube.watching import WatchStream, read_event
 
@@ -549,7 +551,7 @@ def connect(
             k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
         else:
             _load_kubeconfig(cluster, configuration, {} if kubeconfigs is None else kubeconfigs)
-    except (ConfigException, OSError, TypeError, ValueError) as e:
+    except (ConfigException, OSError, TypeError, ValueError, yaml.YAMLError) as e:
         where = "in-cluster config" if cluster.in_cluster else f"kubeconfig {cluster.kubeconfig}"
         raise errors.ConfigError([f"clusters[{cluster.name}]: cannot load {where}: {e}"]) from e
     # Our own loop retries with backoff and Retry-After; urllib3's retries would hide the attempts.
@@ -593,17 +595,26 @@ def _load_kubeconfig(
 ) -> None:
     """`load_kube_config(path, context)`, reading each path (or KUBECONFIG list) only once.
 
-    Same steps as the client's own `kubernetes/config/kube_config.py` `load_kube_config`: merge
-    the files (`KubeConfigMerger`, which keeps each file's directory for relative certificate
-    paths), then load the context (`KubeConfigLoader`). Parsing a kubeconfig of 200 contexts once
-    per context made start-up quadratic in the fleet size.
+    The files are merged as the client merges them (`bot.kube.kubeconfig`), then the client's
+    own `KubeConfigLoader` loads the context from a config holding only that context, its
+    cluster and its user, each a `ConfigNode` naming the file it came from (relative certificate
+    paths), as `KubeConfigMerger` builds them. The client's merge and its lookups by name scan
+    every context for each one loaded: quadratic in the fleet's size.
     """
     path = cluster.kubeconfig or kube_config.KUBE_CONFIG_DEFAULT_LOCATION
     if path not in kubeconfigs:
-        kubeconfigs[path] = kube_config.KubeConfigMerger(path)  # type: ignore[no-untyped-call]
-    merged = kubeconfigs[path].config
-    if merged is None:
+        kubeconfigs[path] = KubeconfigIndex.read(path)
+    index: KubeconfigIndex | None = kubeconfigs[path]
+    if index is None:
         raise ConfigException("Invalid kube-config file. No configuration found.")
+    sections = {
+        section: [
+            kube_config.ConfigNode(f"{e.path}/{e.value}", e.value, e.path)  # type: ignore[no-untyped-call]
+            for e in entries
+        ]
+        for section, entries in index.narrowed(cluster.context).items()
+    }
+    merged = kube_config.ConfigNode(index.path, {**index.top, **sections}, index.path)  # type: ignore[no-untyped-call]
     loader = kube_config.KubeConfigLoader(  # type: ignore[no-untyped-call]
         config_dict=merged, config_base_path=None, active_context=cluster.context
     )

@@ -18,6 +18,7 @@ from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from bot.access.audit import Change
 from bot.gitops import suspend_expiry
 from bot.keda import expiry as keda_expiry
 from bot.kube import lanes
@@ -27,6 +28,7 @@ from bot.notices.usecase import EvictionNotices
 from bot.notices.watch import EvictionWatch
 from bot.service.deps import Deps
 from bot.slack.blocks import escape
+from bot.state.retry import StateUnavailable
 from handlers.approval import expire_requests
 
 log = logging.getLogger(__name__)
@@ -35,12 +37,18 @@ JobFunction = Callable[[Deps], Awaitable[None]]
 # One pass of a timed-change job on one cluster (reading through the kube given, when one is):
 # act on what is due, say when the next is due.
 Sweeper = Callable[[Deps, str, KubeWriter | None], Awaitable[datetime | None]]
-# Every timed pause (any replica's or restart's) looked at; from the local copy the watches keep
-# (`bot.kube.informer`: a full list hourly), so a sweep costs the API nothing.
-PAUSE_SWEEP_EVERY = timedelta(seconds=30)
-# With every list current and unchanged since the last sweep, a sweep would find what the last
-# one found: only the reminders of endless pauses (`changes.remind_after`, hours) move with time.
-RESTING_SWEEP_EVERY = timedelta(minutes=5)
+# Every timed pause and suspend is listed this often, a safety net: the journal tells of those
+# made through the bot (`JOURNAL_LOOK`), and each sweep remembers when the next one it saw is due.
+# Only one written by hand (kubectl) waits for this sweep, as do reminders of those without an
+# end (`changes.remind_after`, hours). A list per cluster and kind each interval cost a fleet of
+# 1 000 clusters seven requests per cluster per interval; a watch per kind, 7 000 connections.
+PAUSE_SWEEP_EVERY = timedelta(hours=1)
+FIRST_SWEEPS_WITHIN = timedelta(seconds=30)  # after the start, spread over the fleet
+# How often the Lease holder reads the change journal (one read for the whole fleet): a pause,
+# resume or suspend made through any replica has its cluster swept at once, which learns its end.
+JOURNAL_LOOK = timedelta(seconds=30)
+JOURNAL_WINDOW = 50  # the newest entries read at each look (the journal keeps 50)
+TIMED_ACTIONS = frozenset({"pause", "resume", "suspend"})
 PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is looked at
 EVICTION_EVERY = timedelta(minutes=1)  # an eviction job's run; the next follows at once
 EVICTION_PASS = EVICTION_EVERY - timedelta(seconds=2)  # how long a run watches
@@ -210,18 +218,15 @@ async def sweep_suspends(
 
 
 class PauseExpiry:
-    """The timed-pause job of one cluster (leader only): every `sweep_every` it lists the
-    timed pauses, resumes those due and remembers when the next one is due; every tick in
-    between it only compares that time with the clock, so a pause `for 1m` resumes within a
-    tick of its time, not up to a sweep late, and the API is not listed every tick.
-    With `sweep=sweep_suspends` it does the same for timed Flux suspends.
-
-    The lists are read from a copy the watches keep current (`CachedKube`); while every list
-    is current and unchanged since a sweep, sweeps rest for up to RESTING_SWEEP_EVERY (their
-    findings stand; the reminders of endless pauses, counted in hours, are that late at most).
+    """The timed-pause job of one cluster (leader only): every `sweep_every` (and when told a
+    change was made, `sweep_soon`) it lists the timed pauses, resumes those due and remembers
+    when the next one is due; every tick in between it only compares that time with the clock,
+    so a pause `for 1m` resumes within a tick of its time, and the API is listed only when
+    something may have changed. With `sweep=sweep_suspends` it does the same for timed Flux
+    suspends.
 
     The sweep cadence is the event loop's monotonic time (the first sweep `first_sweep_after`
-    the start, as before); due times are the service's `deps.clock`.
+    the start); due times are the service's `deps.clock`.
     """
 
     def __init__(
@@ -229,7 +234,7 @@ class PauseExpiry:
         cluster: str,
         *,
         sweep_every: timedelta = PAUSE_SWEEP_EVERY,
-        first_sweep_after: timedelta = PAUSE_SWEEP_EVERY,
+        first_sweep_after: timedelta = FIRST_SWEEPS_WITHIN,
         sweep: Sweeper = sweep_pauses,
     ) -> None:
         self.cluster = cluster
@@ -238,8 +243,6 @@ class PauseExpiry:
         self.first_sweep_after = first_sweep_after.total_seconds()
         self.next_sweep: float | None = None
         self.next_due: datetime | None = None
-        self.reads: CachedKube | None = None  # the lists, kept current by watches
-        self.swept_at: tuple[float, int] | None = None  # the last sweep: when, after which change
 
     async def __call__(self, deps: Deps) -> None:
         if self.wants_to_sweep(deps):
@@ -254,37 +257,35 @@ class PauseExpiry:
         if self.next_sweep is None:
             self.next_sweep = moment + self.first_sweep_after
         is_due = self.next_due is not None and deps.clock() >= self.next_due
-        return is_due or (moment >= self.next_sweep and not self._resting(moment))
+        return is_due or moment >= self.next_sweep
 
-    def _resting(self, moment: float) -> bool:
-        """Whether the lists are current and unchanged since a sweep less than
-        RESTING_SWEEP_EVERY ago (its findings still stand)."""
-        if self.reads is None or self.swept_at is None or not self.reads.at_rest:
-            return False
-        when, changes = self.swept_at
-        return changes == self.reads.changes and moment - when < RESTING_SWEEP_EVERY.seconds
+    def sweep_soon(self) -> None:
+        """A change was made on this cluster: sweep at the next tick (and learn its end)."""
+        self.next_sweep = asyncio.get_running_loop().time()
 
     async def run(self, deps: Deps) -> None:
         self.next_sweep = asyncio.get_running_loop().time() + self.sweep_every
         with lanes.scheduled():
-            if self.reads is None:
-                self.reads = CachedKube(deps.kube[self.cluster], cached_gets=False)
-            changes = self.reads.changes
-            self.next_due = await self.sweep(deps, self.cluster, self.reads)
-            self.swept_at = (asyncio.get_running_loop().time(), changes)
+            self.next_due = await self.sweep(deps, self.cluster, None)
 
 
 class TimedChanges:
     """Every cluster's timed-pause and timed-suspend expiries (`PauseExpiry`) on one tick: a
     tick only compares times, a few microseconds per cluster (a job per cluster and kind each
     tick cost a fleet more CPU than its checks); an expiry that wants to sweep runs in a task of
-    its own, so a slow or unreachable cluster holds up no other, and never overlaps itself."""
+    its own, so a slow or unreachable cluster holds up no other, and never overlaps itself.
+    Every JOURNAL_LOOK the Lease holder reads the change journal: a pause, resume or suspend
+    made since (through any replica) has its cluster swept at the next tick."""
 
-    def __init__(self, expiries: Sequence[PauseExpiry]) -> None:
+    def __init__(self, expiries: Sequence[PauseExpiry], *, look_every: timedelta = JOURNAL_LOOK):
         self.expiries = tuple(expiries)
+        self.look_every = look_every.total_seconds()
         self._sweeping: dict[int, asyncio.Task[None]] = {}
+        self._next_look: float | None = None
+        self._seen: set[tuple[str, ...]] | None = None  # the entries read at the last look
 
     async def __call__(self, deps: Deps) -> None:
+        await self._look_at_journal(deps)
         for index, expiry in enumerate(self.expiries):
             running = self._sweeping.get(index)
             if (running is None or running.done()) and expiry.wants_to_sweep(deps):
@@ -292,13 +293,41 @@ class TimedChanges:
                 sweep = _logged(expiry.run(deps), what)
                 self._sweeping[index] = asyncio.get_running_loop().create_task(sweep)
 
+    async def _look_at_journal(self, deps: Deps) -> None:
+        moment = asyncio.get_running_loop().time()
+        if not is_leader(deps) or (self._next_look is not None and moment < self._next_look):
+            return
+        self._next_look = moment + self.look_every
+        try:
+            recent = await deps.journal.recent(JOURNAL_WINDOW)
+        except StateUnavailable as e:
+            log.warning("the change journal cannot be read (%s); the hourly sweeps stand", e)
+            return
+        entries = {(c.at.isoformat(), c.user, c.action, c.target): c for c in recent}
+        if self._seen is not None:  # the first look only learns what was there
+            news = [c for key, c in entries.items() if key not in self._seen]
+            for cluster in changed_clusters(news, [e.cluster for e in self.expiries]):
+                for expiry in self.expiries:
+                    if expiry.cluster == cluster:
+                        expiry.sweep_soon()
+        self._seen = set(entries)
+
+    @property
+    def sweeping(self) -> bool:
+        """Whether a sweep is under way."""
+        return any(not task.done() for task in self._sweeping.values())
+
     async def close(self) -> None:
         for task in self._sweeping.values():
             task.cancel()
         await asyncio.gather(*self._sweeping.values(), return_exceptions=True)
-        for expiry in self.expiries:
-            if expiry.reads is not None:
-                await expiry.reads.close()
+
+
+def changed_clusters(changes: Sequence[Change], clusters: Sequence[str]) -> set[str]:
+    """The clusters that a pause, resume or suspend among `changes` was made on (its target
+    ends `on <cluster>`, as `bot.keda.pause` and `bot.gitops.render_suspend` write it)."""
+    timed = [c.target for c in changes if c.action in TIMED_ACTIONS and c.outcome != "failed"]
+    return {n for n in clusters for target in timed if target.endswith(f" on {n}")}
 
 
 async def _logged(run: Awaitable[None], what: str) -> None:
@@ -372,7 +401,7 @@ def alert_jobs(deps: Deps) -> list[Job]:
         share = index / len(clusters)
         check = WatchedChecks(deps, cluster.name)
         jobs.append(Job(f"alerts-{cluster.name}", check, interval, first_after=interval * share))
-        first = PAUSE_SWEEP_EVERY * share
+        first = FIRST_SWEEPS_WITHIN * share
         expiries.append(PauseExpiry(cluster.name, first_sweep_after=first))
         expiries.append(PauseExpiry(cluster.name, first_sweep_after=first, sweep=sweep_suspends))
     jobs.append(Job("timed-changes", TimedChanges(expiries), PAUSE_TICK))
@@ -424,12 +453,8 @@ class Schedule:
             task.cancel()
         await asyncio.gather(*self._running, return_exceptions=True)
         for job in self.jobs:
-            if isinstance(job.run, WatchedChecks):
+            if isinstance(job.run, WatchedChecks | TimedChanges):
                 await job.run.close()
-            if isinstance(job.run, TimedChanges):
-                await job.run.close()
-            if isinstance(job.run, PauseExpiry) and job.run.reads is not None:
-                await job.run.reads.close()
         for gateway in self.deps.kube.values():
             close_streams = getattr(gateway, "close_streams", None)  # a gateway's watches
             if close_streams is not None:

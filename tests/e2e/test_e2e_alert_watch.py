@@ -2,7 +2,7 @@
 condition written is paged `hold` after it, not at the next check an hour later; a check with
 nothing changed asks the API server nothing; a watch that ends, expires (410) or is forbidden
 (403) falls back (watched again, listed again, read at each check) and still pages. The timed
-pause sweep reads its own copy the same way.
+pause sweeps list hourly, and at once where the change journal tells of a change.
 
 The interval is an hour, so only the watches (and the hold running out) can bring a check; the
 scheduled check is run once by the test to start following, as the first interval would.
@@ -18,6 +18,7 @@ from pathlib import Path
 
 from alert_stack import roots, wait_until
 
+from bot.access.audit import Change
 from bot.rules import keda
 from bot.service import schedule
 from testbed.sim import breakage
@@ -166,27 +167,31 @@ async def test_where_watch_is_forbidden_each_check_reads_the_api_and_still_pages
         await paged(stack)
 
 
-async def test_pause_sweeps_at_rest_ask_nothing_and_see_a_timed_pause_written_by_hand(
+async def test_timed_change_ticks_ask_nothing_and_a_pause_another_replica_made_is_swept_at_once(
     tmp_path: Path,
 ) -> None:
-    """The timed-pause sweep reads its own copy: at rest it asks the API server nothing (and
-    rests between sweeps); a pause with an end written by hand (kubectl) is seen by the next
-    sweep, which then knows when to resume it."""
+    """Between the hourly sweeps the fleet's timed-change tick asks the API server nothing;
+    a pause with an end made through another replica (its annotations on the object, its entry
+    in the shared change journal) has its cluster swept at the next look at the journal, which
+    then knows when to resume it."""
     async with running_stack(tmp_path, config_overrides=overrides(tmp_path)) as stack:
         deps = stack.service.deps
-        every = timedelta(0)
-        expiry = schedule.PauseExpiry("sim", sweep_every=every, first_sweep_after=every)
+        expiries = [
+            schedule.PauseExpiry(CLUSTER, first_sweep_after=timedelta(0)),
+            schedule.PauseExpiry(
+                CLUSTER, first_sweep_after=timedelta(0), sweep=schedule.sweep_suspends
+            ),
+        ]
+        ticking = schedule.TimedChanges(expiries, look_every=timedelta(0))
         try:
-            await expiry(deps)  # the first sweep follows what it lists
-            assert expiry.reads is not None
-            copy = expiry.reads
-            await wait_until(lambda: copy.at_rest, 10, "every list followed")
-            await expiry(deps)  # the first sweep from the copy
+            await ticking(deps)  # the first sweeps (from the start, then hourly)
+            await wait_until(lambda: not ticking.sweeping, 10, "the first sweeps done")
             stack.sim.clear_requests()
-            assert not expiry.wants_to_sweep(deps)  # nothing changed: it rests
+            for _ in range(5):
+                await ticking(deps)
             assert reads(stack) == []
 
-            until = deps.clock() + timedelta(hours=1)
+            until = (deps.clock() + timedelta(hours=1)).replace(microsecond=0)
             worker = stack.sim.get("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
             assert worker is not None
             worker["metadata"].setdefault("annotations", {}).update(
@@ -196,16 +201,16 @@ async def test_pause_sweeps_at_rest_ask_nothing_and_see_a_timed_pause_written_by
                     keda.PAUSE_UNTIL: until.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 }
             )
-            changes = copy.changes
             stack.sim.apply(worker)
-            await wait_until(lambda: copy.changes > changes, 10, "the pause seen")
-            assert expiry.wants_to_sweep(deps)
-            await expiry(deps)
-            assert expiry.next_due == until.replace(microsecond=0)
-            assert reads(stack) == []
+            await ticking(deps)
+            assert not ticking.sweeping  # written by hand, untold: the hourly sweep finds it
+
+            target = f"ScaledJob annia/annia-worker on {CLUSTER}"
+            await deps.journal.add(Change("U0SOMEONE", "pause", target, "ok", deps.clock()))
+            await ticking(deps)
+            await wait_until(lambda: expiries[0].next_due == until, 10, "the pause's end known")
         finally:
-            if expiry.reads is not None:
-                await expiry.reads.close()
+            await ticking.close()
 
 
 async def test_an_object_of_megabytes_is_followed_like_any_other(tmp_path: Path) -> None:

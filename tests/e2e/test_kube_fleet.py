@@ -94,3 +94,53 @@ async def test_a_missing_context_in_a_shared_kubeconfig_names_its_cluster(
     with pytest.raises(errors.ConfigError) as raised:
         kube.connect_all(clusters, KubernetesSettings())
     assert raised.value.problems[0].startswith(f"clusters[c]: cannot load kubeconfig {kubeconfig}")
+
+
+def test_each_context_loads_as_the_clients_own_load_kube_config_loads_it(tmp_path: Path) -> None:
+    """The fleet's kubeconfigs are read once and narrowed per context (`bot.kube.kubeconfig`);
+    each context still ends up configured exactly as `kubernetes.config.load_kube_config` does
+    it: a KUBECONFIG list where the first file naming an entry wins and the last
+    current-context wins, tokens, and certificate paths relative to the file they came from."""
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+
+    first, second = tmp_path / "one", tmp_path / "two"
+    for where in (first, second):
+        where.mkdir()
+        (where / "ca.crt").write_text(f"CA of {where.name}\n")
+    (first / "config").write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: a\n"
+        "clusters:\n"
+        "- {name: a, cluster: {server: 'https://a.example:6443', certificate-authority: ca.crt}}\n"
+        "- {name: shared, cluster: {server: 'https://first.example'}}\n"
+        "users:\n- {name: a, user: {token: token-a}}\n"
+        "contexts:\n- {name: a, context: {cluster: a, user: a, namespace: team-a}}\n"
+        "- {name: s, context: {cluster: shared, user: a}}\n"
+    )
+    (second / "config").write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: b\n"
+        "clusters:\n"
+        "- {name: b, cluster: {server: 'https://b.example', certificate-authority: ca.crt}}\n"
+        "- {name: shared, cluster: {server: 'https://second.example'}}\n"
+        "users:\n- {name: b, user: {token: token-b}}\n"
+        "contexts:\n- {name: b, context: {cluster: b, user: b}}\n"
+    )
+    paths = f"{first / 'config'}:{second / 'config'}"
+    contexts = ["a", "b", "s", None]
+    ours = kube.connect_all(
+        [ClusterSettings(f"c{i}", paths, c) for i, c in enumerate(contexts)],
+        KubernetesSettings(),
+    )
+    try:
+        for i, context in enumerate(contexts):
+            theirs = k8s_client.Configuration()
+            k8s_config.load_kube_config(paths, context, client_configuration=theirs)
+            mine = ours[f"c{i}"]._api.configuration
+            for field in ("host", "ssl_ca_cert", "api_key", "verify_ssl", "cert_file"):
+                assert getattr(mine, field) == getattr(theirs, field), (context, field)
+        assert ours["c3"]._api.configuration.host == "https://b.example"  # the last current-context
+        assert ours["c2"]._api.configuration.host == "https://first.example"  # the first wins
+        ca = Path(ours["c1"]._api.configuration.ssl_ca_cert).read_text()
+        assert ca == "CA of two\n"
+    finally:
+        next(iter(ours.values())).close()

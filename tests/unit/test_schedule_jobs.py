@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
 from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobEvent
 
+from bot.access.audit import Change
 from bot.config import settings as config
 from bot.core.metrics import Metrics
 from bot.service import schedule
@@ -54,10 +56,25 @@ class Desk:
         self.drained.append(cluster)
 
 
+class Journal:
+    """The change journal: the entries another replica (or this one) added, newest first."""
+
+    def __init__(self) -> None:
+        self.changes: list[Change] = []
+        self.reads = 0
+
+    async def recent(self, limit: int) -> list[Change]:
+        self.reads += 1
+        return self.changes[:limit]
+
+
 def deps(
-    lease: Lease | None = None, desk: Desk | None = None, settings: config.Settings = SETTINGS
+    lease: Lease | None = None,
+    desk: Desk | None = None,
+    settings: config.Settings = SETTINGS,
+    journal: Journal | None = None,
 ) -> Deps:
-    """Deps whose Slack, state and journal are never used by the scheduler itself."""
+    """Deps whose Slack and state are never used by the scheduler itself."""
     return Deps(
         settings,
         {"prod": "prod-gateway", "staging": "staging-gateway"},  # type: ignore[dict-item]
@@ -68,7 +85,7 @@ def deps(
         alert_store=None,  # type: ignore[arg-type]
         alerts=desk or Desk(),  # type: ignore[arg-type]
         lease=lease,  # type: ignore[arg-type]
-        journal=None,  # type: ignore[arg-type]
+        journal=journal or Journal(),  # type: ignore[arg-type]
         clock=lambda: NOW,
     )
 
@@ -240,3 +257,61 @@ async def test_one_clusters_slow_sweep_holds_up_no_other_clusters_and_never_over
         assert swept.count("prod") == 2
     finally:
         await ticking.close()
+
+
+async def test_a_change_the_journal_tells_of_has_its_cluster_swept_at_the_next_tick() -> None:
+    """Sweeps are hourly; a pause, resume or suspend recorded in the journal since the last
+    look (through any replica) has its own cluster swept (both kinds) at the next tick, once;
+    a failed change, an acknowledgement, or what was there at the first look sweeps nothing."""
+    swept: list[tuple[str, str]] = []
+
+    async def sweep(kind: str, d: Deps, cluster: str, kube: Any) -> datetime | None:
+        swept.append((cluster, kind))
+        return None
+
+    journal = Journal()
+    journal.changes = [Change("U1", "pause", "ScaledJob a/old on prod", "ok", NOW)]
+    the_deps = deps(journal=journal)
+    hour = timedelta(hours=1)
+    ticking = schedule.TimedChanges(
+        [
+            schedule.PauseExpiry(c, sweep_every=hour, first_sweep_after=hour, sweep=sweeper)
+            for c in ("prod", "staging")
+            for sweeper in (functools.partial(sweep, "keda"), functools.partial(sweep, "flux"))
+        ],
+        look_every=timedelta(0),
+    )
+
+    async def tick() -> None:
+        await ticking(the_deps)
+        await asyncio.gather(*ticking._sweeping.values())
+
+    try:
+        await tick()
+        journal.changes[:0] = [
+            Change("U2", "pause", "ScaledJob a/b on prod", "failed", NOW),
+            Change("U2", "acknowledge", "alert A1 on prod", "ok", NOW),
+        ]
+        await tick()
+        assert swept == []
+        journal.changes.insert(
+            0, Change("U3", "suspend", "HelmRelease f/kai on staging", "ok", NOW)
+        )
+        await tick()
+        assert sorted(swept) == [("staging", "flux"), ("staging", "keda")]
+        await tick()
+        assert len(swept) == 2
+        assert journal.reads == 4
+    finally:
+        await ticking.close()
+
+
+def test_the_cluster_of_a_change_is_the_one_its_target_ends_on() -> None:
+    changes = [
+        Change("U1", "pause", "ScaledJob a/b on prod-eu", "ok", NOW),
+        Change("U1", "resume", "ScaledObject a/c on eu", "unknown", NOW),
+    ]
+    assert schedule.changed_clusters(changes, ["prod", "prod-eu", "eu", "staging"]) == {
+        "prod-eu",
+        "eu",
+    }
