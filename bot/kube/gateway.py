@@ -72,6 +72,7 @@ class KubeGateway:
         metrics: Metrics | None = None,
         sleep: Sleep = asyncio.sleep,
         threads: ClientThreads | None = None,
+        watch_session: WatchSession | None = None,
     ) -> None:
         self.cluster = cluster
         self.request_count = 0
@@ -85,7 +86,7 @@ class KubeGateway:
         self._metrics = metrics
         self._sleep = sleep
         self._threads = threads if threads is not None else ClientThreads(THREADS_ALONE)
-        self._session: aiohttp.ClientSession | None = None  # the collection watches' (lazily)
+        self._watch_session = watch_session or WatchSession()
 
     async def get_object(
         self, ref: ResourceRef, name: str, namespace: str | None = None
@@ -331,18 +332,14 @@ class KubeGateway:
             KubeForbidden: RBAC does not grant `watch`. KubeExpired: 410, the version is too old.
             KubeUnavailable: the API server cannot be reached, or the stream broke.
         """
-        import aiohttp  # here: `check` and the CLI never watch, and aiohttp costs start-up time
+        from bot.kube import streams  # here: aiohttp costs start-up time, and `check` never watches
 
-        from bot.kube import streams
-
-        if self._session is None:
-            self._session = aiohttp.ClientSession()
         query = [("watch", "true"), ("resourceVersion", resource_version)]
         query += [("allowWatchBookmarks", "true"), ("timeoutSeconds", str(math.ceil(seconds)))]
         self.request_count += 1
         self._count("watch", "ok")
         changes = streams.watch(
-            self._session,
+            self._watch_session.get(),
             streams.Endpoint.of(self._api.configuration),
             ref.path(namespace),
             query,
@@ -356,9 +353,7 @@ class KubeGateway:
 
     async def close_streams(self) -> None:
         """Close the collection watches' connections (on the event loop, before it ends)."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self._watch_session.close()
 
     async def server_version(self) -> str:
         """The API server's `gitVersion`; a cheap reachability probe for `/readyz`."""
@@ -529,6 +524,28 @@ class _TryAgain(Exception):
         self.delay = delay
 
 
+class WatchSession:
+    """The aiohttp session the collection watches are read with, made on first use (on the
+    running loop), shared by every gateway `connect_all` makes: a session per cluster cost a
+    fleet a connector, a cookie jar and a DNS cache each. No limit on its connections: every
+    followed collection of every cluster holds one open."""
+
+    def __init__(self) -> None:
+        self._session: aiohttp.ClientSession | None = None
+
+    def get(self) -> aiohttp.ClientSession:
+        import aiohttp
+
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
 def connect(
     cluster: ClusterSettings,
     settings: KubernetesSettings,
@@ -537,6 +554,7 @@ def connect(
     sleep: Sleep = asyncio.sleep,
     threads: ClientThreads | None = None,
     kubeconfigs: dict[str, Any] | None = None,
+    watch_session: WatchSession | None = None,
 ) -> KubeGateway:
     """A gateway for one configured cluster: kubeconfig path and context, or in-cluster.
 
@@ -568,6 +586,7 @@ def connect(
         metrics=metrics,
         sleep=sleep,
         threads=threads if threads is not None else ClientThreads(settings.threads),
+        watch_session=watch_session,
     )
 
 
@@ -582,10 +601,12 @@ def connect_all(
     Raises:
         ConfigError: as `connect`, for the first cluster that cannot be loaded.
     """
-    threads = ClientThreads(settings.threads)
+    threads, session = ClientThreads(settings.threads), WatchSession()
     kubeconfigs: dict[str, Any] = {}
     return {
-        c.name: connect(c, settings, metrics, threads=threads, kubeconfigs=kubeconfigs)
+        c.name: connect(
+            c, settings, metrics, threads=threads, kubeconfigs=kubeconfigs, watch_session=session
+        )
         for c in clusters
     }
 

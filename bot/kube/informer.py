@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import sys
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, Protocol, runtime_checkable
 
@@ -63,30 +64,60 @@ def object_key(obj: RawObject) -> ObjectKey:
 
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# What a metadata-only copy keeps: the checks ask such lists only which objects exist (the CRDs).
+KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "generation", "labels",
+                 "creationTimestamp", "deletionTimestamp")  # fmt: skip
+SHORT = 64  # strings up to this long are interned: the same words recur in every cluster's copy
 
 
 def slim(obj: RawObject) -> RawObject:
-    """The object as kept: without what nothing reads and a fleet's copies would pay for in
-    memory, the field sets of `managedFields` (their times stay: `conditions.last_write_time`)
-    and kubectl's last-applied copy of the whole object."""
+    """The object as kept, with only what the checks read, for a fleet's copies cost memory
+    per cluster: `managedFields` collapse to their newest time (`conditions.last_write_time`),
+    kubectl's last-applied copy of the whole object goes, and so does a Deployment's pod
+    template (its replicas, selector and status are what `bot.health.deployments` reads). Keys
+    and short strings are interned, so a thousand copies share one of each."""
     meta = dict(obj.get("metadata") or {})
     managed = meta.get("managedFields")
     if isinstance(managed, list):
-        meta["managedFields"] = [_without(entry, "fieldsV1") for entry in managed]
+        times = [str(e["time"]) for e in managed if isinstance(e, dict) and e.get("time")]
+        meta["managedFields"] = [{"time": max(times)}] if times else []
     annotations = meta.get("annotations")
     if isinstance(annotations, dict) and LAST_APPLIED in annotations:
         meta["annotations"] = _without(annotations, LAST_APPLIED)
-    return {**obj, "metadata": meta}
+    kept = {**obj, "metadata": meta}
+    spec = kept.get("spec")
+    if kept.get("kind") == "Deployment" and isinstance(spec, dict) and "template" in spec:
+        kept["spec"] = _without(spec, "template")
+    compacted: RawObject = compact(kept)
+    return compacted
 
 
-def _without(entry: object, key: str) -> object:
-    return {k: v for k, v in entry.items() if k != key} if isinstance(entry, dict) else entry
+def compact(value: Any) -> Any:
+    """`value` with every key and every string up to SHORT characters interned."""
+    if isinstance(value, dict):
+        return {_interned(k): compact(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [compact(v) for v in value]
+    return _interned(value)
+
+
+def _interned(value: Any) -> Any:
+    return sys.intern(value) if isinstance(value, str) and len(value) <= SHORT else value
+
+
+def _without(entry: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k != key}
 
 
 def metadata_of(obj: RawObject) -> RawObject:
-    """The object as a metadata-only list returns it (PartialObjectMetadata), slimmed."""
-    meta = {k: v for k, v in (slim(obj).get("metadata") or {}).items() if k != "managedFields"}
-    return {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": meta}
+    """The object as a metadata-only list returns it (PartialObjectMetadata), with only
+    KEPT_METADATA."""
+    meta = obj.get("metadata") or {}
+    kept = {k: meta[k] for k in KEPT_METADATA if k in meta}
+    partial: RawObject = compact(
+        {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": kept}
+    )
+    return partial
 
 
 class Collection:
