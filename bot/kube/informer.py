@@ -241,6 +241,7 @@ class CachedKube:
         self._options = options
         self._collections: dict[CollectionKey, Collection] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self._settled = False  # at rest since the idle connections were closed
 
     @property
     def followed(self) -> list[Collection]:
@@ -355,6 +356,17 @@ class CachedKube:
     def at_rest(self) -> bool:
         """Whether every collection read so far is followed and current: reads ask nothing."""
         return bool(self._collections) and all(c.current for c in self._collections.values())
+
+    def settle(self) -> None:
+        """Once every read is answered from a current copy, close the gateway's idle
+        connections (`close_idle_connections`): nothing asks the API until something changes."""
+        if not self.at_rest:
+            self._settled = False
+        elif not self._settled:
+            self._settled = True
+            release = getattr(self.kube, "close_idle_connections", None)
+            if release is not None:
+                release()
 
     async def close(self) -> None:
         """Stop following (each watch's connection ends with its task)."""

@@ -130,6 +130,7 @@ class WatchedChecks:
                 if self.reads is None:
                     self.reads = CachedKube(self.deps.kube[self.cluster], self.wake)
                 next_look = await check_cluster(self.deps, self.cluster, reads=self.reads)
+                self.reads.settle()
                 if self._again:
                     await asyncio.sleep(WAKE_GAP)
         self._look_at(next_look)

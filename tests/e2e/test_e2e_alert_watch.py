@@ -118,6 +118,16 @@ async def test_checks_with_nothing_changed_ask_the_api_server_nothing(tmp_path: 
 
         assert reads(stack) == []
         assert roots(stack) == []
+        # Nor does it keep the connections its first reads opened idle (the Lease's one aside):
+        # a fleet's idle sockets cost tens of megabytes.
+        assert idle_connections(stack) <= 1
+
+
+def idle_connections(stack: Stack) -> int:
+    """The keep-alive connections the cluster's gateway holds idle (urllib3's pool queue holds
+    None for a connection not made)."""
+    pools = stack.service.deps.kube[CLUSTER]._api.rest_client.pool_manager.pools  # type: ignore[attr-defined]
+    return sum(1 for key in pools.keys() for c in pools[key].pool.queue if c is not None)
 
 
 async def test_watches_ended_by_the_server_are_watched_again_and_still_page(
