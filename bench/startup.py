@@ -8,7 +8,7 @@ process to the first 200 from `/readyz` (goal <= 0.8 s with one cluster, <= 2 s 
 issue 15). Beside each wall time, the CPU the process used: on a machine busy with other work
 the wall time grows, the CPU time much less. bot/ and handlers/ are compiled to bytecode first,
 as an installed wheel is (`common.compile_product`). `--imports` adds the slowest imports of
-each command (`-X importtime`).
+each command and of `serve` until it is ready (`-X importtime`).
 
     .venv/bin/python bench/startup.py [--runs 7] [--clusters 1 200] [--imports]
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import resource
 import statistics
@@ -86,8 +87,7 @@ def record_start(figure: str, wall: float, cpu: float, limit: float) -> None:
 
 
 def slowest_imports(args: list[str], count: int = 8) -> list[str]:
-    """The `count` modules `kai-chatops ARGS` imported that took longest, children included
-    (`-X importtime` lines: `import time: SELF | CUMULATIVE | NAME`, both in microseconds)."""
+    """The `count` modules `kai-chatops ARGS` imported that took longest, children included."""
     code = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code, *args],
@@ -95,17 +95,27 @@ def slowest_imports(args: list[str], count: int = 8) -> list[str]:
         text=True,
         check=True,
     )
+    return slowest(done.stderr, count)
+
+
+def slowest(importtime: str, count: int = 8) -> list[str]:
+    """The `count` slowest imports of an `-X importtime` report, children included (its lines:
+    `import time: SELF | CUMULATIVE | NAME`, both in microseconds)."""
     rows = []
-    for line in done.stderr.splitlines():
+    for line in importtime.splitlines():
         found = IMPORT_TIME.match(line)
         if found:
             rows.append((int(found["cumulative"]), found["name"]))
     return [f"{us / 1000:6.1f} ms {name}" for us, name in sorted(rows, reverse=True)[:count]]
 
 
-async def ready_seconds(workdir: Path, clusters: int, slack: SlackEmulator) -> tuple[float, float]:
+async def ready_seconds(
+    workdir: Path, clusters: int, slack: SlackEmulator, imports: list[str] | None = None
+) -> tuple[float, float]:
     """Seconds from starting `serve` with `clusters` clusters to its first 200 from /readyz,
-    and the CPU seconds the service had used by then (what a busy machine does not inflate)."""
+    and the CPU seconds the service had used by then (what a busy machine does not inflate).
+    With `imports` (a list to fill), the service runs under `-X importtime` and the list gets
+    the slowest imports it made before it was ready (the run's times are then inflated)."""
     kubeconfig = str(workdir / f"kubeconfig-{clusters}")
     raw = demo_config(kubeconfig)
     names = [f"gpu-{i:03}" for i in range(clusters)]
@@ -117,10 +127,17 @@ async def ready_seconds(workdir: Path, clusters: int, slack: SlackEmulator) -> t
     env = {"SLACK_BOT_TOKEN": slack.bot_token, "SLACK_SIGNING_SECRET": SECRET}
     env["SLACK_API_URL"] = slack.api_url
     started = time.monotonic()
-    service = await start_process(
-        "-m", "bot", "serve", "--config", str(config_path),
-        "--port", str(port), "--host", "127.0.0.1", env=env,
-    )  # fmt: skip
+    serve = ["-m", "bot", "serve", "--config", str(config_path), "--port", str(port)]
+    serve += ["--host", "127.0.0.1"]
+    log = workdir / "importtime.txt"
+    if imports is None:
+        service = await start_process(*serve, env=env)
+    else:  # to a file: a pipe nobody reads until the end would fill and stop the service
+        with log.open("w") as stderr:
+            service = await asyncio.create_subprocess_exec(
+                sys.executable, "-X", "importtime", *serve,
+                env={**os.environ, **env}, stderr=stderr,
+            )  # fmt: skip
     try:
         # A process is starting: there is no event to wait on, so poll often.
         async with aiohttp.ClientSession() as session:
@@ -136,10 +153,16 @@ async def ready_seconds(workdir: Path, clusters: int, slack: SlackEmulator) -> t
     finally:
         service.terminate()
         await service.wait()
+        if imports is not None:
+            imports += slowest(log.read_text())
 
 
-async def serve_figures(counts: list[int], runs: int) -> dict[int, tuple[float, float]]:
-    """Median ready seconds and CPU seconds per cluster count (fewer runs for large fleets)."""
+Figures = tuple[float, float, list[str]]
+
+
+async def serve_figures(counts: list[int], runs: int, imports: bool) -> dict[int, Figures]:
+    """Median ready seconds and CPU seconds per cluster count (fewer runs for large fleets),
+    and with `imports` the slowest imports of one more run (not timed)."""
     with tempfile.TemporaryDirectory() as tmp:
         sim = await start_process(
             FLEET, "--serve-simulator", tmp, "--clusters", *map(str, counts), stdin=True
@@ -156,9 +179,13 @@ async def serve_figures(counts: list[int], runs: int) -> dict[int, tuple[float, 
                         await ready_seconds(Path(tmp), count, slack)
                         for _ in range(runs if count == 1 else max(1, runs // 3))
                     ]
+                    slowest_rows: list[str] = []
+                    if imports:
+                        await ready_seconds(Path(tmp), count, slack, slowest_rows)
                     ready[count] = (
                         statistics.median(t for t, _ in times),
                         statistics.median(c for _, c in times),
+                        slowest_rows,
                     )
         finally:
             sim.terminate()
@@ -184,8 +211,8 @@ def main(runs: int, counts: list[int], imports: bool) -> None:
             record_start(f"kai-chatops {label}", wall, cpu, CLI_GOAL_S)
             if imports:
                 print("\n".join(f"      {row}" for row in slowest_imports(args)))
-    ready = asyncio.run(serve_figures(counts, runs))
-    for count, (wall, cpu) in ready.items():
+    ready = asyncio.run(serve_figures(counts, runs, imports))
+    for count, (wall, cpu, slowest_rows) in ready.items():
         seconds = round(wall, 3)
         label = f"serve ready, {count} cluster{'s' if count > 1 else ''}"
         limit = READY_GOALS.get(count)
@@ -196,6 +223,7 @@ def main(runs: int, counts: list[int], imports: bool) -> None:
         else:
             print(f"  {goal(label, seconds, limit, 's')}{cpu_used}")
             record_start(label, wall, cpu, limit)
+        print("\n".join(f"      {row}" for row in slowest_rows))
 
 
 if __name__ == "__main__":
