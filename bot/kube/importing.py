@@ -1,0 +1,38 @@
+"""Entering a library's package without running its `__init__`, to import only the parts used.
+
+`kubernetes/__init__.py` (kubernetes-client/python) imports every part of the client: `dynamic`
+(with kubernetes_validate and jsonschema when they are installed), `stream` (websocket), `watch`,
+`leaderelection`, `informer`. The gateway uses `client` and `config` only, and the rest was
+about 50 ms of the service's start (bench/startup.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+
+def without_package_init(name: str) -> None:
+    """Put package `name` in `sys.modules` without running its `__init__`, so that
+    `import name.part` loads that part alone.
+
+    Anything else asked of the package (a name it does not hold yet, as `from name import part`
+    asks for a part not loaded) runs its `__init__` then, once, so it is the whole package from
+    then on. A package already imported is left as it is; a name that is not an installed
+    package is left for the import that follows to report.
+    """
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None or spec.submodule_search_locations is None:
+        return
+    package = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def whole_package(attribute: str) -> object:
+        delattr(package, "__getattr__")  # once: from now on the package's own names answer
+        loader.exec_module(package)
+        return getattr(package, attribute)
+
+    setattr(package, "__getattr__", whole_package)  # noqa: B010 (a module's own __getattr__)
+    sys.modules[name] = package
