@@ -14,12 +14,12 @@ import sys
 
 def without_package_init(name: str) -> None:
     """Put package `name` in `sys.modules` without running its `__init__`, so that
-    `import name.part` loads that part alone.
+    `import name.part` and `from name import part` load that part alone.
 
-    Anything else asked of the package (a name it does not hold yet, as `from name import part`
-    asks for a part not loaded) runs its `__init__` then, once, so it is the whole package from
-    then on. A package already imported is left as it is; a name that is not an installed
-    package is left for the import that follows to report.
+    Any other name asked of the package (`name.__version__`, a class its `__init__` imports)
+    runs its `__init__` then, once, so it is the whole package from then on. A package already
+    imported is left as it is; a name that is not an installed package is left for the import
+    that follows to report.
     """
     if name in sys.modules:
         return
@@ -29,10 +29,12 @@ def without_package_init(name: str) -> None:
     package = importlib.util.module_from_spec(spec)
     loader = spec.loader
 
-    def whole_package(attribute: str) -> object:
+    def part_or_whole(attribute: str) -> object:
+        if importlib.util.find_spec(f"{name}.{attribute}") is not None:
+            return importlib.import_module(f"{name}.{attribute}")  # a part: that part alone
         delattr(package, "__getattr__")  # once: from now on the package's own names answer
         loader.exec_module(package)
         return getattr(package, attribute)
 
-    setattr(package, "__getattr__", whole_package)  # noqa: B010 (a module's own __getattr__)
+    setattr(package, "__getattr__", part_or_whole)  # noqa: B010 (a module's own __getattr__)
     sys.modules[name] = package
