@@ -223,7 +223,8 @@ def main(runs: int, counts: list[int], imports: bool) -> None:
         else:
             print(f"  {goal(label, seconds, limit, 's')}{cpu_used}")
             record_start(label, wall, cpu, limit)
-        print("\n".join(f"      {row}" for row in slowest_rows))
+        for row in slowest_rows:
+            print(f"      {row}")
 
 
 if __name__ == "__main__":
