@@ -146,9 +146,9 @@ class Service:
         # few ms, and a full collection stops every ack in flight (bench/ack_latency.py). A young
         # generation of 10 000 objects instead of 700 collects once per burst of commands rather
         # than every other ack: what one ack allocates is mostly freed by reference counting.
-        # `kai-chatops serve` starts with the collector off (bot/cli.py): the few thousand
-        # objects of start-up garbage it left are frozen with the rest rather than found by a
-        # full collection that would hold up readiness.
+        # `kai-chatops serve` starts with the collector off (bot/cli.py): the garbage of
+        # start-up (a few thousand objects) is frozen with the rest rather than looked for by
+        # a full collection, which would hold up readiness.
         gc.freeze()
         gc.set_threshold(10_000)
         gc.enable()
