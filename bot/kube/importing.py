@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 
 
 def without_package_init(name: str) -> None:
@@ -28,12 +29,15 @@ def without_package_init(name: str) -> None:
         return
     package = importlib.util.module_from_spec(spec)
     loader = spec.loader
+    once = threading.Lock()  # two threads asking at once run the __init__ once
 
     def part_or_whole(attribute: str) -> object:
         if importlib.util.find_spec(f"{name}.{attribute}") is not None:
             return importlib.import_module(f"{name}.{attribute}")  # a part: that part alone
-        delattr(package, "__getattr__")  # once: from now on the package's own names answer
-        loader.exec_module(package)
+        with once:
+            if "__getattr__" in vars(package):  # from now on the package's own names answer
+                delattr(package, "__getattr__")
+                loader.exec_module(package)
         return getattr(package, attribute)
 
     setattr(package, "__getattr__", part_or_whole)  # noqa: B010 (a module's own __getattr__)
