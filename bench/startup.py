@@ -8,7 +8,8 @@ process to the first 200 from `/readyz` (goal <= 0.8 s with one cluster, <= 2 s 
 issue 15). Beside each wall time, the CPU the process used: on a machine busy with other work
 the wall time grows, the CPU time much less. bot/ and handlers/ are compiled to bytecode first,
 as an installed wheel is (`common.compile_product`). `--imports` adds the slowest imports of
-each command and of `serve` until it is ready (`-X importtime`).
+each command, and the packages slowest to import of `serve` until it is ready
+(`-X importtime`).
 
     .venv/bin/python bench/startup.py [--runs 7] [--clusters 1 200] [--imports]
 """
@@ -45,7 +46,9 @@ from testbed.stack import add_demo_people, demo_config
 CLI_GOAL_S, READY_GOAL_S = 0.25, 0.8
 READY_GOALS = {1: READY_GOAL_S, 200: 2.0, 1000: 2.0}  # 200: issue 15's goal, kept
 SECRET = "bench-signing-secret"
-IMPORT_TIME = re.compile(r"import time:\s+\d+ \|\s+(?P<cumulative>\d+) \|\s+(?P<name>\S+)")
+IMPORT_TIME = re.compile(
+    r"import time:\s+(?P<self>\d+) \|\s+(?P<cumulative>\d+) \|\s+(?P<name>\S+)"
+)
 FLEET = str(Path(__file__).with_name("fleet_scale.py"))
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -109,13 +112,30 @@ def slowest(importtime: str, count: int = 8) -> list[str]:
     return [f"{us / 1000:6.1f} ms {name}" for us, name in sorted(rows, reverse=True)[:count]]
 
 
+def by_package(importtime: str, count: int = 12) -> list[str]:
+    """The `count` packages whose modules took longest to import, each module's own time
+    summed by top-level package (the standard library as one): `serve` imports a thousand
+    modules, nested deep, so its slowest single imports would all name the same chain."""
+    totals: dict[str, int] = {}
+    modules: dict[str, int] = {}
+    for line in importtime.splitlines():
+        found = IMPORT_TIME.match(line)
+        if found:
+            top = found["name"].split(".")[0]
+            package = "(standard library)" if top in sys.stdlib_module_names else top
+            totals[package] = totals.get(package, 0) + int(found["self"])
+            modules[package] = modules.get(package, 0) + 1
+    slowest_first = sorted(totals.items(), key=lambda item: item[1], reverse=True)[:count]
+    return [f"{us / 1000:6.1f} ms {name} ({modules[name]} modules)" for name, us in slowest_first]
+
+
 async def ready_seconds(
     workdir: Path, clusters: int, slack: SlackEmulator, imports: list[str] | None = None
 ) -> tuple[float, float]:
     """Seconds from starting `serve` with `clusters` clusters to its first 200 from /readyz,
     and the CPU seconds the service had used by then (what a busy machine does not inflate).
     With `imports` (a list to fill), the service runs under `-X importtime` and the list gets
-    the slowest imports it made before it was ready (the run's times are then inflated)."""
+    the packages slowest to import before it was ready (the run's times are then inflated)."""
     kubeconfig = str(workdir / f"kubeconfig-{clusters}")
     raw = demo_config(kubeconfig)
     names = [f"gpu-{i:03}" for i in range(clusters)]
@@ -154,7 +174,7 @@ async def ready_seconds(
         service.terminate()
         await service.wait()
         if imports is not None:
-            imports += slowest(log.read_text())
+            imports += by_package(log.read_text())
 
 
 Figures = tuple[float, float, list[str]]
