@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,20 +44,24 @@ kind: Config
 metadata: {name: kai-config}
 """
 
-# `kai-chatops serve ARGS` up to the moment it would start serving (Service.run_until_signalled,
-# which binds the port): prints its exit code and every module it imported. Nothing is sent to
-# the cluster or to Slack before that.
+# `kai-chatops serve ARGS` with a `Service.start` that serves nothing (it would bind the port and
+# connect): it notes what `serve` has imported by then and whether the cyclic garbage collector
+# runs, then stops the service as SIGTERM does. Prints the exit code, that, and whether the
+# collector runs after. Nothing is sent to the cluster or to Slack.
 SERVE_PROBE = """
-import json, sys
+import gc, json, os, signal, sys
 from bot.service import server
 
-async def until_serving(service):
-    service.deps.close()
+seen = {}
 
-server.Service.run_until_signalled = until_serving
+async def start_serving_nothing(service):
+    seen.update(imported=sorted(sys.modules), collecting_at_start=gc.isenabled())
+    os.kill(os.getpid(), signal.SIGTERM)
+
+server.Service.start = start_serving_nothing
 from bot.cli import main
 code = main(sys.argv[1:])
-print(json.dumps({"code": code, "imported": sorted(sys.modules)}), file=sys.stderr)
+print(json.dumps({"code": code, "collecting": gc.isenabled(), **seen}), file=sys.stderr)
 """
 KUBECONFIG = """\
 apiVersion: v1
@@ -138,7 +143,8 @@ def test_the_service_loads_socket_mode_only_when_it_uses_it() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_serve_starts_without_what_serving_does_not_need_at_start(tmp_path: Path) -> None:
+def serve_until_it_would_listen(tmp_path: Path) -> dict[str, Any]:
+    """`kai-chatops serve` with one cluster, HTTP mode, stopped where it would start serving."""
     (tmp_path / "kubeconfig").write_text(KUBECONFIG)
     config = {
         "clusters": [{"name": "gpu", "kubeconfig": str(tmp_path / "kubeconfig")}],
@@ -155,11 +161,23 @@ def test_serve_starts_without_what_serving_does_not_need_at_start(tmp_path: Path
         timeout=60,
         env={k: v for k, v in os.environ.items() if not k.startswith("SLACK_")} | env,
     )
-    report = json.loads(done.stderr.strip().splitlines()[-1])
-    imported = set(report["imported"])
+    report: dict[str, Any] = json.loads(done.stderr.strip().splitlines()[-1])
     assert report["code"] == 0, done.stderr
+    return report
+
+
+def test_serve_starts_without_what_serving_does_not_need_at_start(tmp_path: Path) -> None:
+    imported = set(serve_until_it_would_listen(tmp_path)["imported"])
     # The row would pass for nothing if `serve` had stopped short of building the service.
     assert {"kubernetes.client.api_client", "kubernetes.config.kube_config"} <= imported
     assert {"slack_bolt.app.async_app", "aiohttp.web", "handlers"} <= imported
     loaded = {name for name in imported if name.startswith(NOT_AT_SERVE_START)}
     assert not loaded
+
+
+def test_serve_collects_garbage_once_it_is_up_not_while_it_starts(tmp_path: Path) -> None:
+    """Start-up's collections found next to nothing; a service that never collected again
+    would grow without end."""
+    report = serve_until_it_would_listen(tmp_path)
+    assert report["collecting_at_start"] is False
+    assert report["collecting"] is True
