@@ -8,7 +8,8 @@ process to the first 200 from `/readyz` (goal <= 0.8 s with one cluster, <= 2 s 
 issue 15). Beside each wall time, the CPU the process used: on a machine busy with other work
 the wall time grows, the CPU time much less. bot/ and handlers/ are compiled to bytecode first,
 as an installed wheel is (`common.compile_product`). `--imports` adds the slowest imports of
-each command (`-X importtime`).
+each command, and the packages slowest to import of `serve` until it is ready
+(`-X importtime`).
 
     .venv/bin/python bench/startup.py [--runs 7] [--clusters 1 200] [--imports]
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import resource
 import statistics
@@ -44,7 +46,9 @@ from testbed.stack import add_demo_people, demo_config
 CLI_GOAL_S, READY_GOAL_S = 0.25, 0.8
 READY_GOALS = {1: READY_GOAL_S, 200: 2.0, 1000: 2.0}  # 200: issue 15's goal, kept
 SECRET = "bench-signing-secret"
-IMPORT_TIME = re.compile(r"import time:\s+\d+ \|\s+(?P<cumulative>\d+) \|\s+(?P<name>\S+)")
+IMPORT_TIME = re.compile(
+    r"import time:\s+(?P<self>\d+) \|\s+(?P<cumulative>\d+) \|\s+(?P<name>\S+)"
+)
 FLEET = str(Path(__file__).with_name("fleet_scale.py"))
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -86,8 +90,7 @@ def record_start(figure: str, wall: float, cpu: float, limit: float) -> None:
 
 
 def slowest_imports(args: list[str], count: int = 8) -> list[str]:
-    """The `count` modules `kai-chatops ARGS` imported that took longest, children included
-    (`-X importtime` lines: `import time: SELF | CUMULATIVE | NAME`, both in microseconds)."""
+    """The `count` modules `kai-chatops ARGS` imported that took longest, children included."""
     code = "import sys; from bot.cli import main; sys.exit(main(sys.argv[1:]))"
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", code, *args],
@@ -95,17 +98,44 @@ def slowest_imports(args: list[str], count: int = 8) -> list[str]:
         text=True,
         check=True,
     )
+    return slowest(done.stderr, count)
+
+
+def slowest(importtime: str, count: int = 8) -> list[str]:
+    """The `count` slowest imports of an `-X importtime` report, children included (its lines:
+    `import time: SELF | CUMULATIVE | NAME`, both in microseconds)."""
     rows = []
-    for line in done.stderr.splitlines():
+    for line in importtime.splitlines():
         found = IMPORT_TIME.match(line)
         if found:
             rows.append((int(found["cumulative"]), found["name"]))
     return [f"{us / 1000:6.1f} ms {name}" for us, name in sorted(rows, reverse=True)[:count]]
 
 
-async def ready_seconds(workdir: Path, clusters: int, slack: SlackEmulator) -> tuple[float, float]:
+def by_package(importtime: str, count: int = 12) -> list[str]:
+    """The `count` packages whose modules took longest to import, each module's own time
+    summed by top-level package (the standard library as one): `serve` imports a thousand
+    modules, nested deep, so its slowest single imports would all name the same chain."""
+    totals: dict[str, int] = {}
+    modules: dict[str, int] = {}
+    for line in importtime.splitlines():
+        found = IMPORT_TIME.match(line)
+        if found:
+            top = found["name"].split(".")[0]
+            package = "(standard library)" if top in sys.stdlib_module_names else top
+            totals[package] = totals.get(package, 0) + int(found["self"])
+            modules[package] = modules.get(package, 0) + 1
+    slowest_first = sorted(totals.items(), key=lambda item: item[1], reverse=True)[:count]
+    return [f"{us / 1000:6.1f} ms {name} ({modules[name]} modules)" for name, us in slowest_first]
+
+
+async def ready_seconds(
+    workdir: Path, clusters: int, slack: SlackEmulator, imports: list[str] | None = None
+) -> tuple[float, float]:
     """Seconds from starting `serve` with `clusters` clusters to its first 200 from /readyz,
-    and the CPU seconds the service had used by then (what a busy machine does not inflate)."""
+    and the CPU seconds the service had used by then (what a busy machine does not inflate).
+    With `imports` (a list to fill), the service runs under `-X importtime` and the list gets
+    the packages slowest to import before it was ready (the run's times are then inflated)."""
     kubeconfig = str(workdir / f"kubeconfig-{clusters}")
     raw = demo_config(kubeconfig)
     names = [f"gpu-{i:03}" for i in range(clusters)]
@@ -117,10 +147,17 @@ async def ready_seconds(workdir: Path, clusters: int, slack: SlackEmulator) -> t
     env = {"SLACK_BOT_TOKEN": slack.bot_token, "SLACK_SIGNING_SECRET": SECRET}
     env["SLACK_API_URL"] = slack.api_url
     started = time.monotonic()
-    service = await start_process(
-        "-m", "bot", "serve", "--config", str(config_path),
-        "--port", str(port), "--host", "127.0.0.1", env=env,
-    )  # fmt: skip
+    serve = ["-m", "bot", "serve", "--config", str(config_path), "--port", str(port)]
+    serve += ["--host", "127.0.0.1"]
+    log = workdir / "importtime.txt"
+    if imports is None:
+        service = await start_process(*serve, env=env)
+    else:  # to a file: a pipe nobody reads until the end would fill and stop the service
+        with log.open("w") as stderr:
+            service = await asyncio.create_subprocess_exec(
+                sys.executable, "-X", "importtime", *serve,
+                env={**os.environ, **env}, stderr=stderr,
+            )  # fmt: skip
     try:
         # A process is starting: there is no event to wait on, so poll often.
         async with aiohttp.ClientSession() as session:
@@ -136,10 +173,16 @@ async def ready_seconds(workdir: Path, clusters: int, slack: SlackEmulator) -> t
     finally:
         service.terminate()
         await service.wait()
+        if imports is not None:
+            imports += by_package(log.read_text())
 
 
-async def serve_figures(counts: list[int], runs: int) -> dict[int, tuple[float, float]]:
-    """Median ready seconds and CPU seconds per cluster count (fewer runs for large fleets)."""
+Figures = tuple[float, float, list[str]]
+
+
+async def serve_figures(counts: list[int], runs: int, imports: bool) -> dict[int, Figures]:
+    """Median ready seconds and CPU seconds per cluster count (fewer runs for large fleets),
+    and with `imports` the slowest imports of one more run (not timed)."""
     with tempfile.TemporaryDirectory() as tmp:
         sim = await start_process(
             FLEET, "--serve-simulator", tmp, "--clusters", *map(str, counts), stdin=True
@@ -156,9 +199,13 @@ async def serve_figures(counts: list[int], runs: int) -> dict[int, tuple[float, 
                         await ready_seconds(Path(tmp), count, slack)
                         for _ in range(runs if count == 1 else max(1, runs // 3))
                     ]
+                    slowest_rows: list[str] = []
+                    if imports:
+                        await ready_seconds(Path(tmp), count, slack, slowest_rows)
                     ready[count] = (
                         statistics.median(t for t, _ in times),
                         statistics.median(c for _, c in times),
+                        slowest_rows,
                     )
         finally:
             sim.terminate()
@@ -184,8 +231,8 @@ def main(runs: int, counts: list[int], imports: bool) -> None:
             record_start(f"kai-chatops {label}", wall, cpu, CLI_GOAL_S)
             if imports:
                 print("\n".join(f"      {row}" for row in slowest_imports(args)))
-    ready = asyncio.run(serve_figures(counts, runs))
-    for count, (wall, cpu) in ready.items():
+    ready = asyncio.run(serve_figures(counts, runs, imports))
+    for count, (wall, cpu, slowest_rows) in ready.items():
         seconds = round(wall, 3)
         label = f"serve ready, {count} cluster{'s' if count > 1 else ''}"
         limit = READY_GOALS.get(count)
@@ -196,6 +243,8 @@ def main(runs: int, counts: list[int], imports: bool) -> None:
         else:
             print(f"  {goal(label, seconds, limit, 's')}{cpu_used}")
             record_start(label, wall, cpu, limit)
+        for row in slowest_rows:
+            print(f"      {row}")
 
 
 if __name__ == "__main__":

@@ -17,8 +17,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
-
 from bot.core import conditions as c
 from bot.core.models import RawObject
 
@@ -135,6 +133,10 @@ def _wall_clock(now: datetime, zone: str) -> datetime:
 
 
 def _next_start(schedule: str, after: datetime) -> datetime:
+    # Imported here: only an AppProject with sync windows needs croniter, and the service's
+    # start-up should not pay for it (bench/startup.py, tests/unit/test_cli_imports.py).
+    from croniter import croniter
+
     fields = schedule.split()
     if len(fields) != 5 or not croniter.is_valid(schedule):
         raise InvalidWindow(f"cannot parse schedule '{schedule}'")

@@ -17,13 +17,19 @@ import functools
 import json
 import logging
 import math
+import sys
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import urllib3
 import yaml
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
+
+from bot.kube.importing import without_package_init
+
+if "kubernetes" not in sys.modules:  # the parts the gateway uses, not the whole client
+    without_package_init("kubernetes")
+import kubernetes.client as k8s_client
+import kubernetes.config as k8s_config
 from kubernetes.config import kube_config
 from kubernetes.config.config_exception import ConfigException
 

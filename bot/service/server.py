@@ -146,8 +146,12 @@ class Service:
         # few ms, and a full collection stops every ack in flight (bench/ack_latency.py). A young
         # generation of 10 000 objects instead of 700 collects once per burst of commands rather
         # than every other ack: what one ack allocates is mostly freed by reference counting.
+        # `kai-chatops serve` starts with the collector off (bot/cli.py): the garbage of
+        # start-up (a few thousand objects) is frozen with the rest rather than looked for by
+        # a full collection, which would hold up readiness.
         gc.freeze()
         gc.set_threshold(10_000)
+        gc.enable()
         await stopping.wait()
         log.info("kai-chatops stopping")
         await self.stop()
