@@ -507,7 +507,10 @@ class AlertDesk:
         try:
             snapshot, starved = await asyncio.gather(
                 usecases.read_snapshot(
-                    kube, self.settings.kai.namespace, self.settings.keda.apiservice
+                    kube,
+                    self.settings.kai.namespace,
+                    self.settings.keda.apiservice,
+                    with_crds=False,
                 ),
                 queue_checks.starved_queues(
                     kube, now, after=self.settings.alerts.starved_after, command=self._command_name

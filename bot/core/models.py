@@ -110,13 +110,14 @@ class HealthReport:
 class ClusterSnapshot:
     """Everything a KAI/APIService health check reads, gathered in a constant number of calls.
 
-    `None` for an object means the API answered 404 for it.
+    `None` for an object means the API answered 404 for it; `crd_names` is None when the CRDs
+    were not read (the alert check: no alert rests on them).
     """
 
     kai_config: RawObject | None
     shards: tuple[RawObject, ...]
     deployments: tuple[RawObject, ...]
-    crd_names: frozenset[str]
+    crd_names: frozenset[str] | None
     apiservice: RawObject | None
     kai_namespace: str
     extra: Mapping[str, Any] = field(default_factory=dict)

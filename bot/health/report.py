@@ -72,7 +72,8 @@ def build_report(
         if c.object_name(d) not in schedulers | {OPERATOR_DEPLOYMENT}
     ]
     findings += deployments.assess_operands(operands, ctx.operand_namespace)
-    findings.append(_crd_finding(snapshot.crd_names))
+    if snapshot.crd_names is not None:
+        findings.append(_crd_finding(snapshot.crd_names))
     findings.append(_apiservice_finding(snapshot.apiservice, apiservice_name))
     return HealthReport(cluster=cluster, findings=tuple(findings), checked_at=now)
 

@@ -18,11 +18,15 @@ OPERATOR_LABEL = "app.kubernetes.io/managed-by=kai-operator"
 KAI_CONFIG_NAME = "kai-config"
 
 
-async def read_snapshot(kube: KubeReader, kai_namespace: str, apiservice: str) -> ClusterSnapshot:
+async def read_snapshot(
+    kube: KubeReader, kai_namespace: str, apiservice: str, *, with_crds: bool = True
+) -> ClusterSnapshot:
     """Everything the KAI/APIService check looks at, in a constant number of API requests.
 
     Five reads run at once (Config, shards, Deployments in the KAI namespace, CRD names, the
-    APIService); a sixth lists Deployments only when the Config puts operands elsewhere.
+    APIService); a sixth lists Deployments only when the Config puts operands elsewhere. Without
+    `with_crds` the CRDs are not read (the alert check: no alert rests on them, and a fleet's
+    checks would follow every cluster's CRDs for nothing).
 
     Raises:
         KubeError: the cluster is unreachable or forbids one of the reads.
@@ -33,7 +37,7 @@ async def read_snapshot(kube: KubeReader, kai_namespace: str, apiservice: str) -
         kube.get_object(kinds.KAI_CONFIG, KAI_CONFIG_NAME),
         kube.list_objects(kinds.SCHEDULING_SHARD, page_size=None),
         kube.list_objects(kinds.DEPLOYMENT, kai_namespace, page_size=None),
-        kube.list_objects(kinds.CRD, metadata_only=True, page_size=None),
+        _crds(kube) if with_crds else _nothing(),
         kube.get_object(kinds.APISERVICE, apiservice),
     )
     operand_namespace = _operand_namespace(config, kai_namespace)
@@ -43,10 +47,22 @@ async def read_snapshot(kube: KubeReader, kai_namespace: str, apiservice: str) -
         kai_config=config,
         shards=tuple(shards),
         deployments=tuple(deployments),
-        crd_names=frozenset(str(c.get("metadata", {}).get("name", "")) for c in crds),
+        crd_names=None if crds is None else frozenset(_names(crds)),
         apiservice=service,
         kai_namespace=kai_namespace,
     )
+
+
+async def _crds(kube: KubeReader) -> list[RawObject]:
+    return await kube.list_objects(kinds.CRD, metadata_only=True, page_size=None)
+
+
+async def _nothing() -> None:
+    return None
+
+
+def _names(objects: list[RawObject]) -> list[str]:
+    return [str(o.get("metadata", {}).get("name", "")) for o in objects]
 
 
 def _operand_namespace(config: RawObject | None, default: str) -> str:
