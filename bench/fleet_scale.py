@@ -54,9 +54,9 @@ REST_AFTER_START = 35.0
 REST_WINDOW_AT_LEAST = 20.0
 # What the window cannot see, counted at its rate (bot/service/schedule.py, bot/kube/informer.py):
 # per cluster each hour, the sweeps' lists (ScaledJobs and ScaledObjects in the one KEDA
-# namespace, five Flux kinds) and, per followed collection (five: the KAI Config, the shards,
-# the Deployments, the CRDs, the APIService), one resync list and two watch requests.
-HOURLY_REQUESTS = 2 + 5 + 5 * (1 + 2)
+# namespace, five Flux kinds) and, per followed collection (four: the KAI Config, the shards,
+# the Deployments, the APIService), one resync list and two watch requests.
+HOURLY_REQUESTS = 2 + 5 + 4 * (1 + 2)
 CHECKS = re.compile(r'kai_chatops_alert_checks_total\{cluster="([^"]+)",outcome="ok"\} (\S+)')
 BUCKET = re.compile(r'kai_chatops_alert_check_seconds_bucket\{le="([^"]+)"\} (\S+)')
 
