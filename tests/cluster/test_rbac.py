@@ -90,7 +90,6 @@ CALLS: list[Call] = [
     # The alert checks follow what they read by list and watch (bot/kube/informer.py)
     *reads("list watch", "kai.scheduler", "configs", ALL, "alerts: followed"),
     *reads("watch", "kai.scheduler", "schedulingshards", ALL, "alerts: followed"),
-    *reads("watch", "apiextensions.k8s.io", "customresourcedefinitions", ALL, "alerts"),
     *reads("list watch", "apiregistration.k8s.io", "apiservices", ALL, "alerts: followed"),
     *reads("watch", "scheduling.run.ai", "queues", ALL, "queue starvation: followed"),
     *reads("list watch", "scheduling.run.ai", "podgroups", ALL, "queue starvation: followed"),
@@ -353,7 +352,7 @@ def rules(group: str, resources: str, verbs: str, names: str = "*") -> set[Rule]
 CLUSTER_WIDE: set[Rule] = (
     rules("kai.scheduler", "configs", "get list watch")
     | rules("kai.scheduler", "schedulingshards", "list watch")
-    | rules("apiextensions.k8s.io", "customresourcedefinitions", "list watch")
+    | rules("apiextensions.k8s.io", "customresourcedefinitions", "list")
     | rules("apiregistration.k8s.io", "apiservices", "get list watch")
     | rules("keda.sh", "scaledjobs scaledobjects", "list")
     | rules("scheduling.run.ai", "queues podgroups", "get list watch")
