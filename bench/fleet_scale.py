@@ -271,7 +271,10 @@ def report(rows: list[Figures], interval: float) -> None:
     largest = max(rows, key=lambda r: r.clusters)
     print(f"  at {largest.clusters} clusters:")
     print(f"    {goal('threads', largest.threads, 64, '')}")
-    print(f"    {goal('RSS', round(largest.rss_mb, 1), 150, 'MB')}")
+    rss_goal = 250 if largest.clusters >= 1000 else 150
+    print(f"    {goal('RSS', round(largest.rss_mb, 1), rss_goal, 'MB')}")
+    core = round(largest.cpu_per_cycle / interval * 100, 1)
+    print(f"    {goal('CPU at rest, % of one core', core, 20, '%')}")
     print(f"    {goal('start-up to ready', round(largest.ready, 2), 2, 's')}")
     checked = "met" if largest.all_checked else "MISSED"
     print(f"    every cluster checked within its interval: {checked}")
