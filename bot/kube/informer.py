@@ -19,7 +19,7 @@ import contextlib
 import functools
 import logging
 import sys
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Protocol, runtime_checkable
 
 from bot.core import errors
@@ -120,6 +120,43 @@ def metadata_of(obj: RawObject) -> RawObject:
     return partial
 
 
+class Reach:
+    """Whether a cluster answers, as its collections found it. While it is down (a list or a
+    watch found no connection) its collections try it one at a time, RETRY_FIRST and then up
+    to RETRY_LONGEST apart, and a read of a collection not current fails at once with that
+    error: a cluster that is down costs a probe a minute, not every collection's retries and
+    every check's reads, and holds no client thread that other clusters' work would wait for."""
+
+    def __init__(self, *, retry_first: float = RETRY_FIRST, retry_longest: float = RETRY_LONGEST):
+        self.error: errors.KubeUnavailable | None = None
+        self.retry_first, self.retry_longest = retry_first, retry_longest
+        self._retry = 0.0
+        self._turn = asyncio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def attempt(self) -> AsyncIterator[None]:
+        """Around a list: at once while the cluster answers; in turn, after the backoff, while
+        it does not."""
+        if self.error is None:
+            yield
+            return
+        async with self._turn:
+            if self.error is not None:
+                await asyncio.sleep(self._retry)
+            yield
+
+    @property
+    def down(self) -> bool:
+        return self.error is not None
+
+    def failed(self, error: errors.KubeUnavailable) -> None:
+        self.error = error
+        self._retry = min(max(self._retry * 2, self.retry_first), self.retry_longest)
+
+    def answered(self) -> None:
+        self.error, self._retry = None, 0.0
+
+
 class Collection:
     """One collection as last listed and watched; `run()` keeps it current until cancelled."""
 
@@ -130,10 +167,12 @@ class Collection:
         cluster: str,
         on_change: Callable[[], None],
         *,
+        reach: Reach | None = None,
         watch_seconds: float = WATCH_SECONDS,
         resync_every: float = RESYNC_EVERY,
     ) -> None:
         self.kube = kube
+        self.reach = reach or Reach()
         self.ref, self.namespace, self.metadata_only = key
         self.cluster = cluster
         self.on_change = on_change
@@ -162,6 +201,13 @@ class Collection:
                 self.current = False
                 log.warning("%s: %s; read from the API at each check instead", self.describe(), e)
                 await asyncio.sleep(self.resync_every)
+            except errors.KubeUnavailable as e:
+                self.current = False
+                log.info("%s: %s; read from the API until it is followed again", self.describe(), e)
+                if not self.reach.down:  # listed, but its watch broke: as any other failure
+                    retry = 0.0 if self.watched else retry
+                    await asyncio.sleep(retry)
+                    retry = min(max(retry * 2, RETRY_FIRST), RETRY_LONGEST)
             except Exception as e:  # KubeError, or a bug: never a copy left current but stale
                 self.current = False
                 if not isinstance(e, errors.KubeError):
@@ -173,11 +219,18 @@ class Collection:
                 retry = min(max(retry * 2, RETRY_FIRST), RETRY_LONGEST)
 
     async def _list(self) -> None:
-        listed, self.version = await self.kube.list_versioned(
-            self.ref, self.namespace, metadata_only=self.metadata_only
-        )
+        async with self.reach.attempt():  # in turn, after a while, when the cluster is down
+            was_down = self.reach.down
+            try:
+                listed, self.version = await self.kube.list_versioned(
+                    self.ref, self.namespace, metadata_only=self.metadata_only
+                )
+            except errors.KubeUnavailable as e:
+                self.reach.failed(e)
+                raise
+            self.reach.answered()
         items = {object_key(o): self._kept(o) for o in listed}
-        changed = items != self.items
+        changed = items != self.items or was_down  # back: check at once
         self.items, self.current, self.watched = items, True, False
         if changed:
             self.on_change()
@@ -242,6 +295,8 @@ class CachedKube:
         self._collections: dict[CollectionKey, Collection] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._settled = False  # at rest since the idle connections were closed
+        retries = {k: options.pop(k) for k in ("retry_first", "retry_longest") if k in options}
+        self.reach = Reach(**retries)
 
     @property
     def followed(self) -> list[Collection]:
@@ -339,9 +394,13 @@ class CachedKube:
         found = self._collections.get(key)
         if found is None:
             changed = functools.partial(self._changed, ref)
-            found = Collection(self.kube, key, self.cluster, changed, **self._options)
+            found = Collection(
+                self.kube, key, self.cluster, changed, reach=self.reach, **self._options
+            )
             self._collections[key] = found
             self._tasks.append(asyncio.get_running_loop().create_task(found.run()))
+        if not found.current and self.reach.error is not None:
+            raise self.reach.error  # the cluster is down: say so without asking it again
         return found if found.current else None
 
     def _changed(self, ref: ResourceRef) -> None:
