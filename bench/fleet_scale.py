@@ -310,6 +310,10 @@ def record_figures(by_count: dict[int, Figures], interval: float) -> None:
         checked = "all" if r.all_checked else "not all"
         record_text(f"{at}: every cluster checked within its interval", "all", checked,
                     r.all_checked)  # fmt: skip
+        if 1 in by_count:
+            base, here = percentile(by_count[1].health, 0.5), percentile(r.health, 0.5)
+            record(f"{at}: /kai health --cluster X p50 vs 1 cluster", round(here / base, 2), 1.5,
+                   "x")  # fmt: skip
         if count == 1000:
             record(f"{at}: ready", round(r.ready, 2), 2, "s")
             core = round(r.cpu_per_cycle / interval * 100, 1)

@@ -50,11 +50,15 @@ EXPECTED = [
     ("200 clusters: threads", "<= 64"),
     ("200 clusters: RSS", "<= 150 MB"),
     ("200 clusters: every cluster checked within its interval", "all"),
+    ("200 clusters: /kai health --cluster X p50 vs 1 cluster", "<= 1.5 x"),
     ("1000 clusters: threads", "<= 64"),
     ("1000 clusters: RSS", "<= 250 MB"),
     ("1000 clusters: ready", "<= 2 s"),
     ("1000 clusters: CPU at rest, % of one core", "<= 20 %"),
+    ("1000 clusters: API requests per cluster per interval, at rest", "<= 1"),
+    ("1000 clusters: CPU per cluster per interval, at rest", "<= 2 ms"),
     ("1000 clusters: every cluster checked within its interval", "all"),
+    ("1000 clusters: /kai health --cluster X p50 vs 1 cluster", "<= 1.5 x"),
 ]
 
 
