@@ -1,0 +1,154 @@
+"""Bench: the CPU one alert check of a cluster at rest costs, in process, without the service.
+
+A simulator serves N clusters (each a context of one kubeconfig), in a process of its own beside
+the Slack emulator, so their CPU is not counted; one `AlertDesk` over a SQLite
+store checks each through a `CachedKube` (`bot.kube.informer`) until every collection it reads is
+followed and current and the state holds still; then every cluster is checked `--rounds` times
+and the process's CPU time is divided by the checks made. At rest a check reads only the local
+copies and asks the API server nothing, so this is the check's own cost: the state store, the
+decision, rendering, metrics. Issue 26: <= 2 ms of CPU per cluster per interval at rest.
+`--profile FILE` writes a cProfile of the timed rounds (`python -m pstats FILE`).
+
+    .venv/bin/python bench/check_cpu.py [--clusters 200] [--rounds 5] [--profile FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import json
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from common import goal, record, start_process
+
+from bot.alerts.desk import AlertDesk
+from bot.alerts.store import SqliteStore
+from bot.config.settings import parse_settings
+from bot.core.metrics import Metrics
+from bot.kube import gateway
+from bot.kube.informer import CachedKube
+from bot.slack.client import build_client
+from bot.slack.gateway import SlackGateway
+from testbed.sim import Simulator
+from testbed.slackemu import SlackEmulator
+from testbed.stack import demo_config
+
+WARM_ROUNDS_AT_MOST = 20
+GOAL_MS = 2.0
+HERE = str(Path(__file__).resolve())
+
+
+def names(count: int) -> list[str]:
+    return [f"gpu-{i:03}" for i in range(count)]
+
+
+class Fleet:
+    """Every cluster's gateway and local copy, and the desk that checks them."""
+
+    def __init__(self, kubeconfig: str, slack: tuple[str, str], workdir: str, count: int) -> None:
+        self.clusters = names(count)
+        raw = demo_config(kubeconfig)
+        raw["clusters"] = [
+            {"name": n, "kubeconfig": kubeconfig, "context": n} for n in self.clusters
+        ]
+        raw["state"] = {"path": f"{workdir}/state.sqlite"}
+        settings = parse_settings(raw)
+        metrics = Metrics()
+        self.kube = gateway.connect_all(settings.clusters, settings.kubernetes, metrics)
+        self.store = SqliteStore(settings.state.path)
+        token, api_url = slack
+        sender = SlackGateway(build_client(token, api_url, metrics), monotonic=time.monotonic)
+        self.desk = AlertDesk(settings, self.store, sender, metrics)
+        self.reads = {c: CachedKube(self.kube[c]) for c in self.clusters}
+
+    async def check_all(self) -> None:
+        now = datetime.now(UTC)
+        for cluster in self.clusters:
+            await self.desk.run_check(self.kube[cluster], now, reads=self.reads[cluster])
+
+    async def close(self) -> None:
+        for reads in self.reads.values():
+            await reads.close()
+        for kube in self.kube.values():
+            await kube.close_streams()
+            kube.close()
+        self.store.close()
+
+
+async def warm(fleet: Fleet) -> None:
+    """Check until every copy is current and a round changes no stored version."""
+    versions: dict[str, str] = {}
+    for _ in range(WARM_ROUNDS_AT_MOST):
+        await fleet.check_all()
+        now = {c: (await fleet.store.load(c)).version for c in fleet.clusters}
+        if all(r.at_rest for r in fleet.reads.values()) and now == versions:
+            return
+        versions = now
+        await asyncio.sleep(0.5)
+    raise TimeoutError("the fleet never came to rest")
+
+
+async def serve(workdir: str, count: int) -> None:
+    """The other process: the simulator (its kubeconfig in `workdir`) and the Slack emulator,
+    whose token and URL it prints, serving until its stdin closes."""
+    # Bookmarks about once a minute, as kube-apiserver sends them (bench/fleet_scale.py).
+    async with (
+        Simulator(scenarios=("default",), bookmark_every=60.0) as sim,
+        SlackEmulator() as slack,
+    ):
+        first, *more = names(count)
+        kubeconfig = sim.write_kubeconfig(f"{workdir}/kubeconfig", first, more_contexts=more)
+        print(json.dumps([kubeconfig, slack.bot_token, slack.api_url]), flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+
+async def measure(fleet: Fleet, rounds: int, profile: str | None) -> float:
+    """CPU seconds of `rounds` checks of every cluster (profiled into `profile` when given)."""
+    profiler = cProfile.Profile() if profile else None
+    started = time.process_time()
+    if profiler:
+        profiler.enable()
+    for _ in range(rounds):
+        await fleet.check_all()
+    if profiler:
+        profiler.disable()
+        profiler.dump_stats(profile)
+    return time.process_time() - started
+
+
+async def main(count: int, rounds: int, profile: str | None) -> int:
+    with tempfile.TemporaryDirectory() as workdir:
+        server = await start_process(HERE, "--serve", workdir, "--clusters", str(count), stdin=True)
+        assert server.stdout is not None and server.stdin is not None
+        kubeconfig, token, api_url = json.loads(await server.stdout.readline())
+        fleet = Fleet(kubeconfig, (token, api_url), workdir, count)
+        try:
+            await warm(fleet)
+            cpu = await measure(fleet, rounds, profile)
+        finally:
+            await fleet.close()
+            server.stdin.close()
+            await server.wait()
+    per_check = cpu / (rounds * count) * 1000
+    print(f"{count} clusters at rest, {rounds} rounds: {per_check:.3f} ms of CPU per check")
+    print(f"  {goal('CPU per check at rest', round(per_check, 3), GOAL_MS, 'ms')}")
+    record(f"{count} clusters: CPU of one alert check at rest", round(per_check, 3), GOAL_MS, "ms")
+    return 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clusters", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--profile", metavar="FILE", help="write a cProfile of the timed rounds")
+    parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        asyncio.run(serve(args.serve, args.clusters))
+        sys.exit(0)
+    sys.exit(asyncio.run(main(args.clusters, args.rounds, args.profile)))
