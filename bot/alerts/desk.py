@@ -20,18 +20,27 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 
-from bot.alerts import due, fleet, outbox, queue_checks, reminders, rules, trouble
+from bot.alerts import due, fleet, outbox, queue_checks, reminders, rules, trouble, verdicts
 from bot.alerts import machine as alerts
 from bot.alerts import render as render_alerts
 from bot.alerts.delivery import AlertMessages, Attempt, MessageSender, Paging
 from bot.alerts.delivery import Outcome as Sent
 from bot.alerts.drain import SLACK_BACKOFFS, Drain, Poster, Sleep
 from bot.alerts.lease import default_identity
-from bot.alerts.model import FLEET, AlertState, ClusterAlerts, EffectKind, Owed, Phase
+from bot.alerts.model import (
+    FLEET,
+    AlertState,
+    ClusterAlerts,
+    EffectKind,
+    Observation,
+    Owed,
+    Phase,
+)
 from bot.alerts.store import AlertStore, Damage, StoreUnavailable, update
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.metrics import Metrics
+from bot.core.models import ClusterSnapshot
 from bot.diagnostics import cause as causes
 from bot.diagnostics import render as render_diagnosis
 from bot.diagnostics import subjects
@@ -112,6 +121,7 @@ class AlertDesk:
         )
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._troubles: dict[str, trouble.Trouble] = {}
+        self._verdicts = verdicts.Verdicts(self._judge, settings.kai.progressing_timeout)
 
     @property
     def _command_name(self) -> str:
@@ -162,8 +172,10 @@ class AlertDesk:
         self._count_alerts(outcome.state)
         await self._store_trouble(cluster, now, None)
         await self._regroup(now)
-        await self.drain(cluster)  # roots first: a page never waits for its evidence
-        ready = await self._gather_evidence(kube, cluster, now)
+        # What the check saved is what the cluster owes, unless fleet incidents changed it since
+        known = None if self._groups_clusters else outcome.state
+        await self.drain(cluster, known=known)  # roots first: a page never waits for its evidence
+        ready = await self._gather_evidence(kube, cluster, now, known)
         if ready:
             await self._drain.drain(cluster, only=ready)
         if self._groups_clusters:
@@ -258,13 +270,18 @@ class AlertDesk:
         """Every configured cluster's stored alert state."""
         return [(await self.store.load(c.name)).state for c in self.settings.clusters]
 
-    async def _gather_evidence(self, kube: PodLogReader, cluster: str, now: datetime) -> list[str]:
+    async def _gather_evidence(
+        self, kube: PodLogReader, cluster: str, now: datetime, known: ClusterAlerts | None
+    ) -> list[str]:
         """Diagnose the failing component of every incident whose first reply still waits for
         it, and store the rendered words in its outbox (once: a retry, a restart or another
         replica sends those same words). Returns the incidents whose thread can go on now
-        (their root is in Slack). Never raises: a diagnosis that fails is one line in the
+        (their root is in Slack). Nothing waits when the state just `known` holds no such
+        reply (only a check owes one). Never raises: a diagnosis that fails is one line in the
         thread, a store that fails leaves it for the next check."""
-        ready = []
+        ready: list[str] = []
+        if known is not None and not outbox.awaiting_evidence(known):
+            return ready
         try:
             waiting = outbox.awaiting_evidence((await self.store.load(cluster)).state)
             for alert, owed in waiting:
@@ -335,11 +352,12 @@ class AlertDesk:
                 return
         await self.drain(cluster)
 
-    async def drain(self, cluster: str) -> None:
+    async def drain(self, cluster: str, *, known: ClusterAlerts | None = None) -> None:
         """Deliver what `cluster`'s alerts owe Slack (on the Lease holder only), and the fleet
         incidents' (`alerts.group_clusters`): every caller, at start-up, on becoming the holder
-        and after a command, reaches them too. Never raises."""
-        await self._drain.drain(cluster)
+        and after a command, reaches them too. `known`: the state just saved (or found
+        unchanged), which spares reading it again when it owes nothing. Never raises."""
+        await self._drain.drain(cluster, known=known)
         if self._groups_clusters and cluster != FLEET:
             await self._drain.drain(FLEET)
 
@@ -525,23 +543,27 @@ class AlertDesk:
             return failed
         self._metrics.alert_checks.labels(cluster, "ok").inc()
         self._metrics.last_check.labels(cluster).set(now.timestamp())
+        seen = self._verdicts.seen(cluster, snapshot, now) + starved
+        return lambda state: alerts.observe(state, seen, now, policy)
+
+    def _judge(self, cluster: str, snapshot: ClusterSnapshot, now: datetime) -> list[Observation]:
+        """What is alert-worthy in one snapshot at `now` (`bot.alerts.verdicts` reuses it)."""
+        timeout, apiservice = self.settings.kai.progressing_timeout, self.settings.keda.apiservice
         report = health.build_report(
             snapshot,
             cluster=cluster,
             now=now,
-            progressing_timeout=self.settings.kai.progressing_timeout,
-            apiservice_name=self.settings.keda.apiservice,
+            progressing_timeout=timeout,
+            apiservice_name=apiservice,
         )
-        seen = rules.detect(
+        return rules.detect(
             snapshot,
             report,
             now=now,
-            progressing_timeout=self.settings.kai.progressing_timeout,
-            apiservice_name=self.settings.keda.apiservice,
+            progressing_timeout=timeout,
+            apiservice_name=apiservice,
             command=self._command_name,
         )
-        seen += starved
-        return lambda state: alerts.observe(state, seen, now, policy)
 
     async def _command(
         self, cluster: str | None, alert_id: str, act: Callable[[str], Step], command_id: str

@@ -4,8 +4,9 @@ One JSON document per cluster (`bot.alerts.document.dump_cluster`) with a versio
 the version it read and raises `StoreConflict` when someone saved since (another replica
 answering `/kai ack`, say), so the caller reloads and redoes its step (`update`). A document
 that cannot be decoded loads as empty state with its `Damage`; the next save keeps the damaged
-text aside, beside the document (a table row, a ConfigMap key). The storage itself (versions,
-compare-and-set, retries) is `bot.state`'s.
+text aside, beside the document (a table row, a ConfigMap key). A document read again unchanged
+is not decoded again (`Decoded`). The storage itself (versions, compare-and-set, retries) is
+`bot.state`'s.
 """
 
 from __future__ import annotations
@@ -115,6 +116,27 @@ async def update(
     return await REDO_CONFLICTS.redo_on_conflict(attempt, gave_up)
 
 
+class Decoded:
+    """The state each cluster's document last decoded to, kept with the document's text: a
+    check at rest reads its document back unchanged, and decoding it again would cost more than
+    the whole rest of the check. The text is compared, not the version: equal text is equal
+    state whatever wrote it (a table made anew counts its versions from 1 again). States are
+    immutable, so every load may share one."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[str, ClusterAlerts]] = {}
+
+    def stored(self, cluster: str, text: str, version: str, kept_at: str) -> Stored:
+        """The state `text` holds (`_parsed`), decoded only when the text changed."""
+        last = self._last.get(cluster)
+        if last is not None and last[0] == text:
+            return Stored(last[1], version)
+        stored = _parsed(cluster, text, version, kept_at)
+        if stored.damage is None:  # a damaged document is decoded (and said) at every load
+            self._last[cluster] = (text, stored.state)
+        return stored
+
+
 class SqliteStore:
     """The embedded default: one row per cluster in the file at `state.path`.
 
@@ -126,6 +148,7 @@ class SqliteStore:
         self.path = path
         raises = Raises("alert state", StoreUnavailable, StoreConflict)
         self._table = VersionedTable(path, table="alert_state", key="cluster", raises=raises)
+        self._decoded = Decoded()
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable."""
@@ -133,7 +156,8 @@ class SqliteStore:
         if found is None:
             return Stored(ClusterAlerts(cluster), NEW)
         body, version = found
-        return _parsed(cluster, body, version, f"table {self._table.aside_table} of {self.path}")
+        where = f"table {self._table.aside_table} of {self.path}"
+        return self._decoded.stored(cluster, body, version, where)
 
     async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Raises: StoreConflict, StoreUnavailable."""
@@ -169,12 +193,14 @@ class ConfigMapStore:
         self._document = ConfigMapDocument(
             kube, namespace, name, raises, policy=policy, sleep=sleep, log=log
         )
+        self._decoded = Decoded()
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable (the API server refused or could not be reached)."""
         found = await self._document.read()
         where = f"key {_damaged_key(cluster)} of ConfigMap {self.namespace}/{self.name}"
-        return _parsed(cluster, found.data.get(_data_key(cluster), ""), found.version, where)
+        text = found.data.get(_data_key(cluster), "")
+        return self._decoded.stored(cluster, text, found.version, where)
 
     async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Raises: StoreConflict, StoreUnavailable."""

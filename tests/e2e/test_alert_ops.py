@@ -198,3 +198,49 @@ async def test_a_replica_that_lost_the_lease_during_the_read_posts_nothing(
     await desk.run_check(gateway, T0 + timedelta(seconds=60), still_leader=lambda: False)
     assert slack.posts == []
     assert not (await store.load("sim")).state.alerts
+
+
+class CountingStore:
+    """The store, counting the loads and saves that go through it."""
+
+    def __init__(self, inner: SqliteStore) -> None:
+        self.inner = inner
+        self.loads = self.saves = 0
+
+    async def load(self, cluster: str) -> Any:
+        self.loads += 1
+        return await self.inner.load(cluster)
+
+    async def save(self, state: ClusterAlerts, version: str, **kw: Any) -> str:
+        self.saves += 1
+        return await self.inner.save(state, version, **kw)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+async def test_a_check_at_rest_reads_the_state_once_and_writes_nothing(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    counting, slack = CountingStore(store), FakeSlack()
+    desk = make_desk(counting, slack)
+    await fire(desk, gateway, sim)  # paged: the root and its diagnosis are in Slack
+    [alert] = (await store.load("sim")).state.alerts.values()
+    assert alert.root_ts and alert.outbox == ()
+    posted, version = list(slack.posts), (await store.load("sim")).version
+    counting.loads = counting.saves = 0
+
+    minutes = (2, 3, 10, 60, 120)  # still firing, its reminder due only after `repeat` (4h)
+    for minute in minutes:
+        await desk.run_check(gateway, T0 + timedelta(minutes=minute))
+
+    assert (counting.saves, counting.loads) == (0, len(minutes))
+    assert (await store.load("sim")).version == version
+    assert slack.posts == posted and slack.edits == []
+
+    breakage.heal(sim)  # a check that finds a change still does all it did
+    for minute in (121, 122, 123):  # clear, then resolved after `hold` (60s)
+        await desk.run_check(gateway, T0 + timedelta(minutes=minute))
+    assert counting.saves >= 2
+    assert slack.edits[-1][1].startswith("[RESOLVED (critical)] sim: Config kai-config")
+    assert not (await store.load("sim")).state.alerts
