@@ -22,7 +22,7 @@ from bot.alerts.model import ClusterAlerts
 from bot.config.settings import Settings
 from bot.kube.ports import KubeWriter
 from bot.state import retry
-from bot.state.configmap import ConfigMapDocument
+from bot.state.configmap import ConfigMapDocument, Snapshot
 from bot.state.retry import (
     REDO_CONFLICTS,
     Raises,
@@ -72,6 +72,11 @@ class AlertStore(Protocol):
 
     async def load(self, cluster: str) -> Stored: ...
 
+    async def load_many(self, clusters: Sequence[str]) -> list[Stored]:
+        """What `load` gives for each of `clusters`, in that order, read at once (a fleet's
+        states, asked at every check when alerts are grouped across clusters)."""
+        ...
+
     async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Write `state` if the stored version is still `version` (and keep `aside`'s text
         beside it); returns the new version."""
@@ -117,23 +122,28 @@ async def update(
 
 
 class Decoded:
-    """The state each cluster's document last decoded to, kept with the document's text: a
-    check at rest reads its document back unchanged, and decoding it again would cost more than
-    the whole rest of the check. The text is compared, not the version: equal text is equal
-    state whatever wrote it (a table made anew counts its versions from 1 again). States are
-    immutable, so every load may share one."""
+    """What each cluster's document last decoded to, kept with the document's text: a check
+    at rest reads its document back unchanged, and decoding it again would cost more than the
+    whole rest of the check (a fleet's, with alerts grouped, is read at every check). The text
+    is compared, not the version: equal text is equal state whatever wrote it (a table made
+    anew counts its versions from 1 again). States are immutable, so every load may share one.
+    """
 
     def __init__(self) -> None:
-        self._last: dict[str, tuple[str, ClusterAlerts]] = {}
+        self._last: dict[str, tuple[str, Stored]] = {}
 
     def stored(self, cluster: str, text: str, version: str, kept_at: str) -> Stored:
         """The state `text` holds (`_parsed`), decoded only when the text changed."""
         last = self._last.get(cluster)
         if last is not None and last[0] == text:
-            return Stored(last[1], version)
-        stored = _parsed(cluster, text, version, kept_at)
-        if stored.damage is None:  # a damaged document is decoded (and said) at every load
-            self._last[cluster] = (text, stored.state)
+            if last[1].version == version:
+                return last[1]
+            stored = Stored(last[1].state, version)
+        else:
+            stored = _parsed(cluster, text, version, kept_at)
+            if stored.damage is not None:  # decoded (and said) again at every load
+                return stored
+        self._last[cluster] = (text, stored)
         return stored
 
 
@@ -152,10 +162,15 @@ class SqliteStore:
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable."""
-        found = await self._table.read(cluster)
-        if found is None:
-            return Stored(ClusterAlerts(cluster), NEW)
-        body, version = found
+        return self._stored(cluster, await self._table.read(cluster))
+
+    async def load_many(self, clusters: Sequence[str]) -> list[Stored]:
+        """Raises: StoreUnavailable."""
+        found = await self._table.read_many(clusters)
+        return [self._stored(cluster, found.get(cluster)) for cluster in clusters]
+
+    def _stored(self, cluster: str, found: tuple[str, str] | None) -> Stored:
+        body, version = found or ("", NEW)  # never saved: the empty state
         where = f"table {self._table.aside_table} of {self.path}"
         return self._decoded.stored(cluster, body, version, where)
 
@@ -197,7 +212,14 @@ class ConfigMapStore:
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable (the API server refused or could not be reached)."""
+        return self._stored(cluster, await self._document.read())
+
+    async def load_many(self, clusters: Sequence[str]) -> list[Stored]:
+        """One read of the ConfigMap, which holds them all. Raises: StoreUnavailable."""
         found = await self._document.read()
+        return [self._stored(cluster, found) for cluster in clusters]
+
+    def _stored(self, cluster: str, found: Snapshot) -> Stored:
         where = f"key {_damaged_key(cluster)} of ConfigMap {self.namespace}/{self.name}"
         text = found.data.get(_data_key(cluster), "")
         return self._decoded.stored(cluster, text, found.version, where)
