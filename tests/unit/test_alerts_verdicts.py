@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from health_snapshots import kai_snapshot
@@ -153,3 +154,26 @@ def test_a_stuck_operator_is_alerted_once_its_timeout_passes_though_nothing_chan
     assert late.title == "operator not reconciling: Progressing for 16m"
     assert later.title == "operator not reconciling: Progressing for 30m"
     assert counted.calls == 3
+
+
+def versioned(obj: dict[str, Any], version: str, **metadata: Any) -> dict[str, Any]:
+    """`obj` as the API server gives it: with its uid and resourceVersion (and `metadata`)."""
+    meta = {**obj["metadata"], "uid": f"uid-{obj['metadata']['name']}"}
+    return {**obj, "metadata": {**meta, "resourceVersion": version, **metadata}}
+
+
+def test_a_snapshot_is_known_by_its_objects_versions_not_by_what_a_copy_left_out() -> None:
+    counted = Counted()
+    verdicts = Verdicts(counted, TIMEOUT)
+    config = kai_config(conditions=kai_conditions(3))
+    as_read = versioned(config, "41", managedFields=[{"manager": "kai", "fieldsV1": {"f:a": {}}}])
+    as_kept = versioned(config, "41", managedFields=[{"manager": "kai"}])  # slimmed, same version
+    written = versioned(kai_config(conditions=kai_conditions(3, Available=("False", "no"))), "42")
+
+    assert verdicts.seen("prod", kai_snapshot(kai_config=as_read), NOW) == []
+    assert verdicts.seen("prod", kai_snapshot(kai_config=as_kept), NOW) == []
+    assert counted.calls == 1
+    assert verdicts.seen("prod", kai_snapshot(kai_config=written), NOW) == judge(
+        "prod", kai_snapshot(kai_config=written), NOW
+    )
+    assert counted.calls == 2
