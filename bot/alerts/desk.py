@@ -18,20 +18,30 @@ import logging
 import secrets
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from bot.alerts import due, fleet, outbox, queue_checks, reminders, rules, trouble
+from bot.alerts import due, fleet, outbox, queue_checks, reminders, rules, trouble, verdicts
 from bot.alerts import machine as alerts
 from bot.alerts import render as render_alerts
 from bot.alerts.delivery import AlertMessages, Attempt, MessageSender, Paging
 from bot.alerts.delivery import Outcome as Sent
 from bot.alerts.drain import SLACK_BACKOFFS, Drain, Poster, Sleep
 from bot.alerts.lease import default_identity
-from bot.alerts.model import FLEET, AlertState, ClusterAlerts, EffectKind, Owed, Phase
+from bot.alerts.model import (
+    FLEET,
+    AlertState,
+    ClusterAlerts,
+    EffectKind,
+    Observation,
+    Owed,
+    Phase,
+)
 from bot.alerts.store import AlertStore, Damage, StoreUnavailable, update
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.metrics import Metrics
+from bot.core.models import ClusterSnapshot
 from bot.diagnostics import cause as causes
 from bot.diagnostics import render as render_diagnosis
 from bot.diagnostics import subjects
@@ -80,6 +90,15 @@ def repair_damaged(state: ClusterAlerts, damage: Damage) -> ClusterAlerts:
     return outbox.owe_notice(state, f"{state.cluster}:damaged:{digest}", text)
 
 
+@dataclass(frozen=True)
+class _Regrouped:
+    """What bringing the fleet incidents up to date did: the clusters whose alerts it folded
+    (their states changed after their checks), and the fleet state it saved (None: none)."""
+
+    folded: frozenset[str] = frozenset()
+    fleet: ClusterAlerts | None = None
+
+
 class AlertDesk:
     """The alert use-cases over one store and one Slack gateway; shared by jobs and listeners."""
 
@@ -112,6 +131,7 @@ class AlertDesk:
         )
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._troubles: dict[str, trouble.Trouble] = {}
+        self._verdicts = verdicts.Verdicts(self._judge, settings.kai.progressing_timeout)
 
     @property
     def _command_name(self) -> str:
@@ -161,13 +181,16 @@ class AlertDesk:
                 return None
         self._count_alerts(outcome.state)
         await self._store_trouble(cluster, now, None)
-        await self._regroup(now)
-        await self.drain(cluster)  # roots first: a page never waits for its evidence
-        ready = await self._gather_evidence(kube, cluster, now)
+        regrouped = await self._regroup(now)
+        # What the check saved is what the cluster owes, unless a fleet incident took its alert
+        known = None if cluster in regrouped.folded else outcome.state
+        # roots first: a page never waits for its evidence
+        await self.drain(cluster, known=known, fleet_known=regrouped.fleet)
+        ready = await self._gather_evidence(kube, cluster, now, known)
         if ready:
             await self._drain.drain(cluster, only=ready)
         if self._groups_clusters:
-            await self._gather_fleet_evidence(kube, now)
+            await self._gather_fleet_evidence(kube, now, regrouped.fleet)
         return due.next_look(outcome.state, self.settings.alerts.hold)
 
     @property
@@ -189,8 +212,8 @@ class AlertDesk:
         clusters' states are read before the lock: a later change is seen at `_regroup`."""
         if not self._groups_clusters:
             return step
-        others = [s for s in await self._states() if s.cluster != cluster]
-        fleet_state = (await self.store.load(FLEET)).state
+        *states, fleet_state = await self._states(FLEET)
+        others = [s for s in states if s.cluster != cluster]
         channel, at_least = self.settings.slack.alert_channel, self._groups_clusters
         wait = self._fleet_wait
 
@@ -202,44 +225,55 @@ class AlertDesk:
 
         return grouped
 
-    async def _regroup(self, now: datetime) -> None:
+    async def _regroup(self, now: datetime) -> _Regrouped:
         """Fold every cluster's alerts of a group that just became fleet-wide (their own
         incidents end, pointing at the fleet's), then bring the fleet incidents up to date:
         opened, joined, recovered, resolved. Clusters first: a member the fleet state does not
         know yet is found at the next check; a fleet incident never owes a root a cluster owes
-        too. Never raises (logged; the next check does it again)."""
+        too. Returns the clusters folded and the fleet state saved. Never raises (logged; the
+        next check does it again)."""
         if not self._groups_clusters:
-            return
+            return _Regrouped()
         channel, wait = self.settings.slack.alert_channel, self._fleet_wait
+        folding: list[ClusterAlerts] = []
         try:
             async with self._locks[FLEET]:
-                states = await self._states()
-                fleet_state = (await self.store.load(FLEET)).state
+                *states, fleet_state = await self._states(FLEET)
                 groups = fleet.grouped(states, fleet_state, self._groups_clusters)
-                for state in states:
-                    if fleet.needs_folding(state, groups, now, wait):
-                        fold: Step = lambda s: fleet.fold(s, groups, now, channel, wait)  # noqa: E731
-                        async with self._locks[state.cluster]:
-                            await self._apply(state.cluster, fold)
-                        await self._drain.drain(state.cluster)
-                states = await self._states()
+                folding = [s for s in states if fleet.needs_folding(s, groups, now, wait)]
+                for state in folding:
+                    fold: Step = lambda s: fleet.fold(s, groups, now, channel, wait)  # noqa: E731
+                    async with self._locks[state.cluster]:
+                        await self._apply(state.cluster, fold)
+                    await self._drain.drain(state.cluster)
+                if folding:  # else what was just read is what the fleet is advanced from
+                    states = await self._states()
                 policy = self.policy
-                await self._apply(FLEET, lambda f: fleet.advance(f, states, now, policy))
+                advanced = await self._apply(FLEET, lambda f: fleet.advance(f, states, now, policy))
         except StoreUnavailable as e:
             log.error("fleet incidents: cannot use the state store: %s", e)
+            return _Regrouped(frozenset(s.cluster for s in folding))
+        return _Regrouped(frozenset(s.cluster for s in folding), advanced.state)
 
-    async def _gather_fleet_evidence(self, kube: PodLogReader, now: datetime) -> None:
+    async def _gather_fleet_evidence(
+        self, kube: PodLogReader, now: datetime, known: ClusterAlerts | None
+    ) -> None:
         """The first reply of a new fleet incident: the diagnosis on the cluster just checked,
         when it is one of the incident's clusters (the one that made the group fleet-wide,
-        usually); then its thread goes on."""
+        usually); then its thread goes on. Nothing waits when the fleet state just `known`
+        holds no such reply."""
+        if known is not None and not outbox.awaiting_evidence(known):
+            return
         ready = []
         try:
+            waiting = outbox.awaiting_evidence((await self.store.load(FLEET)).state)
+            if not waiting:
+                return
             mine = {
                 fleet.group_of(a.key): a
                 for a in (await self.store.load(kube.cluster)).state.alerts.values()
                 if a.grouped
             }
-            waiting = outbox.awaiting_evidence((await self.store.load(FLEET)).state)
             for incident, owed in waiting:
                 member = mine.get(fleet.group_of(incident.key))
                 if member is None:
@@ -254,17 +288,24 @@ class AlertDesk:
         if ready:
             await self._drain.drain(FLEET, only=ready)
 
-    async def _states(self) -> list[ClusterAlerts]:
-        """Every configured cluster's stored alert state."""
-        return [(await self.store.load(c.name)).state for c in self.settings.clusters]
+    async def _states(self, *more: str) -> list[ClusterAlerts]:
+        """Every configured cluster's stored alert state (then `more`'s), read at once: with
+        alerts grouped, every check reads the whole fleet's."""
+        names = [*(c.name for c in self.settings.clusters), *more]
+        return [stored.state for stored in await self.store.load_many(names)]
 
-    async def _gather_evidence(self, kube: PodLogReader, cluster: str, now: datetime) -> list[str]:
+    async def _gather_evidence(
+        self, kube: PodLogReader, cluster: str, now: datetime, known: ClusterAlerts | None
+    ) -> list[str]:
         """Diagnose the failing component of every incident whose first reply still waits for
         it, and store the rendered words in its outbox (once: a retry, a restart or another
         replica sends those same words). Returns the incidents whose thread can go on now
-        (their root is in Slack). Never raises: a diagnosis that fails is one line in the
+        (their root is in Slack). Nothing waits when the state just `known` holds no such
+        reply (only a check owes one). Never raises: a diagnosis that fails is one line in the
         thread, a store that fails leaves it for the next check."""
-        ready = []
+        ready: list[str] = []
+        if known is not None and not outbox.awaiting_evidence(known):
+            return ready
         try:
             waiting = outbox.awaiting_evidence((await self.store.load(cluster)).state)
             for alert, owed in waiting:
@@ -335,13 +376,21 @@ class AlertDesk:
                 return
         await self.drain(cluster)
 
-    async def drain(self, cluster: str) -> None:
+    async def drain(
+        self,
+        cluster: str,
+        *,
+        known: ClusterAlerts | None = None,
+        fleet_known: ClusterAlerts | None = None,
+    ) -> None:
         """Deliver what `cluster`'s alerts owe Slack (on the Lease holder only), and the fleet
         incidents' (`alerts.group_clusters`): every caller, at start-up, on becoming the holder
-        and after a command, reaches them too. Never raises."""
-        await self._drain.drain(cluster)
+        and after a command, reaches them too. `known` and `fleet_known`: the states just saved
+        (or found unchanged), which spare reading them again when they owe nothing. Never
+        raises."""
+        await self._drain.drain(cluster, known=known)
         if self._groups_clusters and cluster != FLEET:
-            await self._drain.drain(FLEET)
+            await self._drain.drain(FLEET, known=fleet_known)
 
     async def _store_trouble(self, cluster: str, now: datetime, error: str | None) -> None:
         """Without its state the desk cannot avoid duplicate posts, so it posts no alert: it
@@ -528,23 +577,27 @@ class AlertDesk:
             return failed
         self._metrics.alert_checks.labels(cluster, "ok").inc()
         self._metrics.last_check.labels(cluster).set(now.timestamp())
+        seen = self._verdicts.seen(cluster, snapshot, now) + starved
+        return lambda state: alerts.observe(state, seen, now, policy)
+
+    def _judge(self, cluster: str, snapshot: ClusterSnapshot, now: datetime) -> list[Observation]:
+        """What is alert-worthy in one snapshot at `now` (`bot.alerts.verdicts` reuses it)."""
+        timeout, apiservice = self.settings.kai.progressing_timeout, self.settings.keda.apiservice
         report = health.build_report(
             snapshot,
             cluster=cluster,
             now=now,
-            progressing_timeout=self.settings.kai.progressing_timeout,
-            apiservice_name=self.settings.keda.apiservice,
+            progressing_timeout=timeout,
+            apiservice_name=apiservice,
         )
-        seen = rules.detect(
+        return rules.detect(
             snapshot,
             report,
             now=now,
-            progressing_timeout=self.settings.kai.progressing_timeout,
-            apiservice_name=self.settings.keda.apiservice,
+            progressing_timeout=timeout,
+            apiservice_name=apiservice,
             command=self._command_name,
         )
-        seen += starved
-        return lambda state: alerts.observe(state, seen, now, policy)
 
     async def _command(
         self, cluster: str | None, alert_id: str, act: Callable[[str], Step], command_id: str

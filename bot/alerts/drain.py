@@ -113,10 +113,20 @@ class Drain:
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._memory: defaultdict[str, _Memory] = defaultdict(_Memory)
 
-    async def drain(self, cluster: str, only: Collection[str] | None = None) -> None:
+    async def drain(
+        self,
+        cluster: str,
+        only: Collection[str] | None = None,
+        *,
+        known: ClusterAlerts | None = None,
+    ) -> None:
         """Send everything `cluster` owes that Slack takes now (of the incidents `only`, if
-        given). Never raises for Slack or store trouble (each is logged; what is left is tried
-        at the next drain)."""
+        given). `known`: the state as the caller has just loaded or saved it; when it owes
+        nothing and no incident is being converged, there is nothing to do, and the store is
+        not read again (a check at rest). Never raises for Slack or store trouble (each is
+        logged; what is left is tried at the next drain)."""
+        if known is not None and self._is_idle(cluster, known):
+            return
         async with self._locks[cluster]:
             try:
                 state = (await self._store.load(cluster)).state
@@ -126,6 +136,14 @@ class Drain:
                     await self._drain_one(cluster, where)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
+
+    def _is_idle(self, cluster: str, state: ClusterAlerts) -> bool:
+        """Whether a drain of `state` would do nothing: no outbox holds anything, and this
+        replica's reconciliation is neither due (a new holder term) nor under way (incidents
+        watched after an uncertain call)."""
+        memory = self._memory[cluster]
+        settled = memory.term == self._poster.term() and not memory.watch
+        return settled and outbox.owes_nothing(state)
 
     async def _reconcile(self, cluster: str, state: ClusterAlerts) -> None:
         """Converge the incidents whose channel may disagree with the state: every open and

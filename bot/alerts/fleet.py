@@ -76,8 +76,9 @@ def grouped(
 def needs_folding(
     state: ClusterAlerts, groups: frozenset[Group], now: datetime, wait: timedelta
 ) -> bool:
-    """Whether `fold` would change anything in `state`."""
-    return fold(state, groups, now, "", wait).state != state
+    """Whether `fold` would change anything in `state` (never without alerts: a fleet's
+    clusters at rest, looked at in every check)."""
+    return bool(state.alerts) and fold(state, groups, now, "", wait).state != state
 
 
 def fold(

@@ -128,6 +128,12 @@ def owing(state: ClusterAlerts) -> list[str]:
     return [NOTICES, *(a.incident for a in incidents(state)), *threads]
 
 
+def owes_nothing(state: ClusterAlerts) -> bool:
+    """Whether no outbox of the state holds anything: the notices', any incident's, any
+    thread's (what `owing` lists, each with a head)."""
+    return all(head(state, where) is None for where in owing(state))
+
+
 def awaiting_evidence(state: ClusterAlerts) -> list[tuple[AlertState, Owed]]:
     """Every diagnosis still owed without its evidence, with its incident."""
     return [(a, o) for a in incidents(state) for o in a.outbox if o.awaits_evidence]

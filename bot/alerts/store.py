@@ -4,8 +4,9 @@ One JSON document per cluster (`bot.alerts.document.dump_cluster`) with a versio
 the version it read and raises `StoreConflict` when someone saved since (another replica
 answering `/kai ack`, say), so the caller reloads and redoes its step (`update`). A document
 that cannot be decoded loads as empty state with its `Damage`; the next save keeps the damaged
-text aside, beside the document (a table row, a ConfigMap key). The storage itself (versions,
-compare-and-set, retries) is `bot.state`'s.
+text aside, beside the document (a table row, a ConfigMap key). A document read again unchanged
+is not decoded again (`Decoded`). The storage itself (versions, compare-and-set, retries) is
+`bot.state`'s.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from bot.alerts.model import ClusterAlerts
 from bot.config.settings import Settings
 from bot.kube.ports import KubeWriter
 from bot.state import retry
-from bot.state.configmap import ConfigMapDocument
+from bot.state.configmap import ConfigMapDocument, Snapshot
 from bot.state.retry import (
     REDO_CONFLICTS,
     Raises,
@@ -71,6 +72,11 @@ class AlertStore(Protocol):
 
     async def load(self, cluster: str) -> Stored: ...
 
+    async def load_many(self, clusters: Sequence[str]) -> list[Stored]:
+        """What `load` gives for each of `clusters`, in that order, read at once (a fleet's
+        states, asked at every check when alerts are grouped across clusters)."""
+        ...
+
     async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Write `state` if the stored version is still `version` (and keep `aside`'s text
         beside it); returns the new version."""
@@ -115,6 +121,32 @@ async def update(
     return await REDO_CONFLICTS.redo_on_conflict(attempt, gave_up)
 
 
+class Decoded:
+    """What each cluster's document last decoded to, kept with the document's text: a check
+    at rest reads its document back unchanged, and decoding it again would cost more than the
+    whole rest of the check (a fleet's, with alerts grouped, is read at every check). The text
+    is compared, not the version: equal text is equal state whatever wrote it (a table made
+    anew counts its versions from 1 again). States are immutable, so every load may share one.
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[str, Stored]] = {}
+
+    def stored(self, cluster: str, text: str, version: str, kept_at: str) -> Stored:
+        """The state `text` holds (`_parsed`), decoded only when the text changed."""
+        last = self._last.get(cluster)
+        if last is not None and last[0] == text:
+            if last[1].version == version:
+                return last[1]
+            stored = Stored(last[1].state, version)
+        else:
+            stored = _parsed(cluster, text, version, kept_at)
+            if stored.damage is not None:  # decoded (and said) again at every load
+                return stored
+        self._last[cluster] = (text, stored)
+        return stored
+
+
 class SqliteStore:
     """The embedded default: one row per cluster in the file at `state.path`.
 
@@ -126,14 +158,21 @@ class SqliteStore:
         self.path = path
         raises = Raises("alert state", StoreUnavailable, StoreConflict)
         self._table = VersionedTable(path, table="alert_state", key="cluster", raises=raises)
+        self._decoded = Decoded()
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable."""
-        found = await self._table.read(cluster)
-        if found is None:
-            return Stored(ClusterAlerts(cluster), NEW)
-        body, version = found
-        return _parsed(cluster, body, version, f"table {self._table.aside_table} of {self.path}")
+        return self._stored(cluster, await self._table.read(cluster))
+
+    async def load_many(self, clusters: Sequence[str]) -> list[Stored]:
+        """Raises: StoreUnavailable."""
+        found = await self._table.read_many(clusters)
+        return [self._stored(cluster, found.get(cluster)) for cluster in clusters]
+
+    def _stored(self, cluster: str, found: tuple[str, str] | None) -> Stored:
+        body, version = found or ("", NEW)  # never saved: the empty state
+        where = f"table {self._table.aside_table} of {self.path}"
+        return self._decoded.stored(cluster, body, version, where)
 
     async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Raises: StoreConflict, StoreUnavailable."""
@@ -169,12 +208,21 @@ class ConfigMapStore:
         self._document = ConfigMapDocument(
             kube, namespace, name, raises, policy=policy, sleep=sleep, log=log
         )
+        self._decoded = Decoded()
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable (the API server refused or could not be reached)."""
+        return self._stored(cluster, await self._document.read())
+
+    async def load_many(self, clusters: Sequence[str]) -> list[Stored]:
+        """One read of the ConfigMap, which holds them all. Raises: StoreUnavailable."""
         found = await self._document.read()
+        return [self._stored(cluster, found) for cluster in clusters]
+
+    def _stored(self, cluster: str, found: Snapshot) -> Stored:
         where = f"key {_damaged_key(cluster)} of ConfigMap {self.namespace}/{self.name}"
-        return _parsed(cluster, found.data.get(_data_key(cluster), ""), found.version, where)
+        text = found.data.get(_data_key(cluster), "")
+        return self._decoded.stored(cluster, text, found.version, where)
 
     async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Raises: StoreConflict, StoreUnavailable."""

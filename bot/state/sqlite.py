@@ -20,6 +20,7 @@ from bot.state.retry import NEW, Raises
 
 T = TypeVar("T")
 BUSY_TIMEOUT = 5.0  # seconds to wait for another process's write before failing
+IN_LIST_AT_MOST = 500  # keys bound in one query (SQLite before 3.32 allows 999 variables)
 
 
 class SqliteFile:
@@ -109,6 +110,28 @@ class VersionedTable:
         sql = f"SELECT body, version FROM {self._table} WHERE {self._key} = ?"
         row = await self.file.run(lambda db: db.execute(sql, (key,)).fetchone())
         return None if row is None else (str(row[0]), str(row[1]))
+
+    async def read_many(self, keys: Sequence[str]) -> dict[str, tuple[str, str]]:
+        """The documents under `keys` that were ever written, each with its version: one trip
+        to the worker thread however many keys (one query per `IN_LIST_AT_MOST` of them).
+
+        Raises: unavailable.
+        """
+        wanted = list(dict.fromkeys(keys))
+
+        def work(db: sqlite3.Connection) -> dict[str, tuple[str, str]]:
+            found: dict[str, tuple[str, str]] = {}
+            for start in range(0, len(wanted), IN_LIST_AT_MOST):
+                chunk = wanted[start : start + IN_LIST_AT_MOST]
+                sql = (
+                    f"SELECT {self._key}, body, version FROM {self._table} "
+                    f"WHERE {self._key} IN ({', '.join('?' * len(chunk))})"
+                )
+                for key, body, version in db.execute(sql, chunk):
+                    found[str(key)] = (str(body), str(version))
+            return found
+
+        return await self.file.run(work)
 
     async def write(self, key: str, body: str, version: str, *, aside: Aside | None = None) -> str:
         """Store `body` under `key` if it is still at `version`; returns the new version.

@@ -1,5 +1,6 @@
 """Fencing of alert posts, one replica's side: no call outlives its right to act, the holder is
-asked again right before a post, and a copy answered after another one was recorded is deleted.
+asked again right before a post, a copy answered after another one was recorded is deleted, and
+a new holder looks at the channel at its first check even when the state owes nothing.
 
 The desk runs against the simulator with a narrow fake of our own Slack gateway
 (`tests/alert_fakes.py`), so the moment another replica acts can be placed exactly.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from alert_fakes import T0, FakeSlack, fire, make_desk
@@ -91,3 +93,20 @@ async def test_a_copy_answered_after_another_replica_recorded_its_own_is_deleted
     assert alert.root_ts == "1699999999.000001"  # the other replica's copy is kept
     roots = [m for m in slack.stored if m["thread_ts"] is None]
     assert roots == []  # ours was deleted
+
+
+async def test_a_new_holders_first_check_at_rest_still_deletes_a_copy_the_deposed_one_left(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    slack = FakeSlack()
+    await fire(
+        make_desk(store, slack, poster=Poster("replica-a", lambda: True, lambda: T0)), gateway, sim
+    )
+    [root] = [m for m in slack.stored if m["thread_ts"] is None]
+    slack.stored.append({**root, "ts": "1700000000.999999"})  # replica a's post, landed twice
+    assert outbox.owes_nothing((await store.load("sim")).state)  # the state is at rest
+
+    taking_over = Poster("replica-b", lambda: True, lambda: T0, term=lambda: 1)
+    await make_desk(store, slack, poster=taking_over).run_check(gateway, T0 + timedelta(minutes=2))
+
+    assert [m["ts"] for m in slack.stored if m["thread_ts"] is None] == [root["ts"]]

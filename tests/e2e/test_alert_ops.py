@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from alert_fakes import T0, FakeSlack, Waits, fire, make_desk
 
+from bot.alerts.desk import AlertDesk
 from bot.alerts.model import ClusterAlerts, RootStatus
 from bot.alerts.store import SqliteStore, StoreConflict, StoreUnavailable
+from bot.config import settings as config
 from bot.core.metrics import Metrics
 from bot.kube.gateway import KubeGateway
 from testbed.sim import Simulator, breakage
@@ -198,3 +200,79 @@ async def test_a_replica_that_lost_the_lease_during_the_read_posts_nothing(
     await desk.run_check(gateway, T0 + timedelta(seconds=60), still_leader=lambda: False)
     assert slack.posts == []
     assert not (await store.load("sim")).state.alerts
+
+
+class CountingStore:
+    """The store, counting the loads and saves that go through it."""
+
+    def __init__(self, inner: SqliteStore) -> None:
+        self.inner = inner
+        self.loads = self.saves = 0  # a read of many states at once counts as one load
+
+    async def load(self, cluster: str) -> Any:
+        self.loads += 1
+        return await self.inner.load(cluster)
+
+    async def load_many(self, clusters: list[str]) -> Any:
+        self.loads += 1
+        return await self.inner.load_many(clusters)
+
+    async def save(self, state: ClusterAlerts, version: str, **kw: Any) -> str:
+        self.saves += 1
+        return await self.inner.save(state, version, **kw)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+async def test_a_check_at_rest_reads_the_state_once_and_writes_nothing(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    counting, slack = CountingStore(store), FakeSlack()
+    desk = make_desk(counting, slack)
+    await fire(desk, gateway, sim)  # paged: the root and its diagnosis are in Slack
+    [alert] = (await store.load("sim")).state.alerts.values()
+    assert alert.root_ts and alert.outbox == ()
+    posted, version = list(slack.posts), (await store.load("sim")).version
+    counting.loads = counting.saves = 0
+
+    minutes = (2, 3, 10, 60, 120)  # still firing, its reminder due only after `repeat` (4h)
+    for minute in minutes:
+        await desk.run_check(gateway, T0 + timedelta(minutes=minute))
+
+    assert (counting.saves, counting.loads) == (0, len(minutes))
+    assert (await store.load("sim")).version == version
+    assert slack.posts == posted and slack.edits == []
+
+    breakage.heal(sim)  # a check that finds a change still does all it did
+    for minute in (121, 122, 123):  # clear, then resolved after `hold` (60s)
+        await desk.run_check(gateway, T0 + timedelta(minutes=minute))
+    assert counting.saves >= 2
+    assert slack.edits[-1][1].startswith("[RESOLVED (critical)] sim: Config kai-config")
+    assert not (await store.load("sim")).state.alerts
+
+
+async def test_with_alerts_grouped_a_check_at_rest_reads_the_fleet_at_once_and_writes_nothing(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    fleet = [{"name": "sim"}, *({"name": f"gpu-{i:02}"} for i in range(20))]
+    alerting = {"hold": "60s", "repeat": "4h", "group_clusters": 3, "interval": "30s"}
+    settings = config.parse_settings(
+        {"clusters": fleet, "slack": {"alert_channel": "C0ALERTS"}, "alerts": alerting}
+    )
+    counting, slack = CountingStore(store), FakeSlack()
+    desk = AlertDesk(settings, counting, slack, Metrics(), sleep=Waits())
+    breakage.dependencies_missing(sim)
+    for seconds in (0, 60, 120):  # held, then waited two intervals for the fleet: pages alone
+        await desk.run_check(gateway, T0 + timedelta(seconds=seconds))
+    [(_, root, _), (_, diagnosis, _)] = slack.posts
+    assert root.startswith("[CRITICAL] sim: Config kai-config") and "Diagnosis" in diagnosis
+    counting.loads = counting.saves = 0
+
+    minutes = (3, 10, 60)
+    for minute in minutes:
+        await desk.run_check(gateway, T0 + timedelta(minutes=minute))
+
+    assert counting.saves == 0 and len(slack.posts) == 2
+    # its own state, the fleet's incidents, and every cluster's twice: one read each
+    assert counting.loads == 4 * len(minutes)

@@ -352,3 +352,20 @@ async def test_a_file_written_before_bot_state_is_read_and_its_damage_kept_as_th
     with sqlite3.connect(path) as db:
         kept = db.execute("SELECT cluster, reason, body FROM alert_state_damaged").fetchall()
     assert kept == [("staging", damage.reason, DAMAGED["not JSON"])]
+
+
+async def test_a_document_another_replica_changed_is_read_anew_not_from_the_last_decoded(
+    sqlite_store: SqliteStore, gateway: KubeGateway
+) -> None:
+    for mine, theirs in (
+        (sqlite_store, SqliteStore(sqlite_store.path)),
+        (configmap_store(gateway), configmap_store(gateway)),
+    ):
+        await mine.save(STATE, (await mine.load("prod")).version)
+        assert (await mine.load("prod")).state == STATE  # decoded, and kept with its text
+        assert (await mine.load("prod")).state == STATE  # the same text: the same state
+
+        changed = replace(STATE, failures=0, last_error="")
+        version = await theirs.save(changed, (await theirs.load("prod")).version)
+        theirs.close()
+        assert await mine.load("prod") == Stored(changed, version)

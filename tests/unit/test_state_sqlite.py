@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.state.retry import NEW, Raises, StateConflict, StateUnavailable
-from bot.state.sqlite import Aside, SqliteFile, VersionedTable
+from bot.state.sqlite import IN_LIST_AT_MOST, Aside, SqliteFile, VersionedTable
 
 SCHEMA = ["CREATE TABLE IF NOT EXISTS notes (body TEXT)"]
 
@@ -137,3 +137,20 @@ async def test_a_table_that_went_missing_is_the_stores_error_naming_the_file(
         db.execute("DROP TABLE notes")
     with pytest.raises(NotesUnavailable, match=f"^notes file {table.file.path}: no such table"):
         await table.write("a", "two", version)
+
+
+async def test_many_documents_are_read_at_once_each_with_its_version(
+    table: VersionedTable,
+) -> None:
+    keys = [f"topic-{i:04}" for i in range(IN_LIST_AT_MOST * 2 + 1)]  # more than one query binds
+    written = keys[::7]
+    for key in written:
+        await table.write(key, f"body of {key}", NEW)
+    await table.write(written[-1], "changed", "1")
+
+    found = await table.read_many([*keys, keys[0]])
+
+    assert set(found) == set(written)  # those never written are absent
+    assert found[written[0]] == ("body of topic-0000", "1")
+    assert found[written[-1]] == ("changed", "2")
+    assert await table.read_many([]) == {}
