@@ -295,6 +295,10 @@ class CachedKube:
         self._collections: dict[CollectionKey, Collection] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._settled = False  # at rest since the idle connections were closed
+        # Asked once: a runtime-checkable Protocol's isinstance costs tens of microseconds.
+        self._follows: CollectionWatcher | None = (
+            kube if isinstance(kube, CollectionWatcher) else None
+        )
         retries = {k: options.pop(k) for k in ("retry_first", "retry_longest") if k in options}
         self.reach = Reach(**retries)
 
@@ -388,14 +392,14 @@ class CachedKube:
         self, ref: ResourceRef, namespace: str | None, *, metadata_only: bool
     ) -> Collection | None:
         """The followed collection when it is current; starts following it otherwise."""
-        if not isinstance(self.kube, CollectionWatcher):
+        if self._follows is None:
             return None
         key = (ref, namespace if ref.namespaced else None, metadata_only)
         found = self._collections.get(key)
         if found is None:
             changed = functools.partial(self._changed, ref)
             found = Collection(
-                self.kube, key, self.cluster, changed, reach=self.reach, **self._options
+                self._follows, key, self.cluster, changed, reach=self.reach, **self._options
             )
             self._collections[key] = found
             self._tasks.append(asyncio.get_running_loop().create_task(found.run()))
