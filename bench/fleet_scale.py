@@ -94,7 +94,10 @@ class RequestCounter:
         self._stdin, self._stdout = sim.stdin, sim.stdout
 
     async def since_last(self) -> int:
-        self._stdin.write(b"count\n")
+        return await self._ask(b"count\n")
+
+    async def _ask(self, line: bytes) -> int:
+        self._stdin.write(line)
         await self._stdin.drain()
         return int(await self._stdout.readline())
 
@@ -325,22 +328,24 @@ def record_figures(by_count: dict[int, Figures], interval: float) -> None:
 
 
 async def main(counts: list[int], interval: float) -> None:
+    """Each cluster count against a simulator of its own (one that served a fleet before
+    answers the next one's start-up more slowly), one Slack emulator for them all."""
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        workdir = Path(tmp)
-        sim = await start_process(HERE, "--serve-simulator", tmp, "--clusters",
-                                  *map(str, counts), stdin=True)  # fmt: skip
-        assert sim.stdout is not None
-        await sim.stdout.readline()
-        requests = RequestCounter(sim)
-        try:
-            async with SlackEmulator() as slack:
-                add_demo_people(slack)
-                rows = [
-                    await measure(workdir, count, interval, slack, requests) for count in counts
-                ]
-        finally:
-            sim.terminate()
-            await sim.wait()
+        async with SlackEmulator() as slack:
+            add_demo_people(slack)
+            for count in counts:
+                sim = await start_process(HERE, "--serve-simulator", tmp, "--clusters",
+                                          str(count), stdin=True)  # fmt: skip
+                assert sim.stdout is not None
+                await sim.stdout.readline()
+                try:
+                    rows.append(
+                        await measure(Path(tmp), count, interval, slack, RequestCounter(sim))
+                    )
+                finally:
+                    sim.terminate()
+                    await sim.wait()
     report(rows, interval)
 
 
