@@ -94,10 +94,7 @@ class RequestCounter:
         self._stdin, self._stdout = sim.stdin, sim.stdout
 
     async def since_last(self) -> int:
-        return await self._ask(b"count\n")
-
-    async def _ask(self, line: bytes) -> int:
-        self._stdin.write(line)
+        self._stdin.write(b"count\n")
         await self._stdin.drain()
         return int(await self._stdout.readline())
 

@@ -4,13 +4,12 @@ soon as it answers."""
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import sim_gateway
+from alert_stack import wait_until
 
 from bot.core import errors
 from bot.health.usecase import read_snapshot
@@ -19,14 +18,6 @@ from testbed.sim import Simulator
 
 APISERVICE = "v1beta1.external.metrics.k8s.io"
 BACKOFF = 0.2  # seconds between two probes of a cluster that is down (a minute in service)
-
-
-async def wait_until(check: Callable[[], bool], what: str, deadline: float = 10.0) -> None:
-    end = time.monotonic() + deadline
-    while not check():
-        if time.monotonic() > end:
-            raise TimeoutError(what)
-        await asyncio.sleep(0.01)
 
 
 async def test_a_cluster_that_is_down_is_probed_one_list_at_a_time_and_read_never(
@@ -38,12 +29,12 @@ async def test_a_cluster_that_is_down_is_probed_one_list_at_a_time_and_read_neve
         checked = lambda: read_snapshot(reads, "kai-scheduler", APISERVICE, with_crds=False)  # noqa: E731
         try:
             await checked()  # from the API, and each collection read is followed from now on
-            await wait_until(lambda: reads.at_rest, "every collection listed")
+            await wait_until(lambda: reads.at_rest, 10, "every collection listed")
             assert len(reads.followed) == 4
-            await wait_until(lambda: sim.open_watches == 4, "every collection watched")
+            await wait_until(lambda: sim.open_watches == 4, 10, "every collection watched")
 
             await sim.stop()
-            await wait_until(lambda: reads.reach.down, "the cluster found down")
+            await wait_until(lambda: reads.reach.down, 10, "the cluster found down")
             before, started = gateway.request_count, time.monotonic()
             for _ in range(20):  # a check every interval: each fails at once, asking nothing
                 with pytest.raises(errors.KubeUnavailable, match="cannot reach the API server"):
@@ -52,11 +43,11 @@ async def test_a_cluster_that_is_down_is_probed_one_list_at_a_time_and_read_neve
 
             # Four collections, probing one at a time: five probes take four backoffs at least
             # (each probing alone would make five in the first backoff).
-            await wait_until(lambda: gateway.request_count >= before + 5, "five probes")
+            await wait_until(lambda: gateway.request_count >= before + 5, 10, "five probes")
             assert time.monotonic() - started >= 4 * BACKOFF
 
             await sim.start()
-            await wait_until(lambda: reads.at_rest and not reads.reach.down, "followed again")
+            await wait_until(lambda: reads.at_rest and not reads.reach.down, 10, "followed again")
             snapshot = await checked()
             assert snapshot.kai_config is not None
         finally:
