@@ -81,7 +81,7 @@ async def one_reconcile(
         posted = time.perf_counter()
     finally:
         written.stop()
-    await watches_ended(sim)
+    await watches_ended(sim, "helmreleases")
     return posted - written.at, len(sim.requests)
 
 
@@ -99,7 +99,7 @@ async def one_pause(driver: SlackDriver, slack: SlackEmulator, sim: Simulator) -
     await slack.wait_for_response(click.hook_id, timeout=30)
     posted = time.perf_counter()
     written = await keda
-    await watches_ended(sim)
+    await watches_ended(sim, "scaledjobs")
     return posted - written, len(sim.requests)
 
 
@@ -116,12 +116,13 @@ async def play_keda(sim: Simulator, after: float) -> float:
     raise RuntimeError("the bot never wrote the pause annotation")
 
 
-async def watches_ended(sim: Simulator) -> None:
-    """A watch is in the simulator's request log once its stream ends."""
+async def watches_ended(sim: Simulator, resource: str) -> None:
+    """Until the round's own watch of `resource` is in the simulator's request log (a watch is
+    logged once its stream ends; the alert check's collection watches stay open)."""
     deadline = time.monotonic() + 5
-    while sim.open_watches:
+    while not any(r.verb == "watch" and r.resource == resource for r in sim.requests):
         if time.monotonic() > deadline:
-            raise TimeoutError("a watch stream stayed open")
+            raise TimeoutError(f"the watch of {resource} stayed open")
         await asyncio.sleep(0.02)
 
 
