@@ -3,7 +3,10 @@
 Prints ack latency (p50, p99, max; goal p99 <= 10 ms) and end-to-end reply latency in HTTP mode
 (signed requests) and in Socket Mode (envelopes over the websocket), and the Kubernetes API
 requests one health check makes, on the default scenario and on a cluster with many shards and
-Deployments.
+Deployments. In HTTP mode the same bursts are then sent to a bare aiohttp server
+(bench/bare_ack.py) on the same CPU: the service's ack p99 is printed against that floor, a
+figure of the code more than of the machine (no goal of its own; on a 2-core VM it moves
+between 1.8x and 2.5x from run to run).
 
 The service gets a core of its own, the bench (playing Slack) and the simulator share the
 other: in production Slack does not run on the service's machine, and left to the scheduler the
@@ -46,6 +49,7 @@ from testbed.slackemu.driver import Mode
 from testbed.stack import Stack, demo_config, running_stack
 
 ACK_GOAL_MS = 10.0
+SLACK_PATH = "/slack/events"
 BENCH_CPU, SERVICE_CPU = 0, 1
 
 
@@ -77,22 +81,38 @@ class Burst:
         for _, writer in self.connections:
             writer.close()
 
-    async def round(self, driver: SlackDriver, slack: SlackEmulator) -> list[tuple[float, float]]:
-        """(ack, reply) seconds of each of N `/kai health` sent at once."""
-        requests = [driver.signed_command("health", user_id="U0OPERATOR") for _ in self.connections]
+    def write(self, requests: list[bytes]) -> list[float]:
+        """Write request i on connection i, all at once; when each was written."""
         sent = []
         for (_, writer), request in zip(self.connections, requests, strict=True):
             sent.append(time.perf_counter())
-            writer.write(http_post("/slack/events", request.body, request.headers))
+            writer.write(request)
+        return sent
+
+    async def acked(self, i: int, sent: float) -> float:
+        """Seconds from `sent` to the last byte of connection i's answer, a 200."""
+        status = await read_response(self.connections[i][0])
+        acked = time.perf_counter() - sent
+        assert status == 200, f"the bot answered {status}"
+        return acked
+
+    async def round(self, driver: SlackDriver, slack: SlackEmulator) -> list[tuple[float, float]]:
+        """(ack, reply) seconds of each of N `/kai health` sent at once."""
+        requests = [driver.signed_command("health", user_id="U0OPERATOR") for _ in self.connections]
+        sent = self.write([http_post(SLACK_PATH, r.body, r.headers) for r in requests])
 
         async def answer(i: int) -> tuple[float, float]:
-            status = await read_response(self.connections[i][0])
-            acked = time.perf_counter() - sent[i]
-            assert status == 200, f"the bot answered {status}"
+            acked = await self.acked(i, sent[i])
             await slack.wait_for_response(requests[i].hook_id, timeout=60)
             return acked, time.perf_counter() - sent[i]
 
         return await asyncio.gather(*(answer(i) for i in range(self.concurrency)))
+
+    async def bare_round(self, driver: SlackDriver) -> list[float]:
+        """Ack seconds of the same N requests to bench/bare_ack.py (nothing runs after)."""
+        requests = [driver.signed_command("health", user_id="U0OPERATOR") for _ in self.connections]
+        sent = self.write([http_post(SLACK_PATH, r.body, r.headers) for r in requests])
+        return await asyncio.gather(*(self.acked(i, sent[i]) for i in range(self.concurrency)))
 
 
 def http_post(path: str, body: str, headers: dict[str, str]) -> bytes:
@@ -180,6 +200,7 @@ async def latency(workdir: Path, concurrency: int, rounds: int, mode: Mode) -> N
             for process in (service, sim):
                 process.terminate()
                 await process.wait()
+        floor = await bare_floor(driver, concurrency, rounds) if mode == "http" else []
     where = "HTTP mode" if mode == "http" else "Socket Mode"
     print(
         f"{where}: {concurrency} concurrent /kai health x {rounds} rounds ({len(acks)} commands), "
@@ -196,6 +217,37 @@ async def latency(workdir: Path, concurrency: int, rounds: int, mode: Mode) -> N
     p99 = round(percentile(acks, 0.99) * 1000, 1)
     print(f"  {goal(f'{where} ack p99', p99, ACK_GOAL_MS)}")
     record(f"ack p99, {concurrency} concurrent, {where}", p99, ACK_GOAL_MS, "ms")
+    if floor:
+        bare = percentile(floor, 0.99) * 1000
+        print(f"  a bare aiohttp server, the same bursts: ack p50 {ms(percentile(floor, 0.5))}"
+              f"  p99 {ms(bare / 1000)}")  # fmt: skip
+        ratio = round(p99 / bare, 2)
+        print(f"  {where} ack p99 vs the bare server: {ratio:g} x (no goal: what the service adds)")
+        record(f"ack p99, {concurrency} concurrent, {where}, vs a bare aiohttp server", ratio,
+               None, "x")  # fmt: skip
+
+
+async def bare_floor(driver: SlackDriver, concurrency: int, rounds: int) -> list[float]:
+    """Ack seconds of the same bursts against bench/bare_ack.py, on the service's CPU: what
+    the server library and the loopback cost before the service does anything."""
+    port = free_port()
+    bare = await start_process(str(Path(__file__).with_name("bare_ack.py")), str(port))
+    pin(bare.pid, SERVICE_CPU)
+    try:
+        assert bare.stdout is not None
+        await bare.stdout.readline()
+        burst = Burst(port, concurrency)
+        await burst.open()
+        await burst.bare_round(driver)  # warm up, as for the service
+        gc.collect()
+        gc.disable()
+        acks = [ack for _ in range(rounds) for ack in await burst.bare_round(driver)]
+        gc.enable()
+        burst.close()
+        return acks
+    finally:
+        bare.terminate()
+        await bare.wait()
 
 
 async def request_counts(workdir: Path) -> None:

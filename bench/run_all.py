@@ -39,6 +39,7 @@ EXPECTED = [
     ("start-up: serve ready, 1 cluster", "<= 0.8 s"),
     ("start-up: serve ready, 200 clusters", "<= 2 s"),
     ("ack p99, 50 concurrent, HTTP mode", "<= 10 ms"),
+    ("ack p99, 50 concurrent, HTTP mode, vs a bare aiohttp server", ""),
     ("ack p99, 50 concurrent, Socket Mode", "<= 10 ms"),
     ("Flux reconcile followed by watch: write -> result posted, p99", "<= 100 ms"),
     ("KEDA pause followed by watch: write -> result posted, p99", "<= 100 ms"),

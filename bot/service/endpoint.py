@@ -22,7 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from urllib.parse import parse_qsl
+from urllib.parse import unquote_plus
 
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 SLACK_PATH = "/slack/events"
 FORM = "application/x-www-form-urlencoded"
 BODY_SECONDS = 3.0  # Slack's ack window: a body slower than this cannot be answered in time
+# What a command's ack reads of its form (`_ack_command`); Bolt parses the whole form after.
+ACK_FIELDS = frozenset({"command", "ssl_check", "text", "response_url"})
 
 
 class SlackEvents:
@@ -69,9 +71,8 @@ class SlackEvents:
         """401 for a request whose signature cannot be verified (nothing else happens); 200 and
         nothing run for a replay; else the ack."""
         with self._inflight.acking():
-            try:
-                body = await asyncio.wait_for(request.read(), BODY_SECONDS)
-            except TimeoutError:
+            body = await _body(request)
+            if body is None:
                 log.warning("cut off a request to %s: its body did not come in time", SLACK_PATH)
                 return web.Response(status=408, headers={"Connection": "close"})
             timestamp = request.headers.get("X-Slack-Request-Timestamp")
@@ -98,7 +99,7 @@ class SlackEvents:
         """The fields of our slash command, or None for anything else."""
         if content_type != FORM or text.startswith("payload="):
             return None
-        fields = dict(parse_qsl(text, keep_blank_values=True))
+        fields = form_fields(text, ACK_FIELDS)
         if fields.get("command") != self._command or "ssl_check" in fields:
             return None
         return fields
@@ -134,6 +135,32 @@ class SlackEvents:
         elif answer.status not in (200, 500):
             log.error("Bolt answered %d to a command already acked", answer.status)
             await respond(**render.text_message(render.GENERIC_FAILURE), response_type="ephemeral")
+
+
+def form_fields(text: str, wanted: frozenset[str]) -> dict[str, str]:
+    """The `wanted` fields of a form body, each as `dict(parse_qsl(text, keep_blank_values=True))`
+    has it (decoded as UTF-8, `+` a space, the last of a repeated field); the other fields are
+    not decoded at all: decoding a command's dozen fields was a quarter of its ack's time."""
+    fields = {}
+    for pair in text.split("&"):
+        name, _, value = pair.partition("=")
+        if "%" in name or "+" in name:
+            name = unquote_plus(name)
+        if name in wanted:
+            fields[name] = unquote_plus(value)
+    return fields
+
+
+async def _body(request: web.Request) -> bytes | None:
+    """The request's body, or None when it has not come in within BODY_SECONDS. A body already
+    in whole (a command's fits in one packet) is read at once: no timer and no task of its own,
+    which with 50 commands at once would be a tenth of the burst's acks' time."""
+    if request.content.is_eof():
+        return await request.read()
+    try:
+        return await asyncio.wait_for(request.read(), BODY_SECONDS)
+    except TimeoutError:
+        return None
 
 
 class _BoltRequest:
