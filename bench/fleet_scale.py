@@ -49,7 +49,7 @@ from testbed.stack import OPERATOR, add_demo_people, demo_config
 
 SECRET = "bench-signing-secret"
 HERE = str(Path(__file__).resolve())
-HEALTH_ASKS = 30
+HEALTH_ASKS = 60
 # The window at rest begins once the first timed-pause and -suspend sweeps are done (spread over
 # the first 30 s: bot/service/schedule.py FIRST_SWEEPS_WITHIN) and lasts an interval at least.
 REST_AFTER_START = 35.0
