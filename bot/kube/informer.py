@@ -205,18 +205,21 @@ class Collection:
                 self.current = False
                 log.info("%s: %s; read from the API until it is followed again", self.describe(), e)
                 if not self.reach.down:  # listed, but its watch broke: as any other failure
-                    retry = 0.0 if self.watched else retry
-                    await asyncio.sleep(retry)
-                    retry = min(max(retry * 2, RETRY_FIRST), RETRY_LONGEST)
+                    retry = await self._back_off(retry)
             except Exception as e:  # KubeError, or a bug: never a copy left current but stale
                 self.current = False
                 if not isinstance(e, errors.KubeError):
                     log.exception("%s: following failed; read from the API", self.describe())
                 log.info("%s: %s; read from the API until it is followed again", self.describe(), e)
-                if self.watched:
-                    retry = 0.0  # it was followed since the last list: list again at once
-                await asyncio.sleep(retry)
-                retry = min(max(retry * 2, RETRY_FIRST), RETRY_LONGEST)
+                retry = await self._back_off(retry)
+
+    async def _back_off(self, retry: float) -> float:
+        """Wait before listing again after a failure; returns the next failure's wait. A copy
+        followed since its last list is listed again at once."""
+        if self.watched:
+            retry = 0.0
+        await asyncio.sleep(retry)
+        return min(max(retry * 2, RETRY_FIRST), RETRY_LONGEST)
 
     async def _list(self) -> None:
         async with self.reach.attempt():  # in turn, after a while, when the cluster is down
