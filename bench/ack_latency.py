@@ -30,7 +30,9 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import yaml
 from common import (
@@ -45,11 +47,12 @@ from common import (
 )
 
 from testbed.slackemu import SlackDriver, SlackEmulator
-from testbed.slackemu.driver import Mode
+from testbed.slackemu.driver import Mode, SignedRequest
 from testbed.stack import Stack, demo_config, running_stack
 
 ACK_GOAL_MS = 10.0
 SLACK_PATH = "/slack/events"
+T = TypeVar("T")
 BENCH_CPU, SERVICE_CPU = 0, 1
 
 
@@ -81,13 +84,14 @@ class Burst:
         for _, writer in self.connections:
             writer.close()
 
-    def write(self, requests: list[bytes]) -> list[float]:
-        """Write request i on connection i, all at once; when each was written."""
+    def send(self, driver: SlackDriver) -> tuple[list[SignedRequest], list[float]]:
+        """N signed `/kai health` written at once, one per connection; when each was written."""
+        requests = [driver.signed_command("health", user_id="U0OPERATOR") for _ in self.connections]
         sent = []
         for (_, writer), request in zip(self.connections, requests, strict=True):
             sent.append(time.perf_counter())
-            writer.write(request)
-        return sent
+            writer.write(http_post(SLACK_PATH, request.body, request.headers))
+        return requests, sent
 
     async def acked(self, i: int, sent: float) -> float:
         """Seconds from `sent` to the last byte of connection i's answer, a 200."""
@@ -98,8 +102,7 @@ class Burst:
 
     async def round(self, driver: SlackDriver, slack: SlackEmulator) -> list[tuple[float, float]]:
         """(ack, reply) seconds of each of N `/kai health` sent at once."""
-        requests = [driver.signed_command("health", user_id="U0OPERATOR") for _ in self.connections]
-        sent = self.write([http_post(SLACK_PATH, r.body, r.headers) for r in requests])
+        requests, sent = self.send(driver)
 
         async def answer(i: int) -> tuple[float, float]:
             acked = await self.acked(i, sent[i])
@@ -110,9 +113,22 @@ class Burst:
 
     async def bare_round(self, driver: SlackDriver) -> list[float]:
         """Ack seconds of the same N requests to bench/bare_ack.py (nothing runs after)."""
-        requests = [driver.signed_command("health", user_id="U0OPERATOR") for _ in self.connections]
-        sent = self.write([http_post(SLACK_PATH, r.body, r.headers) for r in requests])
+        _, sent = self.send(driver)
         return await asyncio.gather(*(self.acked(i, sent[i]) for i in range(self.concurrency)))
+
+
+async def measured(one_round: Callable[[], Awaitable[list[T]]], rounds: int) -> list[T]:
+    """Every result of `rounds` rounds, after one to warm up (Bolt's auth.test, a connection
+    per concurrent command: Slack keeps its connections to an app open too). The bench's own
+    garbage collector is off meanwhile, so it cannot stop the clock: it holds every record of
+    the emulated Slack, and one full collection here is tens of milliseconds."""
+    await one_round()
+    gc.collect()
+    gc.disable()
+    try:
+        return [result for _ in range(rounds) for result in await one_round()]
+    finally:
+        gc.enable()
 
 
 def http_post(path: str, body: str, headers: dict[str, str]) -> bytes:
@@ -180,20 +196,9 @@ async def latency(workdir: Path, concurrency: int, rounds: int, mode: Mode) -> N
                     *(one_command(driver, slack, mode) for _ in range(concurrency))
                 )
 
-            # Warm up: Bolt's auth.test, and a connection per concurrent command (Slack keeps
-            # its connections to an app open too).
-            await one_round()
-            acks: list[float] = []
-            ends: list[float] = []
-            # The bench's own garbage collector must not stop its clock: it holds every record
-            # of the emulated Slack, and one full collection here is tens of milliseconds.
-            gc.collect()
-            gc.disable()
-            for _ in range(rounds):
-                results = await one_round()
-                acks += [a for a, _ in results]
-                ends += [e for _, e in results]
-            gc.enable()
+            results = await measured(one_round, rounds)
+            acks = [a for a, _ in results]
+            ends = [e for _, e in results]
             burst.close()
             await driver.aclose()
         finally:
@@ -218,10 +223,10 @@ async def latency(workdir: Path, concurrency: int, rounds: int, mode: Mode) -> N
     print(f"  {goal(f'{where} ack p99', p99, ACK_GOAL_MS)}")
     record(f"ack p99, {concurrency} concurrent, {where}", p99, ACK_GOAL_MS, "ms")
     if floor:
-        bare = percentile(floor, 0.99) * 1000
+        bare = percentile(floor, 0.99)
         print(f"  a bare aiohttp server, the same bursts: ack p50 {ms(percentile(floor, 0.5))}"
-              f"  p99 {ms(bare / 1000)}")  # fmt: skip
-        ratio = round(p99 / bare, 2)
+              f"  p99 {ms(bare)}")  # fmt: skip
+        ratio = round(p99 / (bare * 1000), 2)
         print(f"  {where} ack p99 vs the bare server: {ratio:g} x (no goal: what the service adds)")
         record(f"ack p99, {concurrency} concurrent, {where}, vs a bare aiohttp server", ratio,
                None, "x")  # fmt: skip
@@ -238,11 +243,7 @@ async def bare_floor(driver: SlackDriver, concurrency: int, rounds: int) -> list
         await bare.stdout.readline()
         burst = Burst(port, concurrency)
         await burst.open()
-        await burst.bare_round(driver)  # warm up, as for the service
-        gc.collect()
-        gc.disable()
-        acks = [ack for _ in range(rounds) for ack in await burst.bare_round(driver)]
-        gc.enable()
+        acks = await measured(lambda: burst.bare_round(driver), rounds)
         burst.close()
         return acks
     finally:
