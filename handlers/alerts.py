@@ -25,7 +25,7 @@ from bot.health import usecase as usecases
 from bot.service.deps import Deps
 from bot.slack import blocks as render
 from bot.slack.blocks import Message
-from handlers import access, replies
+from handlers import replies
 from handlers.invocation import Executor, Invocation, Runner
 
 Listener = Callable[..., Awaitable[None]]
@@ -33,7 +33,7 @@ Listener = Callable[..., Awaitable[None]]
 
 async def list_alerts(parsed: commands.Alerts, deps: Deps, invocation: Invocation) -> Message:
     """`/kai alerts`: active and pending alerts and silences, with their IDs."""
-    await access.require_viewer(deps, invocation.user_id, "list alerts")
+    await deps.gate.require_viewer(invocation.user_id, "list alerts")
     if parsed.cluster is not None:
         deps.settings.cluster(parsed.cluster)
     states = await deps.alerts.list_alerts(parsed.cluster)
@@ -55,7 +55,7 @@ async def silence(parsed: commands.Silence, deps: Deps, invocation: Invocation) 
 async def unsilence(parsed: commands.Unsilence, deps: Deps, invocation: Invocation) -> Message:
     """`/kai unsilence ALERT_ID`."""
     user, alert_id = invocation.user_id, parsed.alert_id
-    await access.require_operator(deps, user, f"unsilence alert {alert_id}")
+    await deps.gate.require_operator(user, f"unsilence alert {alert_id}")
     run = deps.alerts.unsilence(alert_id, user, deps.clock(), cluster=parsed.cluster)
     alert = await _recorded(deps, user, "unsilence", alert_id, "", run)
     return _done(alert, "Lifted the silence on")
@@ -63,7 +63,7 @@ async def unsilence(parsed: commands.Unsilence, deps: Deps, invocation: Invocati
 
 async def run_acknowledge(deps: Deps, user: str, cluster: str | None, alert_id: str) -> Message:
     """Acknowledge an alert (a command or a button), on the record."""
-    await access.require_operator(deps, user, f"acknowledge alert {alert_id}")
+    await deps.gate.require_operator(user, f"acknowledge alert {alert_id}")
     run = deps.alerts.acknowledge(alert_id, user, deps.clock(), cluster=cluster)
     return _done(await _recorded(deps, user, "acknowledge", alert_id, "", run), "Acknowledged")
 
@@ -72,7 +72,7 @@ async def run_silence(
     deps: Deps, user: str, cluster: str | None, alert_id: str, duration: timedelta, reason: str
 ) -> Message:
     """Silence an alert (a command or a button), at most `alerts.max_silence`, on the record."""
-    await access.require_operator(deps, user, f"silence alert {alert_id}")
+    await deps.gate.require_operator(user, f"silence alert {alert_id}")
     policy.check_silence(duration, deps.settings.alerts.max_silence)
     run = deps.alerts.silence(alert_id, user, duration, reason, deps.clock(), cluster=cluster)
     alert = await _recorded(deps, user, "silence", alert_id, reason, run, format_duration(duration))
@@ -154,7 +154,7 @@ async def click_health(
     deps: Deps, user: str, cluster: str, alert_id: str, body: dict[str, Any]
 ) -> Message:
     """`Run health check`: the cluster's report, posted in the alert's thread for everyone."""
-    await access.require_viewer(deps, user, "check health")
+    await deps.gate.require_viewer(user, "check health")
     kube = deps.kube_for(cluster)
     report = await deps.health_checks.run(
         kube.cluster, lambda: usecases.check_health(kube, deps.settings, deps.clock())

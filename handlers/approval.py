@@ -30,7 +30,7 @@ from bot.service.deps import Deps
 from bot.slack import blocks as render
 from bot.slack.blocks import Message
 from bot.slack.gateway import SlackUnavailable
-from handlers import access, confirm, replies
+from handlers import confirm, replies
 from handlers.approval_record import annotate
 from handlers.invocation import Executor, Invocation, Runner
 
@@ -189,7 +189,7 @@ async def _require_approver(deps: Deps, user: str, what: str) -> None:
         raise errors.NotAllowed(
             f"You cannot {what}: nobody can, access.approval is not configured now."
         )
-    await access.require_operator(deps, user, what)
+    await deps.gate.require_operator(user, what)
     members = await deps.slack.members_of(policy.group_entries(approval.approvers))
     approvals.require_approver(user, what, approval, members)
 

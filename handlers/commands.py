@@ -20,7 +20,7 @@ from bot.service.deps import Deps
 from bot.slack import blocks as render
 from bot.slack.blocks import Message
 from bot.subcommands import CHANGES, GRAMMAR
-from handlers import access, replies
+from handlers import replies
 from handlers.invocation import Invocation, Runner
 
 Listener = Callable[..., Awaitable[None]]
@@ -115,7 +115,7 @@ def help_text(deps: Deps, topic: str | None) -> str:
 
 async def reply_health(parsed: Health, deps: Deps, invocation: Invocation) -> Message:
     """`/kai health`: the KAI and APIService report, posted for the whole channel to see."""
-    await access.require_viewer(deps, invocation.user_id, "check health")
+    await deps.gate.require_viewer(invocation.user_id, "check health")
     kube = deps.kube_for(parsed.cluster)
     report = await deps.health_checks.run(
         kube.cluster, lambda: usecases.check_health(kube, deps.settings, deps.clock())

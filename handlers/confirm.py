@@ -17,7 +17,7 @@ from bot.core.rich import rich_text
 from bot.service.deps import Deps
 from bot.slack import blocks as render
 from bot.slack.blocks import Message, Text
-from handlers import access, replies
+from handlers import replies
 from handlers.invocation import Executor, Invocation
 
 Listener = Callable[..., Awaitable[None]]
@@ -59,7 +59,7 @@ def make_confirm_listener(
 
     async def confirm(deps: Deps, user_id: str, value: str, _: dict[str, Any]) -> Message:
         pending = confirmations.unseal(value, deps.confirm_key, deps.clock())
-        await access.require_operator(deps, user_id, pending.action)
+        await deps.gate.require_operator(user_id, pending.action)
         if pending.action not in executors:
             raise errors.UserError(f"'{pending.action}' cannot be confirmed in this version.")
         await claim_once(deps, pending)

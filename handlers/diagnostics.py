@@ -15,14 +15,13 @@ from bot.diagnostics.commands import Diagnose
 from bot.diagnostics.subjects import DeploymentSubject, KaiSubject, KedaSubject, Subject
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
-from handlers import access
 from handlers.invocation import Executor, Invocation, Runner
 
 
 async def run_diagnose(parsed: Diagnose, deps: Deps, invocation: Invocation) -> Message:
     """`/kai diagnose`: pods, restarts, terminations, Warning events and a log tail, in channel."""
     subject = subject_of(parsed, deps.settings)
-    await access.require_viewer(deps, invocation.user_id, f"diagnose {subject.describe()}")
+    await deps.gate.require_viewer(invocation.user_id, f"diagnose {subject.describe()}")
     kube = deps.kube_for(parsed.cluster)
     diagnosis = await usecase.diagnose(kube, subject, now=deps.clock())
     return {**render_diagnosis.diagnosis_message(diagnosis), "response_type": "in_channel"}

@@ -82,7 +82,7 @@ async def run_reconcile(
     """
     request = resolve_request(parsed, deps.settings)
     target = request.target
-    await access.require_operator(deps, invocation.user_id, f"reconcile {target.describe()}")
+    await deps.gate.require_operator(invocation.user_id, f"reconcile {target.describe()}")
     if approvals.needs_approval(deps.settings, target.params()):
         pending = confirmations.new_pending(
             "reconcile",
@@ -204,8 +204,8 @@ async def _refresh(
 async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
     """`/kai sync`: check the Application can sync now, then ask the user to confirm."""
     target = resolve_request(parsed, deps.settings).target
-    await access.require_operator(deps, invocation.user_id, f"sync {target.describe()}")
-    await access.require_identity(deps, invocation.user_id)
+    await deps.gate.require_operator(invocation.user_id, f"sync {target.describe()}")
+    await deps.gate.person(invocation.user_id)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:

@@ -49,7 +49,6 @@ from bot.kube import kinds
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
 from bot.workloads import usecase as workloads
-from handlers import access
 from handlers.invocation import Executor, Invocation, Runner
 
 log = logging.getLogger(__name__)
@@ -88,7 +87,7 @@ async def on_refresh(
 async def publish(deps: Deps, client: AsyncWebClient, user_id: str) -> None:
     """Build and publish the user's Home view; a failure is logged (the tab keeps its last view)."""
     try:
-        await access.require_viewer(deps, user_id, "see the kai-chatops Home tab")
+        await deps.gate.require_viewer(user_id, "see the kai-chatops Home tab")
     except errors.NotAllowed as e:
         view = not_allowed_view(str(e))
     else:
@@ -212,7 +211,7 @@ async def run_changes(parsed: Changes, deps: Deps, invocation: Invocation) -> Me
     """`/kai changes [--cluster NAME]`: every pause and suspend in force, on every configured
     cluster (or the one named), read as the Home tab reads them; a change made by hand shows
     when kai-chatops first saw it (the reminders keep that), when the alert state can say."""
-    await access.require_viewer(deps, invocation.user_id, "list the changes in force")
+    await deps.gate.require_viewer(invocation.user_id, "list the changes in force")
     names = [c.name for c in deps.settings.clusters]
     if parsed.cluster is not None:
         names = [deps.settings.cluster(parsed.cluster).name]

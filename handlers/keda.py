@@ -37,7 +37,7 @@ async def run_scaledjobs(
     parsed: commands.ScaledJobs, deps: Deps, invocation: Invocation
 ) -> Message:
     """`/kai scaledjobs [NAMESPACE | --all-namespaces]`: verdicts and pauses, privately."""
-    await access.require_viewer(deps, invocation.user_id, "list ScaledJobs")
+    await deps.gate.require_viewer(invocation.user_id, "list ScaledJobs")
     kube = deps.kube_for(parsed.cluster)
     namespaces, scope = listing_scope(parsed, deps.settings)
     try:
@@ -85,8 +85,8 @@ def listing_scope(
 async def run_pause(parsed: commands.Pause, deps: Deps, invocation: Invocation) -> Message:
     """`/kai pause [scaledobject] NS/NAME [for DURATION] [REASON]`: check, read, ask to confirm."""
     action = f"pause {parsed.kind} {parsed.namespace}/{parsed.name}"
-    await access.require_operator(deps, invocation.user_id, action)
-    await access.require_identity(deps, invocation.user_id)
+    await deps.gate.require_operator(invocation.user_id, action)
+    await deps.gate.person(invocation.user_id)
     keda_pause.check_namespace(parsed.namespace, deps.settings.keda.namespaces)
     keda_pause.check_reason(parsed.reason)
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
@@ -116,8 +116,8 @@ async def run_pause(parsed: commands.Pause, deps: Deps, invocation: Invocation) 
 async def run_resume(parsed: commands.Resume, deps: Deps, invocation: Invocation) -> Message:
     """`/kai resume [scaledobject] NS/NAME`: check, read, ask to confirm."""
     action = f"resume {parsed.kind} {parsed.namespace}/{parsed.name}"
-    await access.require_operator(deps, invocation.user_id, action)
-    await access.require_identity(deps, invocation.user_id)
+    await deps.gate.require_operator(invocation.user_id, action)
+    await deps.gate.person(invocation.user_id)
     keda_pause.check_namespace(parsed.namespace, deps.settings.keda.namespaces)
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
     now = deps.clock()

@@ -34,7 +34,6 @@ from bot.rules import keda as keda_rules
 from bot.rules.flux_suspend import read_suspend_record
 from bot.service.deps import Deps
 from bot.slack.blocks import Message, Text
-from handlers import access
 from handlers.invocation import Executor, Invocation, Runner
 
 # Where each kind lives unless told otherwise: Flux's and Argo CD's install namespaces (the
@@ -50,7 +49,7 @@ REFS: dict[str, ResourceRef] = {
 
 async def run_list(parsed: ListObjects, deps: Deps, invocation: Invocation) -> Message:
     """`/kai list KIND`: one line per object with its verdict, worst first."""
-    await access.require_viewer(deps, invocation.user_id, f"list {parsed.kind} objects")
+    await deps.gate.require_viewer(invocation.user_id, f"list {parsed.kind} objects")
     kube = deps.kube_for(parsed.cluster)
     suffix = cluster_suffix(parsed.cluster, deps.settings)
     namespaces = None if parsed.all_namespaces else home_namespaces(parsed, deps.settings)

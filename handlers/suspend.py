@@ -30,8 +30,8 @@ from handlers.invocation import Executor, Invocation, Runner
 async def ask_suspend(parsed: Suspend, deps: Deps, invocation: Invocation) -> Message:
     """`/kai suspend KIND NS/NAME [for DURATION] [REASON]`: check, read, ask to confirm."""
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
-    await access.require_operator(deps, invocation.user_id, f"suspend {target.describe()}")
-    await access.require_identity(deps, invocation.user_id)
+    await deps.gate.require_operator(invocation.user_id, f"suspend {target.describe()}")
+    await deps.gate.person(invocation.user_id)
     check_reason(parsed.reason)
     now = deps.clock()
     make_plan = suspend_ops.suspending(
@@ -54,8 +54,8 @@ async def ask_suspend(parsed: Suspend, deps: Deps, invocation: Invocation) -> Me
 async def ask_resume(parsed: FluxResume, deps: Deps, invocation: Invocation) -> Message:
     """`/kai resume KIND NS/NAME`: check, read, ask to confirm."""
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
-    await access.require_operator(deps, invocation.user_id, f"resume {target.describe()}")
-    await access.require_identity(deps, invocation.user_id)
+    await deps.gate.require_operator(invocation.user_id, f"resume {target.describe()}")
+    await deps.gate.person(invocation.user_id)
     kube = deps.kube_for(target.cluster)
     plan = await suspend_ops.prepare(kube, target, suspend_ops.resuming(target))
     if plan.refusal:

@@ -12,14 +12,13 @@ from bot.slack.blocks import Message
 from bot.workloads import render as render_workloads
 from bot.workloads import usecase
 from bot.workloads.commands import Pending, Queues, Why
-from handlers import access
 from handlers.invocation import Executor, Invocation, Runner
 
 
 async def run_queues(parsed: Queues, deps: Deps, invocation: Invocation) -> Message:
     """`/kai queues`: the KAI queue tree with GPU quota, limit, allocated and requested, starved
     queues and queues over quota marked."""
-    await access.require_viewer(deps, invocation.user_id, "list KAI queues")
+    await deps.gate.require_viewer(invocation.user_id, "list KAI queues")
     kube = deps.kube_for(parsed.cluster)
     after = deps.settings.alerts.starved_after
     found = await usecase.read_starvation(kube, now=deps.clock(), after=after)
@@ -31,7 +30,7 @@ async def run_queues(parsed: Queues, deps: Deps, invocation: Invocation) -> Mess
 
 async def run_pending(parsed: Pending, deps: Deps, invocation: Invocation) -> Message:
     """`/kai pending [NAMESPACE | --all-namespaces]`: PodGroups the scheduler cannot place."""
-    await access.require_viewer(deps, invocation.user_id, "list pending PodGroups")
+    await deps.gate.require_viewer(invocation.user_id, "list pending PodGroups")
     kube = deps.kube_for(parsed.cluster)
     namespace = None if parsed.all_namespaces else parsed.namespace
     groups, stale, _read = await usecase.read_pending(kube, namespace)
@@ -49,8 +48,8 @@ async def run_pending(parsed: Pending, deps: Deps, invocation: Invocation) -> Me
 
 async def run_why(parsed: Why, deps: Deps, invocation: Invocation) -> Message:
     """`/kai why NAMESPACE/POD`: its PodGroup, queue, the scheduler's reasons, what to do."""
-    await access.require_viewer(
-        deps, invocation.user_id, f"explain pod {parsed.namespace}/{parsed.name}"
+    await deps.gate.require_viewer(
+        invocation.user_id, f"explain pod {parsed.namespace}/{parsed.name}"
     )
     kube = deps.kube_for(parsed.cluster)
     command = deps.settings.slack.command

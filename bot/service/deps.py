@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from bot.access import approval_store, confirmations, grouped
 from bot.access import journal as change_journal
 from bot.access.approval_store import ApprovalStore
+from bot.access.gate import Gate
 from bot.access.journal import ChangeJournal
 from bot.access.once import OnceStore
 from bot.alerts import store as alert_store
@@ -102,6 +103,11 @@ class Deps:
     health_checks: SingleFlight[str, HealthReport] = field(default_factory=SingleFlight)
     inflight: InFlight = field(default_factory=InFlight)
     approvals: ApprovalStore | None = None  # always set by `build_deps`
+
+    @property
+    def gate(self) -> Gate:
+        """Who may look and who may change things (`access`), asking Slack for user groups."""
+        return Gate(self.settings.access, self.slack)
 
     def kube_for(self, cluster: str | None) -> KubeWriter:
         """The gateway for `--cluster NAME`, or the first configured cluster.
