@@ -21,9 +21,9 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.access import approvals, audit, policy
 from bot.access import render_approval as words
-from bot.access.approval_store import ApprovalStore, ApprovalsUnavailable, Step
+from bot.access.approval_store import ApprovalStep, ApprovalStore, ApprovalsUnavailable
 from bot.access.approvals import Approval
-from bot.access.confirmations import Pending
+from bot.access.confirmations import AskedChange
 from bot.commands.approve import Approve
 from bot.core import errors
 from bot.service.deps import Deps
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 RESULT_CHARS = 600  # how much of a change's result the request message keeps
 
 
-async def ask_approval(deps: Deps, pending: Pending) -> Message:
+async def ask_approval(deps: Deps, pending: AskedChange) -> Message:
     """Post the request for `pending` (confirmed by its requester) where the command was given
     (the alert channel for a direct message, which approvers cannot see), and keep it.
 
@@ -194,7 +194,7 @@ async def _require_approver(deps: Deps, user: str, what: str) -> None:
     approvals.require_approver(user, what, approval, members)
 
 
-async def _change(deps: Deps, change_id: str, step: Step, now: datetime) -> Approval:
+async def _change(deps: Deps, change_id: str, step: ApprovalStep, now: datetime) -> Approval:
     try:
         return await _store(deps).change(change_id, step, now)
     except ApprovalsUnavailable as e:

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from bot.access import approvals, audit, confirmations
-from bot.access.confirmations import Pending
+from bot.access.confirmations import AskedChange
 from bot.access.once import OnceUnavailable
 from bot.core import errors
 from bot.core.rich import rich_text
@@ -48,7 +48,7 @@ def ask(
 
 # Where a confirmed change goes instead of running, when its cluster needs a second operator
 # (`handlers.approval.ask_approval`): (deps, the confirmed change) -> the requester's reply.
-AskApproval = Callable[[Deps, Pending], Awaitable[Message]]
+AskApproval = Callable[[Deps, AskedChange], Awaitable[Message]]
 
 
 def make_confirm_listener(
@@ -72,7 +72,7 @@ def make_confirm_listener(
 
 
 async def run_change(
-    executors: Mapping[str, Executor], deps: Deps, pending: Pending, actor: str
+    executors: Mapping[str, Executor], deps: Deps, pending: AskedChange, actor: str
 ) -> Message:
     """Carry out a confirmed (or approved) change as `actor`; an error it raises is recorded
     (its one audit line), then raised.
@@ -90,7 +90,7 @@ async def run_change(
         raise
 
 
-async def claim_once(deps: Deps, pending: Pending) -> None:
+async def claim_once(deps: Deps, pending: AskedChange) -> None:
     """Use the confirmation up, on every replica, for good (it is remembered until it expires).
 
     Raises:
@@ -119,7 +119,7 @@ async def cancel(deps: Deps, user_id: str, value: str, _: dict[str, Any]) -> Mes
 handle_cancel = replies.button_listener("cancel", cancel)
 
 
-async def announce(deps: Deps, pending: Pending, change: audit.Change, text: Text) -> None:
+async def announce(deps: Deps, pending: AskedChange, change: audit.Change, text: Text) -> None:
     """Record a confirmed change: the log line, and `text` in the channel the command came
     from, and in the alert channel too when that was a direct message (or the bot is not a
     member there)."""
@@ -133,7 +133,9 @@ async def announce(deps: Deps, pending: Pending, change: audit.Change, text: Tex
     )
 
 
-async def _record_error(deps: Deps, pending: Pending, user_id: str, error: errors.BotError) -> None:
+async def _record_error(
+    deps: Deps, pending: AskedChange, user_id: str, error: errors.BotError
+) -> None:
     """A confirmed change that raised: `failed` (the clicker sees the error), or `unknown` when
     its write got no answer, said where `announce` says changes, for someone to check."""
     await audit.record_error(
@@ -147,7 +149,7 @@ async def _record_error(deps: Deps, pending: Pending, user_id: str, error: error
     )
 
 
-def _change(deps: Deps, pending: Pending, user_id: str) -> audit.Change:
+def _change(deps: Deps, pending: AskedChange, user_id: str) -> audit.Change:
     """The record of a confirmed change that ended in an error, from what it asked for (its
     outcome and note are set by `audit.record_error`)."""
     params = pending.params

@@ -21,13 +21,13 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from bot.access import approvals, audit, confirmations
-from bot.access.confirmations import Pending
+from bot.access.confirmations import AskedChange
 from bot.core import errors
 from bot.core.rich import rich_text
-from bot.gitops import argo, ops
+from bot.gitops import argo, usecase
 from bot.gitops import render as render_gitops
 from bot.gitops.commands import Reconcile, ReconcileShortcut, Sync
-from bot.gitops.target import Request, StepState, Target, audit_outcome, resolve_request
+from bot.gitops.target import GitopsTarget, Request, StepState, audit_outcome, resolve_request
 from bot.kube.ports import KubeWriter
 from bot.service.deps import Deps
 from bot.slack import blocks as render
@@ -52,12 +52,12 @@ class _Flights:
             weakref.WeakKeyDictionary()
         )
 
-    def holder(self, kube: object, target: Target) -> str | None:
+    def holder(self, kube: object, target: GitopsTarget) -> str | None:
         """Who asked for the request under way for `target`, if there is one."""
         return self._running.get(kube, {}).get(target.key)
 
     @contextmanager
-    def claim(self, kube: object, target: Target, user_id: str) -> Iterator[None]:
+    def claim(self, kube: object, target: GitopsTarget, user_id: str) -> Iterator[None]:
         """Hold `target` for the enclosed work (check `holder` first, with no await between)."""
         if self.holder(kube, target) is not None:
             raise errors.UserError(f"{target.describe()} already has a request under way.")
@@ -96,11 +96,11 @@ async def run_reconcile(
     return await _run_request(request, deps, invocation)
 
 
-async def execute_reconcile(pending: Pending, deps: Deps, actor: str) -> Message:
+async def execute_reconcile(pending: AskedChange, deps: Deps, actor: str) -> Message:
     """An approved reconcile or refresh (`access.approval`), run as `actor`, who asked for it."""
     params = pending.params
     flags = {flag: bool(params.get(flag)) for flag in _REQUEST_FLAGS}
-    request = Request(Target.from_params(params), **flags)
+    request = Request(GitopsTarget.from_params(params), **flags)
     invocation = Invocation(actor, pending.channel_id, deps.settings.slack.command)
     return await _run_request(request, deps, invocation)
 
@@ -136,17 +136,17 @@ async def _reconcile_flux(
     respond: Respond | None,
 ) -> Message:
     user, settings = invocation.user_id, deps.settings
-    steps = await ops.prepare_flux(
+    steps = await usecase.prepare_flux(
         kube, request, command=settings.slack.command, default_cluster=settings.clusters[0].name
     )
     targets = [step.target for step in steps]
     progress = render_gitops.flux_progress(targets, user, flags=request.flags)
 
-    async def requested(target: Target, token: str) -> None:
+    async def requested(target: GitopsTarget, token: str) -> None:
         log.info("reconcile of %s requested by %s (requestedAt %s)", target.describe(), user, token)
 
     async def work() -> Message:
-        report = await ops.run_flux(
+        report = await usecase.run_flux(
             kube,
             steps,
             user_id=user,
@@ -175,14 +175,14 @@ async def _refresh(
     respond: Respond | None,
 ) -> Message:
     user, target = invocation.user_id, request.target
-    app = await ops.read_target(kube, target)
+    app = await usecase.read_target(kube, target)
     action = "hard refresh" if request.hard else "refresh"
 
-    async def requested(target: Target, value: str) -> None:
+    async def requested(target: GitopsTarget, value: str) -> None:
         log.info("%s of %s requested by %s (%s)", action, target.describe(), user, value)
 
     async def work() -> Message:
-        report = await ops.run_refresh(
+        report = await usecase.run_refresh(
             kube,
             target,
             hard=request.hard,
@@ -210,23 +210,23 @@ async def ask_sync(parsed: Sync, deps: Deps, invocation: Invocation) -> Message:
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
-    app = await ops.read_syncable(kube, target, deps.clock())
+    app = await usecase.read_syncable(kube, target, deps.clock())
     title, lines = render_gitops.sync_confirmation(target, argo.read_app(app))
     return confirm.ask(
         deps, invocation, action="sync", params=target.params(), title=title, lines=lines
     )
 
 
-async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
+async def execute_sync(pending: AskedChange, deps: Deps, clicker: str) -> Message:
     """The confirmed sync: write `operation`, wait until Argo CD clears it, report the outcome."""
-    target = Target.from_params(pending.params)
+    target = GitopsTarget.from_params(pending.params)
     writer = await access.kube_for_change(deps, target.cluster, clicker)
     kube = deps.kube_for(target.cluster)
     holder = _FLIGHTS.holder(kube, target)
     if holder is not None:
         return render_gitops.already_under_way(target, holder)
     with _FLIGHTS.claim(kube, target, clicker):
-        written = await ops.start_sync(
+        written = await usecase.start_sync(
             writer, target, user_id=clicker, channel_id=pending.channel_id, clock=deps.clock
         )
         # Recorded in the channel now, not only at the end: the wait can be long, and the sync
@@ -239,7 +239,7 @@ async def execute_sync(pending: Pending, deps: Deps, clicker: str) -> Message:
             channel=pending.channel_id,
             alert_channel=deps.settings.slack.alert_channel,
         )
-        report = await ops.wait_sync(kube, target, polling=_polling(deps), written=written)
+        report = await usecase.wait_sync(kube, target, polling=_polling(deps), written=written)
     details = _argo_details(report) | access.acting_details(writer)
     change = _change(deps, clicker, "sync", target, report.state, details)
     text = render_gitops.sync_audit_text(report, clicker)
@@ -281,15 +281,15 @@ async def _post(respond: Respond, message: Message) -> bool:
     return True
 
 
-def _polling(deps: Deps) -> ops.Polling:
-    return ops.Polling(timeout=deps.settings.gitops.reconcile_timeout.total_seconds())
+def _polling(deps: Deps) -> usecase.Polling:
+    return usecase.Polling(timeout=deps.settings.gitops.reconcile_timeout.total_seconds())
 
 
 def _change(
     deps: Deps,
     user: str,
     action: str,
-    target: Target,
+    target: GitopsTarget,
     state: StepState,
     details: dict[str, str],
 ) -> audit.Change:
@@ -320,7 +320,7 @@ class _Action:
     deps: Deps
     invocation: Invocation
     action: str
-    target: Target
+    target: GitopsTarget
 
     async def recorded(self, work: Awaitable[Message]) -> Message:
         """The result of `work`; an error is on the record too (`unknown` when a write got no

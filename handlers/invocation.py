@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.access.confirmations import Pending
+from bot.access.confirmations import AskedChange
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
 
@@ -26,4 +26,4 @@ class Invocation:
 # A subcommand's work after the ack: (parsed command, deps, invocation) -> the reply.
 Runner = Callable[[Any, Deps, Invocation], Awaitable[Message]]
 # A confirmed change: (what was asked, deps, the user who clicked Confirm) -> the result message.
-Executor = Callable[[Pending, Deps, str], Awaitable[Message]]
+Executor = Callable[[AskedChange, Deps, str], Awaitable[Message]]

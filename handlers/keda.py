@@ -15,14 +15,14 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.access import audit
 from bot.access.audit import Change
-from bot.access.confirmations import Pending
+from bot.access.confirmations import AskedChange
 from bot.config.settings import Settings
 from bot.core import errors
-from bot.keda import commands, ops
+from bot.keda import commands, usecase
 from bot.keda import pause as keda_pause
 from bot.keda import render as render_keda
 from bot.keda import render_changes as words
-from bot.keda.pause import Outcome, Target
+from bot.keda.pause import KedaTarget, PauseOutcome
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
 from handlers import access, confirm
@@ -30,7 +30,7 @@ from handlers.invocation import Executor, Invocation, Runner
 
 # How long a confirmed change waits for KEDA's Paused condition; tests shorten it, since the
 # simulated cluster runs no KEDA controller.
-ACK_WAIT = ops.AckWait()
+ACK_WAIT = usecase.AckWait()
 
 
 async def run_scaledjobs(
@@ -41,7 +41,7 @@ async def run_scaledjobs(
     kube = deps.kube_for(parsed.cluster)
     namespaces, scope = listing_scope(parsed, deps.settings)
     try:
-        rows = await ops.list_rows(kube, namespaces)
+        rows = await usecase.list_rows(kube, namespaces)
     except errors.KubeForbidden as e:
         if namespaces is not None:
             raise
@@ -92,7 +92,7 @@ async def run_pause(parsed: commands.Pause, deps: Deps, invocation: Invocation) 
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
     now = deps.clock()
     try:
-        plan = await ops.prepare_pause(
+        plan = await usecase.prepare_pause(
             deps.kube_for(target.cluster),
             target,
             user=invocation.user_id,
@@ -122,7 +122,7 @@ async def run_resume(parsed: commands.Resume, deps: Deps, invocation: Invocation
     target = _target(parsed.kind, parsed.namespace, parsed.name, parsed.cluster, deps)
     now = deps.clock()
     try:
-        plan = await ops.prepare_resume(deps.kube_for(target.cluster), target)
+        plan = await usecase.prepare_resume(deps.kube_for(target.cluster), target)
     except errors.KubeForbidden as e:
         return words.refused_message("resume", target, e)
     if plan.nothing_to_do:
@@ -134,9 +134,9 @@ async def run_resume(parsed: commands.Resume, deps: Deps, invocation: Invocation
     )
 
 
-async def execute_pause(pending: Pending, deps: Deps, clicker: str) -> Message:
+async def execute_pause(pending: AskedChange, deps: Deps, clicker: str) -> Message:
     """Confirmed pause: re-check the namespace, then pause the object as it now stands."""
-    target = Target.from_params(pending.params)
+    target = KedaTarget.from_params(pending.params)
     keda_pause.check_namespace(target.namespace, deps.settings.keda.namespaces)
     seconds = pending.params.get("seconds")
     duration = timedelta(seconds=int(seconds)) if seconds else None
@@ -144,7 +144,7 @@ async def execute_pause(pending: Pending, deps: Deps, clicker: str) -> Message:
     now, wait = deps.clock(), ACK_WAIT
     kube = await access.kube_for_change(deps, target.cluster, clicker)
     try:
-        outcome = await ops.pause(
+        outcome = await usecase.pause(
             kube,
             target,
             user=clicker,
@@ -159,14 +159,14 @@ async def execute_pause(pending: Pending, deps: Deps, clicker: str) -> Message:
     return await _report(outcome, pending, deps, clicker, now, wait, kube)
 
 
-async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
+async def execute_resume(pending: AskedChange, deps: Deps, clicker: str) -> Message:
     """Confirmed resume: re-check the namespace, then resume the object as it now stands."""
-    target = Target.from_params(pending.params)
+    target = KedaTarget.from_params(pending.params)
     keda_pause.check_namespace(target.namespace, deps.settings.keda.namespaces)
     now, wait = deps.clock(), ACK_WAIT
     kube = await access.kube_for_change(deps, target.cluster, clicker)
     try:
-        outcome = await ops.resume(kube, target, wait=wait)
+        outcome = await usecase.resume(kube, target, wait=wait)
     except errors.KubeForbidden as e:
         _record_refusal("resume", target, clicker, now, e, access.acting_details(kube))
         return words.refused_message("resume", target, e)
@@ -174,12 +174,12 @@ async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
 
 
 async def _report(
-    outcome: Outcome,
-    pending: Pending,
+    outcome: PauseOutcome,
+    pending: AskedChange,
     deps: Deps,
     clicker: str,
     now: datetime,
-    wait: ops.AckWait,
+    wait: usecase.AckWait,
     kube: object,
 ) -> Message:
     """Record a written change made at `now` (log line, channel post); the clicker's result."""
@@ -207,7 +207,7 @@ async def _report(
 
 def _record_refusal(
     action: str,
-    target: Target,
+    target: KedaTarget,
     user: str,
     now: datetime,
     error: errors.KubeError,
@@ -220,8 +220,8 @@ def _record_refusal(
     audit.log_change(change)
 
 
-def _target(kind: str, namespace: str, name: str, cluster: str | None, deps: Deps) -> Target:
-    return Target(kind, namespace, name, deps.settings.cluster(cluster).name)
+def _target(kind: str, namespace: str, name: str, cluster: str | None, deps: Deps) -> KedaTarget:
+    return KedaTarget(kind, namespace, name, deps.settings.cluster(cluster).name)
 
 
 RUNNERS: dict[type, Runner] = {

@@ -14,12 +14,12 @@ from datetime import timedelta
 from slack_bolt.async_app import AsyncApp
 
 from bot.access.audit import Change
-from bot.access.confirmations import Pending
-from bot.gitops import ops, suspend_ops
+from bot.access.confirmations import AskedChange
 from bot.gitops import render_suspend as words
+from bot.gitops import usecase, usecase_suspend
 from bot.gitops.commands import FluxResume, Suspend
 from bot.gitops.suspend import SuspendPlan
-from bot.gitops.target import Target
+from bot.gitops.target import GitopsTarget
 from bot.keda.pause import check_reason
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
@@ -34,14 +34,14 @@ async def ask_suspend(parsed: Suspend, deps: Deps, invocation: Invocation) -> Me
     await deps.gate.person(invocation.user_id)
     check_reason(parsed.reason)
     now = deps.clock()
-    make_plan = suspend_ops.suspending(
+    make_plan = usecase_suspend.suspending(
         target,
         user=invocation.user_id,
         reason=parsed.reason,
         duration=parsed.duration,
         now=now,
     )
-    plan = await suspend_ops.prepare(deps.kube_for(target.cluster), target, make_plan)
+    plan = await usecase_suspend.prepare(deps.kube_for(target.cluster), target, make_plan)
     if plan.refusal:
         return _refusal(plan, deps)
     seconds = str(int(parsed.duration.total_seconds())) if parsed.duration else ""
@@ -57,7 +57,7 @@ async def ask_resume(parsed: FluxResume, deps: Deps, invocation: Invocation) -> 
     await deps.gate.require_operator(invocation.user_id, f"resume {target.describe()}")
     await deps.gate.person(invocation.user_id)
     kube = deps.kube_for(target.cluster)
-    plan = await suspend_ops.prepare(kube, target, suspend_ops.resuming(target))
+    plan = await usecase_suspend.prepare(kube, target, usecase_suspend.resuming(target))
     if plan.refusal:
         return _refusal(plan, deps)
     lines = words.confirm_lines(plan, duration=None, now=deps.clock())
@@ -71,19 +71,19 @@ async def ask_resume(parsed: FluxResume, deps: Deps, invocation: Invocation) -> 
     )
 
 
-async def execute_suspend(pending: Pending, deps: Deps, clicker: str) -> Message:
+async def execute_suspend(pending: AskedChange, deps: Deps, clicker: str) -> Message:
     """Confirmed suspend: suspend the object as it now stands, record it, say so."""
-    target = Target.from_params(pending.params)
+    target = GitopsTarget.from_params(pending.params)
     seconds = pending.params.get("seconds")
     duration = timedelta(seconds=int(seconds)) if seconds else None
     reason = pending.params.get("reason", "")
     now = deps.clock()
-    make_plan = suspend_ops.suspending(
+    make_plan = usecase_suspend.suspending(
         target, user=clicker, reason=reason, duration=duration, now=now
     )
     # An error is raised to `handlers.confirm`, which writes its one audit line.
     kube = await access.kube_for_change(deps, target.cluster, clicker)
-    outcome = await suspend_ops.suspend(kube, target, make_plan)
+    outcome = await usecase_suspend.suspend(kube, target, make_plan)
     if outcome.written is None:
         return _refusal(outcome.plan, deps)
     until = outcome.plan.until
@@ -97,18 +97,18 @@ async def execute_suspend(pending: Pending, deps: Deps, clicker: str) -> Message
     return words.suspend_result(outcome, until, deps.settings.slack.command, default)
 
 
-async def execute_resume(pending: Pending, deps: Deps, clicker: str) -> Message:
+async def execute_resume(pending: AskedChange, deps: Deps, clicker: str) -> Message:
     """Confirmed resume: `spec.suspend: false`, a reconcile and its result, then the record."""
-    target = Target.from_params(pending.params)
+    target = GitopsTarget.from_params(pending.params)
     now = deps.clock()
-    polling = ops.Polling(timeout=deps.settings.gitops.reconcile_timeout.total_seconds())
+    polling = usecase.Polling(timeout=deps.settings.gitops.reconcile_timeout.total_seconds())
     # An error (the resume was not written, or maybe was) is raised to `handlers.confirm`, which
     # writes its one audit line; once written, the reconcile's end is in the outcome.
     kube = await access.kube_for_change(deps, target.cluster, clicker)
-    outcome = await suspend_ops.resume(
+    outcome = await usecase_suspend.resume(
         kube,
         target,
-        suspend_ops.resuming(target),
+        usecase_suspend.resuming(target),
         user_id=clicker,
         clock=deps.clock,
         polling=polling,
@@ -127,8 +127,8 @@ def _refusal(plan: SuspendPlan, deps: Deps) -> Message:
     return words.refusal_message(plan, settings.slack.command, settings.clusters[0].name)
 
 
-def _target(kind: str, namespace: str, name: str, cluster: str | None, deps: Deps) -> Target:
-    return Target(kind, namespace, name, deps.settings.cluster(cluster).name)
+def _target(kind: str, namespace: str, name: str, cluster: str | None, deps: Deps) -> GitopsTarget:
+    return GitopsTarget(kind, namespace, name, deps.settings.cluster(cluster).name)
 
 
 RUNNERS: dict[type, Runner] = {Suspend: ask_suspend, FluxResume: ask_resume}

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from bot.access import policy
-from bot.access.confirmations import Pending
+from bot.access.confirmations import AskedChange
 from bot.access.policy import Members
 from bot.config.settings import AccessSettings, ApprovalSettings, Settings
 from bot.core import errors
@@ -55,10 +55,10 @@ class Approval:
     def is_expired(self, now: datetime) -> bool:
         return self.state == "waiting" and now >= self.expires_at
 
-    def pending(self) -> Pending:
+    def pending(self) -> AskedChange:
         """The change as a confirmed one, for the feature's executor (its nonce is the ID)."""
         params, user = dict(self.params), self.requested_by
-        return Pending(self.action, params, user, self.channel_id, self.expires_at, self.id)
+        return AskedChange(self.action, params, user, self.channel_id, self.expires_at, self.id)
 
 
 def needs_approval(settings: Settings, params: Mapping[str, str]) -> bool:
@@ -119,7 +119,7 @@ def normalise_id(text: str) -> str:
 
 
 def new_approval(
-    pending: Pending, *, channel_id: str, lines: tuple[str, ...], now: datetime, change_id: str
+    pending: AskedChange, *, channel_id: str, lines: tuple[str, ...], now: datetime, change_id: str
 ) -> Approval:
     """A request for `pending`, posted in `channel_id`, waiting from `now`."""
     params, user = dict(pending.params), pending.requested_by

@@ -15,8 +15,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
+from bot.access.outcomes import AuditOutcome
 from bot.core import errors
 from bot.core.rich import rich_text
 from bot.slack import blocks as render
@@ -26,9 +27,6 @@ from bot.slack.gateway import SlackGateway, SlackUnavailable
 log = logging.getLogger("kai_chatops.audit")
 
 
-Outcome = Literal["ok", "failed", "unknown"]
-
-
 @dataclass(frozen=True)
 class Change:
     """One action taken (or refused) through the bot."""
@@ -36,7 +34,7 @@ class Change:
     user: str
     action: str  # pause, resume, reconcile, sync, acknowledge, silence, unsilence, ...
     target: str  # "ScaledJob annia/annia-worker on prod"
-    outcome: Outcome
+    outcome: AuditOutcome
     at: datetime
     reason: str = ""
     details: Mapping[str, str] = field(default_factory=dict)
@@ -65,7 +63,7 @@ class Approved:
 
     approver: str
     change_id: str
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[AuditOutcome] = field(default_factory=list)
 
 
 # Set while an approved change runs, so every record it makes names the approver too, whatever

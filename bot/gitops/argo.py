@@ -17,7 +17,7 @@ from bot.core import conditions as c
 from bot.core import errors
 from bot.core.models import RawObject
 from bot.gitops import plan, windows
-from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target
+from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, GitopsTarget, StepState
 
 # argo-cd pkg/apis/application/v1alpha1/application_annotations.go
 REFRESH = "argocd.argoproj.io/refresh"
@@ -108,7 +108,7 @@ def is_refresh_pending(app: RawObject) -> bool:
     return REFRESH in c.annotations_of(app)
 
 
-def check_syncable(app: RawObject, target: Target) -> None:
+def check_syncable(app: RawObject, target: GitopsTarget) -> None:
     """Refuse a sync while another operation is set or running (Argo CD would not start it).
 
     Raises:
@@ -133,7 +133,7 @@ def check_syncable(app: RawObject, target: Target) -> None:
 
 
 def check_sync_windows(
-    app: RawObject, project: RawObject | None, target: Target, now: datetime
+    app: RawObject, project: RawObject | None, target: GitopsTarget, now: datetime
 ) -> None:
     """Refuse, before anything is written, a sync the AppProject's sync windows forbid at
     `now`, as Argo CD's API, CLI and UI refuse it (argo-cd server/application/application.go
@@ -200,7 +200,7 @@ def is_blocked_by_window(app: RawObject) -> bool:
 class ArgoReport:
     """How a refresh or sync ended, with the Application as it stands afterwards."""
 
-    target: Target
+    target: GitopsTarget
     action: str  # "refresh", "hard refresh" or "sync"
     state: StepState
     app: AppState | None  # None: deleted while waiting, or (state "not read back") unread
@@ -209,7 +209,7 @@ class ArgoReport:
     error: str = ""  # why the Application could not be read after the request
 
 
-def unread_report(target: Target, action: str, elapsed: float, error: str) -> ArgoReport:
+def unread_report(target: GitopsTarget, action: str, elapsed: float, error: str) -> ArgoReport:
     """A refresh or sync that was requested but whose Application could not be read since:
     Argo CD acts on it (a sync runs) whether or not we can see it."""
     return ArgoReport(target, action, "not read back", None, elapsed, error=error)

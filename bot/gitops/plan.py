@@ -16,7 +16,7 @@ from bot.core import conditions as c
 from bot.core import durations, errors
 from bot.core.models import RawObject
 from bot.gitops import kinds as gitops_kinds
-from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target, command_for
+from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, GitopsTarget, StepState, command_for
 from bot.rules import flux
 
 # fluxcd/pkg apis/meta/annotations.go (requestedAt, forceAt); helm-controller api/v2 (resetAt).
@@ -53,7 +53,11 @@ def taken_tokens(obj: RawObject) -> set[str]:
 
 
 def check_reconcilable(
-    obj: RawObject, target: Target, *, command: str = "/kai", default_cluster: str | None = None
+    obj: RawObject,
+    target: GitopsTarget,
+    *,
+    command: str = "/kai",
+    default_cluster: str | None = None,
 ) -> None:
     """Refuse what Flux would not act on: a suspended object, an OCI HelmRepository.
 
@@ -87,7 +91,7 @@ def is_static(obj: RawObject) -> bool:
     return obj.get("kind") == "HelmRepository" and c.spec(obj).get("type") == "oci"
 
 
-def direct_source(obj: RawObject, target: Target) -> Target | None:
+def direct_source(obj: RawObject, target: GitopsTarget) -> GitopsTarget | None:
     """The source `--with-source` reconciles before `target` (as `flux reconcile` picks it).
 
     Kustomization: `spec.sourceRef`. HelmRelease: `spec.chartRef`, else its HelmChart
@@ -106,15 +110,15 @@ def direct_source(obj: RawObject, target: Target) -> Target | None:
         return _ref_target(c.as_mapping(spec.get("chartRef")), target)
     chart_ns, _, chart_name = c.as_text(c.status(obj).get("helmChart")).partition("/")
     if chart_ns and chart_name:
-        return Target("HelmChart", chart_ns, chart_name, target.cluster)
+        return GitopsTarget("HelmChart", chart_ns, chart_name, target.cluster)
     source = c.as_mapping(
         c.as_mapping(c.as_mapping(spec.get("chart")).get("spec")).get("sourceRef")
     )
     namespace = c.as_text(source.get("namespace")) or target.namespace
-    return Target("HelmChart", namespace, f"{target.namespace}-{target.name}", target.cluster)
+    return GitopsTarget("HelmChart", namespace, f"{target.namespace}-{target.name}", target.cluster)
 
 
-def _ref_target(ref: Mapping[str, Any], owner: Target) -> Target | None:
+def _ref_target(ref: Mapping[str, Any], owner: GitopsTarget) -> GitopsTarget | None:
     kind, name = c.as_text(ref.get("kind")), c.as_text(ref.get("name"))
     if not kind or not name:
         return None
@@ -123,7 +127,9 @@ def _ref_target(ref: Mapping[str, Any], owner: Target) -> Target | None:
             f"{owner.describe()} takes its source from a {kind}, which kai-chatops cannot "
             "reconcile; reconcile without --with-source."
         )
-    return Target(kind, c.as_text(ref.get("namespace")) or owner.namespace, name, owner.cluster)
+    return GitopsTarget(
+        kind, c.as_text(ref.get("namespace")) or owner.namespace, name, owner.cluster
+    )
 
 
 def is_chain_complete(length: int) -> bool:
@@ -213,7 +219,7 @@ def _is_generation_behind(obj: RawObject) -> bool:
 class StepResult:
     """How one reconcile ended, in Flux's words (`ready`, `reason`, `message` verbatim)."""
 
-    target: Target
+    target: GitopsTarget
     state: StepState
     ready: str = ""  # the Ready condition's status: True, False, Unknown, or "" when absent
     reason: str = ""
@@ -224,7 +230,7 @@ class StepResult:
     retry: str = ""  # a failure: whether Flux tries again (`Retry`'s words)
 
 
-def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
+def judge_flux(obj: RawObject, target: GitopsTarget, token: str) -> StepResult:
     """The result once `flux_phase` is DONE, as `flux reconcile` ends: Ready True succeeded;
     Ready False or Unknown, or Stalled, failed ("reconciliation failed: '<Ready message>'"),
     with whether Flux retries; no Ready condition is unknown ("status can't be determined")."""
@@ -255,7 +261,7 @@ def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
 
 
 def judge_flux_timeout(
-    obj: RawObject | None, target: Target, token: str, handled_before: str, waited: str
+    obj: RawObject | None, target: GitopsTarget, token: str, handled_before: str, waited: str
 ) -> StepResult:
     """The result when the wait ran out: what phase it was in and what the object says now."""
     if obj is None:
@@ -274,14 +280,14 @@ def judge_flux_timeout(
     return StepResult(target, "timed out", message=detail, note=note, token=token)
 
 
-def judge_flux_unread(target: Target, token: str, error: str) -> StepResult:
+def judge_flux_unread(target: GitopsTarget, token: str, error: str) -> StepResult:
     """The result when the request was written but the object could not be read afterwards:
     Flux may well act on it, so it is neither done nor failed."""
     note = f"requested, but the object could not be read since: {error}"
     return StepResult(target, "not read back", note=note, token=token)
 
 
-def judge_flux_request_error(target: Target, error: errors.KubeError) -> StepResult:
+def judge_flux_request_error(target: GitopsTarget, error: errors.KubeError) -> StepResult:
     """The result when the reconcile request itself failed: refused (nothing written), or got
     no answer (it may have been written)."""
     if isinstance(error, errors.KubeWriteUnknown):

@@ -16,7 +16,7 @@ from bot.core.durations import format_duration
 from bot.core.rich import Rich, rich_text
 from bot.gitops import render as render_gitops
 from bot.gitops.suspend import ALREADY_SUSPENDED, ExpiredSuspend, SuspendOutcome, SuspendPlan
-from bot.gitops.target import Target
+from bot.gitops.target import GitopsTarget
 from bot.gitops.target import command_for as command_for  # the words of every suggestion
 from bot.rules import flux_suspend as record
 from bot.rules.flux_suspend import SuspendRecord
@@ -31,7 +31,7 @@ WHAT_SUSPEND_DOES = (
 )
 
 
-def where(target: Target) -> str:
+def where(target: GitopsTarget) -> str:
     """`HelmRelease flux-system/kai-scheduler on prod`."""
     return f"{target.describe()} on {target.cluster}"
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from bot.access.outcomes import AuditOutcome
 from bot.core import conditions as c
 from bot.core.models import RawObject
 from bot.gitops.plan import FluxReport
-from bot.gitops.target import AuditOutcome, Target, audit_outcome
+from bot.gitops.target import GitopsTarget, audit_outcome
 from bot.rules import flux_suspend as record
 from bot.rules.flux_suspend import SuspendRecord, read_suspend_record
 
@@ -34,7 +35,7 @@ class SuspendPlan:
     """A suspend or resume decided from the object as read; `refusal` set: write nothing."""
 
     action: Action
-    target: Target
+    target: GitopsTarget
     before: SuspendRecord
     patch: Mapping[str, Any] = field(default_factory=dict)
     until: datetime | None = None
@@ -67,7 +68,7 @@ class SuspendOutcome:
 class ExpiredSuspend:
     """A timed suspend of ours whose `suspend-until` has passed."""
 
-    target: Target
+    target: GitopsTarget
     record: SuspendRecord
     until: datetime
     suspended_at: datetime | None
@@ -85,7 +86,7 @@ def format_time(moment: datetime) -> str:
 
 def plan_suspend(
     obj: RawObject,
-    target: Target,
+    target: GitopsTarget,
     *,
     user: str,
     reason: str,
@@ -109,7 +110,7 @@ def plan_suspend(
     return SuspendPlan("suspend", target, before, patch, until)
 
 
-def plan_resume(obj: RawObject, target: Target) -> SuspendPlan:
+def plan_resume(obj: RawObject, target: GitopsTarget) -> SuspendPlan:
     """`spec.suspend: false`, and our record deleted (merge-patch null)."""
     before = read_suspend_record(obj)
     if not before.suspended:
@@ -133,7 +134,7 @@ def find_expired_suspend(obj: RawObject, cluster: str, now: datetime) -> Expired
     until = c.parse_timestamp(found.until)
     if not found.is_ours or until is None or until > now:
         return None
-    target = Target(
+    target = GitopsTarget(
         str(obj.get("kind", "")), c.object_namespace(obj) or "", c.object_name(obj), cluster
     )
     return ExpiredSuspend(target, found, until, c.parse_timestamp(found.at))

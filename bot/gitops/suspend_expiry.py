@@ -20,8 +20,8 @@ from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.models import RawObject
 from bot.gitops import kinds as gitops_kinds
-from bot.gitops import ops, suspend_ops
 from bot.gitops import render_suspend as words
+from bot.gitops import usecase, usecase_suspend
 from bot.gitops.suspend import (
     ExpiredSuspend,
     SuspendOutcome,
@@ -43,7 +43,7 @@ EXPIRED = "timed suspend expired"  # the reason of an automatic resume's audit l
 
 
 @dataclass(frozen=True)
-class Sweep:
+class SuspendSweep:
     """What one pass resumed, and when the soonest timed suspend still running is due."""
 
     outcomes: list[SuspendOutcome]
@@ -58,9 +58,9 @@ async def sweep(
     settings: Settings,
     now: datetime,
     *,
-    polling: ops.Polling | None = None,
+    polling: usecase.Polling | None = None,
     journal: audit.Journal | None = None,
-) -> Sweep:
+) -> SuspendSweep:
     """Resume our Flux suspends, in every namespace, whose `suspend-until` has passed, on one
     cluster.
 
@@ -77,13 +77,13 @@ async def sweep(
     found = [find_expired_suspend(obj, kube.cluster, now) for obj in objs]
     expired = [e for e in found if e is not None]
     timeout = settings.gitops.reconcile_timeout.total_seconds()
-    wait = polling or ops.Polling(timeout=timeout)
+    wait = polling or usecase.Polling(timeout=timeout)
     channel = settings.slack.alert_channel
     results = await asyncio.gather(
         *(_resume_expired(kube, e, slack, channel, now, wait, journal) for e in expired)
     )
     held = suspended_objects(objs, kube.cluster)
-    return Sweep([o for o in results if o is not None], next_due(objs, now), held, listed)
+    return SuspendSweep([o for o in results if o is not None], next_due(objs, now), held, listed)
 
 
 async def _resume_expired(
@@ -92,7 +92,7 @@ async def _resume_expired(
     slack: SlackGateway | None,
     channel: str,
     now: datetime,
-    polling: ops.Polling,
+    polling: usecase.Polling,
     journal: audit.Journal | None,
 ) -> SuspendOutcome | None:
     target = expired.target
@@ -105,7 +105,7 @@ async def _resume_expired(
 
     record = Change("kai-chatops", "resume", words.where(target), "ok", now, EXPIRED)
     try:
-        outcome = await suspend_ops.resume(
+        outcome = await usecase_suspend.resume(
             kube, target, make_plan, user_id="kai-chatops", clock=lambda: now, polling=polling
         )
     except errors.BotError as e:

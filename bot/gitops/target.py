@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.access.outcomes import AuditOutcome
 from bot.commands.kinds import short_word
 from bot.config.settings import Settings
 from bot.core import errors
@@ -31,7 +32,6 @@ StepState = Literal[
     "blocked",
     "not read back",  # the request was written; what followed could not be read (docs/design.md §2)
 ]
-AuditOutcome = Literal["ok", "failed", "unknown"]  # `bot.access.audit.Outcome`
 
 # How a step ends, as the audit record's outcome (docs/design.md §2 "Safety": `unknown` when the
 # result
@@ -54,7 +54,7 @@ def audit_outcome(state: StepState) -> AuditOutcome:
 
 
 @dataclass(frozen=True)
-class Target:
+class GitopsTarget:
     """One Flux object or Argo CD Application on one cluster."""
 
     kind: str
@@ -84,7 +84,7 @@ class Target:
         return {"kind": self.kind, "ns": self.namespace, "name": self.name, "cluster": self.cluster}
 
     @classmethod
-    def from_params(cls, params: Mapping[str, str]) -> Target:
+    def from_params(cls, params: Mapping[str, str]) -> GitopsTarget:
         return cls(params["kind"], params["ns"], params["name"], params["cluster"])
 
 
@@ -92,7 +92,7 @@ class Target:
 class Request:
     """What the user asked for, resolved against the configuration."""
 
-    target: Target
+    target: GitopsTarget
     with_source: bool = False
     hard: bool = False
     force: bool = False
@@ -110,7 +110,7 @@ class Request:
         return f"reconcile {self.flags}".strip()
 
 
-def command_for(action: str, target: Target, command: str, default_cluster: str = "") -> str:
+def command_for(action: str, target: GitopsTarget, command: str, default_cluster: str = "") -> str:
     """`/kai resume hr flux-system/kai-scheduler` (with `--cluster` when not the default)."""
     text = f"{command} {action} {short_word(target.kind)} {target.namespace}/{target.name}"
     return text if target.cluster == default_cluster else f"{text} --cluster {target.cluster}"
@@ -125,9 +125,9 @@ def resolve_request(parsed: Reconcile | ReconcileShortcut | Sync, settings: Sett
     """
     cluster = settings.cluster(parsed.cluster).name
     if isinstance(parsed, Sync):
-        return Request(Target("Application", parsed.namespace, parsed.name, cluster))
+        return Request(GitopsTarget("Application", parsed.namespace, parsed.name, cluster))
     if isinstance(parsed, Reconcile):
-        target = Target(parsed.kind, parsed.namespace, parsed.name, cluster)
+        target = GitopsTarget(parsed.kind, parsed.namespace, parsed.name, cluster)
         return Request(target, parsed.with_source, parsed.hard, parsed.force, parsed.reset)
     shortcut = settings.gitops.shortcut(parsed.target)
     if shortcut is None:
@@ -135,7 +135,7 @@ def resolve_request(parsed: Reconcile | ReconcileShortcut | Sync, settings: Sett
             f"`reconcile {parsed.target}` is not configured: set gitops.{parsed.target} in the "
             f"configuration, e.g. {{kind: helmrelease, name: flux-system/{parsed.target}}}."
         )
-    target = Target(shortcut.kind, shortcut.namespace, shortcut.name, cluster)
+    target = GitopsTarget(shortcut.kind, shortcut.namespace, shortcut.name, cluster)
     if parsed.with_source and target.kind not in _WITH_SOURCE_KINDS:
         raise errors.UserError(f"--with-source is not for {target.describe()} (an Application).")
     if parsed.hard and not target.is_application:

@@ -162,7 +162,7 @@ def parse_go_duration(text: str) -> timedelta:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class WindowVerdict:
     """Whether a manual sync may run now, and if not, the windows that forbid it."""
 
     allowed: bool
@@ -177,7 +177,9 @@ class Verdict:
         return f"{BLOCKED} ({named})" if named else BLOCKED
 
 
-def check_manual_sync(windows: Sequence[SyncWindow], app: RawObject, now: datetime) -> Verdict:
+def check_manual_sync(
+    windows: Sequence[SyncWindow], app: RawObject, now: datetime
+) -> WindowVerdict:
     """`SyncWindows.Matches(app).CanSync(true, nil)` at `now`: an active deny window forbids a
     sync unless every active deny window has `manualSync`; else an active allow window
     permits it; else allow windows, none active, forbid it unless all of them have
@@ -187,16 +189,16 @@ def check_manual_sync(windows: Sequence[SyncWindow], app: RawObject, now: dateti
         active = [w for w in applying if is_active(w, now)]
         inactive_allows = [w for w in applying if w.kind == "allow" and w not in active]
     except InvalidWindow as e:
-        return Verdict(False, error=str(e))
+        return WindowVerdict(False, error=str(e))
     denies = [w for w in active if w.kind == "deny"]
     if denies:
         manual = all(w.manual_sync for w in denies)
-        return Verdict(True) if manual else Verdict(False, tuple(denies))
+        return WindowVerdict(True) if manual else WindowVerdict(False, tuple(denies))
     if any(w.kind == "allow" for w in active) or not inactive_allows:
-        return Verdict(True)
+        return WindowVerdict(True)
     if all(w.manual_sync for w in inactive_allows):
-        return Verdict(True)
-    return Verdict(False, tuple(inactive_allows))
+        return WindowVerdict(True)
+    return WindowVerdict(False, tuple(inactive_allows))
 
 
 def project_name(app: RawObject) -> str:

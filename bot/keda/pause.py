@@ -28,7 +28,7 @@ MAX_REASON = 500
 
 
 @dataclass(frozen=True)
-class Target:
+class KedaTarget:
     """One ScaledJob or ScaledObject on one cluster."""
 
     kind: str  # "ScaledJob" or "ScaledObject"
@@ -58,7 +58,7 @@ class Target:
         }
 
     @classmethod
-    def from_params(cls, params: Mapping[str, str]) -> Target:
+    def from_params(cls, params: Mapping[str, str]) -> KedaTarget:
         return cls(params["kind"], params["namespace"], params["name"], params["cluster"])
 
 
@@ -71,7 +71,7 @@ class Plan:
     """
 
     action: Action
-    target: Target
+    target: KedaTarget
     before: PauseState
     annotations: Mapping[str, str | None] = field(default_factory=dict)
     until: datetime | None = None
@@ -86,7 +86,7 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class PauseOutcome:
     """What applying a plan did: the state read back after the write, and whether KEDA followed.
 
     `after` is None when nothing was written. `acknowledged` says whether KEDA's `Paused`
@@ -127,7 +127,7 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Row:
+class KedaRow:
     """One line of the `/kai scaledjobs` listing."""
 
     kind: str
@@ -141,7 +141,7 @@ class Row:
 class ExpiredPause:
     """A timed pause of ours whose `pause-until` has passed."""
 
-    target: Target
+    target: KedaTarget
     state: PauseState
     until: datetime
     paused_at: datetime | None
@@ -179,7 +179,7 @@ def check_reason(reason: str) -> None:
 
 
 def plan_pause(
-    target: Target,
+    target: KedaTarget,
     obj: RawObject,
     *,
     user: str,
@@ -204,7 +204,7 @@ def plan_pause(
     return Plan("pause", target, state, patch, until)
 
 
-def plan_resume(target: Target, obj: RawObject) -> Plan:
+def plan_resume(target: KedaTarget, obj: RawObject) -> Plan:
     """Resume: delete the pause keys (ScaledObject: `paused-replicas` too) and our record."""
     state = keda.read_pause_state(obj)
     if not state.paused:
@@ -220,11 +220,11 @@ def plan_resume(target: Target, obj: RawObject) -> Plan:
     return Plan("resume", target, state, {k: None for k in keys if k in present})
 
 
-def summarise(obj: RawObject) -> Row:
+def summarise(obj: RawObject) -> KedaRow:
     """The listing row of a ScaledJob or ScaledObject: its verdict and its pause state."""
     verdict = keda.evaluate_keda_object(obj)
     state = keda.read_pause_state(obj)
-    return Row(state.kind, verdict.namespace or "", verdict.name, verdict, state)
+    return KedaRow(state.kind, verdict.namespace or "", verdict.name, verdict, state)
 
 
 def find_expired_pause(obj: RawObject, cluster: str, now: datetime) -> ExpiredPause | None:
@@ -239,7 +239,7 @@ def find_expired_pause(obj: RawObject, cluster: str, now: datetime) -> ExpiredPa
     if state.paused_value != "true" or not state.paused_by or until is None or until > now:
         return None
     namespace = conditions.object_namespace(obj) or ""
-    target = Target(state.kind, namespace, conditions.object_name(obj), cluster)
+    target = KedaTarget(state.kind, namespace, conditions.object_name(obj), cluster)
     return ExpiredPause(target, state, until, conditions.parse_timestamp(state.paused_at))
 
 

@@ -17,7 +17,7 @@ from bot.core import conditions
 from bot.core.durations import format_duration
 from bot.core.models import Health
 from bot.core.rich import Rich, rich_text
-from bot.keda.pause import Row, Target
+from bot.keda.pause import KedaRow, KedaTarget
 from bot.rules import keda
 from bot.rules.keda import PauseState
 from bot.slack import blocks as render
@@ -34,7 +34,7 @@ _MINUTE = timedelta(minutes=1)
 
 
 def listing_message(
-    rows: Sequence[Row], *, cluster: str, scope: str, now: datetime, command: str = "/kai"
+    rows: Sequence[KedaRow], *, cluster: str, scope: str, now: datetime, command: str = "/kai"
 ) -> Message:
     """The `/kai scaledjobs` reply: every object grouped by namespace, or a summary if too long."""
     title = f"KEDA ScaledJobs and ScaledObjects on {cluster}: {scope}"
@@ -60,7 +60,7 @@ def listing_message(
 
 
 def _fallback_text(
-    title: str, counts: str, visible: Sequence[Row], notes: list[str], now: datetime
+    title: str, counts: str, visible: Sequence[KedaRow], notes: list[str], now: datetime
 ) -> str:
     """The plain text: every line shown, or if too long the ones needing attention, or none."""
     for chosen in (visible, [r for r in visible if needs_attention(r)]):
@@ -73,12 +73,14 @@ def _fallback_text(
     return "\n".join([title, f"{counts} (details in the message)", *notes])
 
 
-def needs_attention(row: Row) -> bool:
+def needs_attention(row: KedaRow) -> bool:
     """Not Healthy, or Healthy with a note (KEDA lagging, a leftover pause record)."""
     return not row.verdict.health.is_healthy or bool(_notes(row))
 
 
-def pack_sections(rows: Sequence[Row], now: datetime, max_blocks: int) -> tuple[list[Block], int]:
+def pack_sections(
+    rows: Sequence[KedaRow], now: datetime, max_blocks: int
+) -> tuple[list[Block], int]:
     """Object lines under namespace headings, in order, in sections of SECTION_BUDGET characters.
 
     Returns:
@@ -104,18 +106,18 @@ def pack_sections(rows: Sequence[Row], now: datetime, max_blocks: int) -> tuple[
     return sections, packed
 
 
-def _key(row: Row) -> tuple[str, str, str]:
+def _key(row: KedaRow) -> tuple[str, str, str]:
     return (row.namespace, row.kind, row.name)
 
 
-def count_text(rows: Sequence[Row]) -> str:
+def count_text(rows: Sequence[KedaRow]) -> str:
     """`3 objects in 1 namespace: 2 Healthy · 1 Suspended`, worst verdicts first."""
     namespaces = len({r.namespace for r in rows})
     where = f"{_plural(len(rows), 'object')} in {_plural(namespaces, 'namespace')}"
     return f"{where}: {_by_health(rows, ' · ')}"
 
 
-def left_out_text(left_out: Sequence[Row], rows: Sequence[Row], command: str) -> str:
+def left_out_text(left_out: Sequence[KedaRow], rows: Sequence[KedaRow], command: str) -> str:
     """What a summarised listing does not show one by one, and how to see it."""
     namespaces = sorted({r.namespace for r in left_out})
     where = ", ".join(namespaces[:10])
@@ -130,12 +132,12 @@ def left_out_text(left_out: Sequence[Row], rows: Sequence[Row], command: str) ->
     return f"{text} `kubectl get scaledjobs,scaledobjects -n {namespaces[0]}` lists them all."
 
 
-def _by_health(rows: Sequence[Row], separator: str) -> str:
+def _by_health(rows: Sequence[KedaRow], separator: str) -> str:
     counts = Counter(r.verdict.health for r in rows)
     return separator.join(f"{counts[h]} {h.value}" for h in _ORDER if counts[h])
 
 
-def object_line(row: Row, now: datetime, *, md: bool) -> Rich:
+def object_line(row: KedaRow, now: datetime, *, md: bool) -> Rich:
     """One object: verdict, kind and name, its pause (who, when, until, why) or its problem."""
     health = row.verdict.health
     name = f"*{render.escape(row.name)}*" if md else f"{row.namespace}/{row.name}"
@@ -153,7 +155,7 @@ def object_line(row: Row, now: datetime, *, md: bool) -> Rich:
     return render.truncate(line, MAX_LINE)
 
 
-def _notes(row: Row) -> list[str]:
+def _notes(row: KedaRow) -> list[str]:
     state = row.state
     notes = [state.disagreement] if state.disagreement else []
     if not state.paused and (state.paused_by or state.until):
@@ -230,7 +232,7 @@ def short_duration(span: timedelta) -> str:
     return format_duration(timedelta(seconds=seconds))
 
 
-def missing_text(target: Target, other_exists: bool) -> str:
+def missing_text(target: KedaTarget, other_exists: bool) -> str:
     """The object does not exist; say so, and point at the other kind when it has that name."""
     text = (
         f"{target.kind} {target.namespace}/{target.name} does not exist on cluster "

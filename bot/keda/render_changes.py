@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from bot.core.durations import format_duration
 from bot.core.rich import Rich, rich_text
-from bot.keda.pause import ExpiredPause, Outcome, Plan, Target
+from bot.keda.pause import ExpiredPause, KedaTarget, PauseOutcome, Plan
 from bot.keda.render import annotation_words, pause_words, show_time, user_ref
 from bot.rules import keda
 from bot.rules.keda import PauseState
@@ -56,7 +56,7 @@ def confirm_lines(
     return lines
 
 
-def resume_args(target: Target) -> str:
+def resume_args(target: KedaTarget) -> str:
     """`annia/annia-worker`, or `scaledobject annia/annia-api`."""
     word = "scaledobject " if target.kind == "ScaledObject" else ""
     return f"{word}{target.namespace}/{target.name}"
@@ -72,7 +72,7 @@ def nothing_message(plan: Plan, now: datetime) -> Message:
     return render.text_message(plain, mrkdwn=":information_source: " + md)
 
 
-def result_message(outcome: Outcome, *, wait_timeout: float, now: datetime) -> Message:
+def result_message(outcome: PauseOutcome, *, wait_timeout: float, now: datetime) -> Message:
     """The change as the object reads back, then whether KEDA acknowledged it."""
     plan, after = outcome.plan, outcome.after
     if after is None:
@@ -110,7 +110,7 @@ def result_message(outcome: Outcome, *, wait_timeout: float, now: datetime) -> M
     return render.text_message(safe, mrkdwn=f"{_icon(outcome)} {safe}")
 
 
-def ack_words(outcome: Outcome, wait_timeout: float) -> str:
+def ack_words(outcome: PauseOutcome, wait_timeout: float) -> str:
     """Whether KEDA's `Paused` condition followed the annotation."""
     expected = str(_expected_condition(outcome))
     if outcome.acknowledged and outcome.plan.before.condition_paused is (expected == "True"):
@@ -126,7 +126,9 @@ def ack_words(outcome: Outcome, wait_timeout: float) -> str:
     )
 
 
-def announcement_text(outcome: Outcome, *, user: str, requested_by: str, now: datetime) -> Rich:
+def announcement_text(
+    outcome: PauseOutcome, *, user: str, requested_by: str, now: datetime
+) -> Rich:
     """The channel's record of the change (mrkdwn): who, what, why, until when, KEDA's answer."""
     plan = outcome.plan
     name = render.escape(plan.target.describe())
@@ -143,7 +145,7 @@ def announcement_text(outcome: Outcome, *, user: str, requested_by: str, now: da
     return text + f" {_short_ack(outcome)}{_remaining_note(outcome)}"
 
 
-def auto_resume_text(expired: ExpiredPause, outcome: Outcome) -> Rich:
+def auto_resume_text(expired: ExpiredPause, outcome: PauseOutcome) -> Rich:
     """The channel's record of a timed pause ending (mrkdwn)."""
     name = render.escape(expired.target.describe())
     length = expired.length
@@ -168,7 +170,7 @@ def pause_details(state: PauseState) -> dict[str, str]:
     return {key: value for key, value in fields.items() if value}
 
 
-def refused_message(action: str, target: Target, error: Exception) -> Message:
+def refused_message(action: str, target: KedaTarget, error: Exception) -> Message:
     """The cluster answered 403: nothing changed, and what RBAC is missing."""
     text = (
         f"Could not {action} {target.describe()}: the cluster refused it (403 Forbidden), so "
@@ -221,7 +223,7 @@ def remaining_words(state: PauseState) -> str:
     )
 
 
-def _remaining_note(outcome: Outcome) -> str:
+def _remaining_note(outcome: PauseOutcome) -> str:
     after = outcome.after
     if outcome.plan.action != "resume" or after is None or not after.paused_directions:
         return ""
@@ -229,14 +231,14 @@ def _remaining_note(outcome: Outcome) -> str:
     return f" Its {directions} pause ({', '.join(keda.direction_keys(after))}) stays."
 
 
-def _expected_condition(outcome: Outcome) -> bool:
+def _expected_condition(outcome: PauseOutcome) -> bool:
     """What KEDA's Paused condition reads once it has followed this change: True after a pause,
     and after a resume while a one-direction pause stays."""
     remaining = outcome.after is not None and bool(outcome.after.paused_directions)
     return outcome.plan.action == "pause" or remaining
 
 
-def _short_ack(outcome: Outcome) -> str:
+def _short_ack(outcome: PauseOutcome) -> str:
     if outcome.read_error:
         return "It could not be read back after the change, so KEDA's answer is not known."
     if not outcome.acknowledged:
@@ -247,7 +249,7 @@ def _short_ack(outcome: Outcome) -> str:
     return "KEDA acknowledged it."
 
 
-def _icon(outcome: Outcome) -> str:
+def _icon(outcome: PauseOutcome) -> str:
     if outcome.read_error:
         return ":grey_question:"
     if not outcome.acknowledged:

@@ -5,7 +5,7 @@ from the resourceVersion of our own write (or of our read) sees that write as it
 request, where polls see it up to a poll interval late, in many. When the API forbids `watch`
 (403), the watch breaks (410 Expired, a dropped connection, a stream ended early) or every watch
 thread is busy, `watch_until` says the wait is not over and `follow` polls the rest of it. The
-one `follow` of KEDA pauses (`bot.keda.ops`) and GitOps requests (`bot.gitops.ops`).
+one `follow` of KEDA pauses (`bot.keda.usecase`) and GitOps requests (`bot.gitops.usecase`).
 """
 
 from __future__ import annotations

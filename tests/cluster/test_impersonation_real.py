@@ -29,7 +29,7 @@ from controlplane import ControlPlane, poll
 import handlers.keda
 from bot.config.settings import ClusterSettings, KubernetesSettings
 from bot.core import errors
-from bot.keda import ops
+from bot.keda import usecase
 from bot.kube import gateway as kube
 from bot.kube import kinds
 from bot.kube.gateway import KubeGateway
@@ -159,7 +159,7 @@ async def test_from_slack_a_members_pause_works_and_a_non_members_is_refused_by_
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="kai_chatops.audit")
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=0.2, interval=0.05))
+    monkeypatch.setattr(handlers.keda, "ACK_WAIT", usecase.AckWait(timeout=0.2, interval=0.05))
     seeder = Seeder(granted)
     job = seeder.make(SCALED_JOB, prefix="imp")["metadata"]["name"]
     path = SCALED_JOB.path(KEDA_NS, job)

@@ -21,7 +21,7 @@ import pytest
 
 import handlers.keda
 from bot.access.approval_store import ApprovalsUnavailable
-from bot.keda import ops
+from bot.keda import usecase
 from bot.service import schedule
 from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
@@ -45,7 +45,7 @@ class Clock:
 
 @pytest.fixture(autouse=True)
 def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=0.3, interval=0.05))
+    monkeypatch.setattr(handlers.keda, "ACK_WAIT", usecase.AckWait(timeout=0.3, interval=0.05))
     yield
 
 

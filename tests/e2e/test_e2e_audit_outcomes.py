@@ -19,15 +19,15 @@ from typing import Any
 import pytest
 
 import handlers.keda
-from bot.gitops import ops as gitops_ops
 from bot.gitops import suspend_expiry
+from bot.gitops import usecase as gitops_usecase
 from bot.keda import expiry
-from bot.keda import ops as keda_ops
+from bot.keda import usecase as keda_usecase
 from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, Stack, running_stack
 
 START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 HR_API = "helm.toolkit.fluxcd.io/v2"
-SHORT_WAIT = keda_ops.AckWait(timeout=0.3, interval=0.05)
+SHORT_WAIT = keda_usecase.AckWait(timeout=0.3, interval=0.05)
 NO_ANSWER = "may or may not have been done. Check the object."
 
 
@@ -201,7 +201,7 @@ async def test_a_timed_resume_whose_write_got_no_answer_is_said_then_done_on_the
 ) -> None:
     await made_due(stack, clock, "suspend hr flux-system/keda for 1h")
     deps = stack.service.deps
-    polling = gitops_ops.Polling(timeout=10)
+    polling = gitops_usecase.Polling(timeout=10)
     stack.sim.faults.add(503, verb="patch", resource="helmreleases", times=1)
 
     first = await suspend_expiry.sweep(

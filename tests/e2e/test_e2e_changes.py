@@ -19,7 +19,7 @@ import pytest
 from alert_stack import Clock
 
 import handlers.keda
-from bot.keda import ops
+from bot.keda import usecase
 from bot.service import schedule
 from testbed.sim import Simulator, breakage
 from testbed.slackemu.records import PostedMessage
@@ -42,7 +42,7 @@ def clock() -> Clock:
 @pytest.fixture(autouse=True)
 def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     # No KEDA controller runs here: do not wait long for one to acknowledge a pause.
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=0.2, interval=0.05))
+    monkeypatch.setattr(handlers.keda, "ACK_WAIT", usecase.AckWait(timeout=0.2, interval=0.05))
     yield
 
 

@@ -19,7 +19,7 @@ import pytest
 import handlers.keda
 from bot.access.audit import Change
 from bot.home.render import REFRESH_ACTION
-from bot.keda import ops as keda_ops
+from bot.keda import usecase as keda_usecase
 from bot.service import schedule
 from bot.slack import limits
 from testbed.sim import breakage
@@ -45,7 +45,7 @@ def clock() -> Clock:
 @pytest.fixture(autouse=True)
 def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     # The simulated cluster runs no KEDA controller here: do not wait long for one.
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", keda_ops.AckWait(timeout=0.2, interval=0.05))
+    monkeypatch.setattr(handlers.keda, "ACK_WAIT", keda_usecase.AckWait(timeout=0.2, interval=0.05))
 
 
 def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:

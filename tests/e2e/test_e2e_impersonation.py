@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import handlers.keda
-from bot.keda import expiry, ops
+from bot.keda import expiry, usecase
 from bot.slack import blocks as render
 from testbed.sim.faults import RecordedRequest
 from testbed.sim.impersonation import Acting
@@ -35,7 +35,7 @@ def access(mode: str) -> dict[str, Any]:
 
 @pytest.fixture(autouse=True)
 def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=0.3, interval=0.05))
+    monkeypatch.setattr(handlers.keda, "ACK_WAIT", usecase.AckWait(timeout=0.3, interval=0.05))
     yield
 
 
@@ -204,7 +204,7 @@ async def test_a_timed_pause_ends_as_the_bot_itself(stack: Stack) -> None:
 
     later = deps.clock() + timedelta(hours=2)
     done = await expiry.resume_expired_pauses(
-        deps.kube_for(None), deps.slack, deps.settings, later, wait=ops.AckWait(0.2, 0.05)
+        deps.kube_for(None), deps.slack, deps.settings, later, wait=usecase.AckWait(0.2, 0.05)
     )
 
     assert [o.plan.target.name for o in done] == ["annia-worker"]

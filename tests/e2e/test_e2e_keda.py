@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import handlers.keda
-from bot.keda import expiry, ops
+from bot.keda import expiry, usecase
 from bot.service import schedule
 from bot.slack import blocks as render
 from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
@@ -27,7 +27,7 @@ API = "keda.sh/v1alpha1"
 PAUSED = "autoscaling.keda.sh/paused"
 REPLICAS = "autoscaling.keda.sh/paused-replicas"
 START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
-SHORT_WAIT = ops.AckWait(timeout=0.3, interval=0.05)
+SHORT_WAIT = usecase.AckWait(timeout=0.3, interval=0.05)
 
 
 class Clock:
@@ -408,7 +408,7 @@ async def fake_keda(stack: Stack, name: str, paused: str) -> None:
 async def test_keda_acknowledging_the_pause_is_reported(
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=10, interval=0.05))
+    monkeypatch.setattr(handlers.keda, "ACK_WAIT", usecase.AckWait(timeout=10, interval=0.05))
     reply = await stack.command("pause annia/annia-worker")
 
     keda = asyncio.create_task(fake_keda(stack, "annia-worker", "true"))
@@ -491,7 +491,7 @@ async def test_e2e_keda_one_direction_pause_stays_and_is_named_after_resume(
     tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """KEDA keeps Paused True for a scale-in pause: the resume is acknowledged, not timed out."""
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=10, interval=0.05))
+    monkeypatch.setattr(handlers.keda, "ACK_WAIT", usecase.AckWait(timeout=10, interval=0.05))
     async with running_stack(tmp_path, clock=clock, keda_controller=True) as stack:
         by_hand = {"metadata": {"annotations": {SCALE_IN: "true"}}}
         stack.sim.patch(API, "ScaledObject", "annia-api", "annia", patch=by_hand)

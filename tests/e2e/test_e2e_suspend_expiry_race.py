@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from alert_stack import Gate
 
-from bot.gitops import ops, suspend_expiry
+from bot.gitops import suspend_expiry, usecase
 from testbed.stack import ALERT_CHANNEL, Stack, running_stack
 
 START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
@@ -64,7 +64,7 @@ async def test_a_record_changed_by_hand_between_the_sweeps_list_and_read_is_left
 
     sweeping = asyncio.create_task(
         suspend_expiry.sweep(
-            deps.kube_for(None), deps.slack, deps.settings, clock.now, polling=ops.Polling(5)
+            deps.kube_for(None), deps.slack, deps.settings, clock.now, polling=usecase.Polling(5)
         )
     )
     await asyncio.wait_for(read.arrived.wait(), timeout=10)  # listed, found expired, reading

@@ -17,10 +17,10 @@ from bot.core import conditions, errors
 from bot.core.models import RawObject
 from bot.keda import render as render_keda
 from bot.keda.pause import (
-    Outcome,
+    KedaRow,
+    KedaTarget,
+    PauseOutcome,
     Plan,
-    Row,
-    Target,
     plan_pause,
     plan_resume,
     summarise,
@@ -52,7 +52,7 @@ class AckWait:
         )
 
 
-async def list_rows(kube: KubeReader, namespaces: Sequence[str] | None) -> list[Row]:
+async def list_rows(kube: KubeReader, namespaces: Sequence[str] | None) -> list[KedaRow]:
     """Every ScaledJob and ScaledObject with its verdict, by namespace, kind and name.
 
     `namespaces=None` lists cluster-wide: one paginated list per kind, whatever the number of
@@ -70,7 +70,7 @@ async def list_rows(kube: KubeReader, namespaces: Sequence[str] | None) -> list[
     return sorted(rows, key=lambda row: (row.namespace, row.kind, row.name))
 
 
-async def read_target(kube: KubeReader, target: Target) -> RawObject:
+async def read_target(kube: KubeReader, target: KedaTarget) -> RawObject:
     """The object.
 
     Raises:
@@ -80,7 +80,7 @@ async def read_target(kube: KubeReader, target: Target) -> RawObject:
     obj = await kube.get_object(target.ref, target.name, target.namespace)
     if obj is not None:
         return obj
-    other = Target(target.other_kind, target.namespace, target.name, target.cluster)
+    other = KedaTarget(target.other_kind, target.namespace, target.name, target.cluster)
     try:
         other_exists = await kube.get_object(other.ref, other.name, other.namespace) is not None
     except errors.KubeError:
@@ -93,7 +93,7 @@ async def read_target(kube: KubeReader, target: Target) -> RawObject:
 
 async def prepare_pause(
     kube: KubeReader,
-    target: Target,
+    target: KedaTarget,
     *,
     user: str,
     reason: str,
@@ -105,21 +105,21 @@ async def prepare_pause(
     return plan_pause(target, obj, user=user, reason=reason, duration=duration, now=now)
 
 
-async def prepare_resume(kube: KubeReader, target: Target) -> Plan:
+async def prepare_resume(kube: KubeReader, target: KedaTarget) -> Plan:
     """Read the object and decide the resume (for the confirmation); writes nothing."""
     return plan_resume(target, await read_target(kube, target))
 
 
 async def pause(
     kube: KubeWriter,
-    target: Target,
+    target: KedaTarget,
     *,
     user: str,
     reason: str,
     duration: timedelta | None,
     now: datetime,
     wait: AckWait,
-) -> Outcome:
+) -> PauseOutcome:
     """Pause the object as it now stands, then report what KEDA did (see `apply_plan`)."""
 
     def make_plan(obj: RawObject) -> Plan:
@@ -128,14 +128,14 @@ async def pause(
     return await apply_plan(kube, target, make_plan, wait)
 
 
-async def resume(kube: KubeWriter, target: Target, *, wait: AckWait) -> Outcome:
+async def resume(kube: KubeWriter, target: KedaTarget, *, wait: AckWait) -> PauseOutcome:
     """Resume the object as it now stands, then report what KEDA did (see `apply_plan`)."""
     return await apply_plan(kube, target, lambda obj: plan_resume(target, obj), wait)
 
 
 async def apply_plan(
-    kube: KubeWriter, target: Target, make_plan: PlanMaker, wait: AckWait
-) -> Outcome:
+    kube: KubeWriter, target: KedaTarget, make_plan: PlanMaker, wait: AckWait
+) -> PauseOutcome:
     """Read, decide, merge-patch with the resourceVersion read, read back, wait for KEDA.
 
     A 409 (changed meanwhile) re-reads and decides again, up to `CONFLICT_RETRIES` times; a plan
@@ -149,7 +149,7 @@ async def apply_plan(
         obj = await read_target(kube, target)
         plan = make_plan(obj)
         if plan.nothing_to_do:
-            return Outcome(plan)
+            return PauseOutcome(plan)
         version = conditions.as_text(conditions.metadata(obj).get("resourceVersion"))
         try:
             written = await kube.patch_object(
@@ -166,7 +166,7 @@ async def apply_plan(
 
 async def _wait_for_keda(
     kube: KubeReader, plan: Plan, wait: AckWait, *, written: RawObject
-) -> Outcome:
+) -> PauseOutcome:
     """Follow the object from our write (`bot.kube.follow`) until KEDA's `Paused` condition
     matches, or the wait ends.
 
@@ -194,11 +194,11 @@ async def _wait_for_keda(
     except errors.KubeError as e:
         log.warning("%s: cannot read it back after the change: %s", target.describe(), e)
         state = keda.read_pause_state(written)
-        return Outcome(plan, state, False, loop.time() - started, read_error=str(e))
+        return PauseOutcome(plan, state, False, loop.time() - started, read_error=str(e))
     if obj is None:
         raise errors.UserError(f"{target.describe()} was deleted right after the change.")
     state = keda.read_pause_state(obj)
-    return Outcome(plan, state, _is_acknowledged(state, expected), loop.time() - started)
+    return PauseOutcome(plan, state, _is_acknowledged(state, expected), loop.time() - started)
 
 
 def _is_acknowledged(state: keda.PauseState, expected: bool) -> bool:

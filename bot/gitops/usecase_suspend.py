@@ -1,7 +1,7 @@
 """Flux suspend and resume on one cluster: read, decide, merge-patch, and after a resume reconcile.
 
 The use-case layer: decisions are `bot.gitops.suspend`'s; the reconcile after a resume is the one
-`/kai reconcile` runs (`bot.gitops.ops.run_flux`: a fresh `requestedAt`, then the wait on
+`/kai reconcile` runs (`bot.gitops.usecase.run_flux`: a fresh `requestedAt`, then the wait on
 `lastHandledReconcileAt`), as `flux resume` waits for the object to reconcile (fluxcd/flux2
 cmd/flux/resume.go `reconcile`). Writes carry the resourceVersion read, so a concurrent change is
 read again and decided again, never overwritten. No Slack here.
@@ -17,10 +17,10 @@ from datetime import datetime, timedelta
 from bot.core import conditions as c
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.gitops import ops
+from bot.gitops import usecase
 from bot.gitops.plan import FluxReport, judge_flux_request_error
 from bot.gitops.suspend import SuspendOutcome, SuspendPlan, plan_resume, plan_suspend
-from bot.gitops.target import Target
+from bot.gitops.target import GitopsTarget
 from bot.kube.ports import KubeWriter
 
 log = logging.getLogger(__name__)
@@ -28,17 +28,17 @@ log = logging.getLogger(__name__)
 PlanMaker = Callable[[RawObject], SuspendPlan]
 
 
-async def prepare(kube: KubeWriter, target: Target, make_plan: PlanMaker) -> SuspendPlan:
+async def prepare(kube: KubeWriter, target: GitopsTarget, make_plan: PlanMaker) -> SuspendPlan:
     """Read the object and decide (for the confirmation); writes nothing.
 
     Raises:
         UserError: the object does not exist; KubeError: the cluster refused or is unreachable.
     """
-    return make_plan(await ops.read_target(kube, target))
+    return make_plan(await usecase.read_target(kube, target))
 
 
 def suspending(
-    target: Target, *, user: str, reason: str, duration: timedelta | None, now: datetime
+    target: GitopsTarget, *, user: str, reason: str, duration: timedelta | None, now: datetime
 ) -> PlanMaker:
     """The suspend decision for the object as it is read."""
     return lambda obj: plan_suspend(
@@ -46,12 +46,12 @@ def suspending(
     )
 
 
-def resuming(target: Target) -> PlanMaker:
+def resuming(target: GitopsTarget) -> PlanMaker:
     """The resume decision for the object as it is read."""
     return lambda obj: plan_resume(obj, target)
 
 
-async def suspend(kube: KubeWriter, target: Target, make_plan: PlanMaker) -> SuspendOutcome:
+async def suspend(kube: KubeWriter, target: GitopsTarget, make_plan: PlanMaker) -> SuspendOutcome:
     """Suspend the object as it now stands (see `apply_plan`)."""
     plan, written = await apply_plan(kube, target, make_plan)
     return SuspendOutcome(plan, written)
@@ -59,12 +59,12 @@ async def suspend(kube: KubeWriter, target: Target, make_plan: PlanMaker) -> Sus
 
 async def resume(
     kube: KubeWriter,
-    target: Target,
+    target: GitopsTarget,
     make_plan: PlanMaker,
     *,
     user_id: str,
-    clock: ops.Clock,
-    polling: ops.Polling,
+    clock: usecase.Clock,
+    polling: usecase.Polling,
 ) -> SuspendOutcome:
     """Resume the object as it now stands, then request a reconcile and wait for its result.
 
@@ -77,10 +77,12 @@ async def resume(
     plan, written = await apply_plan(kube, target, make_plan)
     if written is None:
         return SuspendOutcome(plan)
-    step = ops.FluxStep(target, written)
+    step = usecase.FluxStep(target, written)
     started = asyncio.get_running_loop().time()
     try:
-        report = await ops.run_flux(kube, (step,), user_id=user_id, clock=clock, polling=polling)
+        report = await usecase.run_flux(
+            kube, (step,), user_id=user_id, clock=clock, polling=polling
+        )
     except errors.KubeError as e:
         log.warning("%s resumed, but its reconcile failed: %s", target.describe(), e)
         elapsed = asyncio.get_running_loop().time() - started
@@ -89,7 +91,7 @@ async def resume(
 
 
 async def apply_plan(
-    kube: KubeWriter, target: Target, make_plan: PlanMaker
+    kube: KubeWriter, target: GitopsTarget, make_plan: PlanMaker
 ) -> tuple[SuspendPlan, RawObject | None]:
     """Read, decide, merge-patch with the resourceVersion read; on 409 read and decide again.
 
@@ -97,10 +99,10 @@ async def apply_plan(
 
     Raises:
         UserError: the object does not exist; KubeError: forbidden, unreachable, or still
-            conflicting after `ops.CONFLICT_RETRIES` attempts.
+            conflicting after `usecase.CONFLICT_RETRIES` attempts.
     """
-    for attempt in range(1, ops.CONFLICT_RETRIES + 1):
-        obj = await ops.read_target(kube, target)
+    for attempt in range(1, usecase.CONFLICT_RETRIES + 1):
+        obj = await usecase.read_target(kube, target)
         plan = make_plan(obj)
         if plan.refusal:
             return plan, None
@@ -110,7 +112,7 @@ async def apply_plan(
                 target.ref, target.name, target.namespace, plan.patch_body(version)
             )
         except errors.KubeConflict:
-            if attempt == ops.CONFLICT_RETRIES:
+            if attempt == usecase.CONFLICT_RETRIES:
                 raise
             log.info("%s changed while we patched it; reading it again", target.describe())
             continue
