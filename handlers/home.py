@@ -23,7 +23,6 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.access.render_approval import describe
 from bot.alerts import reminders
 from bot.alerts.model import AlertState, ClusterAlerts, Phase, Severity
 from bot.core import errors
@@ -251,10 +250,7 @@ async def _approvals(deps: Deps) -> tuple[list[ApprovalLine], str]:
         (r for r in records if r.state == "waiting" and not r.is_expired(now)),
         key=lambda r: r.expires_at,
     )
-    return [
-        ApprovalLine(r.id, r.requested_by, describe(r.action, r.params), r.expires_at)
-        for r in waiting
-    ], ""
+    return [ApprovalLine(r.id, r.requested_by, r.what, r.expires_at) for r in waiting], ""
 
 
 RUNNERS: dict[type, Runner] = {Changes: run_changes}

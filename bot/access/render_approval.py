@@ -1,13 +1,12 @@
 """How a change waiting for approval looks in Slack: the public request with `Approve` /
 `Cancel`, and the same message once it ended (approved and run, cancelled, expired).
 
-Pure. What the change is, is said from its confirmed action and parameters (the request is
-made when Confirm is clicked, from what the button carried).
+Pure. What the change is, is said as its kind described it when the request was made
+(`Approval.what`, `bot.changes.kinds.Described.line`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import timedelta
 
 from bot.access.approvals import Approval, clock_time
@@ -18,27 +17,15 @@ from bot.slack.blocks import Message
 
 APPROVE_ACTION = "kai_approve"
 CANCEL_ACTION = "kai_approval_cancel"
-# The action words people read, where a confirmed action's name differs.
-_WORDS = {"flux-resume": "resume"}
-_FLAGS = ("with_source", "hard", "force", "reset")
 
 
-def describe(action: str, params: Mapping[str, str]) -> str:
-    """`pause ScaledJob annia/annia-worker on prod`: what the change does, in one line."""
-    namespace = params.get("namespace") or params.get("ns", "")
-    flags = "".join(f" --{flag.replace('_', '-')}" for flag in _FLAGS if params.get(flag))
-    word = _WORDS.get(action, action)
-    target = f"{params.get('kind', '')} {namespace}/{params.get('name', '')}"
-    return f"{word} {target} on {params.get('cluster', '')}{flags}"
-
-
-def detail_lines(params: Mapping[str, str]) -> tuple[str, ...]:
+def detail_lines(duration: timedelta | None, reason: str) -> tuple[str, ...]:
     """The duration and reason a pause or suspend carries, as lines of the request."""
     lines = []
-    if params.get("seconds"):
-        lines.append(f"For {format_duration(timedelta(seconds=int(params['seconds'])))}")
-    if params.get("reason"):
-        lines.append(f"Reason: {params['reason']}")
+    if duration is not None:
+        lines.append(f"For {format_duration(duration)}")
+    if reason:
+        lines.append(f"Reason: {reason}")
     return tuple(lines)
 
 
@@ -108,7 +95,7 @@ def unkept_message(record: Approval) -> Message:
 def waiting_note(record: Approval, command: str, where: str) -> Message:
     """What the requester sees in place of the Confirm: the change now waits for an approver."""
     text = (
-        f"Change {record.id} ({describe(record.action, record.params)}) now waits for a second "
+        f"Change {record.id} ({record.what}) now waits for a second "
         f"operator's approval, asked in {where}: an approver clicks Approve or runs "
         f"`{command} approve {record.id}` by {clock_time(record.expires_at)}. "
         "Nothing has changed yet."
@@ -117,7 +104,7 @@ def waiting_note(record: Approval, command: str, where: str) -> Message:
 
 
 def _asked(record: Approval) -> Rich:
-    what = render.escape(describe(record.action, record.params))
+    what = render.escape(record.what)
     details = "".join(f"\n{render.escape(line)}" for line in record.lines)
     return rich_text(
         f":lock: *Approval needed* for change `{record.id}`\n",
@@ -127,7 +114,7 @@ def _asked(record: Approval) -> Rich:
 
 
 def _asked_plain(record: Approval) -> Rich:
-    what = describe(record.action, record.params)
+    what = record.what
     return rich_text(
         f"Change {record.id}: ", render.mention(record.requested_by), f" asked to {what}."
     )

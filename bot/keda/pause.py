@@ -8,7 +8,6 @@ pause keys and the record (merge-patch null), never writes "false". No I/O, no c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -23,8 +22,6 @@ from bot.rules.keda import PauseState
 Action = Literal["pause", "resume"]
 RECORD_KEYS = (keda.PAUSED_BY, keda.PAUSED_AT, keda.PAUSE_REASON, keda.PAUSE_UNTIL)
 _REFS = {"ScaledJob": kinds.SCALED_JOB, "ScaledObject": kinds.SCALED_OBJECT}
-# The reason rides in the signed Confirm button, whose value Slack caps at 2000 characters.
-MAX_REASON = 500
 
 
 @dataclass(frozen=True)
@@ -166,16 +163,6 @@ def check_namespace(namespace: str, allowed: Sequence[str]) -> None:
         f"Pause and resume are not allowed in namespace {namespace!r}; allowed namespaces "
         f"(keda.namespaces): {where}. Nothing was changed."
     )
-
-
-def check_reason(reason: str) -> None:
-    """Raises UserError for a reason too long to carry in a Confirm button."""
-    # JSON-escaped length: non-ASCII characters take up to 12 characters each in the button.
-    if len(json.dumps(reason)) - 2 > MAX_REASON:
-        raise errors.UserError(
-            f"The reason is too long ({len(reason)} characters); keep it under {MAX_REASON} "
-            "(fewer with emoji or non-Latin letters). Nothing was changed."
-        )
 
 
 def plan_pause(

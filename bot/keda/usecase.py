@@ -13,9 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from bot.config.settings import Settings
 from bot.core import conditions, errors
 from bot.core.models import RawObject
-from bot.keda import render as render_keda
+from bot.keda import commands, render
 from bot.keda.pause import (
     KedaRow,
     KedaTarget,
@@ -52,6 +53,51 @@ class AckWait:
         )
 
 
+async def listing(
+    kube: KubeReader, parsed: commands.ScaledJobs, settings: Settings
+) -> tuple[list[KedaRow], str]:
+    """`/kai scaledjobs`: the rows, and how the reply names where they were listed.
+
+    Raises:
+        UserError: no namespace given and `keda.namespaces` is empty, or a cluster-wide list
+            is forbidden (naming the one-namespace form instead).
+        KubeError: the cluster is unreachable or forbids a namespace's list.
+    """
+    namespaces, scope = listing_scope(parsed, settings)
+    try:
+        return await list_rows(kube, namespaces), scope
+    except errors.KubeForbidden as e:
+        if namespaces is not None:
+            raise
+        example = (settings.keda.namespaces or ("NAMESPACE",))[0]
+        raise errors.UserError(
+            "Listing across all namespaces needs cluster-wide list rights on scaledjobs and "
+            "scaledobjects (keda.sh), which kai-chatops lacks here; list one namespace instead, "
+            f"e.g. `{settings.slack.command} scaledjobs {example}`. ({e})"
+        ) from e
+
+
+def listing_scope(
+    parsed: commands.ScaledJobs, settings: Settings
+) -> tuple[Sequence[str] | None, str]:
+    """The namespaces to list (None: cluster-wide) and how the reply names them.
+
+    Raises:
+        UserError: no namespace given and `keda.namespaces` is empty.
+    """
+    if parsed.all_namespaces:
+        return None, "all namespaces"
+    if parsed.namespace:
+        return [parsed.namespace], f"namespace {parsed.namespace}"
+    configured = list(settings.keda.namespaces)
+    if not configured:
+        raise errors.UserError(
+            "keda.namespaces is empty in the configuration: give a NAMESPACE or --all-namespaces."
+        )
+    label = "namespace" if len(configured) == 1 else "namespaces"
+    return configured, f"{label} {', '.join(configured)}"
+
+
 async def list_rows(kube: KubeReader, namespaces: Sequence[str] | None) -> list[KedaRow]:
     """Every ScaledJob and ScaledObject with its verdict, by namespace, kind and name.
 
@@ -86,8 +132,8 @@ async def read_target(kube: KubeReader, target: KedaTarget) -> RawObject:
     except errors.KubeError:
         other_exists = False
     if other_exists:
-        raise errors.UserError(render_keda.missing_text(target, other_exists))
-    message = render_keda.missing_text(target, other_exists)
+        raise errors.UserError(render.missing_text(target, other_exists))
+    message = render.missing_text(target, other_exists)
     raise errors.ObjectMissing(message, target.kind, target.namespace, target.name)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.access.audit import Change
+from bot.changes.approval import expire_requests
 from bot.gitops import suspend_expiry
 from bot.keda import expiry as keda_expiry
 from bot.kube import lanes
@@ -29,7 +30,6 @@ from bot.notices.watch import EvictionWatch
 from bot.service.deps import Deps
 from bot.slack.blocks import escape
 from bot.state.retry import StateUnavailable
-from handlers.approval import expire_requests
 
 log = logging.getLogger(__name__)
 

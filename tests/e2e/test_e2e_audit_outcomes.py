@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-import handlers.keda
 from bot.gitops import suspend_expiry
 from bot.gitops import usecase as gitops_usecase
 from bot.keda import expiry
@@ -39,12 +38,6 @@ class Clock:
         return self.now
 
 
-@pytest.fixture(autouse=True)
-def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    # No KEDA controller runs here: do not wait long for one.
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", SHORT_WAIT)
-
-
 @pytest.fixture
 def clock() -> Clock:
     return Clock()
@@ -55,7 +48,7 @@ async def stack(
     tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> AsyncIterator[Stack]:
     caplog.set_level(logging.INFO, logger="kai_chatops.audit")
-    async with running_stack(tmp_path, clock=clock) as running:
+    async with running_stack(tmp_path, keda_wait=SHORT_WAIT, clock=clock) as running:
         yield running
 
 

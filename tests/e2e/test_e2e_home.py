@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-import handlers.keda
 from bot.access.audit import Change
 from bot.home.render import REFRESH_ACTION
 from bot.keda import usecase as keda_usecase
@@ -25,6 +24,8 @@ from bot.slack import limits
 from testbed.sim import breakage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
 
+# No KEDA controller runs here: do not wait long for one to acknowledge a pause.
+SHORT_WAIT = keda_usecase.AckWait(timeout=0.2, interval=0.05)
 START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 HOLD = 60
 
@@ -42,12 +43,6 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture(autouse=True)
-def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The simulated cluster runs no KEDA controller here: do not wait long for one.
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", keda_usecase.AckWait(timeout=0.2, interval=0.05))
-
-
 def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
     return {
         "alerts": {"hold": f"{HOLD}s", "interval": "1h", "repeat": "4h"},
@@ -58,7 +53,9 @@ def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
 
 @pytest.fixture
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path, clock=clock, config_overrides=overrides(tmp_path)) as s:
+    async with running_stack(
+        tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=overrides(tmp_path)
+    ) as s:
         yield s
 
 
@@ -194,7 +191,7 @@ async def test_only_viewers_see_it_and_others_are_told_before_any_cluster_read(
 ) -> None:
     access = {"access": {"operators": [OPERATOR], "viewers": [OPERATOR]}}
     async with running_stack(
-        tmp_path, clock=clock, config_overrides=overrides(tmp_path, **access)
+        tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=overrides(tmp_path, **access)
     ) as stack:
         stack.sim.clear_requests()
 
@@ -230,7 +227,7 @@ async def test_with_the_configmap_backend_another_replica_sees_the_same_changes(
 ) -> None:
     state = {"state": {"backend": "configmap"}, "lease": {"enabled": False}}
     async with running_stack(
-        tmp_path, clock=clock, config_overrides=overrides(tmp_path, **state)
+        tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=overrides(tmp_path, **state)
     ) as stack:
         await confirm(stack, "suspend gitrepo flux-system/flux-system repo move")
         stored = stack.sim.get("v1", "ConfigMap", "kai-chatops-state-changes", "kai-chatops")
@@ -265,7 +262,11 @@ async def test_a_text_from_the_cluster_or_a_user_cannot_mention_anyone_on_the_ta
 
 async def test_socket_mode_delivers_the_event_too(tmp_path: Path, clock: Clock) -> None:
     async with running_stack(
-        tmp_path, clock=clock, socket_mode=True, config_overrides=overrides(tmp_path)
+        tmp_path,
+        keda_wait=SHORT_WAIT,
+        clock=clock,
+        socket_mode=True,
+        config_overrides=overrides(tmp_path),
     ) as stack:
         delivery = await stack.driver.open_home(user_id=OPERATOR)
         assert delivery.mode == "socket" and delivery.acked
@@ -281,7 +282,10 @@ async def test_fifty_clusters_of_findings_stay_within_the_view_limits(
         {"name": f"gpu-{n:02d}", "kubeconfig": kubeconfig, "context": "sim"} for n in range(50)
     ]
     async with running_stack(
-        tmp_path, clock=clock, config_overrides=overrides(tmp_path, clusters=clusters)
+        tmp_path,
+        keda_wait=SHORT_WAIT,
+        clock=clock,
+        config_overrides=overrides(tmp_path, clusters=clusters),
     ) as stack:
         breakage.dependencies_missing(stack.sim)
         breakage.apiservice_down(stack.sim)

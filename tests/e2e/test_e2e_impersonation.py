@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import handlers.keda
 from bot.keda import expiry, usecase
 from bot.slack import blocks as render
 from testbed.sim.faults import RecordedRequest
@@ -23,6 +22,7 @@ from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack, running_stack
 API = "keda.sh/v1alpha1"
 EMAIL = "oncall@example.com"
 EMAIL_SCOPE = "users:read.email"
+SHORT_WAIT = usecase.AckWait(timeout=0.3, interval=0.05)  # no KEDA controller answers here
 REFUSAL = (
     'scaledjobs.keda.sh "annia-worker" is forbidden: User "oncall@example.com" cannot patch '
     'resource "scaledjobs" in API group "keda.sh" in the namespace "annia"'
@@ -33,15 +33,11 @@ def access(mode: str) -> dict[str, Any]:
     return {"access": {"operators": ["@platform-oncall"], "impersonate": mode}}
 
 
-@pytest.fixture(autouse=True)
-def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", usecase.AckWait(timeout=0.3, interval=0.05))
-    yield
-
-
 @pytest.fixture
 async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path, config_overrides=access("email")) as running:
+    async with running_stack(
+        tmp_path, keda_wait=SHORT_WAIT, config_overrides=access("email")
+    ) as running:
         running.slack.add_user(OPERATOR, "oncall-operator", email=EMAIL)
         running.slack.add_usergroup("S0GPU", "gpu-team", [OPERATOR, "U0SOMEONE"])
         running.slack.add_usergroup("S0OTHER", "finance", ["U0SOMEONE"])
@@ -181,7 +177,9 @@ async def test_a_scope_removed_after_the_confirm_was_shown_is_refused_at_the_cli
 
 
 async def test_id_mode_sends_a_flux_reconcile_as_slack_user_id(tmp_path: Path) -> None:
-    async with running_stack(tmp_path, config_overrides=access("id")) as stack:
+    async with running_stack(
+        tmp_path, keda_wait=SHORT_WAIT, config_overrides=access("id")
+    ) as stack:
         stack.sim.clear_requests()
 
         reply = await stack.command("reconcile hr flux-system/kai-scheduler", to_the_end=True)

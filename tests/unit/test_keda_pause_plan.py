@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from objects import keda_conditions, keda_object
 
+from bot.changes.params import check_reason
 from bot.core import errors
 from bot.keda import render as render_keda
 from bot.keda import render_changes
@@ -19,7 +20,6 @@ from bot.keda.pause import (
     PauseOutcome,
     Plan,
     check_namespace,
-    check_reason,
     find_expired_pause,
     plan_pause,
     plan_resume,
