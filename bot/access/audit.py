@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from bot.access.outcomes import AuditOutcome
 from bot.core import errors
 from bot.core.rich import rich_text
-from bot.slack import blocks as render
+from bot.slack import blocks
 from bot.slack.blocks import Text
 from bot.slack.gateway import SlackGateway, SlackUnavailable
 
@@ -143,7 +143,7 @@ async def record_error(
     if not isinstance(error, errors.KubeWriteUnknown):
         log_change(replace(change, outcome="failed", note=str(error)))
         return
-    target = render.escape(change.target) + render.escape(why)
+    target = blocks.escape(change.target) + blocks.escape(why)
     text = rich_text(
         who,
         f" asked to {change.action} {target}; the cluster did not answer in time, so it "
@@ -186,7 +186,7 @@ async def announce(
 
 async def _post(slack: SlackGateway, channel: str, text: Text) -> bool:
     try:
-        await slack.post(channel, render.text_message(text))
+        await slack.post(channel, blocks.text_message(text))
     except SlackUnavailable as e:
         log.error("could not post a change's announcement in %s: %s", channel, e)
         return False

@@ -12,7 +12,7 @@ from datetime import timedelta
 from bot.access.approvals import Approval, clock_time
 from bot.core.durations import format_duration
 from bot.core.rich import Rich, rich_text
-from bot.slack import blocks as render
+from bot.slack import blocks
 from bot.slack.blocks import Message
 
 APPROVE_ACTION = "kai_approve"
@@ -35,8 +35,8 @@ def request_message(record: Approval, command: str) -> Message:
         "type": "actions",
         "block_id": "kai_approval",
         "elements": [
-            render.button("Approve", APPROVE_ACTION, record.id, style="primary"),
-            render.button("Cancel", CANCEL_ACTION, record.id),
+            blocks.button("Approve", APPROVE_ACTION, record.id, style="primary"),
+            blocks.button("Cancel", CANCEL_ACTION, record.id),
         ],
     }
     until = clock_time(record.expires_at)
@@ -44,9 +44,9 @@ def request_message(record: Approval, command: str) -> Message:
         f"An approver (access.approval.approvers) other than the requester clicks Approve or "
         f"runs `{command} approve {record.id}` by {until}; until then nothing changes."
     )
-    blocks = [render.section(_asked(record)), buttons, render.context(render.escape(how))]
+    shown = [blocks.section(_asked(record)), buttons, blocks.context(blocks.escape(how))]
     text = rich_text(_asked_plain(record), f" Approve by {until}.")
-    return render.fit_message({"text": text, "blocks": blocks})
+    return blocks.fit_message({"text": text, "blocks": shown})
 
 
 def approved_message(record: Approval, result: str) -> Message:
@@ -55,10 +55,10 @@ def approved_message(record: Approval, result: str) -> Message:
     said = rich_text(
         _asked(record),
         "\n:white_check_mark: Approved by ",
-        render.mention(record.decided_by),
+        blocks.mention(record.decided_by),
         f" at {clock_time(record.decided_at)}.",
     )
-    outcome = render.escape(result) if result else "It ran."
+    outcome = blocks.escape(result) if result else "It ran."
     return _ended(said, f"Result: {outcome}")
 
 
@@ -67,7 +67,7 @@ def cancelled_message(record: Approval) -> Message:
     said = rich_text(
         _asked(record),
         "\n:no_entry_sign: Cancelled by ",
-        render.mention(record.decided_by),
+        blocks.mention(record.decided_by),
         f" at {clock_time(record.decided_at)}; nothing was changed.",
     )
     return _ended(said)
@@ -100,15 +100,15 @@ def waiting_note(record: Approval, command: str, where: str) -> Message:
         f"`{command} approve {record.id}` by {clock_time(record.expires_at)}. "
         "Nothing has changed yet."
     )
-    return {**render.text_message(text), "replace_original": True}
+    return {**blocks.text_message(text), "replace_original": True}
 
 
 def _asked(record: Approval) -> Rich:
-    what = render.escape(record.what)
-    details = "".join(f"\n{render.escape(line)}" for line in record.lines)
+    what = blocks.escape(record.what)
+    details = "".join(f"\n{blocks.escape(line)}" for line in record.lines)
     return rich_text(
         f":lock: *Approval needed* for change `{record.id}`\n",
-        render.mention(record.requested_by),
+        blocks.mention(record.requested_by),
         f" asked to *{what}*{details}",
     )
 
@@ -116,11 +116,11 @@ def _asked(record: Approval) -> Rich:
 def _asked_plain(record: Approval) -> Rich:
     what = record.what
     return rich_text(
-        f"Change {record.id}: ", render.mention(record.requested_by), f" asked to {what}."
+        f"Change {record.id}: ", blocks.mention(record.requested_by), f" asked to {what}."
     )
 
 
 def _ended(said: Rich, note: str = "") -> Message:
-    blocks = [render.section(said)] + ([render.context(note)] if note else [])
+    shown = [blocks.section(said)] + ([blocks.context(note)] if note else [])
     text = rich_text(said, f" {note}" if note else "")
-    return render.fit_message({"text": text, "blocks": blocks})
+    return blocks.fit_message({"text": text, "blocks": shown})

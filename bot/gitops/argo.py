@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.core import conditions as c
-from bot.core import errors
+from bot.core import conditions, errors
 from bot.core.models import RawObject
 from bot.gitops import plan, windows
 from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, GitopsTarget, StepState
@@ -49,35 +48,40 @@ class AppState:
 
 def read_app(app: RawObject) -> AppState:
     """The Application's sync, health, last operation and error conditions."""
-    status = c.status(app)
-    sync = c.as_mapping(status.get("sync"))
-    operation = c.as_mapping(status.get("operationState"))
+    status = conditions.status(app)
+    sync = conditions.as_mapping(status.get("sync"))
+    operation = conditions.as_mapping(status.get("operationState"))
     errors_ = tuple(
-        f"{c.as_text(cond.get('type'))}: {c.condition_message(cond)}"
-        for cond in c.list_conditions(app)
-        if c.as_text(cond.get("type")).endswith("Error")
+        f"{conditions.as_text(cond.get('type'))}: {conditions.condition_message(cond)}"
+        for cond in conditions.list_conditions(app)
+        if conditions.as_text(cond.get("type")).endswith("Error")
     )
+    health = conditions.as_mapping(status.get("health"))
     return AppState(
-        sync=c.as_text(sync.get("status")) or "Unknown",
-        health=c.as_text(c.as_mapping(status.get("health")).get("status")) or "Unknown",
-        revision=c.as_text(sync.get("revision")),
-        reconciled_at=c.as_text(status.get("reconciledAt")),
-        phase=c.as_text(operation.get("phase")),
-        message=c.as_text(operation.get("message")),
-        synced_revision=c.as_text(c.as_mapping(operation.get("syncResult")).get("revision")),
+        sync=conditions.as_text(sync.get("status")) or "Unknown",
+        health=conditions.as_text(health.get("status")) or "Unknown",
+        revision=conditions.as_text(sync.get("revision")),
+        reconciled_at=conditions.as_text(status.get("reconciledAt")),
+        phase=conditions.as_text(operation.get("phase")),
+        message=conditions.as_text(operation.get("message")),
+        synced_revision=conditions.as_text(
+            conditions.as_mapping(operation.get("syncResult")).get("revision")
+        ),
         errors=errors_,
         sync_options=tuple(_sync_options(app)),
-        retry_limit=c.as_int(_retry(app).get("limit")),
+        retry_limit=conditions.as_int(_retry(app).get("limit")),
     )
 
 
 def _sync_options(app: RawObject) -> list[str]:
-    options = c.as_mapping(c.spec(app).get("syncPolicy")).get("syncOptions")
+    options = conditions.as_mapping(conditions.spec(app).get("syncPolicy")).get("syncOptions")
     return [str(option) for option in options] if isinstance(options, list) else []
 
 
 def _retry(app: RawObject) -> Mapping[str, Any]:
-    return c.as_mapping(c.as_mapping(c.spec(app).get("syncPolicy")).get("retry"))
+    return conditions.as_mapping(
+        conditions.as_mapping(conditions.spec(app).get("syncPolicy")).get("retry")
+    )
 
 
 def refresh_patch(
@@ -92,7 +96,11 @@ def refresh_patch(
     keeps a request made meanwhile instead of removing it; `app` (as read) keeps ours distinct
     from the timestamp it carries.
     """
-    taken = {c.as_text(c.annotations_of(app).get(REFRESH_TIMESTAMP))} if app else set()
+    taken = (
+        {conditions.as_text(conditions.annotations_of(app).get(REFRESH_TIMESTAMP))}
+        if app
+        else set()
+    )
     annotations = {
         REFRESH: "hard" if hard else "normal",
         REFRESH_TIMESTAMP: plan.new_token(now, taken - {""}),
@@ -105,7 +113,7 @@ def refresh_patch(
 def is_refresh_pending(app: RawObject) -> bool:
     """Whether the controller has yet to finish a refresh: it removes `refresh` (with the
     timestamp) at the end of a pass that started from our request or a later one."""
-    return REFRESH in c.annotations_of(app)
+    return REFRESH in conditions.annotations_of(app)
 
 
 def check_syncable(app: RawObject, target: GitopsTarget) -> None:
@@ -115,9 +123,10 @@ def check_syncable(app: RawObject, target: GitopsTarget) -> None:
         UserError: saying which operation is in the way.
     """
     if app.get("operation"):
-        who = c.as_text(
-            c.as_mapping(c.as_mapping(app["operation"]).get("initiatedBy")).get("username")
+        initiated = conditions.as_mapping(
+            conditions.as_mapping(app["operation"]).get("initiatedBy")
         )
+        who = conditions.as_text(initiated.get("username"))
         by = f" (started by {who})" if who else ""
         raise errors.UserError(
             f"{target.describe()} on {target.cluster} already has an operation in progress{by}; "
@@ -166,7 +175,7 @@ def sync_patch(app: RawObject, user_id: str, channel_id: str, now: datetime) -> 
     `spec.syncPolicy.syncOptions` and `retry` copied into the operation, since the controller
     reads only the operation's (controller/sync.go: `ServerSideApply`, `CreateNamespace=true`).
     """
-    version = c.as_text(c.metadata(app).get("resourceVersion"))
+    version = conditions.as_text(conditions.metadata(app).get("resourceVersion"))
     annotations = {REQUESTED_BY: f"slack:{user_id}", REQUESTED_WHEN: _rfc3339(now)}
     reason = f"requested from Slack by {user_id}" + (f" in {channel_id}" if channel_id else "")
     sync: dict[str, Any] = {"syncStrategy": {"hook": {}}, "prune": False}

@@ -19,9 +19,7 @@ from bot.access.audit import Change
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.gitops import kinds as gitops_kinds
-from bot.gitops import render_suspend as words
-from bot.gitops import usecase, usecase_suspend
+from bot.gitops import kinds, render_suspend, usecase, usecase_suspend
 from bot.gitops.suspend import (
     ExpiredSuspend,
     SuspendOutcome,
@@ -37,7 +35,7 @@ from bot.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
 
-REFS = tuple(gitops_kinds.FLUX[kind] for kind in words.KIND_WORDS)
+REFS = tuple(kinds.FLUX[kind] for kind in render_suspend.KIND_WORDS)
 CHANGED_BY_HAND = "its suspend was changed by hand since"
 EXPIRED = "timed suspend expired"  # the reason of an automatic resume's audit line
 
@@ -103,23 +101,27 @@ async def _resume_expired(
             return SuspendPlan("resume", target, expired.record, refusal=CHANGED_BY_HAND)
         return plan_resume(obj, target)
 
-    record = Change("kai-chatops", "resume", words.where(target), "ok", now, EXPIRED)
+    record = Change("kai-chatops", "resume", render_suspend.where(target), "ok", now, EXPIRED)
     try:
         outcome = await usecase_suspend.resume(
             kube, target, make_plan, user_id="kai-chatops", clock=lambda: now, polling=polling
         )
     except errors.BotError as e:
-        log.error("could not resume %s after its timed suspend: %s", words.where(target), e)
+        log.error(
+            "could not resume %s after its timed suspend: %s", render_suspend.where(target), e
+        )
         why = " (its timed suspend was over)"
         await audit.record_error(
             record, e, who="kai-chatops", why=why, slack=slack, channel=channel, journal=journal
         )
         return None
     if outcome.written is None:
-        log.info("timed suspend of %s left alone: %s", words.where(target), outcome.plan.refusal)
+        log.info(
+            "timed suspend of %s left alone: %s", render_suspend.where(target), outcome.plan.refusal
+        )
         return None
-    change = replace(record, outcome=outcome.outcome, details=words.details(outcome))
-    text = words.auto_resume_announcement(expired, outcome)
+    change = replace(record, outcome=outcome.outcome, details=render_suspend.details(outcome))
+    text = render_suspend.auto_resume_announcement(expired, outcome)
     await audit.record(change, slack=slack, channel=channel, text=text, journal=journal)
     return outcome
 

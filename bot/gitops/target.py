@@ -14,7 +14,7 @@ from bot.access.outcomes import AuditOutcome
 from bot.commands.kinds import short_word
 from bot.config.settings import Settings
 from bot.core import errors
-from bot.gitops import kinds as gitops_kinds
+from bot.gitops import kinds
 from bot.gitops.commands import Reconcile, ReconcileShortcut, Sync
 from bot.kube.kinds import ResourceRef
 
@@ -64,7 +64,7 @@ class GitopsTarget:
 
     @property
     def ref(self) -> ResourceRef:
-        return gitops_kinds.BY_KIND[self.kind]
+        return kinds.BY_KIND[self.kind]
 
     @property
     def is_application(self) -> bool:

@@ -16,12 +16,11 @@ from typing import Any
 
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.gitops import argo, plan, windows
-from bot.gitops import kinds as gitops_kinds
+from bot.gitops import argo, kinds, plan, windows
 from bot.gitops.plan import FluxPhase, FluxReport, StepResult
 from bot.gitops.target import GitopsTarget, Request, StepState
 from bot.kube import follow
-from bot.kube.follow import Polling as Polling  # re-exported: callers build a wait as ops.Polling
+from bot.kube.follow import Polling as Polling  # re-exported: callers build a wait here
 from bot.kube.follow import Sleep
 from bot.kube.ports import KubeWriter
 
@@ -224,9 +223,7 @@ async def read_syncable(kube: KubeWriter, target: GitopsTarget, now: datetime) -
     """
     app = await read_target(kube, target)
     argo.check_syncable(app, target)
-    project = await kube.get_object(
-        gitops_kinds.APP_PROJECT, windows.project_name(app), target.namespace
-    )
+    project = await kube.get_object(kinds.APP_PROJECT, windows.project_name(app), target.namespace)
     argo.check_sync_windows(app, project, target, now)
     return app
 

@@ -14,8 +14,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from bot.core import conditions as c
-from bot.core import errors
+from bot.core import conditions, errors
 from bot.core.models import RawObject
 from bot.gitops import usecase
 from bot.gitops.plan import FluxReport, judge_flux_request_error
@@ -106,7 +105,7 @@ async def apply_plan(
         plan = make_plan(obj)
         if plan.refusal:
             return plan, None
-        version = c.as_text(c.metadata(obj).get("resourceVersion"))
+        version = conditions.as_text(conditions.metadata(obj).get("resourceVersion"))
         try:
             written = await kube.patch_object(
                 target.ref, target.name, target.namespace, plan.patch_body(version)

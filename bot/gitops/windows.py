@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.models import RawObject
 
 BLOCKED = "cannot sync: blocked by sync window"  # server/application/application.go `Sync`
@@ -54,22 +54,26 @@ class SyncWindow:
 
 def read_windows(project: RawObject) -> tuple[SyncWindow, ...]:
     """The AppProject's sync windows, as written."""
-    windows = c.spec(project).get("syncWindows")
-    return tuple(_window(c.as_mapping(w)) for w in windows) if isinstance(windows, list) else ()
+    windows = conditions.spec(project).get("syncWindows")
+    return (
+        tuple(_window(conditions.as_mapping(w)) for w in windows)
+        if isinstance(windows, list)
+        else ()
+    )
 
 
 def _window(raw: Mapping[str, Any]) -> SyncWindow:
     return SyncWindow(
-        kind=c.as_text(raw.get("kind")),
-        schedule=c.as_text(raw.get("schedule")),
-        duration=c.as_text(raw.get("duration")),
+        kind=conditions.as_text(raw.get("kind")),
+        schedule=conditions.as_text(raw.get("schedule")),
+        duration=conditions.as_text(raw.get("duration")),
         applications=_texts(raw.get("applications")),
         namespaces=_texts(raw.get("namespaces")),
         clusters=_texts(raw.get("clusters")),
         manual_sync=raw.get("manualSync") is True,
-        time_zone=c.as_text(raw.get("timeZone")),
+        time_zone=conditions.as_text(raw.get("timeZone")),
         and_operator=raw.get("andOperator") is True,
-        description=c.as_text(raw.get("description")),
+        description=conditions.as_text(raw.get("description")),
     )
 
 
@@ -85,11 +89,11 @@ def matching(windows: Sequence[SyncWindow], app: RawObject) -> tuple[SyncWindow,
 
 
 def _matches(window: SyncWindow, app: RawObject) -> bool:
-    destination = c.as_mapping(c.spec(app).get("destination"))
-    app_name = c.as_text(c.metadata(app).get("name"))
-    cluster_names = [c.as_text(destination.get(k)) for k in ("name", "server")]
+    destination = conditions.as_mapping(conditions.spec(app).get("destination"))
+    app_name = conditions.as_text(conditions.metadata(app).get("name"))
+    cluster_names = [conditions.as_text(destination.get(k)) for k in ("name", "server")]
     cluster_names = [name for name in cluster_names if name]  # an empty one never matches
-    namespace = c.as_text(destination.get("namespace"))
+    namespace = conditions.as_text(destination.get("namespace"))
     results = [
         any(_glob(p, v) for p in patterns for v in values)
         for patterns, values in (
@@ -203,4 +207,4 @@ def check_manual_sync(
 
 def project_name(app: RawObject) -> str:
     """The Application's AppProject (`spec.project`; Argo CD's `default` when empty)."""
-    return c.as_text(c.spec(app).get("project")) or "default"
+    return conditions.as_text(conditions.spec(app).get("project")) or "default"

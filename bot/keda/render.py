@@ -20,8 +20,7 @@ from bot.core.rich import Rich, rich_text
 from bot.keda.pause import KedaRow, KedaTarget
 from bot.rules import keda
 from bot.rules.keda import PauseState
-from bot.slack import blocks as render
-from bot.slack import limits
+from bot.slack import blocks, limits
 from bot.slack.blocks import Block, Message
 
 MAX_LINE = 600  # one object's line, so a hand-written annotation cannot crowd out the rest
@@ -40,8 +39,8 @@ def listing_message(
     title = f"KEDA ScaledJobs and ScaledObjects on {cluster}: {scope}"
     if not rows:
         note = f"No ScaledJobs or ScaledObjects in {scope} on {cluster}."
-        blocks = [render.header(title), render.section(render.escape(note))]
-        return render.fit_message({"text": note, "blocks": blocks})
+        empty = [blocks.header(title), blocks.section(blocks.escape(note))]
+        return blocks.fit_message({"text": note, "blocks": empty})
     sections, packed = pack_sections(rows, now, BLOCK_BUDGET)
     visible, notes = list(rows), []
     if packed < len(rows):
@@ -54,9 +53,9 @@ def listing_message(
         notes = [left_out_text(left_out, rows, command)]
     counts = count_text(rows)
     text = _fallback_text(title, counts, visible, notes, now)
-    blocks = [render.header(title), render.context(counts), *sections]
-    blocks += [render.context(render.escape(note)) for note in notes]
-    return render.fit_message({"text": text, "blocks": blocks})
+    parts = [blocks.header(title), blocks.context(counts), *sections]
+    parts += [blocks.context(blocks.escape(note)) for note in notes]
+    return blocks.fit_message({"text": text, "blocks": parts})
 
 
 def _fallback_text(
@@ -64,7 +63,7 @@ def _fallback_text(
 ) -> str:
     """The plain text: every line shown, or if too long the ones needing attention, or none."""
     for chosen in (visible, [r for r in visible if needs_attention(r)]):
-        lines = [render.escape(str(object_line(r, now, md=False))) for r in chosen]
+        lines = [blocks.escape(str(object_line(r, now, md=False))) for r in chosen]
         if len(chosen) < len(visible):
             lines.append(f"{len(visible) - len(chosen)} Healthy: see the message.")
         text = "\n".join([title, counts, *lines, *notes])
@@ -89,19 +88,19 @@ def pack_sections(
     sections: list[Block] = []
     body, pending, packed, namespace = Rich(), 0, 0, None
     for row in rows:
-        title = f"*{render.escape(row.namespace)}*"
+        title = f"*{blocks.escape(row.namespace)}*"
         line = object_line(row, now, md=True)
         addition = line if row.namespace == namespace else rich_text(f"{title}\n", line)
         if body and len(body) + 1 + len(addition) > SECTION_BUDGET:
             if len(sections) == max_blocks:
                 return sections, packed
-            sections.append(render.section(body))
+            sections.append(blocks.section(body))
             body, packed, pending = Rich(), packed + pending, 0
             addition = rich_text(f"{title} (continued)\n", line) if addition == line else addition
         body = rich_text(body, "\n", addition) if body else addition
         pending, namespace = pending + 1, row.namespace
     if body and len(sections) < max_blocks:
-        sections.append(render.section(body))
+        sections.append(blocks.section(body))
         packed += pending
     return sections, packed
 
@@ -140,19 +139,19 @@ def _by_health(rows: Sequence[KedaRow], separator: str) -> str:
 def object_line(row: KedaRow, now: datetime, *, md: bool) -> Rich:
     """One object: verdict, kind and name, its pause (who, when, until, why) or its problem."""
     health = row.verdict.health
-    name = f"*{render.escape(row.name)}*" if md else f"{row.namespace}/{row.name}"
-    line = rich_text(f"{render.ICONS[health]} {name}" if md else name, f" ({row.kind}): ")
+    name = f"*{blocks.escape(row.name)}*" if md else f"{row.namespace}/{row.name}"
+    line = rich_text(f"{blocks.ICONS[health]} {name}" if md else name, f" ({row.kind}): ")
     line += health.value
     notes = _notes(row)
     if row.state.paused:
         line += " — " + pause_words(row.state, now, md=md)
     elif not health.is_healthy:
-        line += " — " + (render.escape(row.verdict.message) if md else row.verdict.message)
+        line += " — " + (blocks.escape(row.verdict.message) if md else row.verdict.message)
         # The verdict's message already carries the disagreement note.
         notes = [n for n in notes if n != row.state.disagreement]
     for note in notes:
-        line += f" (note: {render.escape(note) if md else note})"
-    return render.truncate(line, MAX_LINE)
+        line += f" (note: {blocks.escape(note) if md else note})"
+    return blocks.truncate(line, MAX_LINE)
 
 
 def _notes(row: KedaRow) -> list[str]:
@@ -168,7 +167,7 @@ def pause_words(state: PauseState, now: datetime, *, md: bool) -> Rich:
 
     Hand-written values are escaped for mrkdwn (`md`), so none can mention or link anyone.
     """
-    shown = render.escape if md else str
+    shown = blocks.escape if md else str
     if state.paused_by:
         text = rich_text("paused by ", user_ref(state.paused_by, md=md))
     else:
@@ -199,7 +198,7 @@ def annotation_words(state: PauseState) -> str:
 def user_ref(user: str, *, md: bool) -> Rich:
     """A Slack mention for a user ID we wrote; anything else hand-written, shown as text."""
     if md:
-        return render.mention(user) if _USER_ID.fullmatch(user) else rich_text(render.escape(user))
+        return blocks.mention(user) if _USER_ID.fullmatch(user) else rich_text(blocks.escape(user))
     return rich_text(user)
 
 

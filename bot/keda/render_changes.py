@@ -15,7 +15,7 @@ from bot.keda.pause import ExpiredPause, KedaTarget, PauseOutcome, Plan
 from bot.keda.render import annotation_words, pause_words, show_time, user_ref
 from bot.rules import keda
 from bot.rules.keda import PauseState
-from bot.slack import blocks as render
+from bot.slack import blocks
 from bot.slack.blocks import Message
 
 _EFFECT = {
@@ -66,10 +66,10 @@ def nothing_message(plan: Plan, now: datetime) -> Message:
     """Nothing to write (already paused, not paused): say so, and how it stands."""
     head = f"{plan.target.describe()}: {plan.nothing_to_do}; nothing was changed."
     if not plan.before.paused:
-        return render.text_message(head, mrkdwn=f":information_source: {render.escape(head)}")
-    plain = render.escape(f"{head} It is {pause_words(plan.before, now, md=False)!s}.")
-    md = rich_text(f"{render.escape(head)} It is ", pause_words(plan.before, now, md=True), ".")
-    return render.text_message(plain, mrkdwn=":information_source: " + md)
+        return blocks.text_message(head, mrkdwn=f":information_source: {blocks.escape(head)}")
+    plain = blocks.escape(f"{head} It is {pause_words(plan.before, now, md=False)!s}.")
+    md = rich_text(f"{blocks.escape(head)} It is ", pause_words(plan.before, now, md=True), ".")
+    return blocks.text_message(plain, mrkdwn=":information_source: " + md)
 
 
 def result_message(outcome: PauseOutcome, *, wait_timeout: float, now: datetime) -> Message:
@@ -84,15 +84,15 @@ def result_message(outcome: PauseOutcome, *, wait_timeout: float, now: datetime)
             f"it could not be read back afterwards ({outcome.read_error}), so whether KEDA "
             "acknowledged it is not known. List it again to see where it stands."
         )
-        safe = render.escape(text)
-        return render.text_message(safe, mrkdwn=f"{_icon(outcome)} {safe}")
+        safe = blocks.escape(text)
+        return blocks.text_message(safe, mrkdwn=f"{_icon(outcome)} {safe}")
     if not outcome.took_effect:
         text = (
             f"The patch was accepted, but {name} now reads {annotation_words(after)}: "
             "someone changed it at the same time. List it again to see where it stands."
         )
-        safe = render.escape(text)
-        return render.text_message(safe, mrkdwn=f":warning: {safe}")
+        safe = blocks.escape(text)
+        return blocks.text_message(safe, mrkdwn=f":warning: {safe}")
     if plan.action == "pause":
         written = f'it now carries {keda.PAUSED}: "true"'
         written += f", until {show_time(_iso(plan))} (resumed automatically)" if plan.until else ""
@@ -106,8 +106,8 @@ def result_message(outcome: PauseOutcome, *, wait_timeout: float, now: datetime)
         text += ack_words(outcome, wait_timeout)
     if plan.action == "resume" and after.paused_directions:
         text += f" {remaining_words(after)}"
-    safe = render.escape(text)
-    return render.text_message(safe, mrkdwn=f"{_icon(outcome)} {safe}")
+    safe = blocks.escape(text)
+    return blocks.text_message(safe, mrkdwn=f"{_icon(outcome)} {safe}")
 
 
 def ack_words(outcome: PauseOutcome, wait_timeout: float) -> str:
@@ -131,14 +131,14 @@ def announcement_text(
 ) -> Rich:
     """The channel's record of the change (mrkdwn): who, what, why, until when, KEDA's answer."""
     plan = outcome.plan
-    name = render.escape(plan.target.describe())
+    name = blocks.escape(plan.target.describe())
     who = user_ref(user, md=True)
     if requested_by and requested_by != user:
         who = rich_text(who, " (asked by ", user_ref(requested_by, md=True), ")")
     if plan.action == "pause":
         reason = plan.annotations.get(keda.PAUSE_REASON) or "none given"
         until = f"until {show_time(_iso(plan))}" if plan.until else "until resumed"
-        done = rich_text(f" paused {name} {until}. Reason: {render.escape(reason)}.")
+        done = rich_text(f" paused {name} {until}. Reason: {blocks.escape(reason)}.")
     else:
         done = rich_text(f" resumed {name} (it was ", pause_words(plan.before, now, md=True), ").")
     text = rich_text(f"{_icon(outcome)} ", who, done)
@@ -147,15 +147,15 @@ def announcement_text(
 
 def auto_resume_text(expired: ExpiredPause, outcome: PauseOutcome) -> Rich:
     """The channel's record of a timed pause ending (mrkdwn)."""
-    name = render.escape(expired.target.describe())
+    name = blocks.escape(expired.target.describe())
     length = expired.length
     after = f"after {format_duration(length)}" if length is not None else "(its time was up)"
     state = expired.state
     text = rich_text(f":arrow_forward: {name} resumed automatically {after}", " (paused by ")
     text += user_ref(state.paused_by or "unknown", md=True)
     if state.paused_at:
-        text += f" at {render.escape(show_time(state.paused_at))}"
-    text += f": {render.escape(state.reason)})." if state.reason else ", no reason given)."
+        text += f" at {blocks.escape(show_time(state.paused_at))}"
+    text += f": {blocks.escape(state.reason)})." if state.reason else ", no reason given)."
     return text + f" {_short_ack(outcome)}{_remaining_note(outcome)}"
 
 
@@ -176,8 +176,8 @@ def refused_message(action: str, target: KedaTarget, error: Exception) -> Messag
         f"Could not {action} {target.describe()}: the cluster refused it (403 Forbidden), so "
         f"nothing was changed. {error}"
     )
-    safe = render.escape(text)
-    return render.text_message(safe, mrkdwn=f":no_entry: {safe}")
+    safe = blocks.escape(text)
+    return blocks.text_message(safe, mrkdwn=f":no_entry: {safe}")
 
 
 def _when_hint(key: str, duration: timedelta | None) -> str:

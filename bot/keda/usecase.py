@@ -26,8 +26,7 @@ from bot.keda.pause import (
     plan_resume,
     summarise,
 )
-from bot.kube import follow as kube_follow
-from bot.kube import kinds
+from bot.kube import follow, kinds
 from bot.kube.ports import KubeReader, KubeWriter
 from bot.rules import keda
 
@@ -46,11 +45,9 @@ class AckWait:
     interval: float = 0.5
 
     @property
-    def polling(self) -> kube_follow.Polling:
+    def polling(self) -> follow.Polling:
         """Polls every `interval` when the watch cannot be used."""
-        return kube_follow.Polling(
-            self.timeout, first=self.interval, factor=1.0, longest=self.interval
-        )
+        return follow.Polling(self.timeout, first=self.interval, factor=1.0, longest=self.interval)
 
 
 async def listing(
@@ -233,7 +230,7 @@ async def _wait_for_keda(
         return obj is None or _is_settled(keda.read_pause_state(obj), expected)
 
     try:
-        obj, _ = await kube_follow.follow(
+        obj, _ = await follow.follow(
             kube, target, is_settled,
             written=written, deadline=started + wait.timeout, polling=wait.polling,
         )  # fmt: skip

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 
-from bot.access import approval_store, confirmations, grouped
-from bot.access import journal as change_journal
+from bot.access import approval_store, confirmations, grouped, journal
 from bot.access.approval_store import ApprovalStore
 from bot.access.gate import Gate
 from bot.access.journal import ChangeJournal
@@ -194,7 +193,7 @@ def build_deps(
         alert_store=store,
         alerts=desk,
         lease=lease,
-        journal=change_journal.open_journal(settings, home),
+        journal=journal.open_journal(settings, home),
         clock=clock,
         monotonic=monotonic,
         approvals=approval_store.open_store(settings, home),
