@@ -17,7 +17,7 @@ from bot.changes.params import check_reason
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.keda import commands, pause, render_changes, usecase
-from bot.keda.pause import KedaTarget, PauseOutcome
+from bot.keda.pause import KedaTarget, PauseOutcome, Plan
 from bot.keda.usecase import AckWait
 from bot.slack.blocks import Message
 
@@ -61,15 +61,20 @@ def _described(
     return Described(word, *where, reason=reason, duration=duration)
 
 
-class Pausing:
-    """`pause`: the annotations of a pause and our record, then KEDA's answer."""
+class _KedaKind:
+    """A KEDA change: confirmed, announced, and waiting `wait` for KEDA's answer."""
 
-    action = PAUSE
-    params = PauseParams
     announced = True
 
     def __init__(self, wait: AckWait) -> None:
         self.wait = wait
+
+
+class Pausing(_KedaKind):
+    """`pause`: the annotations of a pause and our record, then KEDA's answer."""
+
+    action = PAUSE
+    params = PauseParams
 
     def describe(self, params: PauseParams) -> Described:
         return _described(PAUSE, params.target, params.reason, params.duration)
@@ -89,13 +94,7 @@ class Pausing:
             )
         except errors.KubeForbidden as e:
             return render_changes.refused_message(PAUSE, target, e)
-        if plan.nothing_to_do:
-            return render_changes.nothing_message(plan, now)
-        command = run.settings.slack.command
-        lines = render_changes.confirm_lines(
-            plan, duration=params.duration, now=now, command=command
-        )
-        return Ask(render_changes.confirm_title(plan), lines)
+        return _asking(plan, run, now, params.duration)
 
     async def apply(self, params: PauseParams, run: Run) -> Done:
         target, now = params.target, run.clock()
@@ -115,15 +114,11 @@ class Pausing:
         return _done(outcome, run, now, self.wait, params.reason)
 
 
-class Resuming:
+class Resuming(_KedaKind):
     """`resume`: the pause keys and our record deleted, then KEDA's answer."""
 
     action = RESUME
     params = KedaTarget
-    announced = True
-
-    def __init__(self, wait: AckWait) -> None:
-        self.wait = wait
 
     def describe(self, params: KedaTarget) -> Described:
         return _described(RESUME, params)
@@ -135,10 +130,7 @@ class Resuming:
             plan = await usecase.prepare_resume(run.kube, params)
         except errors.KubeForbidden as e:
             return render_changes.refused_message(RESUME, params, e)
-        if plan.nothing_to_do:
-            return render_changes.nothing_message(plan, now)
-        lines = render_changes.confirm_lines(plan, duration=None, now=now)
-        return Ask(render_changes.confirm_title(plan), lines)
+        return _asking(plan, run, now, None)
 
     async def apply(self, params: KedaTarget, run: Run) -> Done:
         pause.check_namespace(params.namespace, run.settings.keda.namespaces)
@@ -148,6 +140,15 @@ class Resuming:
         except errors.KubeForbidden as e:
             return _refused(RESUME, params, run.user, now, e)
         return _done(outcome, run, now, self.wait, "")
+
+
+def _asking(plan: Plan, run: Run, now: datetime, duration: timedelta | None) -> Ask | Message:
+    """The Confirm of a plan that writes something; else what stands, and nothing asked."""
+    if plan.nothing_to_do:
+        return render_changes.nothing_message(plan, now)
+    command = run.settings.slack.command
+    lines = render_changes.confirm_lines(plan, duration=duration, now=now, command=command)
+    return Ask(render_changes.confirm_title(plan), lines)
 
 
 def _done(outcome: PauseOutcome, run: Run, now: datetime, wait: AckWait, reason: str) -> Done:
