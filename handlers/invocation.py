@@ -7,11 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.access.confirmations import AskedChange
+from bot.changes.progress import Respond
 from bot.config.settings import Settings
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
-
-Respond = Callable[..., Awaitable[Any]]
 
 
 @dataclass(frozen=True)

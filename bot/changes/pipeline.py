@@ -10,7 +10,7 @@ as the person and recorded (`bot.changes.record`). Nothing here calls back up.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -20,14 +20,12 @@ from bot.access.once import OnceUnavailable
 from bot.changes import approval, params, record, render
 from bot.changes.kinds import Ask, ChangeKind, Described, Run, Underway
 from bot.changes.ports import ServiceParts
-from bot.changes.progress import InPlace
+from bot.changes.progress import InPlace, Respond
 from bot.core import errors
 from bot.kube.acting import ActingAs, acting_as
 from bot.kube.ports import KubeWriter
 from bot.slack import blocks
 from bot.slack.blocks import Message, Text
-
-Respond = Callable[..., Awaitable[Any]]
 
 
 class Asker(Protocol):
@@ -43,7 +41,7 @@ class Asker(Protocol):
     def respond(self) -> Respond | None: ...
 
 
-class Changes:
+class ChangePipeline:
     """Every change of one service goes through here; `kinds` by action name
     (`bot.changes.registry`), and one request per object at a time (`underway`)."""
 

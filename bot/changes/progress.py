@@ -19,7 +19,7 @@ from bot.slack import blocks
 from bot.slack.blocks import Message
 
 log = logging.getLogger(__name__)
-Respond = Callable[..., Awaitable[Any]]
+Respond = Callable[..., Awaitable[Any]]  # Bolt's `respond`: posts to the response_url
 
 
 class InPlace:

@@ -45,7 +45,7 @@ def describe_target(
     return Described(word, *where, flags=flags, action=action, user_prefix=user_prefix)
 
 
-class Reconciling:
+class ReconcileKind:
     """`reconcile`: a Flux reconcile (sources first with `--with-source`) or an Argo CD
     refresh, followed to its end."""
 
@@ -129,7 +129,7 @@ async def _refresh(request: Request, run: Run) -> Done:
     return Done(render.argo_result(report, user), change)
 
 
-class Syncing:
+class SyncKind:
     """`sync`: the Application's `operation` written, then Argo CD's result."""
 
     action = SYNC
@@ -192,6 +192,6 @@ def argo_details(report: argo.ArgoReport) -> dict[str, str]:
     return {"phase": app.phase, "message": app.message, "revision": app.synced_revision}
 
 
-def kinds() -> tuple[Reconciling, Syncing]:
+def kinds() -> tuple[ReconcileKind, SyncKind]:
     """The GitOps requests' change kinds (Flux suspend and resume: `bot.gitops.change_suspend`)."""
-    return Reconciling(), Syncing()
+    return ReconcileKind(), SyncKind()

@@ -52,7 +52,7 @@ def _target(
     return GitopsTarget(kind, namespace, name, settings.cluster(cluster).name)
 
 
-class Suspending:
+class SuspendKind:
     """`suspend`: `spec.suspend: true` and our record."""
 
     action = SUSPEND
@@ -89,7 +89,7 @@ class Suspending:
         return Done(reply, change, text)
 
 
-class Resuming:
+class FluxResumeKind:
     """`flux-resume`: `spec.suspend: false`, then a reconcile and its result."""
 
     action = FLUX_RESUME
@@ -128,7 +128,7 @@ class Resuming:
         return Done(render_suspend.resume_result(outcome, run.user), change, text)
 
 
-def _plan(params: SuspendParams, user: str, now: datetime) -> usecase_suspend.PlanMaker:
+def _plan(params: SuspendParams, user: str, now: datetime) -> usecase_suspend.SuspendPlanMaker:
     return usecase_suspend.suspending(
         params.target, user=user, reason=params.reason, duration=params.duration, now=now
     )
@@ -139,6 +139,6 @@ def _refusal(plan: SuspendPlan, run: Run) -> Message:
     return render_suspend.refusal_message(plan, settings.slack.command, settings.clusters[0].name)
 
 
-def kinds() -> tuple[Suspending, Resuming]:
+def kinds() -> tuple[SuspendKind, FluxResumeKind]:
     """Flux suspend and resume's change kinds."""
-    return Suspending(), Resuming()
+    return SuspendKind(), FluxResumeKind()

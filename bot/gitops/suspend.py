@@ -25,7 +25,7 @@ from bot.gitops.target import GitopsTarget, audit_outcome
 from bot.rules import flux_suspend
 from bot.rules.flux_suspend import SuspendRecord, read_suspend_record
 
-Action = Literal["suspend", "resume"]
+SuspendAction = Literal["suspend", "resume"]
 ALREADY_SUSPENDED = "it is already suspended"
 NOT_SUSPENDED = "it is not suspended"
 
@@ -34,7 +34,7 @@ NOT_SUSPENDED = "it is not suspended"
 class SuspendPlan:
     """A suspend or resume decided from the object as read; `refusal` set: write nothing."""
 
-    action: Action
+    action: SuspendAction
     target: GitopsTarget
     before: SuspendRecord
     patch: Mapping[str, Any] = field(default_factory=dict)

@@ -24,10 +24,12 @@ from bot.kube.ports import KubeWriter
 
 log = logging.getLogger(__name__)
 
-PlanMaker = Callable[[RawObject], SuspendPlan]
+SuspendPlanMaker = Callable[[RawObject], SuspendPlan]
 
 
-async def prepare(kube: KubeWriter, target: GitopsTarget, make_plan: PlanMaker) -> SuspendPlan:
+async def prepare(
+    kube: KubeWriter, target: GitopsTarget, make_plan: SuspendPlanMaker
+) -> SuspendPlan:
     """Read the object and decide (for the confirmation); writes nothing.
 
     Raises:
@@ -38,19 +40,21 @@ async def prepare(kube: KubeWriter, target: GitopsTarget, make_plan: PlanMaker) 
 
 def suspending(
     target: GitopsTarget, *, user: str, reason: str, duration: timedelta | None, now: datetime
-) -> PlanMaker:
+) -> SuspendPlanMaker:
     """The suspend decision for the object as it is read."""
     return lambda obj: plan_suspend(
         obj, target, user=user, reason=reason, duration=duration, now=now
     )
 
 
-def resuming(target: GitopsTarget) -> PlanMaker:
+def resuming(target: GitopsTarget) -> SuspendPlanMaker:
     """The resume decision for the object as it is read."""
     return lambda obj: plan_resume(obj, target)
 
 
-async def suspend(kube: KubeWriter, target: GitopsTarget, make_plan: PlanMaker) -> SuspendOutcome:
+async def suspend(
+    kube: KubeWriter, target: GitopsTarget, make_plan: SuspendPlanMaker
+) -> SuspendOutcome:
     """Suspend the object as it now stands (see `apply_plan`)."""
     plan, written = await apply_plan(kube, target, make_plan)
     return SuspendOutcome(plan, written)
@@ -59,7 +63,7 @@ async def suspend(kube: KubeWriter, target: GitopsTarget, make_plan: PlanMaker) 
 async def resume(
     kube: KubeWriter,
     target: GitopsTarget,
-    make_plan: PlanMaker,
+    make_plan: SuspendPlanMaker,
     *,
     user_id: str,
     clock: usecase.Clock,
@@ -90,7 +94,7 @@ async def resume(
 
 
 async def apply_plan(
-    kube: KubeWriter, target: GitopsTarget, make_plan: PlanMaker
+    kube: KubeWriter, target: GitopsTarget, make_plan: SuspendPlanMaker
 ) -> tuple[SuspendPlan, RawObject | None]:
     """Read, decide, merge-patch with the resourceVersion read; on 409 read and decide again.
 

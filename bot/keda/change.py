@@ -70,7 +70,7 @@ class _KedaKind:
         self.wait = wait
 
 
-class Pausing(_KedaKind):
+class PauseKind(_KedaKind):
     """`pause`: the annotations of a pause and our record, then KEDA's answer."""
 
     action = PAUSE
@@ -114,7 +114,7 @@ class Pausing(_KedaKind):
         return _done(outcome, run, now, self.wait, params.reason)
 
 
-class Resuming(_KedaKind):
+class ResumeKind(_KedaKind):
     """`resume`: the pause keys and our record deleted, then KEDA's answer."""
 
     action = RESUME
@@ -182,6 +182,6 @@ def _refused(
     return Done(render_changes.refused_message(action, target, error), change, refused=True)
 
 
-def kinds(wait: AckWait) -> tuple[Pausing, Resuming]:
+def kinds(wait: AckWait) -> tuple[PauseKind, ResumeKind]:
     """KEDA's change kinds; a change waits `wait` for KEDA's `Paused` condition."""
-    return Pausing(wait), Resuming(wait)
+    return PauseKind(wait), ResumeKind(wait)

@@ -19,7 +19,7 @@ from bot.kube import kinds
 from bot.rules import keda
 from bot.rules.keda import PauseState
 
-Action = Literal["pause", "resume"]
+PauseAction = Literal["pause", "resume"]
 RECORD_KEYS = (keda.PAUSED_BY, keda.PAUSED_AT, keda.PAUSE_REASON, keda.PAUSE_UNTIL)
 _REFS = {"ScaledJob": kinds.SCALED_JOB, "ScaledObject": kinds.SCALED_OBJECT}
 
@@ -67,7 +67,7 @@ class Plan:
     `nothing_to_do` says why (already paused, not paused), nothing is written at all.
     """
 
-    action: Action
+    action: PauseAction
     target: KedaTarget
     before: PauseState
     annotations: Mapping[str, str | None] = field(default_factory=dict)

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 REFS = (kinds.SCALED_JOB, kinds.SCALED_OBJECT)
 CONFLICT_RETRIES = 2  # re-read and re-decide this many times after a 409
-PlanMaker = Callable[[RawObject], Plan]
+PausePlanMaker = Callable[[RawObject], Plan]
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ async def resume(kube: KubeWriter, target: KedaTarget, *, wait: AckWait) -> Paus
 
 
 async def apply_plan(
-    kube: KubeWriter, target: KedaTarget, make_plan: PlanMaker, wait: AckWait
+    kube: KubeWriter, target: KedaTarget, make_plan: PausePlanMaker, wait: AckWait
 ) -> PauseOutcome:
     """Read, decide, merge-patch with the resourceVersion read, read back, wait for KEDA.
 

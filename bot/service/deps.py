@@ -19,7 +19,7 @@ from bot.alerts.drain import SLACK_BACKOFFS, Poster
 from bot.alerts.lease import LeaderLease, default_identity
 from bot.alerts.store import AlertStore
 from bot.changes import registry
-from bot.changes.pipeline import Changes
+from bot.changes.pipeline import ChangePipeline
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.metrics import Metrics
@@ -116,10 +116,10 @@ class Deps:
         return Gate(self.settings.access, self.slack)
 
     @cached_property
-    def changes(self) -> Changes:
+    def changes(self) -> ChangePipeline:
         """The change pipeline (ask, claim once, approval, as the person, the record), with its
         own memory of the objects a request is under way for."""
-        return Changes(self, registry.change_kinds(keda_wait=self.keda_wait))
+        return ChangePipeline(self, registry.change_kinds(keda_wait=self.keda_wait))
 
     def kube_for(self, cluster: str | None) -> KubeWriter:
         """The gateway for `--cluster NAME`, or the first configured cluster.

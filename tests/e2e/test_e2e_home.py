@@ -18,14 +18,14 @@ import pytest
 
 from bot.access.audit import Change
 from bot.home.render import REFRESH_ACTION
-from bot.keda import usecase as keda_usecase
+from bot.keda.usecase import AckWait
 from bot.service import schedule
 from bot.slack import limits
 from testbed.sim import breakage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
 
 # No KEDA controller runs here: do not wait long for one to acknowledge a pause.
-SHORT_WAIT = keda_usecase.AckWait(timeout=0.2, interval=0.05)
+SHORT_WAIT = AckWait(timeout=0.2, interval=0.05)
 START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 HOLD = 60
 

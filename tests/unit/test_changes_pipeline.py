@@ -14,7 +14,7 @@ from bot.access.audit import Change
 from bot.access.once import MemoryOnce
 from bot.changes import registry
 from bot.changes.kinds import Ask, Described, Done, Run
-from bot.changes.pipeline import Changes
+from bot.changes.pipeline import ChangePipeline
 from bot.config import settings as config
 from bot.core import errors
 from bot.gitops.target import GitopsTarget, Request
@@ -130,7 +130,7 @@ class Asker:
 
 async def test_the_asker_is_checked_before_the_object_is_read_and_nothing_is_written() -> None:
     parts = Parts()
-    changes = Changes(parts, {"pause": Pausing(parts.steps)})  # type: ignore[arg-type,dict-item]
+    changes = ChangePipeline(parts, {"pause": Pausing(parts.steps)})  # type: ignore[arg-type,dict-item]
 
     message = await changes.ask("pause", PauseParams(JOB, "drain"), Asker())
 
@@ -145,7 +145,7 @@ async def test_the_asker_is_checked_before_the_object_is_read_and_nothing_is_wri
 
 async def test_a_viewer_is_refused_before_anything_is_read() -> None:
     parts = Parts()
-    changes = Changes(parts, {"pause": Pausing(parts.steps)})  # type: ignore[arg-type,dict-item]
+    changes = ChangePipeline(parts, {"pause": Pausing(parts.steps)})  # type: ignore[arg-type,dict-item]
 
     with pytest.raises(errors.NotAllowed):
         await changes.ask("pause", PauseParams(JOB), Asker(user_id="U0VIEWER"))
@@ -155,7 +155,7 @@ async def test_a_viewer_is_refused_before_anything_is_read() -> None:
 
 async def test_a_click_is_checked_used_up_then_made_as_the_clicker_then_recorded() -> None:
     parts = Parts()
-    changes = Changes(parts, {"pause": Pausing(parts.steps)})  # type: ignore[arg-type,dict-item]
+    changes = ChangePipeline(parts, {"pause": Pausing(parts.steps)})  # type: ignore[arg-type,dict-item]
     value = sealed_value(await changes.ask("pause", PauseParams(JOB, "drain"), Asker()))
     parts.steps.clear()
 
@@ -178,7 +178,7 @@ async def test_a_click_is_checked_used_up_then_made_as_the_clicker_then_recorded
 async def test_a_change_that_raises_is_recorded_once_as_failed_and_raised() -> None:
     parts = Parts()
     kind = Pausing(parts.steps, fails=True)
-    changes = Changes(parts, {"pause": kind})  # type: ignore[arg-type,dict-item]
+    changes = ChangePipeline(parts, {"pause": kind})  # type: ignore[arg-type,dict-item]
     value = sealed_value(await changes.ask("pause", PauseParams(JOB), Asker()))
     parts.steps.clear()
 
