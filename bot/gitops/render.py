@@ -210,12 +210,6 @@ def sync_audit_text(report: ArgoReport, user_id: str) -> Rich:
     )
 
 
-def change_record(user_id: str, action: str, where: str, how: str) -> Rich:
-    """A request made in a direct message, said in the alert channel: who, what, how it ended."""
-    asked = f" asked for a {action} of {escape(where)}"
-    return rich_text(mention(user_id), asked, f" (in a direct message): {escape(how)}")
-
-
 def describe_shortcuts(gitops: GitopsSettings, command_name: str = "/kai") -> str:
     """One help line per shortcut: what `reconcile kai` and `reconcile keda` act on."""
     lines = []

@@ -6,7 +6,6 @@ Pure: resolves `reconcile KIND NS/NAME`, the `kai|keda` shortcuts (from `gitops`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -62,6 +61,10 @@ class GitopsTarget:
     name: str
     cluster: str
 
+    def __post_init__(self) -> None:
+        if self.kind not in kinds.BY_KIND:  # a Confirm or approval record we did not write
+            raise errors.UserError(f"{self.kind!r} is not a GitOps kind; nothing was changed.")
+
     @property
     def ref(self) -> ResourceRef:
         return kinds.BY_KIND[self.kind]
@@ -70,22 +73,9 @@ class GitopsTarget:
     def is_application(self) -> bool:
         return self.kind == "Application"
 
-    @property
-    def key(self) -> str:
-        """Identifies the object for the in-flight check: `sim/HelmRelease/ns/name`."""
-        return f"{self.cluster}/{self.kind}/{self.namespace}/{self.name}"
-
     def describe(self) -> str:
         """`HelmRelease flux-system/kai-scheduler`."""
         return f"{self.kind} {self.namespace}/{self.name}"
-
-    def params(self) -> dict[str, str]:
-        """The target as confirmation parameters (strings only)."""
-        return {"kind": self.kind, "ns": self.namespace, "name": self.name, "cluster": self.cluster}
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, str]) -> GitopsTarget:
-        return cls(params["kind"], params["ns"], params["name"], params["cluster"])
 
 
 @dataclass(frozen=True)

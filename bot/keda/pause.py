@@ -33,6 +33,10 @@ class KedaTarget:
     name: str
     cluster: str
 
+    def __post_init__(self) -> None:
+        if self.kind not in _REFS:  # a Confirm or approval record we did not write
+            raise errors.UserError(f"{self.kind!r} is not a KEDA kind; nothing was changed.")
+
     @property
     def ref(self) -> kinds.ResourceRef:
         return _REFS[self.kind]
@@ -44,19 +48,6 @@ class KedaTarget:
     def describe(self) -> str:
         """`ScaledJob annia/annia-worker on sim`."""
         return f"{self.kind} {self.namespace}/{self.name} on {self.cluster}"
-
-    def params(self) -> dict[str, str]:
-        """The target as confirmation parameters (strings only)."""
-        return {
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-            "cluster": self.cluster,
-        }
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, str]) -> KedaTarget:
-        return cls(params["kind"], params["namespace"], params["name"], params["cluster"])
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,8 @@ PAUSE = params.encode(EXAMPLES["pause"])
         (Request, params.encode(Request(HR)) | {"force": "true"}, "force is 'true', not a flag"),
         (PauseParams, PAUSE | {"duration": "2h"}, "duration is '2h', not a number of seconds"),
         (PauseParams, PAUSE | {"duration": "-60"}, "not a number of seconds"),
+        (KedaTarget, params.encode(JOB) | {"kind": "Deployment"}, "'Deployment' is not a KEDA"),
+        (GitopsTarget, params.encode(HR) | {"kind": "Secret"}, "'Secret' is not a GitOps kind"),
     ],
     ids=[
         "unknown-field",
@@ -79,6 +81,8 @@ PAUSE = params.encode(EXAMPLES["pause"])
         "bad-flag",
         "bad-duration",
         "negative-duration",
+        "a-keda-kind-we-do-not-change",
+        "a-gitops-kind-we-do-not-change",
     ],
 )
 def test_what_this_version_did_not_write_is_refused(
