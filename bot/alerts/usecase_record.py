@@ -16,7 +16,7 @@ from bot.alerts.usecase import AlertDesk
 from bot.core import errors
 from bot.core.durations import format_duration
 
-Clock = Callable[[], datetime]
+Now = Callable[[], datetime]  # the service clock (`Deps.clock`): the step's time, then the record's
 
 
 @dataclass(frozen=True)
@@ -29,24 +29,19 @@ class Asked:
     alert_id: str
 
 
-async def acknowledge(desk: AlertDesk, asked: Asked, clock: Clock) -> AlertState:
-    """`asked.user` acknowledges the alert, on the record.
-
-    Raises:
-        UserError: no such active alert, or already acknowledged; StoreUnavailable.
-    """
+async def acknowledge(desk: AlertDesk, asked: Asked, clock: Now) -> AlertState:
+    """`AlertDesk.acknowledge`, on the record (raises what it raises)."""
     run = desk.acknowledge(asked.alert_id, asked.user, clock(), cluster=asked.cluster)
     return await _recorded(asked, "acknowledge", run, clock)
 
 
 async def silence(
-    desk: AlertDesk, asked: Asked, duration: timedelta, reason: str, clock: Clock
+    desk: AlertDesk, asked: Asked, duration: timedelta, reason: str, clock: Now
 ) -> AlertState:
-    """`asked.user` silences the alert for `duration` (at most `alerts.max_silence`), on the
-    record.
+    """`AlertDesk.silence` for at most `alerts.max_silence`, on the record.
 
     Raises:
-        UserError: a silence too long, or no such active alert; StoreUnavailable.
+        UserError: a silence longer than that; what `AlertDesk.silence` raises.
     """
     policy.check_silence(duration, desk.settings.alerts.max_silence)
     user, alert_id = asked.user, asked.alert_id
@@ -54,12 +49,8 @@ async def silence(
     return await _recorded(asked, "silence", run, clock, reason, format_duration(duration))
 
 
-async def unsilence(desk: AlertDesk, asked: Asked, clock: Clock) -> AlertState:
-    """`asked.user` ends the alert's silence early, on the record.
-
-    Raises:
-        UserError: no such active alert, or not silenced; StoreUnavailable.
-    """
+async def unsilence(desk: AlertDesk, asked: Asked, clock: Now) -> AlertState:
+    """`AlertDesk.unsilence`, on the record (raises what it raises)."""
     run = desk.unsilence(asked.alert_id, asked.user, clock(), cluster=asked.cluster)
     return await _recorded(asked, "unsilence", run, clock)
 
@@ -68,7 +59,7 @@ async def _recorded(
     asked: Asked,
     action: str,
     run: Awaitable[AlertState],
-    clock: Clock,
+    clock: Now,
     reason: str = "",
     duration: str = "",
 ) -> AlertState:
