@@ -182,3 +182,21 @@ def test_a_secret_in_the_conditions_message_is_redacted_in_the_root_and_its_fall
     shown = all_text(root)
     assert "hunter2" not in shown
     assert "[redacted]" in root["text"] and "[redacted]" in json.dumps(root["blocks"])
+
+
+def test_the_answer_to_the_asker_names_the_alert_and_where_it_is_noted() -> None:
+    done = render_alerts.command_done(FIRING, "Silenced", duration=timedelta(hours=2))
+    assert done["text"] == (
+        "Silenced alert "
+        f"{FIRING.alert_id} for 2h (prod: DependenciesFulfilled is False at generation 3); "
+        "noted in its thread."
+    )
+    quiet = replace(FIRING, root_ts="")
+    assert render_alerts.command_done(quiet, "Acknowledged")["text"].endswith("generation 3).")
+
+
+def test_a_click_says_where_its_root_is_or_nothing() -> None:
+    body = {"container": {"channel_id": "C1", "message_ts": "1.2"}, "channel": {"id": "C9"}}
+    assert render_alerts.clicked_root(body) == ("C1", "1.2")
+    assert render_alerts.clicked_root({"channel": {"id": "C9"}}) == ("C9", "")
+    assert render_alerts.clicked_root({}) == ("", "")
