@@ -9,9 +9,10 @@ What does not fit is counted, never cut silently.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 
+from bot.alerts.reminders import FirstSeen
 from bot.core import conditions as c
 from bot.core.rich import Rich, rich_join, rich_text
 from bot.home.model import HeldObject
@@ -20,8 +21,6 @@ from bot.slack.blocks import Message, context, escape, fit_message, header, sect
 from bot.slack.packing import pack_lines
 
 MAX_SECTIONS = 40
-# (cluster, kind, namespace, name) -> when kai-chatops first saw a change made by hand.
-FirstSeen = Mapping[tuple[str, str, str, str], datetime]
 
 
 def changes_message(

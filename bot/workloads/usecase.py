@@ -58,7 +58,9 @@ async def read_pending(
     return found, stale, len(groups)
 
 
-async def explain_pod(kube: KubeReader, namespace: str, name: str, *, command: str) -> why.Why:
+async def explain_pod(
+    kube: KubeReader, namespace: str, name: str, *, command: str
+) -> why.Explanation:
     """Why the pod is not running (or that it is, or that KAI does not schedule it); the advice
     names `command`, the configured slash command.
 

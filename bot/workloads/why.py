@@ -24,7 +24,7 @@ KAI_COMPONENTS = ("kai-scheduler", "binder", "pod-grouper")
 
 
 @dataclass(frozen=True)
-class Why:
+class Explanation:
     """Everything `/kai why` says about one pod."""
 
     pod: str  # namespace/name
@@ -53,13 +53,13 @@ def explain(
     bind_request: RawObject | None,
     events: Sequence[RawObject],
     command: str,
-) -> Why:
+) -> Explanation:
     """The answer for `pod`, from what was read about it (None: absent); the advice names
     `command`, the configured slash command, where it suggests one."""
     name = f"{c.object_namespace(pod)}/{c.object_name(pod)}"
     phase = c.as_text(c.status(pod).get("phase")) or "Unknown"
     scheduler = c.as_text(c.spec(pod).get("schedulerName")) or "default-scheduler"
-    base = Why(name, phase, scheduler, scheduler == kai_scheduler, _pod_conditions(pod))
+    base = Explanation(name, phase, scheduler, scheduler == kai_scheduler, _pod_conditions(pod))
     if not base.by_kai:
         return base
     group_name = c.as_text(c.annotations_of(pod).get(POD_GROUP_ANNOTATION))
