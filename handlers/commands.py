@@ -1,9 +1,7 @@
-"""The slash command listener (`/kai` by default): one entry, dispatched by subcommand, and the
-runner of `/kai health`.
+"""The slash command listener (`/kai` by default), dispatched by subcommand; `/kai health`'s runner.
 
-The ack was decided as the command came in (`bot/service/app.py`, `bot.subcommands.acks`): bad
-input, help and "restarting" never reach the listener, which finds the parsed command in Bolt's
-context, acks empty and runs it after the ack.
+Bad input, help and "restarting" were answered in the ack as the command came in
+(`bot/service/app.py`); the listener gets the rest parsed, in Bolt's context (`acks.PARSED`).
 """
 
 from __future__ import annotations
@@ -36,9 +34,8 @@ def make_command_listener(runners: Mapping[type, Runner]) -> Listener:
         deps: Deps = context["deps"]
         parsed = context[acks.PARSED]
         subcommand, run = label_of(parsed), runners[type(parsed)]
-        user_id = str(command.get("user_id", ""))
-        where = str(command.get("channel_id", ""))
-        invocation = Invocation(user_id, where, deps.settings.slack.command, respond)
+        user_id, channel_id = str(command.get("user_id", "")), str(command.get("channel_id", ""))
+        invocation = Invocation(user_id, channel_id, deps.settings.slack.command, respond)
 
         async def reply() -> None:
             work = run(parsed, deps, invocation)

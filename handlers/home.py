@@ -1,9 +1,6 @@
-"""The App Home tab: on `app_home_opened` and on its `Refresh` button, publish the Home view;
-and `/kai changes`. What both read is `bot.home.usecase`'s.
-
-Viewers see the tab (`bot.home.render`); anyone else sees a view saying they may not. The view
-goes out with `views.publish` through Bolt's client (a view is not a channel message, so not
-through `bot.slack.gateway`).
+"""The App Home tab, published on `app_home_opened` and its `Refresh` button, and `/kai changes`;
+what both read is `bot.home.usecase`'s. Viewers see the tab, anyone else a view saying they may
+not. It goes out with Bolt's `views.publish` (a view is not a message: not `bot.slack.gateway`).
 """
 
 from __future__ import annotations

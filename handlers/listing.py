@@ -1,8 +1,7 @@
-"""`/kai list KIND [NAMESPACE | --all-namespaces]`, and the hint every not-found reply gets.
-
-Viewers may list; read-only, answered privately. `with_elsewhere_hint` wraps a runner so that
-when the object it names does not exist (`ObjectMissing`: reconcile, sync, pause, resume, and
-whatever raises it later), the reply says what to type instead (`bot.listing.usecase`).
+"""`/kai list KIND [NAMESPACE | --all-namespaces]` (viewers; read-only, answered privately), and
+the hint every not-found reply gets: `with_elsewhere_hint` wraps a runner so that when the object
+it names does not exist (`ObjectMissing`: reconcile, sync, pause, resume, and whatever raises it
+later), the reply says what to type instead (`bot.listing.usecase`).
 """
 
 from __future__ import annotations

@@ -31,11 +31,8 @@ async def deliver(
     deps: Deps,
     user_id: str = "",
 ) -> None:
-    """Await the reply, then post it to the command's response_url, whatever happened.
-
-    The whole of it counts as in flight, so a shutdown waits for it; it ends with one log line
-    (command, user, outcome).
-    """
+    """Await the reply, then post it to the command's response_url, whatever happened; in flight
+    all along (a shutdown waits for it), it ends with one log line (command, user, outcome)."""
     with deps.inflight.track():
         outcome = await _deliver(respond, work, subcommand=subcommand, metrics=deps.metrics)
     context = {"command": subcommand, "user": user_id, "outcome": outcome}
