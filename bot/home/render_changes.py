@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from bot.alerts.reminders import FirstSeen
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.rich import Rich, rich_join, rich_text
 from bot.home.model import HeldObject
 from bot.home.render import age, person, record_time, shown_time
@@ -54,7 +54,7 @@ def change_line(held: HeldObject, now: datetime, first_seen: datetime | None = N
     what = f"{held.what} ({escape(held.how)})" if held.how else held.what
     head = f":double_vertical_bar: {escape(held.cluster)} · *{escape(held.target)}* {what}"
     who = rich_text(" by ", person(held.by)) if held.by else rich_text(" by hand, no record")
-    since = c.parse_timestamp(held.at) if held.by else first_seen
+    since = conditions.parse_timestamp(held.at) if held.by else first_seen
     if since is not None:
         seen = "since" if held.by else "first seen"
         when = f" · {seen} {shown_time(since)} ({age(since, now)} ago)"
