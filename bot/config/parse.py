@@ -12,24 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from bot.config import values
-from bot.config.model import (
-    AccessSettings,
-    AlertSettings,
-    ApprovalSettings,
-    ChangeSettings,
-    ClusterSettings,
-    GitopsSettings,
-    GitopsShortcut,
-    KaiSettings,
-    KedaSettings,
-    KubernetesSettings,
-    LeaseSettings,
-    NoticeSettings,
-    Settings,
-    SlackSettings,
-    StateSettings,
-)
+from bot.config import model, values
 from bot.core import errors
 
 Convert = Callable[[object], Any]
@@ -53,7 +36,7 @@ _SECRETS += "SLACK_APP_TOKEN; cluster credentials via the kubeconfig); delete th
 _LIST_ITEM = re.compile(r"\[[^\]]+\]: ")  # how a list's problem line names the bad item
 
 
-def parse_settings(raw: object) -> Settings:
+def parse_settings(raw: object) -> model.Settings:
     """Read the parsed YAML document into `Settings`; pure.
 
     Raises:
@@ -78,7 +61,7 @@ def parse_settings(raw: object) -> Settings:
     problems += _escalation_problems(top.get("alerts"))
     if problems:
         raise errors.ConfigError(problems)
-    return Settings(clusters=clusters, gitops=gitops, **sections)
+    return model.Settings(clusters=clusters, gitops=gitops, **sections)
 
 
 def _escalation_problems(raw: object) -> list[str]:
@@ -122,16 +105,16 @@ def _read_values(
     return given
 
 
-def _read_clusters(problems: list[str], raw: object) -> tuple[ClusterSettings, ...]:
+def _read_clusters(problems: list[str], raw: object) -> tuple[model.ClusterSettings, ...]:
     if not isinstance(raw, list) or not raw:
         got = "required" if raw is None or raw == [] else f"{values.show(raw)} is not a list"
         problems.append(f"clusters: {got} (expected a list of one or more clusters with names)")
         return ()
-    clusters: list[ClusterSettings] = []
+    clusters: list[model.ClusterSettings] = []
     for index, entry in enumerate(raw):
         path = f"clusters[{index}]"
         given = _read_values(problems, entry, path, _CLUSTER_KEYS)
-        cluster = ClusterSettings(given.pop("name", ""), **given)
+        cluster = model.ClusterSettings(given.pop("name", ""), **given)
         if _is_missing(entry, "name"):
             problems.append(f"{path}.name: required (expected a short name like prod)")
         elif cluster.name and any(c.name == cluster.name for c in clusters):
@@ -142,7 +125,7 @@ def _read_clusters(problems: list[str], raw: object) -> tuple[ClusterSettings, .
     return tuple(clusters)
 
 
-def _read_gitops(problems: list[str], raw: object) -> GitopsSettings:
+def _read_gitops(problems: list[str], raw: object) -> model.GitopsSettings:
     """The `gitops` section; each shortcut is a mapping checked key by key (`gitops.kai.kind`)."""
     keys: dict[str, Convert] = {
         "kai": values.as_is,
@@ -153,12 +136,12 @@ def _read_gitops(problems: list[str], raw: object) -> GitopsSettings:
     for target in ("kai", "keda"):
         if target in given:
             given[target] = _read_shortcut(problems, given[target], f"gitops.{target}")
-    return GitopsSettings(**given)
+    return model.GitopsSettings(**given)
 
 
 def _read_approval(
-    problems: list[str], raw: object, clusters: tuple[ClusterSettings, ...]
-) -> ApprovalSettings | None:
+    problems: list[str], raw: object, clusters: tuple[model.ClusterSettings, ...]
+) -> model.ApprovalSettings | None:
     """`access.approval`, its clusters checked against the configured ones; None when absent."""
     if raw is None:
         return None
@@ -173,10 +156,10 @@ def _read_approval(
             problems.append(f"{path}.clusters: {name!r} is not a configured cluster ({names})")
     if len(given) < len(_APPROVAL_KEYS) or missing:
         return None
-    return ApprovalSettings(given["clusters"], given["approvers"])
+    return model.ApprovalSettings(given["clusters"], given["approvers"])
 
 
-def _read_shortcut(problems: list[str], raw: object, path: str) -> GitopsShortcut | None:
+def _read_shortcut(problems: list[str], raw: object, path: str) -> model.GitopsShortcut | None:
     given = _read_values(problems, raw, path, _SHORTCUT_KEYS)
     missing = [key for key in _SHORTCUT_KEYS if _is_missing(raw, key)]
     problems.extend(
@@ -185,7 +168,7 @@ def _read_shortcut(problems: list[str], raw: object, path: str) -> GitopsShortcu
     if "kind" not in given or "name" not in given:
         return None
     namespace, name = given["name"]
-    return GitopsShortcut(given["kind"], namespace, name)
+    return model.GitopsShortcut(given["kind"], namespace, name)
 
 
 def _at(path: str, message: str) -> str:
@@ -217,9 +200,9 @@ _CLUSTER_KEYS: dict[str, Convert] = {
     "context": values.matching(values.TEXT, "a context name", "a context name from the kubeconfig"),
 }
 _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
-    "slack": (SlackSettings, {"command": values.command, "alert_channel": values.channel}),
+    "slack": (model.SlackSettings, {"command": values.command, "alert_channel": values.channel}),
     "access": (
-        AccessSettings,
+        model.AccessSettings,
         {
             "operators": values.principals,
             "viewers": values.viewers,
@@ -227,13 +210,16 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
             "approval": lambda _: None,  # a nested mapping: _read_approval reads it
         },
     ),
-    "kai": (KaiSettings, {"namespace": values.namespace, "progressing_timeout": values.duration}),
+    "kai": (
+        model.KaiSettings,
+        {"namespace": values.namespace, "progressing_timeout": values.duration},
+    ),
     "keda": (
-        KedaSettings,
+        model.KedaSettings,
         {"namespaces": values.list_of(values.namespace), "apiservice": values.object_name},
     ),
     "alerts": (
-        AlertSettings,
+        model.AlertSettings,
         {
             "interval": values.duration,
             "hold": values.hold,
@@ -248,7 +234,7 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
         },
     ),
     "state": (
-        StateSettings,
+        model.StateSettings,
         {
             "backend": values.backend,
             "path": values.path,
@@ -257,7 +243,7 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
         },
     ),
     "lease": (
-        LeaseSettings,
+        model.LeaseSettings,
         {
             "enabled": values.auto_flag,
             "namespace": values.namespace,
@@ -265,10 +251,13 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
             "duration": values.duration,
         },
     ),
-    "notices": (NoticeSettings, {"evictions": values.flag, "channels": values.notice_channels}),
-    "changes": (ChangeSettings, {"remind_after": values.duration_or_off}),
+    "notices": (
+        model.NoticeSettings,
+        {"evictions": values.flag, "channels": values.notice_channels},
+    ),
+    "changes": (model.ChangeSettings, {"remind_after": values.duration_or_off}),
     "kubernetes": (
-        KubernetesSettings,
+        model.KubernetesSettings,
         {
             "request_timeout": values.request_timeout,
             "retries": values.retries,

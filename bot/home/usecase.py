@@ -27,16 +27,7 @@ from bot.core import errors
 from bot.core.models import RawObject
 from bot.gitops import kinds as gitops_kinds
 from bot.health import usecase as health
-from bot.home import assemble, render_changes
-from bot.home.model import (
-    AlertLine,
-    ApprovalLine,
-    ChangeLine,
-    ClusterStatus,
-    HeldObject,
-    Home,
-    QueueMark,
-)
+from bot.home import assemble, model, render_changes
 from bot.home.render import RECENT_CHANGES
 from bot.kube import kinds
 from bot.kube.kinds import ResourceRef
@@ -76,7 +67,7 @@ class Sources(Protocol):
     def clock(self) -> Callable[[], datetime]: ...
 
 
-async def read_home(sources: Sources) -> Home:
+async def read_home(sources: Sources) -> model.Home:
     """Every configured cluster's report and held objects, the alerts and the recent changes,
     read at once; what cannot be read is said on the tab."""
     names = [cluster.name for cluster in sources.settings.clusters]
@@ -87,7 +78,7 @@ async def read_home(sources: Sources) -> Home:
         _changes(sources),
     )
     approvals, approvals_error = await _approvals(sources)
-    return Home(
+    return model.Home(
         now=sources.clock(),
         clusters=tuple(statuses),
         alerts=tuple(alerts),
@@ -126,7 +117,7 @@ async def changes_in_force(sources: Sources, cluster: str | None) -> Message:
 
 async def read_held(
     kube: KubeReader, keda_places: Sequence[Where], flux_places: Sequence[Where]
-) -> tuple[list[HeldObject], list[str]]:
+) -> tuple[list[model.HeldObject], list[str]]:
     """Paused KEDA objects and suspended Flux objects in those places, and what failed."""
     notes: list[str] = []
 
@@ -148,7 +139,7 @@ async def read_held(
     return held, notes
 
 
-async def _held(sources: Sources, cluster: str) -> tuple[list[HeldObject], list[str]]:
+async def _held(sources: Sources, cluster: str) -> tuple[list[model.HeldObject], list[str]]:
     keda_places: list[Where] = [
         (ref, ns)
         for ns in sources.settings.keda.namespaces
@@ -158,23 +149,23 @@ async def _held(sources: Sources, cluster: str) -> tuple[list[HeldObject], list[
     return await read_held(sources.kube[cluster], keda_places, flux_places)
 
 
-async def _cluster_status(sources: Sources, cluster: str) -> ClusterStatus:
+async def _cluster_status(sources: Sources, cluster: str) -> model.ClusterStatus:
     kube, settings = sources.kube[cluster], sources.settings
 
-    async def report() -> ClusterStatus:
+    async def report() -> model.ClusterStatus:
         try:
             found = await health.shared_check(
                 sources.health_checks, kube, settings, sources.clock()
             )
         except errors.KubeError as e:
-            return ClusterStatus(cluster, error=str(e))
-        return ClusterStatus(cluster, found)
+            return model.ClusterStatus(cluster, error=str(e))
+        return model.ClusterStatus(cluster, found)
 
     status, (queues, queues_error) = await asyncio.gather(report(), _queues(sources, cluster))
     return replace(status, queues=queues, queues_error=queues_error)
 
 
-async def _queues(sources: Sources, cluster: str) -> tuple[tuple[QueueMark, ...], str]:
+async def _queues(sources: Sources, cluster: str) -> tuple[tuple[model.QueueMark, ...], str]:
     """The cluster's starved and over-quota KAI queues; none where KAI's CRDs are not served."""
     after, kube = sources.settings.alerts.starved_after, sources.kube[cluster]
     try:
@@ -186,7 +177,7 @@ async def _queues(sources: Sources, cluster: str) -> tuple[tuple[QueueMark, ...]
     return assemble.queue_marks(found), ""
 
 
-async def _alerts(sources: Sources) -> tuple[list[AlertLine], str]:
+async def _alerts(sources: Sources) -> tuple[list[model.AlertLine], str]:
     try:
         states = await sources.alerts.list_alerts()
     except errors.BotError as e:
@@ -194,17 +185,18 @@ async def _alerts(sources: Sources) -> tuple[list[AlertLine], str]:
     return assemble.alert_lines(states), ""
 
 
-async def _changes(sources: Sources) -> tuple[list[ChangeLine], str]:
+async def _changes(sources: Sources) -> tuple[list[model.ChangeLine], str]:
     try:
         changes = await sources.journal.recent(RECENT_CHANGES)
     except errors.BotError as e:
         return [], f"The recent changes cannot be read: {e}"
     return [
-        ChangeLine(c.at, c.user, c.action, c.target, c.outcome, c.reason, c.note) for c in changes
+        model.ChangeLine(c.at, c.user, c.action, c.target, c.outcome, c.reason, c.note)
+        for c in changes
     ], ""
 
 
-async def _approvals(sources: Sources) -> tuple[list[ApprovalLine], str]:
+async def _approvals(sources: Sources) -> tuple[list[model.ApprovalLine], str]:
     """The changes waiting for a second operator, soonest to expire first (`access.approval`)."""
     if sources.settings.access.approval is None or sources.approvals is None:
         return [], ""
