@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from slack_bolt.async_app import AsyncApp
 
 from bot.service.deps import Deps
 from bot.slack import blocks as render
-from bot.slack.blocks import Message
 from handlers import (
     alerts,
     approval,
@@ -47,13 +44,6 @@ def _executors() -> dict[str, Executor]:
     for feature in FEATURES:
         executors |= feature.EXECUTORS
     return executors
-
-
-def command_acks(deps: Deps) -> Callable[[str], Message | None]:
-    """What the ack of `/kai TEXT` says (None: nothing, the work follows), decided as the slash
-    command's listener decides it."""
-    runners = _runners()
-    return lambda text: commands.decide(text, deps, runners).answer
 
 
 def _runners() -> dict[type, Runner]:
