@@ -21,7 +21,8 @@ from alert_invariants import (
     payload,
     replies_noted,
 )
-from alert_stack import Clock, Gate, alert_stack, identity, lease_holder
+from alert_stack import Gate, alert_stack, identity, lease_holder
+from clocks import Clock
 
 from bot.alerts.model import FLEET, ClusterAlerts, Phase
 from bot.service import schedule

@@ -8,14 +8,13 @@ scheduler's interval is an hour, so it never runs a check behind a test's back.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from alert_invariants import HolderLog, Verdict, check_channel, kept_messages, payload
+from clocks import Clock
 
 from bot.service import schedule
 from bot.service.server import Service
@@ -43,28 +42,6 @@ class Gate(asyncio.Event):
     async def wait(self) -> bool:  # type: ignore[override]
         self.arrived.set()
         return await super().wait()
-
-
-class Clock:
-    """The service's wall clock and its monotonic clock, moved by the test; `step` moves only
-    the wall clock (NTP correcting it, say)."""
-
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-        self.ticks = 0.0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def monotonic(self) -> float:
-        return self.ticks
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-        self.ticks += seconds
-
-    def step(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
@@ -136,19 +113,6 @@ def identity(service: Service) -> str:
     """The replica's Lease identity (what its messages' metadata names as `by`)."""
     assert service.deps.lease is not None, "the Lease is off"
     return service.deps.lease.identity
-
-
-async def wait_until(done: Callable[[], object], seconds: float, what: str) -> None:
-    """Poll `done()` (cheap, no I/O) until truthy.
-
-    Raises:
-        TimeoutError: not within `seconds`, naming `what`.
-    """
-    end = time.monotonic() + seconds
-    while not done():
-        if time.monotonic() > end:
-            raise TimeoutError(f"timed out after {seconds}s waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 def lease_holder(sim: Simulator) -> str | None:

@@ -10,10 +10,11 @@ import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from clocks import Clock
 
 from bot.alerts import queue_checks
 from bot.kube.informer import CachedKube
@@ -72,14 +73,6 @@ FROM_BUCKET = {
         "sourceRef": {"kind": "Bucket", "name": "fleet-artifacts"},
     },
 }
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 async def confirm(stack: Stack, text: str) -> None:

@@ -9,16 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from alert_stack import (
-    HOLD,
-    Clock,
-    alert_stack,
-    assert_one_clean_incident,
-    check,
-    resolve,
-    roots,
-)
+from alert_stack import HOLD, alert_stack, assert_one_clean_incident, check, resolve, roots
 from alert_stack import fire as fire_alert
+from clocks import Clock
 
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import ApiCall, PostedMessage

@@ -13,16 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alert_stack import (
-    HOLD,
-    Clock,
-    alert_stack,
-    assert_one_clean_incident,
-    check,
-    fire,
-    resolve,
-    roots,
-)
+from alert_stack import HOLD, alert_stack, assert_one_clean_incident, check, fire, resolve, roots
+from clocks import Clock
 
 from testbed.sim import breakage
 from testbed.slackemu import PostedMessage

@@ -13,8 +13,9 @@ from typing import Any
 
 import aiohttp
 import pytest
-from alert_stack import HOLD, Clock, overrides, resolve, thread_texts
+from alert_stack import HOLD, overrides, resolve, thread_texts
 from alert_stack import fire as fire_alert
+from clocks import Clock
 
 from bot.alerts import render as render_alerts
 from bot.service import schedule
@@ -24,11 +25,8 @@ from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
 
 DEPENDENCIES_MESSAGE = "KAI-prometheus is missing prometheus operator"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
+# The simulator stamps objects with the real time, and the checks measure them by the clock.
+pytestmark = pytest.mark.clock_from_now
 
 
 @pytest.fixture

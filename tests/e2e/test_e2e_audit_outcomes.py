@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import Clock
 
 import handlers.keda
 from bot.gitops import ops as gitops_ops
@@ -25,29 +26,15 @@ from bot.keda import expiry
 from bot.keda import ops as keda_ops
 from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, Stack, running_stack
 
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 HR_API = "helm.toolkit.fluxcd.io/v2"
 SHORT_WAIT = keda_ops.AckWait(timeout=0.3, interval=0.05)
 NO_ANSWER = "may or may not have been done. Check the object."
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture(autouse=True)
 def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     # No KEDA controller runs here: do not wait long for one.
     monkeypatch.setattr(handlers.keda, "ACK_WAIT", SHORT_WAIT)
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

@@ -11,12 +11,12 @@ clock is the test's, moved by hand; the sweeps are the scheduler's jobs, called 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from alert_stack import Clock
+from clocks import Clock
 
 import handlers.keda
 from bot.keda import ops
@@ -25,18 +25,10 @@ from testbed.sim import Simulator, breakage
 from testbed.slackemu.records import PostedMessage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 KEDA = "keda.sh/v1alpha1"
 FLUX_HR = "helm.toolkit.fluxcd.io/v2"
 PAUSED = "autoscaling.keda.sh/paused"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    moved = Clock()
-    moved.now = START
-    return moved
 
 
 @pytest.fixture(autouse=True)

@@ -11,17 +11,17 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import START, Clock
 
 from bot.gitops import ops, suspend_expiry
 from testbed.sim.faults import RecordedRequest
 from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 OCI_REPOSITORY = {
     "apiVersion": "source.toolkit.fluxcd.io/v1",
     "kind": "OCIRepository",
@@ -55,19 +55,6 @@ KINDS = [
     pytest.param("ocirepo", "source.toolkit.fluxcd.io/v1", "OCIRepository", "podinfo", id="oci"),
 ]
 RECORD = ("suspended-by", "suspended-at", "suspend-reason", "suspend-until")
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

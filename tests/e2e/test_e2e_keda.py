@@ -11,11 +11,12 @@ import json
 import logging
 import shutil
 from collections.abc import AsyncIterator, Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import START, Clock
 
 import handlers.keda
 from bot.keda import expiry, ops
@@ -26,32 +27,13 @@ from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, 
 API = "keda.sh/v1alpha1"
 PAUSED = "autoscaling.keda.sh/paused"
 REPLICAS = "autoscaling.keda.sh/paused-replicas"
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 SHORT_WAIT = ops.AckWait(timeout=0.3, interval=0.05)
-
-
-class Clock:
-    """The service's now, moved by the test."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, span: timedelta) -> None:
-        self.now += span
 
 
 @pytest.fixture(autouse=True)
 def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(handlers.keda, "ACK_WAIT", SHORT_WAIT)
     yield
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

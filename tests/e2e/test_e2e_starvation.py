@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from alert_stack import HOLD, Clock, alert_stack, assert_one_clean_incident, check, roots
+from alert_stack import HOLD, alert_stack, assert_one_clean_incident, check, roots
+from clocks import Clock
 
 from testbed.sim import breakage
 from testbed.sim.workload_breakage import STARVED_GROUP, schedule_starved

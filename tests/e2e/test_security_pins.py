@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import Clock
 from sim_gateway import connect
 
 from bot.access import confirmations, policy
@@ -43,14 +44,6 @@ def is_paused(stack: Stack) -> bool:
     obj = stack.sim.get(*SCALED_JOB) or {}
     annotations = obj.get("metadata", {}).get("annotations") or {}
     return annotations.get("autoscaling.keda.sh/paused") == "true"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 # --- who may change things ------------------------------------------------------------------
