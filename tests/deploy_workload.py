@@ -6,7 +6,6 @@ calls this workload makes to the simulator.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from clocks import Clock
+from waiting import wait_until
 
 from bot.alerts import queue_checks
 from bot.kube.informer import CachedKube
@@ -131,10 +131,8 @@ async def eviction_told(stack: Stack, clock: Clock) -> None:
         lambda: any("KAI reclaimed" in m.text for m in stack.slack.messages(ALERT_CHANNEL)),
         timeout=15,
     )
-    deadline = asyncio.get_running_loop().time() + 15
-    while not stack.sim.open_watches:  # the watch resumes after the pass that listed it
-        assert asyncio.get_running_loop().time() < deadline, "the Evict Events were not watched"
-        await asyncio.sleep(0.05)
+    # The watch resumes after the pass that listed it.
+    await wait_until(lambda: stack.sim.open_watches, 15, "the Evict Events watched")
     await stack.service.schedule.stop()
 
 
@@ -155,10 +153,7 @@ async def follow_by_watch(stack: Stack, clock: Clock) -> None:
     await schedule.sweep_pauses(deps, "sim", sweeps)
     await schedule.sweep_suspends(deps, "sim", sweeps)
     followed = checks.reads.followed + sweeps.followed
-    end = asyncio.get_running_loop().time() + 10
-    while not all(c.current for c in followed):
-        assert asyncio.get_running_loop().time() < end, "not every collection followed"
-        await asyncio.sleep(0.02)
+    await wait_until(lambda: all(c.current for c in followed), 10, "every collection followed")
     await checks.close()
     await sweeps.close()
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from clocks import START, Clock
+from waiting import wait_until
 
 import handlers.keda
 from bot.keda import expiry, ops
@@ -375,16 +376,13 @@ async def test_a_conflicting_write_is_read_again_and_retried(stack: Stack) -> No
 
 async def fake_keda(stack: Stack, name: str, paused: str) -> None:
     """Play KEDA for one object: once the annotation says `paused`, set its Paused condition."""
-    deadline = asyncio.get_running_loop().time() + 10
-    while asyncio.get_running_loop().time() < deadline:
-        if annotations(stack, name).get(PAUSED) == paused:
-            reason = "ScaledJobPaused" if paused == "true" else "ScaledJobUnpaused"
-            stack.sim.set_condition(
-                API, "ScaledJob", name, "annia", "Paused", "True", reason, "ScaledJob is paused"
-            )
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the bot never paused it")
+    await wait_until(
+        lambda: annotations(stack, name).get(PAUSED) == paused, 10, f"{name} annotated {paused}"
+    )
+    reason = "ScaledJobPaused" if paused == "true" else "ScaledJobUnpaused"
+    stack.sim.set_condition(
+        API, "ScaledJob", name, "annia", "Paused", "True", reason, "ScaledJob is paused"
+    )
 
 
 async def test_keda_acknowledging_the_pause_is_reported(
@@ -506,7 +504,7 @@ async def test_timed_pause_resumes_within_seconds_of_its_due_time(
     )
     ticking.start()
     try:
-        await wait_until(lambda: job.next_due is not None)
+        await wait_until(lambda: job.next_due is not None, 5, "the pause's end known")
         assert job.next_due == START + timedelta(minutes=1)
         clock.advance(timedelta(seconds=59))
         assert annotations(stack)[PAUSED] == "true"
@@ -514,19 +512,11 @@ async def test_timed_pause_resumes_within_seconds_of_its_due_time(
         clock.advance(timedelta(seconds=2))
         # The next sweep is an hour away: only the known due time can resume it now. The
         # deadline is generous for a loaded machine; it says nothing about speed.
-        await wait_until(lambda: PAUSED not in annotations(stack), seconds=15)
+        await wait_until(lambda: PAUSED not in annotations(stack), 15, "the pause lifted")
         # The announcement follows the write: wait for it, not for a moment to pass.
-        await wait_until(lambda: channel_texts(stack, ALERT_CHANNEL), seconds=15)
+        await wait_until(lambda: channel_texts(stack, ALERT_CHANNEL), 15, "the resume announced")
     finally:
         await ticking.stop()
 
     (post,) = channel_texts(stack, ALERT_CHANNEL)
     assert "resumed automatically after 1m" in post
-
-
-async def wait_until(check: Any, seconds: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not check():
-        assert loop.time() < deadline, "not within the deadline"
-        await asyncio.sleep(0.02)

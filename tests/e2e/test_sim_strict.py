@@ -16,6 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 from sim_gateway import connect
+from waiting import wait_until
 
 from bot.core import errors
 from bot.kube import kinds
@@ -449,11 +450,11 @@ async def restart_on_410(sim: Simulator, tmp_path: Path) -> None:
     gateway = connect(sim, tmp_path)
     listing = asyncio.create_task(gateway.list_objects(kinds.SCALED_JOB, "annia", page_size=1))
 
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 5
-    while not [r for r in sim.requests if r.resource == "scaledjobs" and r.status == 200]:
-        assert loop.time() < deadline, "the first page never came"
-        await asyncio.sleep(0.01)
+    await wait_until(
+        lambda: [r for r in sim.requests if r.resource == "scaledjobs" and r.status == 200],
+        5,
+        "the first page",
+    )
     for step in range(40):  # while the second page is on its way, compact the first's snapshot
         sim.patch(
             "keda.sh/v1alpha1",
