@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from clocks import START, Clock
+from home_views import lines
 
 import handlers.keda
 from bot.access.audit import Change
@@ -47,18 +48,6 @@ def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
     async with running_stack(tmp_path, clock=clock, config_overrides=overrides(tmp_path)) as s:
         yield s
-
-
-def lines(view: Mapping[str, Any]) -> list[str]:
-    """Every text on the view, block by block."""
-    found = []
-    for block in view["blocks"]:
-        text = block.get("text") or {}
-        found += str(text.get("text", "")).splitlines()
-        for element in block.get("elements") or []:
-            shown = element.get("text", "")
-            found.append(str(shown["text"] if isinstance(shown, dict) else shown))
-    return found
 
 
 def after(view: Mapping[str, Any], title: str) -> list[str]:
