@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from clocks import Clock
+from gitops_e2e import OCI_REPOSITORY
 from waiting import wait_until
 
 from bot.alerts import queue_checks
@@ -22,13 +23,6 @@ from bot.service import schedule
 from handlers import keda as keda_handlers
 from testbed.sim import breakage, evictions
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
-
-OCI_REPOSITORY = {
-    "apiVersion": "source.toolkit.fluxcd.io/v1",
-    "kind": "OCIRepository",
-    "metadata": {"name": "podinfo", "namespace": "flux-system"},
-    "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
-}
 
 # A Kustomization built from a Bucket: `--with-source` reads, patches and follows the Bucket
 # (the simulator's Flux scenario has no Bucket kind: its CRD is applied first).

@@ -1,4 +1,5 @@
-"""Helpers for the GitOps end-to-end tests: the in-place result, a Confirm click, the patches."""
+"""Helpers for the GitOps end-to-end tests: the in-place result, a Confirm click, the patches,
+and an OCIRepository to act on."""
 
 from __future__ import annotations
 
@@ -12,6 +13,13 @@ from testbed.sim.faults import RecordedRequest
 from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack, running_stack
 
 APP_API = "argoproj.io/v1alpha1"
+# An OCIRepository for the Flux commands to act on: the simulator's Flux scenario has none.
+OCI_REPOSITORY = {
+    "apiVersion": "source.toolkit.fluxcd.io/v1",
+    "kind": "OCIRepository",
+    "metadata": {"name": "podinfo", "namespace": "flux-system"},
+    "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
+}
 
 
 @asynccontextmanager

@@ -17,17 +17,12 @@ from typing import Any
 
 import pytest
 from clocks import START, Clock
+from gitops_e2e import OCI_REPOSITORY
 
 from bot.gitops import ops, suspend_expiry
 from testbed.sim.faults import RecordedRequest
 from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
-OCI_REPOSITORY = {
-    "apiVersion": "source.toolkit.fluxcd.io/v1",
-    "kind": "OCIRepository",
-    "metadata": {"name": "podinfo", "namespace": "flux-system"},
-    "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
-}
 PODINFO_RELEASE = {
     "apiVersion": "helm.toolkit.fluxcd.io/v2",
     "kind": "HelmRelease",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -167,12 +167,6 @@ async def test_pin_silence_4h_silences_for_four_hours(tmp_path: Path) -> None:
 
 
 # --- the Lease and the checks it guards ---------------------------------------------------------
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["kai-healthy", "keda"]) as running:
-        yield running
 
 
 @pytest.fixture
