@@ -2,8 +2,9 @@
 
 `gateway` connects the gateway to the module's `sim` fixture, over HTTP through the official
 client, as the service does. Most modules choose their own scenarios; the default `sim` is a
-healthy KAI with KEDA (what the alert desk's tests break themselves), and the default `store`
-an alert state in a SQLite file of the test's own.
+healthy KAI with KEDA (what the alert desk's tests break themselves), the default `store`
+an alert state in a SQLite file of the test's own, and the default `stack` the whole service on
+its demo config (`testbed.stack.running_stack`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sim_gateway
 from bot.alerts.store import SqliteStore
 from bot.kube.gateway import KubeGateway
 from testbed.sim import Simulator
+from testbed.stack import Stack, running_stack
 
 
 @pytest.fixture
@@ -37,3 +39,9 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
     opened = SqliteStore(str(tmp_path / "alerts.sqlite"))
     yield opened
     opened.close()
+
+
+@pytest.fixture
+async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
+    async with running_stack(tmp_path) as running:
+        yield running

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
 
@@ -13,12 +12,6 @@ from waiting import wait_until
 from bot.core import errors
 from bot.service.deps import SlackEnv
 from testbed.stack import Stack, running_stack
-
-
-@pytest.fixture
-async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path) as running:
-        yield running
 
 
 async def get(stack: Stack, path: str) -> tuple[int, str]:
