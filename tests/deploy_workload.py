@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from clocks import Clock
 from gitops_e2e import OCI_REPOSITORY
+from stack_steps import confirm
 from waiting import wait_until
 
 from bot.alerts import queue_checks
@@ -67,12 +68,6 @@ FROM_BUCKET = {
         "sourceRef": {"kind": "Bucket", "name": "fleet-artifacts"},
     },
 }
-
-
-async def confirm(stack: Stack, text: str) -> None:
-    ask = await stack.command(text)
-    assert ask.message is not None, ask.text
-    await stack.click("Confirm", ask.message)
 
 
 async def run_workload(stack: Stack, clock: Clock) -> None:

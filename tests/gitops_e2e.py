@@ -1,5 +1,5 @@
-"""Helpers for the GitOps end-to-end tests: the in-place result, a Confirm click, the patches,
-and an OCIRepository to act on."""
+"""Helpers for the GitOps end-to-end tests: the in-place result, a Confirm click, and an
+OCIRepository to act on."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from bot.slack import blocks as render
-from testbed.sim.faults import RecordedRequest
 from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack, running_stack
 
 APP_API = "argoproj.io/v1alpha1"
@@ -45,10 +44,6 @@ async def click_confirm(stack: Stack, reply: Reply) -> Mapping[str, Any]:
     )
     post = await stack.slack.wait_for_response(delivery.hook_id, timeout=15)
     return post.body
-
-
-def patches(stack: Stack) -> list[RecordedRequest]:
-    return [r for r in stack.sim.requests if r.method == "PATCH"]
 
 
 def annotate_app(stack: Stack, name: str = "kai-scheduler", **values: str | None) -> None:

@@ -19,9 +19,9 @@ from gitops_e2e import (
     app_of,
     click_confirm,
     controlled_stack,
-    patches,
     result_of,
 )
+from stack_steps import patches
 from waiting import wait_until
 
 from testbed.stack import Stack, running_stack

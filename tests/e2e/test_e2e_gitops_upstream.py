@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gitops_e2e import click_confirm, controlled_stack, patches, result_of
+from gitops_e2e import click_confirm, controlled_stack, result_of
+from stack_steps import patches
 from waiting import wait_until
 
 from testbed.sim.faults import RecordedRequest

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from clocks import START, Clock
+from stack_steps import channel_texts, patches
 from waiting import wait_until
 
 import handlers.keda
@@ -51,10 +52,6 @@ def annotations(
     return dict(obj["metadata"].get("annotations") or {})
 
 
-def patches(stack: Stack) -> list[Any]:
-    return [r for r in stack.sim.requests if r.method == "PATCH"]
-
-
 async def click(
     stack: Stack, reply: Reply, *, user: str = OPERATOR, action: str = render.CONFIRM_ACTION
 ) -> Mapping[str, Any]:
@@ -72,10 +69,6 @@ async def pause_confirmed(
 ) -> Mapping[str, Any]:
     reply = await stack.command(text)
     return await click(stack, reply)
-
-
-def channel_texts(stack: Stack, channel: str = DEMO_CHANNEL) -> list[str]:
-    return [m.text for m in stack.slack.messages(channel)]
 
 
 async def test_an_operator_pause_is_confirmed_then_written_exactly_and_announced(

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from hostile import HOSTILE, markup_problems, texts
 from raw_slack import RawRequest, command, origin, send
+from stack_steps import audit_lines
 from waiting import wait_until
 
 from bot.service import logs, schedule
@@ -298,10 +299,6 @@ async def test_item4_hostile_cluster_text_reaches_slack_as_text_in_replies_and_a
 
 
 # --- item 5: every action on the record ---------------------------------------------------------
-
-
-def audit_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
-    return [json.loads(r.getMessage()) for r in caplog.records if r.name == "kai_chatops.audit"]
 
 
 async def fire_alert(stack: Stack) -> str:
