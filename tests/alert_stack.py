@@ -115,6 +115,20 @@ def identity(service: Service) -> str:
     return service.deps.lease.identity
 
 
+def thread(stack: Stack, root: PostedMessage) -> list[PostedMessage]:
+    return stack.slack.thread(ALERT_CHANNEL, root.ts)
+
+
+def words(message: PostedMessage) -> str:
+    """Everything a reader sees: fallback text, blocks' texts and context elements."""
+    parts = [message.text]
+    for block in message.blocks:
+        if isinstance(block.get("text"), dict):
+            parts.append(block["text"]["text"])
+        parts += [e["text"] for e in block.get("elements") or [] if isinstance(e.get("text"), str)]
+    return "\n".join(parts)
+
+
 def lease_holder(sim: Simulator) -> str | None:
     lease = sim.get(*LEASE)
     return None if lease is None else (lease.get("spec") or {}).get("holderIdentity")

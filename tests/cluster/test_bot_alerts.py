@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alert_stack import HOLD, thread_texts
+from alert_stack import HOLD, check, thread_texts
 from clocks import Clock
 from conftest import BOT_CONTEXT
 from controlplane import BOT_NAMESPACE, ControlPlane
 from seeding import Seeder, find
 
 from bot.service import schedule
-from bot.service.server import Service
 from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, ServiceStack, running_service
 
@@ -73,10 +72,6 @@ async def alerting(
 
 def _meta(name: str) -> dict[str, str]:
     return {"name": name, "namespace": BOT_NAMESPACE}
-
-
-async def check(service: Service) -> None:
-    await schedule.check_cluster(service.deps, CLUSTER)
 
 
 def kai_roots(stack: ServiceStack) -> list[PostedMessage]:

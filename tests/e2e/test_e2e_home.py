@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alert_stack import HOLD, overrides
 from clocks import START, Clock
 from home_views import lines
+from stack_steps import confirm
 
 import handlers.keda
 from bot.access.audit import Change
@@ -27,21 +29,11 @@ from bot.slack import limits
 from testbed.sim import breakage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
 
-HOLD = 60
-
 
 @pytest.fixture(autouse=True)
 def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     # The simulated cluster runs no KEDA controller here: do not wait long for one.
     monkeypatch.setattr(handlers.keda, "ACK_WAIT", keda_ops.AckWait(timeout=0.2, interval=0.05))
-
-
-def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
-    return {
-        "alerts": {"hold": f"{HOLD}s", "interval": "1h", "repeat": "4h"},
-        "state": {"path": str(tmp_path / "state.sqlite")},
-        **extra,
-    }
 
 
 @pytest.fixture
@@ -66,12 +58,6 @@ async def open_home(stack: Stack, user: str = OPERATOR, count: int = 1) -> dict[
     delivery = await stack.driver.open_home(user_id=user)
     assert delivery.status == 200
     return await stack.slack.wait_for_home(user, count=count)
-
-
-async def confirm(stack: Stack, text: str) -> None:
-    ask = await stack.command(text)
-    assert ask.message is not None, ask.text
-    await stack.click("Confirm", ask.message)
 
 
 async def fire_and_acknowledge(stack: Stack, clock: Clock) -> str:
