@@ -30,13 +30,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "clock_from_now: the `clock` fixture starts at the real now, not clocks.START"
     )
+    config.addinivalue_line(
+        "markers", "clock_start(start): the `clock` fixture starts at `start`, not clocks.START"
+    )
 
 
 @pytest.fixture
 def clock(request: pytest.FixtureRequest) -> Clock:
     """The service's clock for `running_stack(clock=..., monotonic=clock.monotonic)`."""
-    from_now = request.node.get_closest_marker("clock_from_now") is not None
-    return Clock(None if from_now else START)
+    if request.node.get_closest_marker("clock_from_now") is not None:
+        return Clock()
+    marked = request.node.get_closest_marker("clock_start")
+    return Clock(START if marked is None else marked.args[0])
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
