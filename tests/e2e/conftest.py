@@ -1,8 +1,9 @@
 """Fixtures of the end-to-end tier: the simulator reached through our Kubernetes gateway.
 
 `gateway` connects the gateway to the module's `sim` fixture, over HTTP through the official
-client, as the service does. Most modules choose their own scenarios; the default `sim` is a
-healthy KAI with KEDA (what the alert desk's tests break themselves), the default `store`
+client, as the service does. Most modules choose their own simulator with a
+`pytestmark = pytest.mark.sim(scenarios=[...], ...)` (the Simulator's options); the default `sim` is
+a healthy KAI with KEDA (what the alert desk's tests break themselves), the default `store`
 an alert state in a SQLite file of the test's own, and the default `stack` the whole service on
 its demo config (`testbed.stack.running_stack`).
 """
@@ -28,9 +29,17 @@ def gateway(sim: Simulator, tmp_path: Path) -> Iterator[KubeGateway]:
     connected.close()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "sim(**options): the `sim` fixture is Simulator(**options) in this module"
+    )
+
+
 @pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["kai-healthy", "keda"]) as running:
+async def sim(request: pytest.FixtureRequest) -> AsyncIterator[Simulator]:
+    marked = request.node.get_closest_marker("sim")
+    options = {"scenarios": ["kai-healthy", "keda"]} if marked is None else marked.kwargs
+    async with Simulator(**options) as running:
         yield running
 
 

@@ -7,7 +7,6 @@ SQLite on a temporary file, and the ConfigMap in the simulator through the offic
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,10 +48,7 @@ CM = ("v1", "ConfigMap", "kai-chatops-state", "kai-chatops")
 DAMAGED = '{"schema": 2, "alerts": 7}'
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["kai-healthy"]) as running:
-        yield running
+pytestmark = pytest.mark.sim(scenarios=["kai-healthy"])
 
 
 async def no_wait(seconds: float) -> None:

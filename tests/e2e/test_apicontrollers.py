@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,7 @@ APPLICATION = ("argoproj.io", "v1alpha1", "applications")
 SCALEDJOB = ("keda.sh", "v1alpha1", "scaledjobs")
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"], controllers=False) as simulator:
-        yield simulator
+pytestmark = pytest.mark.sim(scenarios=["default"], controllers=False)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -18,11 +17,7 @@ from bot.kube import kinds, lanes
 from bot.kube.gateway import KubeGateway
 from testbed.sim import Simulator
 
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"]) as running:
-        yield running
+pytestmark = pytest.mark.sim(scenarios=["default"])
 
 
 def fleet(sim: Simulator, tmp_path: Path, size: int, threads: int) -> dict[str, KubeGateway]:

@@ -20,10 +20,7 @@ from testbed.sim import Simulator
 SJ = ("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"], bookmark_every=0.1) as running:
-        yield running
+pytestmark = pytest.mark.sim(scenarios=["default"], bookmark_every=0.1)
 
 
 @pytest.fixture

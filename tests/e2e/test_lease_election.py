@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -25,15 +24,12 @@ SETTINGS = LeaseSettings(enabled=True, duration=timedelta(seconds=15))
 CLOCK = Clock(T0)
 
 
+pytestmark = pytest.mark.sim(scenarios=())
+
+
 def at(seconds: float) -> datetime:
     """Move the monotonic clock to `seconds`; the wall time then, written into the Lease."""
     return CLOCK.at(seconds)
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator() as running:
-        yield running
 
 
 def replicas(gateway: KubeGateway) -> tuple[LeaderLease, LeaderLease]:

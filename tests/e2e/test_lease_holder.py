@@ -14,7 +14,7 @@ import os
 import re
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -30,13 +30,7 @@ T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 WHERE = "kai-chatops/kai-chatops-alerts"
 LEASE = ("coordination.k8s.io/v1", "Lease", "kai-chatops-alerts", "kai-chatops")
 # `clock.at(s)` moves the replicas' monotonic clock to s and gives the wall time then, from T0.
-pytestmark = pytest.mark.clock_start(T0)
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator() as running:
-        yield running
+pytestmark = [pytest.mark.clock_start(T0), pytest.mark.sim(scenarios=())]
 
 
 def replica(

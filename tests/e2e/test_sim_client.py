@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import aiohttp
@@ -33,10 +33,7 @@ KEDA = ("keda.sh", "v1alpha1")
 KAI = ("kai.scheduler", "v1")
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"]) as simulator:
-        yield simulator
+pytestmark = pytest.mark.sim(scenarios=["default"])
 
 
 @pytest.fixture

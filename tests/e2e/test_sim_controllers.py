@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -22,10 +21,7 @@ REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
 REFRESH = "argocd.argoproj.io/refresh"
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=("flux", "argocd"), controllers=True) as running:
-        yield running
+pytestmark = pytest.mark.sim(scenarios=("flux", "argocd"), controllers=True)
 
 
 def status(sim: Simulator, api: str, kind: str, name: str, namespace: str) -> dict[str, Any]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,9 @@ from testbed.sim.selectors import parse_selector
 from testbed.sim.strategic import strategic_merge
 
 NOW = datetime(2026, 8, 24, 8, 0, 0, tzinfo=UTC)
+
+
+pytestmark = pytest.mark.sim(scenarios=["default"])
 
 
 def crd(
@@ -293,12 +295,6 @@ def test_watch_with_send_initial_events_ends_with_an_initial_events_end_bookmark
 
 
 # --- over HTTP ---------------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"]) as simulator:
-        yield simulator
 
 
 async def http(
