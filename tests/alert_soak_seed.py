@@ -21,7 +21,9 @@ from alert_invariants import (
     payload,
     replies_noted,
 )
-from alert_stack import Clock, Gate, alert_stack, identity, lease_holder
+from alert_stack import Gate, alert_stack, identity, lease_holder
+from clocks import Clock
+from waiting import wait_until
 
 from bot.alerts.model import FLEET, ClusterAlerts, Phase
 from bot.service import schedule
@@ -137,12 +139,10 @@ class Soak:
     async def until_told(self) -> None:
         """Wait (real time: the holder's watch runs beside the check steps) until the state
         holds every eviction at its latest count."""
-        deadline = asyncio.get_running_loop().time() + TOLD_WITHIN
-        while asyncio.get_running_loop().time() < deadline:
-            if await self.all_recorded():
-                return
-            await asyncio.sleep(0.1)
-        self.figures.problems.append(f"seed {self.plan.seed}: evictions never all recorded")
+        try:
+            await wait_until(self.all_recorded, TOLD_WITHIN, "every eviction recorded", every=0.1)
+        except TimeoutError:  # a finding of the soak, not the end of its run
+            self.figures.problems.append(f"seed {self.plan.seed}: evictions never all recorded")
 
     async def all_recorded(self) -> bool:
         """Every cluster's state (a fleet's clusters all read the one simulator, so each tells

@@ -6,14 +6,17 @@ calls this workload makes to the simulator.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from clocks import Clock
+from gitops_e2e import OCI_REPOSITORY
+from stack_steps import confirm
+from waiting import wait_until
 
 from bot.alerts import queue_checks
 from bot.kube.informer import CachedKube
@@ -21,13 +24,6 @@ from bot.service import schedule
 from handlers import keda as keda_handlers
 from testbed.sim import breakage, evictions
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
-
-OCI_REPOSITORY = {
-    "apiVersion": "source.toolkit.fluxcd.io/v1",
-    "kind": "OCIRepository",
-    "metadata": {"name": "podinfo", "namespace": "flux-system"},
-    "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
-}
 
 # A Kustomization built from a Bucket: `--with-source` reads, patches and follows the Bucket
 # (the simulator's Flux scenario has no Bucket kind: its CRD is applied first).
@@ -72,20 +68,6 @@ FROM_BUCKET = {
         "sourceRef": {"kind": "Bucket", "name": "fleet-artifacts"},
     },
 }
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-async def confirm(stack: Stack, text: str) -> None:
-    ask = await stack.command(text)
-    assert ask.message is not None, ask.text
-    await stack.click("Confirm", ask.message)
 
 
 async def run_workload(stack: Stack, clock: Clock) -> None:
@@ -138,10 +120,8 @@ async def eviction_told(stack: Stack, clock: Clock) -> None:
         lambda: any("KAI reclaimed" in m.text for m in stack.slack.messages(ALERT_CHANNEL)),
         timeout=15,
     )
-    deadline = asyncio.get_running_loop().time() + 15
-    while not stack.sim.open_watches:  # the watch resumes after the pass that listed it
-        assert asyncio.get_running_loop().time() < deadline, "the Evict Events were not watched"
-        await asyncio.sleep(0.05)
+    # The watch resumes after the pass that listed it.
+    await wait_until(lambda: stack.sim.open_watches, 15, "the Evict Events watched")
     await stack.service.schedule.stop()
 
 
@@ -162,10 +142,7 @@ async def follow_by_watch(stack: Stack, clock: Clock) -> None:
     await schedule.sweep_pauses(deps, "sim", sweeps)
     await schedule.sweep_suspends(deps, "sim", sweeps)
     followed = checks.reads.followed + sweeps.followed
-    end = asyncio.get_running_loop().time() + 10
-    while not all(c.current for c in followed):
-        assert asyncio.get_running_loop().time() < end, "not every collection followed"
-        await asyncio.sleep(0.02)
+    await wait_until(lambda: all(c.current for c in followed), 10, "every collection followed")
     await checks.close()
     await sweeps.close()
 

@@ -16,18 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alert_stack import HOLD, Clock, thread_texts
+from alert_stack import HOLD, check, thread_texts
+from clocks import Clock
 from conftest import BOT_CONTEXT
 from controlplane import BOT_NAMESPACE, ControlPlane
 from seeding import Seeder, find
 
 from bot.service import schedule
-from bot.service.server import Service
 from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, ServiceStack, running_service
 
 DEPENDENCIES = "KAI-prometheus is missing prometheus operator"
 STATE = "kai-chatops-state"
+# The API server stamps objects with the real time, and the checks measure them by the clock.
+pytestmark = pytest.mark.clock_from_now
 
 
 def in_cluster(tmp_path: Path) -> dict[str, Any]:
@@ -38,11 +40,6 @@ def in_cluster(tmp_path: Path) -> dict[str, Any]:
         "state": {"path": str(tmp_path / "state.sqlite"), "backend": "configmap"},
         "lease": {"duration": "1h"},
     }
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture
@@ -75,10 +72,6 @@ async def alerting(
 
 def _meta(name: str) -> dict[str, str]:
     return {"name": name, "namespace": BOT_NAMESPACE}
-
-
-async def check(service: Service) -> None:
-    await schedule.check_cluster(service.deps, CLUSTER)
 
 
 def kai_roots(stack: ServiceStack) -> list[PostedMessage]:

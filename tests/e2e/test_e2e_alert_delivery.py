@@ -19,7 +19,6 @@ from alert_stack import (
     HOLD,
     SHARED_15S,
     SLACK_TIMEOUT,
-    Clock,
     Gate,
     alert_stack,
     assert_one_clean_incident,
@@ -34,6 +33,7 @@ from alert_stack import (
     two_replicas,
     verdict,
 )
+from clocks import Clock
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.alerts.store import SqliteStore

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from alert_invariants import check_channel
-from alert_stack import Clock
+from clocks import Clock
 
 from bot.alerts.model import AlertKey
 from bot.service import schedule

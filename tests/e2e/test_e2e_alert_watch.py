@@ -16,7 +16,8 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
-from alert_stack import roots, wait_until
+from alert_stack import roots
+from waiting import wait_until
 
 from bot.access.audit import Change
 from bot.rules import keda

@@ -13,8 +13,9 @@ from typing import Any
 
 import aiohttp
 import pytest
-from alert_stack import HOLD, Clock, overrides, resolve, thread_texts
+from alert_stack import HOLD, check, overrides, renew, resolve, thread_texts
 from alert_stack import fire as fire_alert
+from clocks import Clock
 
 from bot.alerts import render as render_alerts
 from bot.service import schedule
@@ -24,11 +25,8 @@ from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
 
 DEPENDENCIES_MESSAGE = "KAI-prometheus is missing prometheus operator"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
+# The simulator stamps objects with the real time, and the checks measure them by the clock.
+pytestmark = pytest.mark.clock_from_now
 
 
 @pytest.fixture
@@ -37,10 +35,6 @@ async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
         tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=overrides(tmp_path)
     ) as s:
         yield s
-
-
-async def check(service: Service) -> None:
-    await schedule.check_cluster(service.deps, CLUSTER)
 
 
 def roots(stack: Stack) -> list[PostedMessage]:
@@ -191,10 +185,10 @@ async def test_with_the_configmap_backend_a_restart_continues_the_same_thread(
     async with running_stack(
         tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=in_cluster
     ) as stack:
-        await renew_leases(stack.service)
+        await renew(stack.service)
         root = await fire(stack, clock)
         await stack.restart_service()
-        await renew_leases(stack.service)
+        await renew(stack.service)
         await resolve(stack, clock)
 
         assert [r.ts for r in roots(stack)] == [root.ts]
@@ -332,7 +326,7 @@ async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_threa
 
             breakage.dependencies_missing(stack.sim)
             for _ in range(2):
-                await renew_leases(first, second)
+                await renew(first, second)
                 await check(first)
                 await check(second)
                 clock.advance(HOLD)
@@ -341,12 +335,12 @@ async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_threa
             await first.schedule.stop()  # the holder dies: no more renewals, no release
             breakage.heal(stack.sim)
             clock.advance(1)
-            await renew_leases(second)  # sees the holder's last record
+            await renew(second)  # sees the holder's last record
             clock.advance(15)
-            await renew_leases(second)
+            await renew(second)
             assert schedule.is_leader(second.deps)
             for _ in range(2):
-                await renew_leases(second)
+                await renew(second)
                 await check(second)
                 clock.advance(HOLD)
 
@@ -355,12 +349,6 @@ async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_threa
             assert stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED")
         finally:
             await second.stop()
-
-
-async def renew_leases(*services: Service) -> None:
-    """What each replica's lease job does every few seconds."""
-    for service in services:
-        await schedule.keep_lease(service.deps)
 
 
 async def click(stack: Stack, action_id: str, root: PostedMessage, user: str) -> dict[str, Any]:

@@ -13,11 +13,12 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import Clock
 
 import handlers.keda
 from bot.access.approval_store import ApprovalsUnavailable
@@ -29,29 +30,13 @@ from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, 
 API = "keda.sh/v1alpha1"
 HR_API = "helm.toolkit.fluxcd.io/v2"
 PAUSED = "autoscaling.keda.sh/paused"
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 LEAD, DEPUTY, OPS = "U0LEAD", "U0DEPUTY", "U0OPS"
-
-
-class Clock:
-    """The service's now, moved by the test."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture(autouse=True)
 def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=0.3, interval=0.05))
     yield
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 def approval_config(kubeconfig: str) -> dict[str, Any]:

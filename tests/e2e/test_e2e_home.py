@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from alert_stack import HOLD, overrides
+from clocks import START, Clock
+from home_views import lines
+from stack_steps import confirm
 
 import handlers.keda
 from bot.access.audit import Change
@@ -25,22 +29,6 @@ from bot.slack import limits
 from testbed.sim import breakage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
 
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
-HOLD = 60
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
 
 @pytest.fixture(autouse=True)
 def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,30 +36,10 @@ def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(handlers.keda, "ACK_WAIT", keda_ops.AckWait(timeout=0.2, interval=0.05))
 
 
-def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
-    return {
-        "alerts": {"hold": f"{HOLD}s", "interval": "1h", "repeat": "4h"},
-        "state": {"path": str(tmp_path / "state.sqlite")},
-        **extra,
-    }
-
-
 @pytest.fixture
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
     async with running_stack(tmp_path, clock=clock, config_overrides=overrides(tmp_path)) as s:
         yield s
-
-
-def lines(view: Mapping[str, Any]) -> list[str]:
-    """Every text on the view, block by block."""
-    found = []
-    for block in view["blocks"]:
-        text = block.get("text") or {}
-        found += str(text.get("text", "")).splitlines()
-        for element in block.get("elements") or []:
-            shown = element.get("text", "")
-            found.append(str(shown["text"] if isinstance(shown, dict) else shown))
-    return found
 
 
 def after(view: Mapping[str, Any], title: str) -> list[str]:
@@ -90,12 +58,6 @@ async def open_home(stack: Stack, user: str = OPERATOR, count: int = 1) -> dict[
     delivery = await stack.driver.open_home(user_id=user)
     assert delivery.status == 200
     return await stack.slack.wait_for_home(user, count=count)
-
-
-async def confirm(stack: Stack, text: str) -> None:
-    ask = await stack.command(text)
-    assert ask.message is not None, ask.text
-    await stack.click("Confirm", ask.message)
 
 
 async def fire_and_acknowledge(stack: Stack, clock: Clock) -> str:

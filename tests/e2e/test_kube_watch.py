@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from waiting import wait_until
 
 from bot.config.settings import ClusterSettings, KubernetesSettings
 from bot.core import errors
@@ -20,10 +20,7 @@ from testbed.sim import Simulator
 SJ = ("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"], bookmark_every=0.1) as running:
-        yield running
+pytestmark = pytest.mark.sim(scenarios=["default"], bookmark_every=0.1)
 
 
 @pytest.fixture
@@ -33,14 +30,6 @@ def gateway(sim: Simulator, tmp_path: Path) -> AsyncIterator[KubeGateway]:
     connected = kube.connect(ClusterSettings("sim", kubeconfig, "sim"), settings)
     yield connected
     connected.close()
-
-
-async def until(check: object, what: str) -> None:
-    end = time.monotonic() + 5
-    while not check():  # type: ignore[operator]
-        if time.monotonic() > end:
-            raise TimeoutError(what)
-        await asyncio.sleep(0.01)
 
 
 def is_paused(obj: object) -> bool:
@@ -56,7 +45,7 @@ async def test_a_change_after_idle_bookmarks_still_ends_the_wait(
     loop = asyncio.get_running_loop()
 
     async def keda_later() -> None:
-        await until(lambda: sim.open_watches == 1, "the watch is open")
+        await wait_until(lambda: sim.open_watches == 1, 5, "the watch is open")
         await asyncio.sleep(0.35)  # KEDA takes its time: a few idle bookmark intervals pass
         sim.set_condition(*SJ, "Paused", "True", "ScaledJobPaused", "paused")
 
@@ -95,7 +84,7 @@ async def test_while_every_watch_thread_is_busy_the_wait_is_left_to_polls(
         kinds.SCALED_JOB, "annia-worker", "annia", resource_version=version, seconds=5
     )
     held = asyncio.create_task(anext(holding))
-    await until(lambda: sim.open_watches == 1, "the one watch thread is taken")
+    await wait_until(lambda: sim.open_watches == 1, 5, "the one watch thread is taken")
     loop = asyncio.get_running_loop()
     watched = await follow.watch_until(
         gateway, kinds.SCALED_JOB, "annia-worker", "annia", is_paused,

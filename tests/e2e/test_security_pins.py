@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import Clock
 from sim_gateway import connect
 
 from bot.access import confirmations, policy
@@ -43,14 +44,6 @@ def is_paused(stack: Stack) -> bool:
     obj = stack.sim.get(*SCALED_JOB) or {}
     annotations = obj.get("metadata", {}).get("annotations") or {}
     return annotations.get("autoscaling.keda.sh/paused") == "true"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 # --- who may change things ------------------------------------------------------------------
@@ -174,12 +167,6 @@ async def test_pin_silence_4h_silences_for_four_hours(tmp_path: Path) -> None:
 
 
 # --- the Lease and the checks it guards ---------------------------------------------------------
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["kai-healthy", "keda"]) as running:
-        yield running
 
 
 @pytest.fixture
