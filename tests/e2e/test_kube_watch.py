@@ -27,11 +27,12 @@ async def sim() -> AsyncIterator[Simulator]:
 
 
 @pytest.fixture
-def gateway(sim: Simulator, tmp_path: Path) -> AsyncIterator[KubeGateway]:
+async def gateway(sim: Simulator, tmp_path: Path) -> AsyncIterator[KubeGateway]:
     kubeconfig = sim.write_kubeconfig(str(tmp_path / "kubeconfig"))
-    settings = KubernetesSettings(timedelta(seconds=5), retries=0, threads=4)  # 1 watch thread
+    settings = KubernetesSettings(timedelta(seconds=5), retries=0, threads=4)
     connected = kube.connect(ClusterSettings("sim", kubeconfig, "sim"), settings)
     yield connected
+    await connected.close_streams()
     connected.close()
 
 
@@ -85,24 +86,39 @@ async def test_a_watch_from_a_compacted_version_is_expired(
             pass
 
 
-async def test_while_every_watch_thread_is_busy_the_wait_is_left_to_polls(
+async def test_open_watches_hold_no_client_thread_so_reads_and_another_watch_still_go_through(
     sim: Simulator, gateway: KubeGateway
 ) -> None:
+    """Watches are read on the event loop (`bot.kube.watches`): with more of them open than the
+    client has threads, a read still answers and one more watch still ends its wait."""
     since = await gateway.get_object(kinds.SCALED_JOB, "annia-worker", "annia")
     assert since is not None
     version = since["metadata"]["resourceVersion"]
-    holding = gateway.watch_object(
-        kinds.SCALED_JOB, "annia-worker", "annia", resource_version=version, seconds=5
-    )
-    held = asyncio.create_task(anext(holding))
-    await until(lambda: sim.open_watches == 1, "the one watch thread is taken")
-    loop = asyncio.get_running_loop()
-    watched = await follow.watch_until(
-        gateway, kinds.SCALED_JOB, "annia-worker", "annia", is_paused,
-        since=since, deadline=loop.time() + 5,
-    )  # fmt: skip
-    held.cancel()
-    await asyncio.gather(held, return_exceptions=True)
-    await holding.aclose()
-    assert (watched.done, watched.over) == (False, False)
-    assert sim.open_watches <= 1
+    holding = [
+        gateway.watch_object(
+            kinds.SCALED_JOB, "annia-worker", "annia", resource_version=version, seconds=5
+        )
+        for _ in range(6)  # the gateway has 4 client threads
+    ]
+    held = [asyncio.create_task(anext(watch)) for watch in holding]
+    try:
+        await until(lambda: sim.open_watches == 6, "every watch open")
+        read = await asyncio.wait_for(gateway.get_object(kinds.KAI_CONFIG, "kai-config"), 2)
+        loop = asyncio.get_running_loop()
+
+        async def keda_later() -> None:
+            await until(lambda: sim.open_watches == 7, "one more watch open")
+            sim.set_condition(*SJ, "Paused", "True", "ScaledJobPaused", "paused")
+
+        keda = asyncio.create_task(keda_later())
+        watched = await follow.watch_until(
+            gateway, kinds.SCALED_JOB, "annia-worker", "annia", is_paused,
+            since=since, deadline=loop.time() + 5,
+        )  # fmt: skip
+        await keda
+    finally:
+        await asyncio.gather(*held, return_exceptions=True)
+        for watch in holding:
+            await watch.aclose()
+    assert read is not None
+    assert watched.done and watched.over
