@@ -1,7 +1,7 @@
 """Local copies of the collections a cluster's checks read, each kept current by list-then-watch.
 
 Each collection (a kind, in one namespace or cluster-wide) is listed once, then watched from the
-list's resourceVersion (`bot.kube.collection`, the one route): a stream the server ends is
+list's resourceVersion (`bot.kube.listwatch`, the one route): a stream the server ends is
 watched again from the last version, a 410 Expired lists again, and a full list every
 `resync_every` is the safety net. While a copy is not current (not listed yet, its watch broken
 or forbidden, the cluster down) its reads go to the API server as before (`CachedKube`), so a
@@ -20,8 +20,8 @@ from typing import Any
 
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.kube.collection import Collection
 from bot.kube.kinds import ResourceRef
+from bot.kube.listwatch import ListThenWatch
 from bot.kube.ports import CollectionFollower
 
 log = logging.getLogger(__name__)
@@ -152,7 +152,7 @@ class Copy:
         resync_every: float = RESYNC_EVERY,
     ) -> None:
         self.ref, namespace, self.metadata_only = key
-        self.collection = Collection(
+        self.listing = ListThenWatch(
             kube, self.ref, namespace, listed=self._listed, changed=self._changed,
             metadata_only=self.metadata_only,
         )  # fmt: skip
@@ -167,10 +167,10 @@ class Copy:
 
     @property
     def version(self) -> str:
-        return self.collection.version
+        return self.listing.version
 
     def describe(self) -> str:
-        return self.collection.describe()
+        return self.listing.describe()
 
     async def run(self) -> None:
         """List, watch, and list again on 410 or at the resync; until cancelled. While the
@@ -200,7 +200,7 @@ class Copy:
     async def _back_off(self, retry: float) -> float:
         """Wait before listing again after a failure; returns the next failure's wait. A copy
         followed since its last list is listed again at once."""
-        if self.collection.watched:
+        if self.listing.watched:
             retry = 0.0
         await asyncio.sleep(retry)
         return min(max(retry * 2, RETRY_FIRST), RETRY_LONGEST)
@@ -209,7 +209,7 @@ class Copy:
         async with self.reach.attempt():  # in turn, after a while, when the cluster is down
             self._back = self.reach.down
             try:
-                await self.collection.list()
+                await self.listing.list()
             except errors.KubeUnavailable as e:
                 self.reach.failed(e)
                 raise
@@ -233,7 +233,7 @@ class Copy:
                 await asyncio.wait_for(self.nudged.wait(), min(ABSENT_RELIST, self.resync_every))
             return
         while (left := resync_at - loop.time()) > 0:
-            await self.collection.watch(max(1.0, min(self.watch_seconds, left)))
+            await self.listing.watch(max(1.0, min(self.watch_seconds, left)))
 
     async def _changed(self, kind: str, obj: RawObject) -> None:
         if kind == "BOOKMARK":

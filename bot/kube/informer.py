@@ -1,7 +1,7 @@
 """The `KubeWriter` a cluster's checks are given: reads of what it follows answered from memory.
 
 Every unfiltered list (and get, with `cached_gets`) of a collection is answered from a local copy
-kept current by list-then-watch (`bot.kube.copies`, over the one route `bot.kube.collection`),
+kept current by list-then-watch (`bot.kube.copies`, over the one route `bot.kube.listwatch`),
 followed from its first read on; selectors, writes, logs and watches go to the gateway, whose
 own methods are handed on. While a copy is not current its reads go to the API server.
 """

@@ -102,7 +102,7 @@ class KubeWatcher(KubeReader, Protocol):
 
 @runtime_checkable
 class CollectionFollower(KubeReader, Protocol):
-    """Reads plus what list-then-watch needs (`bot.kube.collection`): the whole collection
+    """Reads plus what list-then-watch needs (`bot.kube.listwatch`): the whole collection
     (narrowed by a field selector, paged when `page_size` is given) with the resourceVersion
     it was read at, then each event after a version, for up to `seconds`."""
 

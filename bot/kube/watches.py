@@ -3,7 +3,7 @@
 Each watch is an aiohttp stream read on the event loop (`bot.kube.streams`), holding no client
 thread, at the server, token and certificates of the client's `Configuration`, counted with the
 gateway's requests (`kai_chatops_kube_requests`, verb `watch`, when it ends). A watch is never
-retried: `bot.kube.follow` polls instead, `bot.kube.collection` lists or watches again.
+retried: `bot.kube.follow` polls instead, `bot.kube.listwatch` lists or watches again.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class Watches:
     ) -> AsyncGenerator[WatchEvent, None]:
         """Each event of the collection (the objects `field_selector` picks) after
         `resource_version`, bookmarks included, for up to `seconds` (then the stream just
-        ends): the watch half of list-then-watch (`bot.kube.collection`).
+        ends): the watch half of list-then-watch (`bot.kube.listwatch`).
 
         Raises:
             as `watch_object`.

@@ -1,4 +1,4 @@
-"""The Evict Events of one cluster, found as an informer finds them (`bot.kube.collection`, the
+"""The Evict Events of one cluster, found as an informer finds them (`bot.kube.listwatch`, the
 one list-then-watch route): one cluster-wide list narrowed by the field selector `reason=Evict`,
 then a watch from the list's resourceVersion, resumed from the last version seen; listed again
 after a 410 (the version is gone), after the state could not be saved, and whenever this
@@ -16,7 +16,7 @@ from bot.alerts.store import StoreUnavailable
 from bot.core import errors
 from bot.core.models import RawObject
 from bot.kube import kinds
-from bot.kube.collection import Collection
+from bot.kube.listwatch import ListThenWatch
 from bot.kube.ports import CollectionFollower
 from bot.notices.evictions import SELECTOR
 from bot.notices.usecase import EvictionNotices
@@ -29,7 +29,7 @@ PAGE_SIZE = 500  # a busy cluster's Evict Events are listed in pages of one snap
 
 class EvictionWatch:
     """One cluster's list-then-watch of its Evict Events, each listed or added (or counted
-    up) one told; where it resumes from is its `Collection`'s version ("" = list first)."""
+    up) one told; where it resumes from is its `ListThenWatch`'s version ("" = list first)."""
 
     def __init__(
         self, notices: EvictionNotices, kube: CollectionFollower, clock: Callable[[], datetime]
@@ -37,7 +37,7 @@ class EvictionWatch:
         self.notices = notices
         self.kube = kube
         self.clock = clock
-        self.events = Collection(
+        self.events = ListThenWatch(
             kube, kinds.EVENT, listed=self._tell, changed=self._changed,
             field_selector=SELECTOR, page_size=PAGE_SIZE,
         )  # fmt: skip
@@ -61,7 +61,7 @@ class EvictionWatch:
         except errors.KubeError as e:
             log.warning("cluster %s: evictions cannot be watched now: %s", cluster, e)
             return False
-        except StoreUnavailable as e:  # the Collection forgot its version: listed again
+        except StoreUnavailable as e:  # the ListThenWatch forgot its version: listed again
             log.error("cluster %s: evictions not recorded: %s; listing again", cluster, e)
             return False
         if not still_holder():

@@ -28,7 +28,7 @@ def never() -> bool:
     return False
 
 
-class Collection:
+class ListThenWatch:
     """One collection as followed: `list()`, then `watch()` request after request."""
 
     def __init__(
