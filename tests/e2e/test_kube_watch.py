@@ -7,6 +7,7 @@ import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,24 +50,33 @@ def is_paused(obj: object) -> bool:
     return any(c["type"] == "Paused" and c["status"] == "True" for c in conditions)
 
 
-async def test_a_change_after_idle_bookmarks_still_ends_the_wait(
-    sim: Simulator, gateway: KubeGateway
-) -> None:
-    since = await gateway.get_object(kinds.SCALED_JOB, "annia-worker", "annia")
-    assert since is not None
-    loop = asyncio.get_running_loop()
+async def paused_while_watched(
+    sim: Simulator, gateway: KubeGateway, since: Any, *, open_before: int, idle: float = 0.0
+) -> follow.Watched:
+    """`watch_until` the ScaledJob is paused, KEDA pausing it `idle` seconds after the watch
+    is open (one more than the `open_before` open already)."""
 
     async def keda_later() -> None:
-        await until(lambda: sim.open_watches == 1, "the watch is open")
-        await asyncio.sleep(0.35)  # KEDA takes its time: a few idle bookmark intervals pass
+        await until(lambda: sim.open_watches == open_before + 1, "the watch is open")
+        await asyncio.sleep(idle)
         sim.set_condition(*SJ, "Paused", "True", "ScaledJobPaused", "paused")
 
     keda = asyncio.create_task(keda_later())
     watched = await follow.watch_until(
         gateway, kinds.SCALED_JOB, "annia-worker", "annia", is_paused,
-        since=since, deadline=loop.time() + 5,
+        since=since, deadline=asyncio.get_running_loop().time() + 5,
     )  # fmt: skip
     await keda
+    return watched
+
+
+async def test_a_change_after_idle_bookmarks_still_ends_the_wait(
+    sim: Simulator, gateway: KubeGateway
+) -> None:
+    since = await gateway.get_object(kinds.SCALED_JOB, "annia-worker", "annia")
+    assert since is not None
+    # KEDA takes its time: a few idle bookmark intervals pass.
+    watched = await paused_while_watched(sim, gateway, since, open_before=0, idle=0.35)
     assert watched.done and watched.over and is_paused(watched.obj)
 
 
@@ -104,18 +114,7 @@ async def test_open_watches_hold_no_client_thread_so_reads_and_another_watch_sti
     try:
         await until(lambda: sim.open_watches == 6, "every watch open")
         read = await asyncio.wait_for(gateway.get_object(kinds.KAI_CONFIG, "kai-config"), 2)
-        loop = asyncio.get_running_loop()
-
-        async def keda_later() -> None:
-            await until(lambda: sim.open_watches == 7, "one more watch open")
-            sim.set_condition(*SJ, "Paused", "True", "ScaledJobPaused", "paused")
-
-        keda = asyncio.create_task(keda_later())
-        watched = await follow.watch_until(
-            gateway, kinds.SCALED_JOB, "annia-worker", "annia", is_paused,
-            since=since, deadline=loop.time() + 5,
-        )  # fmt: skip
-        await keda
+        watched = await paused_while_watched(sim, gateway, since, open_before=6)
     finally:
         await asyncio.gather(*held, return_exceptions=True)
         for watch in holding:
