@@ -22,9 +22,9 @@ import pytest
 from sim_gateway import connect
 
 from bot.access import confirmations, policy
-from bot.alerts.desk import AlertDesk
 from bot.alerts.lease import LeaderLease
 from bot.alerts.store import SqliteStore
+from bot.alerts.usecase import AlertDesk
 from bot.config import settings as config
 from bot.config.settings import AccessSettings, LeaseSettings
 from bot.core import errors
