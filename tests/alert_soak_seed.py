@@ -26,7 +26,7 @@ from clocks import Clock
 from waiting import wait_until
 
 from bot.alerts.model import FLEET, ClusterAlerts, Phase
-from bot.service import schedule
+from bot.service import jobs_alerts
 from bot.service.server import Service
 from testbed.sim import breakage, evictions
 from testbed.slackemu import Hold, metadata_by
@@ -245,7 +245,7 @@ class Soak:
         self.arm_failover_in_flight()
         for replica in self.replicas:
             for cluster in self.clusters:
-                await schedule.check_cluster(replica.deps, cluster)
+                await jobs_alerts.check_cluster(replica.deps, cluster)
         await self.land_held_calls()
         self.watch.end_step()
         self.kept |= kept_messages(await self.state())
@@ -280,7 +280,7 @@ class Soak:
             if holder and len(self.replicas) > 1 and self.rng.random() < 0.1:
                 self.figures.faults["lease failover"] += 1
                 continue  # the holder misses its renewal: the other one takes over
-            await schedule.keep_lease(replica.deps)
+            await jobs_alerts.keep_lease(replica.deps)
 
     def arm_failover_in_flight(self) -> None:
         """Now and then, with two replicas: the holder's posts of this step hang on the wire,
@@ -323,7 +323,7 @@ class Soak:
         gate = Gate()
         self.chaos.kill_gate = gate
         index = self.rng.randrange(len(self.replicas))
-        task = asyncio.create_task(schedule.check_cluster(self.replicas[index].deps, CLUSTER))
+        task = asyncio.create_task(jobs_alerts.check_cluster(self.replicas[index].deps, CLUSTER))
         arrived = asyncio.create_task(gate.arrived.wait())
         await asyncio.wait([task, arrived], return_when=asyncio.FIRST_COMPLETED)
         arrived.cancel()

@@ -1,7 +1,7 @@
 """The alert test bed with faults: a stack on a moved clock, short Slack timeouts, no backoff
 waits, Lease holders logged per post, and the steps a test or the soak takes.
 
-Checks are run by calling the job (`schedule.check_cluster`) with the service's own deps; the
+Checks are run by calling the job (`jobs_alerts.check_cluster`) with the service's own deps; the
 scheduler's interval is an hour, so it never runs a check behind a test's back.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 from alert_invariants import HolderLog, Verdict, check_channel, kept_messages, payload
 from clocks import Clock
 
-from bot.service import schedule
+from bot.service import jobs_alerts
 from bot.service.server import Service
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import Hold, PostedMessage, metadata_by
@@ -140,12 +140,12 @@ async def kept(service: Service) -> set[str]:
 
 
 async def check(service: Service) -> None:
-    await schedule.check_cluster(service.deps, CLUSTER)
+    await jobs_alerts.check_cluster(service.deps, CLUSTER)
 
 
 async def renew(*services: Service) -> None:
     for service in services:
-        await schedule.keep_lease(service.deps)
+        await jobs_alerts.keep_lease(service.deps)
 
 
 def roots(stack: Stack) -> list[PostedMessage]:

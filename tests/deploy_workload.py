@@ -20,7 +20,7 @@ from waiting import wait_until
 
 from bot.alerts import queue_checks
 from bot.kube.informer import CachedKube
-from bot.service import schedule
+from bot.service import jobs_alerts, jobs_timed
 from handlers import keda as keda_handlers
 from testbed.sim import breakage, evictions
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
@@ -72,7 +72,7 @@ FROM_BUCKET = {
 
 async def run_workload(stack: Stack, clock: Clock) -> None:
     """Every feature once, the way users and the scheduler use it."""
-    await schedule.keep_lease(stack.service.deps)
+    await jobs_alerts.keep_lease(stack.service.deps)
     await stack.command("health")
     await stack.command("scaledjobs")
     await stack.command("scaledjobs --all-namespaces")
@@ -80,8 +80,8 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     await confirm(stack, "resume annia/annia-worker")
     await confirm(stack, "pause scaledobject annia/annia-api for 1h drain")
     clock.now += timedelta(hours=2)
-    await schedule.keep_lease(stack.service.deps)
-    await schedule.resume_expired_pauses(stack.service.deps, "sim")
+    await jobs_alerts.keep_lease(stack.service.deps)
+    await jobs_timed.resume_expired_pauses(stack.service.deps, "sim")
     resumed = stack.sim.get("keda.sh/v1alpha1", "ScaledObject", "annia-api", "annia") or {}
     assert "autoscaling.keda.sh/paused" not in resumed["metadata"].get("annotations", {})
     for obj in (OCI_REPOSITORY, BUCKET, FROM_BUCKET):
@@ -99,7 +99,7 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     await confirm(stack, "sync argocd/kai-scheduler")
     await confirm(stack, "suspend ks flux-system/flux-system for 1h")
     await confirm(stack, "resume ks flux-system/flux-system")
-    await schedule.sweep_suspends(stack.service.deps, "sim")
+    await jobs_timed.sweep_suspends(stack.service.deps, "sim")
     await inspect_workloads(stack)
     await alert_cycle(stack, clock)
     await stack.driver.open_home(user_id=OPERATOR)
@@ -131,7 +131,7 @@ async def follow_by_watch(stack: Stack, clock: Clock) -> None:
     simulator logs each watch)."""
     deps = stack.service.deps
     (checks,) = [j.run for j in stack.service.schedule.jobs if j.name == "alerts-sim"]
-    assert isinstance(checks, schedule.WatchedChecks)
+    assert isinstance(checks, jobs_alerts.WatchedChecks)
     await checks.check()
     assert checks.reads is not None
     # The queue starvation rule's reads (it is off in this stack's config).
@@ -139,8 +139,8 @@ async def follow_by_watch(stack: Stack, clock: Clock) -> None:
         checks.reads, clock.now, after=timedelta(minutes=30), command="/kai"
     )
     sweeps = CachedKube(deps.kube["sim"], cached_gets=False)
-    await schedule.sweep_pauses(deps, "sim", sweeps)
-    await schedule.sweep_suspends(deps, "sim", sweeps)
+    await jobs_timed.sweep_pauses(deps, "sim", sweeps)
+    await jobs_timed.sweep_suspends(deps, "sim", sweeps)
     followed = checks.reads.followed + sweeps.followed
     await wait_until(lambda: all(c.current for c in followed), 10, "every collection followed")
     await checks.close()
@@ -201,14 +201,14 @@ async def alert_cycle(stack: Stack, clock: Clock) -> None:
     answer, so it is looked for in the channel) with its diagnosis as the first reply, keep the
     state, resolve it (its thread is swept for late copies)."""
     deps = stack.service.deps
-    await schedule.keep_lease(deps)
+    await jobs_alerts.keep_lease(deps)
     stack.slack.fail_next("chat.postMessage", status=200, mode="drop_after")
     for heal in (False, True):
         (breakage.heal if heal else breakage.dependencies_missing)(stack.sim)
-        await schedule.check_cluster(deps, "sim")
+        await jobs_alerts.check_cluster(deps, "sim")
         clock.now += timedelta(seconds=60)
-        await schedule.keep_lease(deps)
-        await schedule.check_cluster(deps, "sim")
+        await jobs_alerts.keep_lease(deps)
+        await jobs_alerts.check_cluster(deps, "sim")
     [root] = [m for m in stack.slack.root_messages(ALERT_CHANNEL) if m.text.startswith("[")]
     first_reply = stack.slack.thread(ALERT_CHANNEL, root.ts)[0]
     assert first_reply.text.startswith("Diagnosis of kai on sim"), first_reply.text

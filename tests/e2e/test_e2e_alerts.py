@@ -1,6 +1,6 @@
 """Alerts end to end: the simulator breaks, the service checks, the emulator shows the channel.
 
-The check jobs are called directly (`schedule.check_cluster`) with the service's own deps and a
+The check jobs are called directly (`jobs_alerts.check_cluster`) with the service's own deps and a
 clock the test moves, so `hold` and leases take no real time; the scheduler's own interval is an
 hour, so it never runs a check behind a test's back.
 """
@@ -18,7 +18,7 @@ from alert_stack import fire as fire_alert
 from clocks import Clock
 
 from bot.alerts import render as render_alerts
-from bot.service import schedule
+from bot.service import jobs_alerts
 from bot.service.server import Service
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import PostedMessage
@@ -317,12 +317,12 @@ async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_threa
         config_overrides=overrides(tmp_path, lease=lease),
     ) as stack:
         first = stack.service
-        await schedule.keep_lease(first.deps)
+        await jobs_alerts.keep_lease(first.deps)
         second = stack.make_service()
         await second.start()
         try:
-            await schedule.keep_lease(second.deps)
-            assert schedule.is_leader(first.deps) and not schedule.is_leader(second.deps)
+            await jobs_alerts.keep_lease(second.deps)
+            assert jobs_alerts.is_leader(first.deps) and not jobs_alerts.is_leader(second.deps)
 
             breakage.dependencies_missing(stack.sim)
             for _ in range(2):
@@ -338,7 +338,7 @@ async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_threa
             await renew(second)  # sees the holder's last record
             clock.advance(15)
             await renew(second)
-            assert schedule.is_leader(second.deps)
+            assert jobs_alerts.is_leader(second.deps)
             for _ in range(2):
                 await renew(second)
                 await check(second)

@@ -21,7 +21,7 @@ from stack_steps import confirm
 
 import handlers.keda
 from bot.keda import ops
-from bot.service import schedule
+from bot.service import jobs_timed
 from testbed.sim import Simulator, breakage
 from testbed.slackemu.records import PostedMessage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
@@ -60,7 +60,7 @@ def reminder_roots(stack: Stack) -> list[PostedMessage]:
 
 async def sweep(stack: Stack, clock: Clock, after: timedelta = timedelta(0)) -> None:
     clock.now += after
-    await schedule.sweep_pauses(stack.service.deps, "sim")
+    await jobs_timed.sweep_pauses(stack.service.deps, "sim")
 
 
 async def test_a_pause_through_the_bot_is_reminded_in_one_thread_until_it_is_resumed(
@@ -121,7 +121,7 @@ async def test_a_flux_suspend_without_an_end_is_reminded_from_the_suspend_sweep(
     await confirm(stack, "suspend hr flux-system/keda chart upgrade on hold")
     clock.now += HOUR
 
-    await schedule.sweep_suspends(stack.service.deps, "sim")
+    await jobs_timed.sweep_suspends(stack.service.deps, "sim")
 
     (root,) = [m for m in stack.slack.root_messages(ALERT_CHANNEL) if "SUSPENDED" in m.text]
     assert f"HelmRelease flux-system/keda suspended by <@{OPERATOR}>" in root.text

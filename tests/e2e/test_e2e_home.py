@@ -24,7 +24,7 @@ import handlers.keda
 from bot.access.audit import Change
 from bot.home.render import REFRESH_ACTION
 from bot.keda import ops as keda_ops
-from bot.service import schedule
+from bot.service import jobs_alerts
 from bot.slack import limits
 from testbed.sim import breakage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
@@ -63,9 +63,9 @@ async def open_home(stack: Stack, user: str = OPERATOR, count: int = 1) -> dict[
 async def fire_and_acknowledge(stack: Stack, clock: Clock) -> str:
     """A critical alert held past `hold`, acknowledged by the operator; its ID."""
     breakage.dependencies_missing(stack.sim)
-    await schedule.check_cluster(stack.service.deps, CLUSTER)
+    await jobs_alerts.check_cluster(stack.service.deps, CLUSTER)
     clock.now += timedelta(seconds=HOLD)
-    await schedule.check_cluster(stack.service.deps, CLUSTER)
+    await jobs_alerts.check_cluster(stack.service.deps, CLUSTER)
     [root] = stack.slack.root_messages(ALERT_CHANNEL)
     alert_id = str(root.blocks[-1]["elements"][0]["value"]).split(":")[1]
     acked = await stack.command(f"ack {alert_id}")

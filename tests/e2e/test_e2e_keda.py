@@ -22,7 +22,7 @@ from waiting import wait_until
 
 import handlers.keda
 from bot.keda import expiry, ops
-from bot.service import schedule
+from bot.service import jobs_timed, schedule
 from bot.slack import blocks as render
 from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
@@ -489,7 +489,7 @@ async def test_timed_pause_resumes_within_seconds_of_its_due_time(
 ) -> None:
     """The running scheduler resumes a `for 1m` pause at its time, long before the next sweep."""
     await pause_confirmed(stack, "pause annia/annia-worker for 1m short test")
-    job = schedule.PauseExpiry(
+    job = jobs_timed.PauseExpiry(
         "sim", sweep_every=timedelta(hours=1), first_sweep_after=timedelta(0)
     )
     ticking = schedule.Schedule(

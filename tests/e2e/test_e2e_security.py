@@ -23,7 +23,7 @@ from raw_slack import RawRequest, command, origin, send
 from stack_steps import audit_lines
 from waiting import wait_until
 
-from bot.service import logs, schedule
+from bot.service import jobs_alerts, logs
 from bot.service.server import Service
 from testbed.sim import breakage
 from testbed.slackemu.payloads import slash_command_fields
@@ -284,7 +284,7 @@ async def test_item4_hostile_cluster_text_reaches_slack_as_text_in_replies_and_a
         stack.sim.patch(*SCALED_JOB, patch={"metadata": {"annotations": reason}})
         health = await stack.command("health")
         listing = await stack.command("scaledjobs")
-        await schedule.check_cluster(stack.service.deps, "sim")
+        await jobs_alerts.check_cluster(stack.service.deps, "sim")
         [root, *_] = await stack.slack.wait_for_messages(ALERT_CHANNEL)
     sent = [
         ("health", health.message),
@@ -304,7 +304,7 @@ async def test_item4_hostile_cluster_text_reaches_slack_as_text_in_replies_and_a
 async def fire_alert(stack: Stack) -> str:
     """Break KAI, run one check (hold 0s): the alert's root is posted; its ID."""
     breakage.dependencies_missing(stack.sim)
-    await schedule.check_cluster(stack.service.deps, "sim")
+    await jobs_alerts.check_cluster(stack.service.deps, "sim")
     await stack.slack.wait_for_messages(ALERT_CHANNEL)
     desk = stack.service.deps.alerts
     assert desk is not None

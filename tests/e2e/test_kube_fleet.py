@@ -13,7 +13,7 @@ from waiting import wait_until
 from bot.config.settings import ClusterSettings, KubernetesSettings
 from bot.core import errors
 from bot.kube import gateway as kube
-from bot.kube import kinds, lanes
+from bot.kube import kinds, threads
 from bot.kube.gateway import KubeGateway
 from testbed.sim import Simulator
 
@@ -54,11 +54,11 @@ async def test_forty_clusters_read_at_once_use_no_more_threads_than_configured(
 async def test_a_command_does_not_wait_for_threads_held_by_scheduled_checks(
     sim: Simulator, tmp_path: Path
 ) -> None:
-    gateways = fleet(sim, tmp_path, size=3, threads=4)  # two command threads, one scheduled
+    gateways = fleet(sim, tmp_path, size=3, threads=4)  # three command threads, one scheduled
     hung = sim.faults.add(None, resource="configs", delay=0.5, times=2)
     slow, other, asked = gateways.values()
     try:
-        with lanes.scheduled():
+        with threads.scheduled():
             checks = [
                 asyncio.create_task(g.get_object(kinds.KAI_CONFIG, "kai-config"))
                 for g in (slow, other)

@@ -31,7 +31,7 @@ from bot.config.settings import AccessSettings, LeaseSettings
 from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.kube.gateway import KubeGateway
-from bot.service import schedule
+from bot.service import jobs_alerts
 from bot.slack import blocks
 from testbed.sim import Simulator, breakage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
@@ -156,7 +156,7 @@ async def test_pin_silence_4h_silences_for_four_hours(tmp_path: Path) -> None:
         tmp_path, clock=clock, config_overrides={"alerts": {"hold": "0s"}}
     ) as stack:
         breakage.dependencies_missing(stack.sim)
-        await schedule.check_cluster(stack.service.deps, "sim")
+        await jobs_alerts.check_cluster(stack.service.deps, "sim")
         [root] = await stack.slack.wait_for_messages(ALERT_CHANNEL)
         reply = await stack.click("Silence 4h", {"blocks": list(root.blocks)})
         desk = stack.service.deps.alerts
