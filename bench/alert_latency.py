@@ -25,7 +25,7 @@ from typing import Any
 
 from common import goal, grow_cluster, ms, percentile, record
 
-from bot.service import schedule
+from bot.service import jobs_alerts
 from testbed.sim import breakage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, Stack, running_stack
 
@@ -71,7 +71,7 @@ async def following(stack: Stack) -> None:
     fleet's first checks are spread over the first interval), every collection it reads
     followed. A cause already there when the service starts is seen at that first check."""
     (job,) = [j for j in stack.service.schedule.jobs if j.name == f"alerts-{CLUSTER}"]
-    assert isinstance(job.run, schedule.WatchedChecks)
+    assert isinstance(job.run, jobs_alerts.WatchedChecks)
     await job.run.check()
     deadline = time.monotonic() + 30
     while job.run.reads is None or not job.run.reads.at_rest:
@@ -82,7 +82,7 @@ async def following(stack: Stack) -> None:
 
 async def requests_per_cycle(stack: Stack) -> int:
     stack.sim.clear_requests()
-    await schedule.check_cluster(stack.service.deps, CLUSTER)
+    await jobs_alerts.check_cluster(stack.service.deps, CLUSTER)
     return len(stack.sim.requests)
 
 

@@ -29,7 +29,6 @@ from pathlib import Path
 
 from common import goal, record, start_process
 
-from bot.alerts.desk import AlertDesk
 from bot.alerts.model import (
     AlertKey,
     AlertState,
@@ -39,6 +38,7 @@ from bot.alerts.model import (
     Severity,
 )
 from bot.alerts.store import SqliteStore
+from bot.alerts.usecase import AlertDesk
 from bot.config.settings import parse_settings
 from bot.core.metrics import Metrics
 from bot.kube import gateway

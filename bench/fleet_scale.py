@@ -51,10 +51,10 @@ SECRET = "bench-signing-secret"
 HERE = str(Path(__file__).resolve())
 HEALTH_ASKS = 60
 # The window at rest begins once the first timed-pause and -suspend sweeps are done (spread over
-# the first 30 s: bot/service/schedule.py FIRST_SWEEPS_WITHIN) and lasts an interval at least.
+# the first 30 s: bot/service/jobs_timed.py FIRST_SWEEPS_WITHIN) and lasts an interval at least.
 REST_AFTER_START = 35.0
 REST_WINDOW_AT_LEAST = 20.0
-# What the window cannot see, counted at its rate (bot/service/schedule.py, bot/kube/informer.py):
+# What the window cannot see, counted at its rate (bot/service/jobs_timed.py, bot/kube/copies.py):
 # per cluster each hour, the sweeps' lists (ScaledJobs and ScaledObjects in the one KEDA
 # namespace, five Flux kinds) and, per followed collection (four: the KAI Config, the shards,
 # the Deployments, the APIService), one resync list and two watch requests.

@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_demo_command(steps: Sequence[str], *, fleet: int = 0) -> int:
     """`kai-chatops demo`: the test bed is loaded only here, and only when it is installed."""
     try:
-        from testbed.demo import run as run_demo
+        import testbed.demo
     except ModuleNotFoundError as e:
         if e.name is None or not e.name.startswith("testbed"):
             raise
@@ -139,7 +139,7 @@ def run_demo_command(steps: Sequence[str], *, fleet: int = 0) -> int:
         return EXIT_ERROR
     import asyncio
 
-    return asyncio.run(run_demo(steps, fleet=fleet))
+    return asyncio.run(testbed.demo.run(steps, fleet=fleet))
 
 
 def _log_level(args: argparse.Namespace) -> int:
@@ -152,11 +152,11 @@ def _log_level(args: argparse.Namespace) -> int:
 
 async def serve(config_path: str, host: str, port: int) -> int:
     from bot.changes.approval import check_approvers
-    from bot.config import settings as config
+    from bot.config.settings import load_settings
     from bot.service.deps import SlackEnv, build_deps
     from bot.service.server import Service
 
-    settings = config.load_settings(config_path)
+    settings = load_settings(config_path)
     env = SlackEnv.from_environ(os.environ)
     deps = build_deps(settings, env)
     try:
@@ -172,20 +172,18 @@ async def serve(config_path: str, host: str, port: int) -> int:
 async def check(config_path: str, cluster: str | None, output: str) -> int:
     from datetime import UTC, datetime
 
-    from bot.config import settings as config
-    from bot.health import render as health_render
-    from bot.health import usecase as usecases
-    from bot.kube import gateway as kube
+    from bot.config.settings import load_settings
+    from bot.health.render import report_text
+    from bot.health.usecase import check_health
+    from bot.kube.gateway import connect
 
-    settings = config.load_settings(config_path)
-    gateway = kube.connect(settings.cluster(cluster), settings.kubernetes)
+    settings = load_settings(config_path)
+    gateway = connect(settings.cluster(cluster), settings.kubernetes)
     try:
-        report = await usecases.check_health(gateway, settings, datetime.now(UTC))
+        report = await check_health(gateway, settings, datetime.now(UTC))
     finally:
         gateway.close()
-    print(
-        json.dumps(report_json(report)) if output == "json" else health_render.report_text(report)
-    )
+    print(json.dumps(report_json(report)) if output == "json" else report_text(report))
     return EXIT_OK if report.verdict.is_healthy else EXIT_UNHEALTHY
 
 

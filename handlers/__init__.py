@@ -1,14 +1,11 @@
-"""Slack listeners: ack first, parse, call one use-case (a change: `bot.changes`), respond."""
+"""Slack listeners: the parsed command in, call one use-case (a change: `bot.changes`), respond."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 from slack_bolt.async_app import AsyncApp
 
 from bot.service.deps import Deps
 from bot.slack import blocks
-from bot.slack.blocks import Message
 from handlers import (
     alerts,
     approval,
@@ -37,13 +34,6 @@ def register(app: AsyncApp, deps: Deps) -> None:
     approval.register(app)
     for feature in FEATURES:
         feature.register(app)
-
-
-def command_acks(deps: Deps) -> Callable[[str], Message | None]:
-    """What the ack of `/kai TEXT` says (None: nothing, the work follows), decided as the slash
-    command's listener decides it."""
-    runners = _runners()
-    return lambda text: commands.decide(text, deps, runners).answer
 
 
 def _runners() -> dict[type, Runner]:

@@ -6,7 +6,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.access.confirmations import AskedChange
 from bot.changes.progress import Respond
 from bot.config.settings import Settings
 from bot.service.deps import Deps
@@ -25,9 +24,6 @@ class Invocation:
 
 # A subcommand's work after the ack: (parsed command, deps, invocation) -> the reply.
 Runner = Callable[[Any, Deps, Invocation], Awaitable[Message]]
-# Confirmed changes run in `bot.changes`; the listeners that still declare an empty `EXECUTORS`
-# load with this (none is read).
-Executor = Callable[[AskedChange, Deps, str], Awaitable[Message]]
 
 
 def asking(action: str, change_of: Callable[[Any, Settings], object]) -> Runner:

@@ -17,7 +17,7 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.service.deps import Deps
-from bot.slack import blocks as render
+from bot.slack import blocks
 from bot.slack.blocks import Message
 
 log = logging.getLogger(__name__)
@@ -31,11 +31,8 @@ async def deliver(
     deps: Deps,
     user_id: str = "",
 ) -> None:
-    """Await the reply, then post it to the command's response_url, whatever happened.
-
-    The whole of it counts as in flight, so a shutdown waits for it; it ends with one log line
-    (command, user, outcome).
-    """
+    """Await the reply, then post it to the command's response_url, whatever happened; in flight
+    all along (a shutdown waits for it), it ends with one log line (command, user, outcome)."""
     with deps.inflight.track():
         outcome = await _deliver(respond, work, subcommand=subcommand, metrics=deps.metrics)
     context = {"command": subcommand, "user": user_id, "outcome": outcome}
@@ -51,11 +48,11 @@ async def _deliver(
         message = await work
     except errors.BotError as e:
         outcome = "rejected"
-        message = {**render.error_message(e), "response_type": "ephemeral"}
+        message = {**blocks.error_message(e), "response_type": "ephemeral"}
     except Exception:
         outcome = "error"
         log.exception("%s failed", subcommand)
-        message = {**render.text_message(render.GENERIC_FAILURE), "response_type": "ephemeral"}
+        message = {**blocks.text_message(blocks.GENERIC_FAILURE), "response_type": "ephemeral"}
     metrics.commands.labels(subcommand, outcome).inc()
     metrics.command_seconds.labels(subcommand).observe(time.monotonic() - started)
     await respond(**message)
@@ -70,7 +67,7 @@ def refusal(respond: AsyncRespond) -> Callable[[], Awaitable[None]]:
     """What a change says instead of running when its replay cannot be ruled out."""
 
     async def refuse() -> None:
-        await respond(**render.text_message(render.REPLAY_UNKNOWN), response_type="ephemeral")
+        await respond(**blocks.text_message(blocks.REPLAY_UNKNOWN), response_type="ephemeral")
 
     return refuse
 
@@ -100,7 +97,7 @@ def button_listener(name: str, run: ButtonWork, *, change: bool = True) -> Liste
     ) -> None:
         """After the ack has left: the work and its reply, or "restarting" while draining."""
         if draining:
-            await respond(**render.text_message(render.RESTARTING), response_type="ephemeral")
+            await respond(**blocks.text_message(blocks.RESTARTING), response_type="ephemeral")
             return
         user_id = str(body.get("user", {}).get("id", ""))
         work = run(deps, user_id, value, body)

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.alerts.desk import AlertDesk
 from bot.alerts.drain import Poster
+from bot.alerts.usecase import AlertDesk
 from bot.config import settings as config
 from bot.core.metrics import Metrics
 from bot.kube.gateway import KubeGateway

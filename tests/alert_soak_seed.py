@@ -21,10 +21,12 @@ from alert_invariants import (
     payload,
     replies_noted,
 )
-from alert_stack import Clock, Gate, alert_stack, identity, lease_holder
+from alert_stack import Gate, alert_stack, identity, lease_holder
+from clocks import Clock
+from waiting import wait_until
 
 from bot.alerts.model import FLEET, ClusterAlerts, Phase
-from bot.service import schedule
+from bot.service import jobs_alerts
 from bot.service.server import Service
 from testbed.sim import breakage, evictions
 from testbed.slackemu import Hold, metadata_by
@@ -137,12 +139,10 @@ class Soak:
     async def until_told(self) -> None:
         """Wait (real time: the holder's watch runs beside the check steps) until the state
         holds every eviction at its latest count."""
-        deadline = asyncio.get_running_loop().time() + TOLD_WITHIN
-        while asyncio.get_running_loop().time() < deadline:
-            if await self.all_recorded():
-                return
-            await asyncio.sleep(0.1)
-        self.figures.problems.append(f"seed {self.plan.seed}: evictions never all recorded")
+        try:
+            await wait_until(self.all_recorded, TOLD_WITHIN, "every eviction recorded", every=0.1)
+        except TimeoutError:  # a finding of the soak, not the end of its run
+            self.figures.problems.append(f"seed {self.plan.seed}: evictions never all recorded")
 
     async def all_recorded(self) -> bool:
         """Every cluster's state (a fleet's clusters all read the one simulator, so each tells
@@ -245,7 +245,7 @@ class Soak:
         self.arm_failover_in_flight()
         for replica in self.replicas:
             for cluster in self.clusters:
-                await schedule.check_cluster(replica.deps, cluster)
+                await jobs_alerts.check_cluster(replica.deps, cluster)
         await self.land_held_calls()
         self.watch.end_step()
         self.kept |= kept_messages(await self.state())
@@ -280,7 +280,7 @@ class Soak:
             if holder and len(self.replicas) > 1 and self.rng.random() < 0.1:
                 self.figures.faults["lease failover"] += 1
                 continue  # the holder misses its renewal: the other one takes over
-            await schedule.keep_lease(replica.deps)
+            await jobs_alerts.keep_lease(replica.deps)
 
     def arm_failover_in_flight(self) -> None:
         """Now and then, with two replicas: the holder's posts of this step hang on the wire,
@@ -323,7 +323,7 @@ class Soak:
         gate = Gate()
         self.chaos.kill_gate = gate
         index = self.rng.randrange(len(self.replicas))
-        task = asyncio.create_task(schedule.check_cluster(self.replicas[index].deps, CLUSTER))
+        task = asyncio.create_task(jobs_alerts.check_cluster(self.replicas[index].deps, CLUSTER))
         arrived = asyncio.create_task(gate.arrived.wait())
         await asyncio.wait([task, arrived], return_when=asyncio.FIRST_COMPLETED)
         arrived.cancel()

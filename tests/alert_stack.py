@@ -1,23 +1,22 @@
 """The alert test bed with faults: a stack on a moved clock, short Slack timeouts, no backoff
 waits, Lease holders logged per post, and the steps a test or the soak takes.
 
-Checks are run by calling the job (`schedule.check_cluster`) with the service's own deps; the
+Checks are run by calling the job (`jobs_alerts.check_cluster`) with the service's own deps; the
 scheduler's interval is an hour, so it never runs a check behind a test's back.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Callable, Collection
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from alert_invariants import HolderLog, Verdict, check_channel, kept_messages, payload
+from clocks import Clock
 
-from bot.service import schedule
+from bot.service import jobs_alerts
 from bot.service.server import Service
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import Hold, PostedMessage, metadata_by
@@ -43,28 +42,6 @@ class Gate(asyncio.Event):
     async def wait(self) -> bool:  # type: ignore[override]
         self.arrived.set()
         return await super().wait()
-
-
-class Clock:
-    """The service's wall clock and its monotonic clock, moved by the test; `step` moves only
-    the wall clock (NTP correcting it, say)."""
-
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-        self.ticks = 0.0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def monotonic(self) -> float:
-        return self.ticks
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-        self.ticks += seconds
-
-    def step(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
@@ -138,17 +115,18 @@ def identity(service: Service) -> str:
     return service.deps.lease.identity
 
 
-async def wait_until(done: Callable[[], object], seconds: float, what: str) -> None:
-    """Poll `done()` (cheap, no I/O) until truthy.
+def thread(stack: Stack, root: PostedMessage) -> list[PostedMessage]:
+    return stack.slack.thread(ALERT_CHANNEL, root.ts)
 
-    Raises:
-        TimeoutError: not within `seconds`, naming `what`.
-    """
-    end = time.monotonic() + seconds
-    while not done():
-        if time.monotonic() > end:
-            raise TimeoutError(f"timed out after {seconds}s waiting for {what}")
-        await asyncio.sleep(0.01)
+
+def words(message: PostedMessage) -> str:
+    """Everything a reader sees: fallback text, blocks' texts and context elements."""
+    parts = [message.text]
+    for block in message.blocks:
+        if isinstance(block.get("text"), dict):
+            parts.append(block["text"]["text"])
+        parts += [e["text"] for e in block.get("elements") or [] if isinstance(e.get("text"), str)]
+    return "\n".join(parts)
 
 
 def lease_holder(sim: Simulator) -> str | None:
@@ -162,12 +140,12 @@ async def kept(service: Service) -> set[str]:
 
 
 async def check(service: Service) -> None:
-    await schedule.check_cluster(service.deps, CLUSTER)
+    await jobs_alerts.check_cluster(service.deps, CLUSTER)
 
 
 async def renew(*services: Service) -> None:
     for service in services:
-        await schedule.keep_lease(service.deps)
+        await jobs_alerts.keep_lease(service.deps)
 
 
 def roots(stack: Stack) -> list[PostedMessage]:

@@ -6,25 +6,22 @@ calls this workload makes to the simulator.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
+
+from clocks import Clock
+from gitops_e2e import OCI_REPOSITORY
+from stack_steps import confirm
+from waiting import wait_until
 
 from bot.alerts import queue_checks
 from bot.keda.usecase import AckWait
 from bot.kube.informer import CachedKube
-from bot.service import schedule
+from bot.service import jobs_alerts, jobs_timed
 from testbed.sim import breakage, evictions
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
-
-OCI_REPOSITORY = {
-    "apiVersion": "source.toolkit.fluxcd.io/v1",
-    "kind": "OCIRepository",
-    "metadata": {"name": "podinfo", "namespace": "flux-system"},
-    "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
-}
 
 # A Kustomization built from a Bucket: `--with-source` reads, patches and follows the Bucket
 # (the simulator's Flux scenario has no Bucket kind: its CRD is applied first).
@@ -71,23 +68,9 @@ FROM_BUCKET = {
 }
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-async def confirm(stack: Stack, text: str) -> None:
-    ask = await stack.command(text)
-    assert ask.message is not None, ask.text
-    await stack.click("Confirm", ask.message)
-
-
 async def run_workload(stack: Stack, clock: Clock) -> None:
     """Every feature once, the way users and the scheduler use it."""
-    await schedule.keep_lease(stack.service.deps)
+    await jobs_alerts.keep_lease(stack.service.deps)
     await stack.command("health")
     await stack.command("scaledjobs")
     await stack.command("scaledjobs --all-namespaces")
@@ -95,8 +78,8 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     await confirm(stack, "resume annia/annia-worker")
     await confirm(stack, "pause scaledobject annia/annia-api for 1h drain")
     clock.now += timedelta(hours=2)
-    await schedule.keep_lease(stack.service.deps)
-    await schedule.resume_expired_pauses(stack.service.deps, "sim")
+    await jobs_alerts.keep_lease(stack.service.deps)
+    await jobs_timed.resume_expired_pauses(stack.service.deps, "sim")
     resumed = stack.sim.get("keda.sh/v1alpha1", "ScaledObject", "annia-api", "annia") or {}
     assert "autoscaling.keda.sh/paused" not in resumed["metadata"].get("annotations", {})
     for obj in (OCI_REPOSITORY, BUCKET, FROM_BUCKET):
@@ -114,7 +97,7 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     await confirm(stack, "sync argocd/kai-scheduler")
     await confirm(stack, "suspend ks flux-system/flux-system for 1h")
     await confirm(stack, "resume ks flux-system/flux-system")
-    await schedule.sweep_suspends(stack.service.deps, "sim")
+    await jobs_timed.sweep_suspends(stack.service.deps, "sim")
     await inspect_workloads(stack)
     await alert_cycle(stack, clock)
     await stack.driver.open_home(user_id=OPERATOR)
@@ -135,10 +118,8 @@ async def eviction_told(stack: Stack, clock: Clock) -> None:
         lambda: any("KAI reclaimed" in m.text for m in stack.slack.messages(ALERT_CHANNEL)),
         timeout=15,
     )
-    deadline = asyncio.get_running_loop().time() + 15
-    while not stack.sim.open_watches:  # the watch resumes after the pass that listed it
-        assert asyncio.get_running_loop().time() < deadline, "the Evict Events were not watched"
-        await asyncio.sleep(0.05)
+    # The watch resumes after the pass that listed it.
+    await wait_until(lambda: stack.sim.open_watches, 15, "the Evict Events watched")
     await stack.service.schedule.stop()
 
 
@@ -148,7 +129,7 @@ async def follow_by_watch(stack: Stack, clock: Clock) -> None:
     simulator logs each watch)."""
     deps = stack.service.deps
     (checks,) = [j.run for j in stack.service.schedule.jobs if j.name == "alerts-sim"]
-    assert isinstance(checks, schedule.WatchedChecks)
+    assert isinstance(checks, jobs_alerts.WatchedChecks)
     await checks.check()
     assert checks.reads is not None
     # The queue starvation rule's reads (it is off in this stack's config).
@@ -156,13 +137,10 @@ async def follow_by_watch(stack: Stack, clock: Clock) -> None:
         checks.reads, clock.now, after=timedelta(minutes=30), command="/kai"
     )
     sweeps = CachedKube(deps.kube["sim"], cached_gets=False)
-    await schedule.sweep_pauses(deps, "sim", sweeps)
-    await schedule.sweep_suspends(deps, "sim", sweeps)
+    await jobs_timed.sweep_pauses(deps, "sim", sweeps)
+    await jobs_timed.sweep_suspends(deps, "sim", sweeps)
     followed = checks.reads.followed + sweeps.followed
-    end = asyncio.get_running_loop().time() + 10
-    while not all(c.current for c in followed):
-        assert asyncio.get_running_loop().time() < end, "not every collection followed"
-        await asyncio.sleep(0.02)
+    await wait_until(lambda: all(c.current for c in followed), 10, "every collection followed")
     await checks.close()
     await sweeps.close()
 
@@ -221,14 +199,14 @@ async def alert_cycle(stack: Stack, clock: Clock) -> None:
     answer, so it is looked for in the channel) with its diagnosis as the first reply, keep the
     state, resolve it (its thread is swept for late copies)."""
     deps = stack.service.deps
-    await schedule.keep_lease(deps)
+    await jobs_alerts.keep_lease(deps)
     stack.slack.fail_next("chat.postMessage", status=200, mode="drop_after")
     for heal in (False, True):
         (breakage.heal if heal else breakage.dependencies_missing)(stack.sim)
-        await schedule.check_cluster(deps, "sim")
+        await jobs_alerts.check_cluster(deps, "sim")
         clock.now += timedelta(seconds=60)
-        await schedule.keep_lease(deps)
-        await schedule.check_cluster(deps, "sim")
+        await jobs_alerts.keep_lease(deps)
+        await jobs_alerts.check_cluster(deps, "sim")
     [root] = [m for m in stack.slack.root_messages(ALERT_CHANNEL) if m.text.startswith("[")]
     first_reply = stack.slack.thread(ALERT_CHANNEL, root.ts)[0]
     assert first_reply.text.startswith("Diagnosis of kai on sim"), first_reply.text

@@ -1,4 +1,5 @@
-"""Helpers for the GitOps end-to-end tests: the in-place result, a Confirm click, the patches."""
+"""Helpers for the GitOps end-to-end tests: the in-place result, a Confirm click, and an
+OCIRepository to act on."""
 
 from __future__ import annotations
 
@@ -8,10 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from bot.slack import blocks as render
-from testbed.sim.faults import RecordedRequest
 from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack, running_stack
 
 APP_API = "argoproj.io/v1alpha1"
+# An OCIRepository for the Flux commands to act on: the simulator's Flux scenario has none.
+OCI_REPOSITORY = {
+    "apiVersion": "source.toolkit.fluxcd.io/v1",
+    "kind": "OCIRepository",
+    "metadata": {"name": "podinfo", "namespace": "flux-system"},
+    "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
+}
 
 
 @asynccontextmanager
@@ -37,10 +44,6 @@ async def click_confirm(stack: Stack, reply: Reply) -> Mapping[str, Any]:
     )
     post = await stack.slack.wait_for_response(delivery.hook_id, timeout=15)
     return post.body
-
-
-def patches(stack: Stack) -> list[RecordedRequest]:
-    return [r for r in stack.sim.requests if r.method == "PATCH"]
 
 
 def annotate_app(stack: Stack, name: str = "kai-scheduler", **values: str | None) -> None:

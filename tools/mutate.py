@@ -147,6 +147,7 @@ GROUPS = {
             "tests/unit/test_home_render.py",
             "tests/unit/test_home_held.py",
             "tests/unit/test_home_lines.py",
+            "tests/unit/test_home_usecase.py",
         ),
         goal=FEATURE_GOAL,
     ),
@@ -156,8 +157,13 @@ GROUPS = {
         goal=FEATURE_GOAL,
     ),
     "listing": Group(
-        ("bot/listing/order.py", "bot/listing/usecase.py", "bot/listing/render.py"),
-        ("tests/unit/test_listing.py",),
+        (
+            "bot/listing/order.py",
+            "bot/listing/places.py",
+            "bot/listing/usecase.py",
+            "bot/listing/render.py",
+        ),
+        ("tests/unit/test_listing.py", "tests/unit/test_listing_places.py"),
         goal=FEATURE_GOAL,
     ),
 }

@@ -73,8 +73,8 @@ PLANTS = (
     Plant(
         "no holder re-check before sending",
         "bot/alerts/drain.py",
-        "        if not poster.is_holder():\n            return Step.RETRY",
-        "        if False:\n            return Step.RETRY",
+        "        if not poster.is_holder():\n            return Progress.RETRY",
+        "        if False:\n            return Progress.RETRY",
     ),
     Plant(
         "skip the sweep after a contested record",

@@ -67,7 +67,7 @@ class Approved:
 
 
 # Set while an approved change runs, so every record it makes names the approver too, whatever
-# feature makes it (the executors build their records as for a Confirm).
+# feature makes it (a change kind's records are built as for a Confirm).
 _APPROVED: ContextVar[Approved | None] = ContextVar("kai_chatops_approved", default=None)
 
 

@@ -8,7 +8,7 @@ shows, rewritten by each edit), and `find_effects` finds them again (`conversati
 for the channel, `conversations.replies` for a thread), newer than an anchor on Slack's own
 clock, to the last page, so a call whose answer was lost is looked for instead of repeated.
 Nothing is retried here and nothing raises: the drain (`bot.alerts.drain`) decides.
-Rendering is `bot.alerts.render`'s.
+Rendering is `bot.alerts.render`'s (`render_replies`, `render_evidence`, `render_reminders`).
 """
 
 from __future__ import annotations
@@ -22,11 +22,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from bot.alerts import render as render_alerts
-from bot.alerts import render_reminders
+from bot.alerts import render, render_evidence, render_reminders, render_replies
 from bot.alerts.model import AlertState, EffectKind, Note, NoteKind, Owed, Phase, Severity
 from bot.core.metrics import Metrics
-from bot.slack import blocks as render
+from bot.slack import blocks
 from bot.slack.gateway import SlackUnavailable
 
 log = logging.getLogger(__name__)
@@ -76,7 +75,11 @@ class Paging:
     escalate_to: tuple[str, ...] = ()
 
 
-class Outcome(enum.Enum):
+class CallOutcome(enum.Enum):
+    """What one Slack call came to: applied (Slack answered with the message), surely not
+    applied (an error answer, a refused connection), or unknown (a timeout, a dropped
+    connection, a 5xx: Slack may have applied it). The record of the call is `Sent`."""
+
     APPLIED = "applied"
     NOT_APPLIED = "not applied"
     UNKNOWN = "unknown"
@@ -84,10 +87,11 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True)
 class Sent:
-    """What one Slack write did; `ts` of the message when applied; `permanent` when not applied
-    and never will be (an edit of a deleted message)."""
+    """The record of one Slack write, as `send` hands it to the drain: what it came to
+    (`CallOutcome`), the message's `ts` when applied, the error otherwise, and `permanent` when
+    not applied and never will be (an edit of a deleted message)."""
 
-    outcome: Outcome
+    outcome: CallOutcome
     ts: str = ""
     error: str = ""
     permanent: bool = False
@@ -174,7 +178,7 @@ class AlertMessages:
         abandoned (unknown: Slack may still apply it)."""
         sender = self._sender
         if sender is None:
-            return Sent(Outcome.NOT_APPLIED, error="no Slack")
+            return Sent(CallOutcome.NOT_APPLIED, error="no Slack")
         try:
             ts = await asyncio.wait_for(
                 self._call(sender, alert, owed, attempt, (channel, thread)), timeout=within
@@ -187,11 +191,11 @@ class AlertMessages:
             return self._failed(owed, e)
         self._metrics.slack_sends.labels("ok").inc()
         self._saw(alert.root_channel if alert is not None and alert.root_channel else channel, ts)
-        return Sent(Outcome.APPLIED, ts=ts)
+        return Sent(CallOutcome.APPLIED, ts=ts)
 
     def _failed(self, owed: Owed, e: SlackUnavailable) -> Sent:
         self._metrics.slack_sends.labels("error").inc()
-        outcome = Outcome.UNKNOWN if e.ambiguous else Outcome.NOT_APPLIED
+        outcome = CallOutcome.UNKNOWN if e.ambiguous else CallOutcome.NOT_APPLIED
         log.warning("%s: %s (%s)", owed.effect_id, e, outcome.value)
         return Sent(outcome, error=str(e), permanent=e.is_permanent)
 
@@ -249,7 +253,7 @@ class AlertMessages:
         """The root as it should look now: an alert's, or a reminder's (`render_reminders`)."""
         if alert.key.is_reminder:
             return render_reminders.root_message(alert, command=self._command)
-        return render_alerts.root_message(alert, paged, command=self._command)
+        return render.root_message(alert, paged, command=self._command)
 
     def _saw(self, channel: str, ts: str) -> None:
         if ts and _ts_order(ts) > _ts_order(self._newest.get(channel, "")):
@@ -273,7 +277,7 @@ class AlertMessages:
         if self._sender is None:
             return False
         try:
-            await self._sender.post(channel, render.text_message(text))
+            await self._sender.post(channel, blocks.text_message(text))
         except SlackUnavailable as e:
             self._metrics.slack_sends.labels("error").inc()
             log.error("notice not posted: %s", e)
@@ -300,7 +304,7 @@ class AlertMessages:
         if alert is None or owed.kind is EffectKind.NOTICE:
             channel, thread = place
             meta = effect_metadata(owed, attempt)
-            message = render.text_message(owed.text)
+            message = blocks.text_message(owed.text)
             if owed.blocks:  # a notice rendered when it was owed: sent as stored
                 message = {"text": owed.text, "blocks": [dict(b) for b in owed.blocks]}
             return await sender.post(channel, message, thread_ts=thread or None, metadata=meta)
@@ -318,12 +322,12 @@ class AlertMessages:
         if alert.key.is_reminder:
             message = render_reminders.reply_message(alert, note)
         elif note.kind is NoteKind.DIAGNOSIS:
-            message = render_alerts.evidence_message(owed.text, owed.blocks)
+            message = render_evidence.evidence_message(owed.text, owed.blocks)
         elif note.kind is NoteKind.ESCALATED:
             who = await _resolved(sender, self._paging.escalate_to)
-            message = render_alerts.reply_message(alert, note, who)
+            message = render_replies.reply_message(alert, note, who)
         else:
-            message = render_alerts.reply_message(alert, note)
+            message = render_replies.reply_message(alert, note)
         return await sender.post(where, message, thread_ts=alert.root_ts, metadata=meta)
 
 

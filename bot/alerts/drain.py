@@ -35,7 +35,7 @@ from typing import TypeVar
 
 from bot.alerts import outbox
 from bot.alerts.converge import Converger
-from bot.alerts.delivery import AlertMessages, Attempt, Outcome, Sent
+from bot.alerts.delivery import AlertMessages, Attempt, CallOutcome, Sent
 from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, NoticeThread, Owed
 from bot.alerts.outbox import NOTICES, Confirmation, Place
 from bot.alerts.store import AlertStore, Repair, StoreUnavailable, update
@@ -69,8 +69,9 @@ class Poster:
     settle: timedelta = timedelta(0)
 
 
-class Step(enum.Enum):
-    """What one step on an outbox's head did."""
+class Progress(enum.Enum):
+    """How far one step on an outbox's head got (the drain's own word: not the state
+    machine's `Transition`, nor a Slack call's `CallOutcome`)."""
 
     MOVED = "moved"  # delivered, adopted or given up: go on with the next
     RETRY = "retry"  # failed: try again after a backoff
@@ -192,10 +193,10 @@ class Drain:
             if owed is None or owed.awaits_evidence:
                 return  # an empty diagnosis waits for the holder's check to gather it
             step = await self._deliver(cluster, where, outbox.find_place(state, where), owed)
-            if step is Step.MOVED:
+            if step is Progress.MOVED:
                 tries = 0
                 continue
-            if step is Step.LATER:
+            if step is Progress.LATER:
                 return
             if tries >= len(self._backoffs):
                 log.warning("%s: left for the next drain", owed.effect_id)
@@ -203,7 +204,7 @@ class Drain:
             await self._sleep(self._backoffs[tries])
             tries += 1
 
-    async def _deliver(self, cluster: str, where: str, place: Place | None, owed: Owed) -> Step:
+    async def _deliver(self, cluster: str, where: str, place: Place | None, owed: Owed) -> Progress:
         """One step on the head."""
         if isinstance(place, NoticeThread):  # its root, or a reply under it once it is posted
             thread = place.root_ts if owed.kind is not EffectKind.ROOT else ""
@@ -216,7 +217,7 @@ class Drain:
         if owed.kind is EffectKind.REPLY and (alert is None or not alert.root_ts):
             log.error("%s: a reply owed before its root; dropped", owed.effect_id)
             await self._change(cluster, _drop(where, owed))
-            return Step.MOVED
+            return Progress.MOVED
         channel = alert.root_channel if alert is not None else self._channel
         thread = alert.root_ts if alert is not None and owed.kind is EffectKind.REPLY else ""
         return await self._send_new(cluster, where, alert, owed, (channel, thread))
@@ -228,7 +229,7 @@ class Drain:
         alert: AlertState | None,
         owed: Owed,
         place: tuple[str, str],
-    ) -> Step:
+    ) -> Progress:
         """A root, reply or notice: looked for first when an attempt's outcome is unknown."""
         channel, thread = place
         if owed.was_attempted:
@@ -236,13 +237,13 @@ class Drain:
                 channel, owed.effect_id, thread_ts=thread, after=owed.anchor
             )
             if copies is None:
-                return Step.RETRY  # "don't know" is never "absent"
+                return Progress.RETRY  # "don't know" is never "absent"
             if copies:
                 await self._change(cluster, _adopt(where, owed, channel, copies[0]))
                 await self._converger.delete(channel, copies[1:])
-                return Step.MOVED
+                return Progress.MOVED
             if owed.kind is EffectKind.ROOT and not self._waited_out(cluster, owed):
-                return Step.LATER
+                return Progress.LATER
         return await self._post(cluster, where, alert, owed, (channel, thread))
 
     def _waited_out(self, cluster: str, owed: Owed) -> bool:
@@ -252,17 +253,19 @@ class Drain:
         first = absent.setdefault((owed.effect_id, owed.attempt), self._poster.monotonic())
         return self._poster.monotonic() - first >= self._poster.landing_bound
 
-    async def _edit(self, cluster: str, where: str, alert: AlertState | None, owed: Owed) -> Step:
+    async def _edit(
+        self, cluster: str, where: str, alert: AlertState | None, owed: Owed
+    ) -> Progress:
         """Edits are idempotent: an unknown outcome is sent again, no look-up needed."""
         if alert is None or not alert.root_ts:
             await self._change(cluster, _drop(where, owed))
-            return Step.MOVED
+            return Progress.MOVED
         attempt = Attempt("", self._poster.identity)
         sent = await self._messages.send(alert, owed, attempt, "", within=self._within())
-        if sent.outcome is Outcome.APPLIED or sent.permanent:
+        if sent.outcome is CallOutcome.APPLIED or sent.permanent:
             await self._change(cluster, _drop(where, owed))
-            return Step.MOVED
-        return Step.RETRY
+            return Progress.MOVED
+        return Progress.RETRY
 
     async def _post(
         self,
@@ -271,23 +274,23 @@ class Drain:
         alert: AlertState | None,
         owed: Owed,
         place: tuple[str, str],
-    ) -> Step:
+    ) -> Progress:
         """A fresh attempt: stored first, posted, then recorded if it is still ours."""
         (channel, thread), poster = place, self._poster
         attempt = Attempt(secrets.token_hex(6), poster.identity)
         anchor = await self._messages.anchor(channel)
         if not await self._change(cluster, _mark(where, owed, attempt, poster.clock(), anchor)):
-            return Step.MOVED  # no longer the head: someone else delivered it
+            return Progress.MOVED  # no longer the head: someone else delivered it
         if not poster.is_holder():
-            return Step.RETRY
+            return Progress.RETRY
         sent = await self._messages.send(
             alert, owed, attempt, channel, within=self._within(), thread=thread
         )
-        if sent.outcome is Outcome.UNKNOWN and where != NOTICES:
+        if sent.outcome is CallOutcome.UNKNOWN and where != NOTICES:
             self._watch(cluster, [where])  # it may land any time: watch its channel
-        if sent.outcome is Outcome.NOT_APPLIED:
+        if sent.outcome is CallOutcome.NOT_APPLIED:
             await self._change(cluster, _unmark(where, owed, attempt))
-        if sent.outcome is not Outcome.APPLIED:
+        if sent.outcome is not CallOutcome.APPLIED:
             return await self._not_applied(cluster, where, owed, sent)
         verdict = await self._change(cluster, _confirm(where, owed, attempt, channel, sent.ts))
         if verdict is Confirmation.SUPERSEDED:
@@ -297,7 +300,7 @@ class Drain:
             kept = (channel, thread, sent.ts)
             if not await self._delete_other_copies(owed, kept):
                 self._watch(cluster, [where])  # copies may stand: converge it
-        return Step.RETRY if verdict is Confirmation.CONTESTED else Step.MOVED
+        return Progress.RETRY if verdict is Confirmation.CONTESTED else Progress.MOVED
 
     async def _delete_other_copies(self, owed: Owed, kept: tuple[str, str, str]) -> bool:
         """After an uncertain entry is recorded: delete every other copy of it; whether the
@@ -311,21 +314,21 @@ class Drain:
         await self._converger.delete(channel, [c for c in copies if c != ts])
         return True
 
-    async def _sweep(self, cluster: str, where: str, alert: AlertState | None) -> Step:
+    async def _sweep(self, cluster: str, where: str, alert: AlertState | None) -> Progress:
         """The last thing a resolved incident owes: the channel converged, seen agreeing in
         `SETTLE_PASSES` drains in a row (a post Slack did after we gave up lands meanwhile)."""
         agreed = alert is None or await self._converge(alert)
         state = await self._change(cluster, _swept(where, agreed))
         if alert is not None and outbox.head(state, where) is None:
             self._watch(cluster, [where])  # closed: a late call may still land a while
-        return Step.MOVED if outbox.head(state, where) is None else Step.LATER
+        return Progress.MOVED if outbox.head(state, where) is None else Progress.LATER
 
-    async def _not_applied(self, cluster: str, where: str, owed: Owed, sent: Sent) -> Step:
+    async def _not_applied(self, cluster: str, where: str, owed: Owed, sent: Sent) -> Progress:
         if not sent.permanent:
-            return Step.RETRY
+            return Progress.RETRY
         log.error("%s: Slack refuses it for good (%s); dropped", owed.effect_id, sent.error)
         await self._change(cluster, _drop(where, owed))
-        return Step.MOVED
+        return Progress.MOVED
 
     def _within(self) -> float | None:
         """How long a call may take: never past this replica's right to act."""

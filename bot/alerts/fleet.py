@@ -87,7 +87,7 @@ def fold(
     now: datetime,
     channel: str,
     wait: timedelta = timedelta(0),
-) -> machine.Outcome:
+) -> machine.Transition:
     """The cluster's firing alerts of `groups` become members of their fleet incidents; the
     others that just fired wait up to `wait` (two `alerts.interval`: every other cluster that
     broke with it has fired meanwhile) before they page on their own.
@@ -118,7 +118,7 @@ def fold(
             effects.extend(state.alerts[key].outbox)
         elif not alert.fleet and not said and fired_for < wait:
             state = state.with_alert(replace(alert, fleet=WAITING, outbox=(), root_channel=""))
-    return machine.Outcome(state, tuple(effects))
+    return machine.Transition(state, tuple(effects))
 
 
 def _folded(state: ClusterAlerts, alert: AlertState, fleet_id: str, now: datetime) -> ClusterAlerts:
@@ -147,7 +147,7 @@ def _released(alert: AlertState, channel: str, now: datetime) -> AlertState:
 
 def advance(
     fleet: ClusterAlerts, states: Sequence[ClusterAlerts], now: datetime, policy: machine.Policy
-) -> machine.Outcome:
+) -> machine.Transition:
     """The fleet incidents after the clusters' states `states` changed: a new one for a group
     whose members appeared, a reply (and the root edited) per cluster that joined or
     recovered, the resolution once no member is left. The hold was each member's own: the
@@ -165,15 +165,15 @@ def advance(
             fleet = fleet.with_alert(incident)
             effects.extend(owed)
     seen = [_observation(group, alerts) for group, alerts in members.items()]
-    outcome = machine.observe(fleet, seen, now, replace(policy, hold=timedelta(0)))
-    fleet = outcome.state
+    observed = machine.observe(fleet, seen, now, replace(policy, hold=timedelta(0)))
+    fleet = observed.state
     for group, alerts in members.items():
         new = fleet.alerts.get(fleet_key(group))
         if new is not None and not new.clusters:
             paged = tuple(a.key.cluster for a in alerts if a.paged)
             names = tuple(a.key.cluster for a in alerts)
             fleet = fleet.with_alert(replace(new, clusters=names, paged=paged))
-    return machine.Outcome(fleet, (*effects, *outcome.effects))
+    return machine.Transition(fleet, (*effects, *observed.effects))
 
 
 def shown_once(

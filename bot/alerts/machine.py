@@ -3,7 +3,7 @@
 pending (bad, inside `hold`) → firing → acknowledged | silenced → resolved (clear for `hold`).
 Firing owes the root, then the diagnosis as the first reply (filled in by the desk); an alert
 still firing and unanswered `escalate_after` after it fired owes one escalation reply.
-Every function takes the current `ClusterAlerts` and `now` and returns an `Outcome`: the new
+Every function takes the current `ClusterAlerts` and `now` and returns a `Transition`: the new
 state, whose alerts' outboxes now also hold the Slack effects owed (post a root, reply in its
 thread, edit the root), and those effects again for the caller to log. The drain sends them in
 order (`bot.alerts.drain`); a resolved incident stays in `closing` until it owes nothing.
@@ -49,33 +49,40 @@ class Policy:
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """The next state, and the effects it newly owes (already in the alerts' outboxes)."""
+class Transition:
+    """What one step of the state machine came to: the next state, and the effects it newly
+    owes (already in the alerts' outboxes). Not to be confused with what a Slack call came to
+    (`bot.alerts.delivery.CallOutcome`) or the record of one write (`delivery.Sent`)."""
 
     state: ClusterAlerts
     effects: tuple[Owed, ...] = ()
 
 
+# One step of a stored state document (a check's verdict, a command, a fold into a fleet
+# incident): a function of the state as loaded, so a store conflict simply redoes it.
+AlertStep = Callable[[ClusterAlerts], Transition]
+
+
 def observe(
     state: ClusterAlerts, seen: Iterable[Observation], now: datetime, policy: Policy
-) -> Outcome:
+) -> Transition:
     """A successful check of the cluster saw exactly `seen` bad (everything else is clear).
 
     Also ends a run of check failures: the "cannot check" alert is clear from now (it resolves
     once checks have kept succeeding for `hold`).
     """
     bad = {o.key: o for o in seen if o.key.cluster == state.cluster}
-    step = _Step(replace(state, failures=0, last_error=""), now, policy)
+    step = _CheckPass(replace(state, failures=0, last_error=""), now, policy)
     for key, alert in state.alerts.items():
         step.advance(alert, bad.pop(key, None))
     for observation in bad.values():
         step.advance(AlertState(observation, first_seen=now), observation)
-    return step.outcome()
+    return step.transition()
 
 
 def check_failed(
     state: ClusterAlerts, cannot_check: Observation, now: datetime, policy: Policy
-) -> Outcome:
+) -> Transition:
     """A check could not read the cluster; `cannot_check` describes the error.
 
     After `failures_before_alert` failures in a row, `cannot_check` fires (no hold: the
@@ -85,7 +92,9 @@ def check_failed(
     after it: nobody saw the condition clear meanwhile.
     """
     failures = state.failures + 1
-    step = _Step(replace(state, failures=failures, last_error=cannot_check.message), now, policy)
+    step = _CheckPass(
+        replace(state, failures=failures, last_error=cannot_check.message), now, policy
+    )
     for key, alert in state.alerts.items():
         if key != cannot_check.key:
             step.keep(replace(alert, clear_since=None))
@@ -94,12 +103,12 @@ def check_failed(
         step.advance(known or AlertState(cannot_check, first_seen=now), cannot_check)
     elif known is not None:
         step.keep(known)
-    return step.outcome()
+    return step.transition()
 
 
 def acknowledge(
     state: ClusterAlerts, alert_id: str, user: str, now: datetime, *, command: str
-) -> Outcome:
+) -> Transition:
     """`user` takes the alert: no more reminders for this incident. `command` is the
     configured slash command, named in the error that lists the alerts.
 
@@ -126,7 +135,7 @@ def silence(
     now: datetime,
     *,
     command: str,
-) -> Outcome:
+) -> Transition:
     """Mute the alert's reminders until `now + duration` (a new silence replaces the old one).
 
     Raises:
@@ -142,7 +151,7 @@ def silence(
 
 def unsilence(
     state: ClusterAlerts, alert_id: str, user: str, now: datetime, *, command: str
-) -> Outcome:
+) -> Transition:
     """End the alert's silence early.
 
     Raises:
@@ -156,20 +165,22 @@ def unsilence(
 
 
 def applied_once(
-    state: ClusterAlerts, alert_id: str, command_id: str, step: Callable[[ClusterAlerts], Outcome]
-) -> Outcome:
+    state: ClusterAlerts, alert_id: str, command_id: str, step: AlertStep
+) -> Transition:
     """`step` (an acknowledgement, a silence, ...) applied unless the command `command_id`
     already was: a store write that was applied but answered with an error is redone after
     reading the state again, and must then change nothing."""
     alert = state.find(alert_id)
     if alert is not None and command_id in alert.commands:
-        return Outcome(state)
-    outcome = step(state)
-    changed = outcome.state.find(alert_id)
+        return Transition(state)
+    stepped = step(state)
+    changed = stepped.state.find(alert_id)
     if changed is None:
-        return outcome
+        return stepped
     commands = (*changed.commands, command_id)[-COMMANDS_KEPT:]
-    return Outcome(outcome.state.with_alert(replace(changed, commands=commands)), outcome.effects)
+    return Transition(
+        stepped.state.with_alert(replace(changed, commands=commands)), stepped.effects
+    )
 
 
 def find_active(state: ClusterAlerts, alert_id: str, *, command: str) -> AlertState:
@@ -191,9 +202,9 @@ def find_active(state: ClusterAlerts, alert_id: str, *, command: str) -> AlertSt
     return alert
 
 
-def _changed(state: ClusterAlerts, alert: AlertState, note: Note) -> Outcome:
+def _changed(state: ClusterAlerts, alert: AlertState, note: Note) -> Transition:
     alert, owed = _in_thread(alert, note)
-    return Outcome(state.with_alert(alert), owed)
+    return Transition(state.with_alert(alert), owed)
 
 
 def _in_thread(alert: AlertState, note: Note) -> tuple[AlertState, tuple[Owed, ...]]:
@@ -209,16 +220,17 @@ def _unsilenced(alert: AlertState, now: datetime) -> AlertState:
 
 
 @dataclass
-class _Step:
-    """The state being built by one check, and the effects in the order they must happen."""
+class _CheckPass:
+    """The state being built by one check (or one failed check), and the effects in the order
+    they must happen (the reminders' own pass is `bot.alerts.reminders._ReminderPass`)."""
 
     state: ClusterAlerts
     now: datetime
     policy: Policy
     effects: list[Owed] = field(default_factory=list)
 
-    def outcome(self) -> Outcome:
-        return Outcome(self.state, tuple(self.effects))
+    def transition(self) -> Transition:
+        return Transition(self.state, tuple(self.effects))
 
     def keep(self, alert: AlertState) -> None:
         self.state = self.state.with_alert(alert)
@@ -280,8 +292,8 @@ class _Step:
 
     def _owe_diagnosis(self, alert: AlertState) -> AlertState:
         """The first reply of a new incident: the failing component's diagnosis, owed empty
-        (the holder gathers it, `bot.alerts.desk`). An immediate alert (the cluster cannot be
-        checked) has no component to look at: the cluster itself does not answer."""
+        (the holder gathers it, `bot.alerts.usecase_evidence`). An immediate alert (the cluster
+        cannot be checked) has no component to look at: the cluster itself does not answer."""
         if alert.observation.immediate:
             return alert
         alert = outbox.owe(alert, EffectKind.REPLY, Note(NoteKind.DIAGNOSIS, self.now))

@@ -19,7 +19,7 @@ from bot.diagnostics import render as render_diagnosis
 from bot.kube.ports import KubeReader
 from bot.slack.blocks import Message
 from bot.workloads import render as render_workloads
-from bot.workloads import usecase as workloads
+from bot.workloads import usecase
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ async def starved_queues(
     if after <= timedelta(0):
         return []
     try:
-        found = await workloads.read_starvation(kube, now=now, after=after)
+        found = await usecase.read_starvation(kube, now=now, after=after)
     except errors.KubeNotFound:
         return []
     return starvation.starvation_alerts(kube.cluster, found.starved, after=after, command=command)
@@ -54,7 +54,7 @@ async def queue_evidence(
     would not say. Never raises."""
     subject = f"queue {key.object}"
     try:
-        found = await workloads.read_starvation(kube, now=now, after=after)
+        found = await usecase.read_starvation(kube, now=now, after=after)
     except errors.KubeError as e:
         log.warning("no evidence of %s on %s: %s", subject, key.cluster, e)
         return render_diagnosis.failed_message(subject, key.cluster, e)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from bot.alerts import outbox
-from bot.alerts.machine import Outcome
+from bot.alerts.machine import Transition
 from bot.alerts.model import (
     AlertKey,
     AlertState,
@@ -77,7 +77,7 @@ def remind(
     places: Sequence[Place],
     now: datetime,
     policy: ReminderPolicy,
-) -> Outcome:
+) -> Transition:
     """One sweep saw exactly `held` in `places` (each listed in full): reminders fall due, and
     the changes in those places no longer held end (elsewhere nothing was seen either way).
     A timed pause or suspend ends by itself and is never reminded of."""
@@ -86,14 +86,14 @@ def remind(
         for h in held
         if h.cluster == state.cluster and not h.is_timed and covers(places, h.kind, h.namespace)
     }
-    step = _Step(state, now, policy)
+    step = _ReminderPass(state, now, policy)
     for key, alert in state.reminders.items():
         namespace = key.object.partition("/")[0]
         if key not in seen and covers(places, key.kind, namespace):
             step.end(alert)
     for key, observation in seen.items():
         step.advance(state.reminders.get(key), observation)
-    return step.outcome()
+    return step.transition()
 
 
 def first_seen_by_hand(states: Iterable[ClusterAlerts]) -> FirstSeen:
@@ -114,14 +114,17 @@ def _is_same_change(a: Observation, b: Observation) -> bool:
 
 
 @dataclass
-class _Step:
+class _ReminderPass:
+    """The state being built by one sweep's look at the held changes, and the effects it owes
+    in order (the alerts' check builds its own: `bot.alerts.machine._CheckPass`)."""
+
     state: ClusterAlerts
     now: datetime
     policy: ReminderPolicy
     effects: list[Owed] = field(default_factory=list)
 
-    def outcome(self) -> Outcome:
-        return Outcome(self.state, tuple(self.effects))
+    def transition(self) -> Transition:
+        return Transition(self.state, tuple(self.effects))
 
     def advance(self, known: AlertState | None, seen: Observation) -> None:
         """A change still in force: its first reminder (the root) once it is old enough, then a

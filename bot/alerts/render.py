@@ -1,4 +1,6 @@
-"""How alerts look in Slack: the root message, its thread replies, and the `/kai alerts` list.
+"""How alerts look in Slack: the root message and its buttons, the `/kai alerts` list, and the
+short private answer to ack, silence or unsilence (the thread's replies: `render_replies`; the
+diagnosis: `render_evidence`).
 
 Pure Block Kit dicts, always fitted to Slack's limits; no Slack library, no clock (every time
 shown comes from the alert or the note). Operators' messages are shown verbatim, escaped.
@@ -6,12 +8,11 @@ shown comes from the alert or the note). Operators' messages are shown verbatim,
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Note, NoteKind, Phase, Severity
+from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Phase, Severity
 from bot.core import errors
 from bot.core.durations import format_duration
 from bot.core.rich import Rich, rich_join, rich_text
@@ -26,8 +27,8 @@ from bot.slack.blocks import (
     fit_message,
     mention,
     section,
+    text_message,
     truncate,
-    truncate_mrkdwn,
 )
 
 ACK_ACTION = "kai_alert_ack"
@@ -39,10 +40,6 @@ SILENCE_ACTIONS = {SILENCE_1H_ACTION: timedelta(hours=1), SILENCE_4H_ACTION: tim
 SEVERITY_ICONS = {Severity.CRITICAL: ":rotating_light:", Severity.WARNING: ":warning:"}
 RESOLVED_ICON = ":white_check_mark:"
 _FALLBACK_MESSAGE = 300  # characters of the operator's message in the notification text
-EVIDENCE_KEPT = 12_000  # characters (as JSON) of a diagnosis stored in the state until posted
-_EVIDENCE_TEXT = 2_000  # of which its fallback text
-_BLOCK_OVERHEAD = 120  # JSON around a block's text
-_BLOCK_SHARE = 600  # characters a cut block keeps at least: fewer blocks, each still readable
 
 
 def button_value(key: AlertKey) -> str:
@@ -60,6 +57,14 @@ def parse_button_value(value: str) -> tuple[str, str]:
     if not cluster or not alert_id:
         raise errors.UserError("This button does not belong to a kai-chatops alert.")
     return cluster, alert_id
+
+
+def clicked_root(body: Mapping[str, Any]) -> tuple[str, str]:
+    """Where the root message whose button was clicked is, from the click's payload: (channel,
+    ts), each "" when the payload does not say."""
+    container = body.get("container") or {}
+    channel = str(container.get("channel_id") or body.get("channel", {}).get("id", ""))
+    return channel, str(container.get("message_ts") or "")
 
 
 def format_time(at: datetime) -> str:
@@ -148,7 +153,7 @@ def _describe_phase(alert: AlertState) -> Text:
         at = format_time(alert.resolved_at)
         return f"grouped at {at} into fleet incident `{alert.fleet}`, followed there"
     if phase is Phase.RESOLVED and alert.resolved_at is not None:
-        fired = _fired_for(alert, alert.resolved_at)
+        fired = fired_for(alert, alert.resolved_at)
         return f"resolved at {format_time(alert.resolved_at)} after firing for {fired}"
     parts: list[Text] = [f"firing since {format_time(alert.firing_since or alert.first_seen)}"]
     if alert.acked_by and alert.acked_at is not None:
@@ -179,176 +184,14 @@ def _buttons(key: AlertKey) -> Block:
     }
 
 
-def _fired_for(alert: AlertState, until: datetime) -> str:
-    return _elapsed(alert.firing_since or alert.first_seen, until)
+def fired_for(alert: AlertState, until: datetime) -> str:
+    return elapsed(alert.firing_since or alert.first_seen, until)
 
 
-def _elapsed(start: datetime, end: datetime) -> str:
+def elapsed(start: datetime, end: datetime) -> str:
     """How long from `start` to `end`, never negative: after the wall clock stepped back, the
     two may be out of order, and "-1h59m" helps nobody."""
     return format_duration(max(end - start, timedelta(0)))
-
-
-def reply_message(alert: AlertState, note: Note, escalate_to: Sequence[str] = ()) -> Message:
-    """One reply in the alert's thread: a reminder, who acknowledged or silenced it and why,
-    the end of a silence, the escalation (mentioning `escalate_to`), or the resolution. (The
-    first reply, the diagnosis, is stored rendered: `evidence_message`.)"""
-    text: Text
-    if note.kind is NoteKind.ESCALATED:
-        text = _escalated(alert, note, escalate_to)
-    else:
-        text = _REPLIES[note.kind](alert, note)
-    return fit_message({"text": text, "blocks": [section(text)]})
-
-
-def _escalated(alert: AlertState, note: Note, escalate_to: Sequence[str]) -> Rich:
-    since = alert.firing_since or alert.first_seen
-    return rich_text(
-        ":sos: Escalating to ",
-        mentions(escalate_to) or "nobody (alerts.escalate_to is empty)",
-        f": {escape(alert.observation.title)} has been firing for {_elapsed(since, note.at)} "
-        f"(since {format_time(since)}), neither acknowledged nor silenced.",
-    )
-
-
-def _reminder(alert: AlertState, note: Note) -> str:
-    since = alert.firing_since or alert.first_seen
-    return (
-        f":bell: Still firing: {escape(alert.observation.title)}, since {format_time(since)} "
-        f"({_elapsed(since, note.at)}). Acknowledge or silence it to stop these reminders."
-    )
-
-
-def _acknowledged(alert: AlertState, note: Note) -> Rich:
-    return rich_text(
-        ":eyes: Acknowledged by ",
-        mention(note.user),
-        f" at {format_time(note.at)}. No more reminders for this incident.",
-    )
-
-
-def _silenced(alert: AlertState, note: Note) -> Rich:
-    until = note.until or note.at
-    why = f" Reason: {escape(note.reason)}" if note.reason else " No reason given."
-    return rich_text(
-        ":no_bell: Silenced by ",
-        mention(note.user),
-        f" at {format_time(note.at)} for {_elapsed(note.at, until)}, "
-        f"until {format_time(until)}.{why}",
-    )
-
-
-def _silence_over(alert: AlertState, note: Note, what: Rich) -> Rich:
-    if not note.still_bad:
-        return what + " The condition is clear; the alert resolves once it stays clear."
-    owner = rich_text(" (acknowledged by ", mention(alert.acked_by), ")") if alert.acked_by else ""
-    return rich_text(what, " The condition still holds: firing again", owner, ".")
-
-
-def _unsilenced(alert: AlertState, note: Note) -> Rich:
-    what = rich_text(
-        ":bell: Silence lifted by ", mention(note.user), f" at {format_time(note.at)}."
-    )
-    return _silence_over(alert, note, what)
-
-
-def _silence_expired(alert: AlertState, note: Note) -> Rich:
-    by = rich_text(" by ", mention(note.user)) if note.user else ""
-    at = f" expired at {format_time(note.at)}."
-    return _silence_over(alert, note, rich_text(":alarm_clock: The silence", by, at))
-
-
-def _resolved(alert: AlertState, note: Note) -> str:
-    cleared = alert.clear_since or note.at
-    return (
-        f"{RESOLVED_ICON} Resolved at {format_time(note.at)}: clear since {format_time(cleared)}. "
-        f"It fired for {_fired_for(alert, note.at)}."
-    )
-
-
-def _joined(alert: AlertState, note: Note) -> str:
-    return (
-        f":heavy_plus_sign: {escape(note.reason)} fires it too, since {format_time(note.at)}: "
-        f"{len(alert.clusters) - len(alert.recovered)} of {len(alert.clusters)} clusters firing."
-    )
-
-
-def _recovered(alert: AlertState, note: Note) -> str:
-    firing = len(alert.clusters) - len(alert.recovered)
-    rest = f"{firing} still firing." if firing else "none left firing."
-    return f"{RESOLVED_ICON} {escape(note.reason)} recovered at {format_time(note.at)}; {rest}"
-
-
-def _grouped(alert: AlertState, note: Note) -> str:
-    return (
-        f":link: The same alert now fires on several clusters: followed from here on as one "
-        f"fleet incident, `{escape(note.reason)}` (acknowledge or silence it there)."
-    )
-
-
-_REPLIES: dict[NoteKind, Callable[[AlertState, Note], Text]] = {
-    NoteKind.JOINED: _joined,
-    NoteKind.RECOVERED: _recovered,
-    NoteKind.GROUPED: _grouped,
-    NoteKind.REMINDER: _reminder,
-    NoteKind.ACKNOWLEDGED: _acknowledged,
-    NoteKind.SILENCED: _silenced,
-    NoteKind.UNSILENCED: _unsilenced,
-    NoteKind.SILENCE_EXPIRED: _silence_expired,
-    NoteKind.RESOLVED: _resolved,
-}
-
-
-def evidence_message(text: str, blocks: Sequence[Mapping[str, Any]]) -> Message:
-    """A stored diagnosis as the thread's first reply (escaped again: the state document is
-    not trusted to be as we wrote it)."""
-    return fit_message({"text": text, "blocks": [dict(b) for b in blocks]})
-
-
-def no_evidence(key: AlertKey) -> Message:
-    """The first reply of an alert with no component to diagnose."""
-    text = f"No diagnosis for {key.subject} {key.condition}: nothing to look at beyond the alert."
-    return fit_message({"text": escape(text), "blocks": [context(escape(text))]})
-
-
-def evidence_footer(command: str) -> Block:
-    return context(f"Gathered when the alert fired. `{escape(command)}` looks again.")
-
-
-def kept_evidence(message: Message, limit: int = EVIDENCE_KEPT) -> tuple[str, list[Block]]:
-    """A rendered diagnosis within `limit` characters of JSON, so the state document stays
-    small while it is owed: long texts are cut first (each to its share), then whole blocks
-    from the end, saying how many were left out."""
-    text = truncate(str(message.get("text", "")), _EVIDENCE_TEXT)
-    blocks: list[Block] = [dict(b) for b in message.get("blocks", [])]
-    budget = limit - len(json.dumps(text)) - _BLOCK_OVERHEAD
-    if _json_size(blocks) > budget:
-        share = max(budget // max(len(blocks), 1) - _BLOCK_OVERHEAD, _BLOCK_SHARE)
-        blocks = [_shortened(b, share) for b in blocks]
-    dropped = 0
-    while blocks and _json_size(blocks) > budget:
-        blocks.pop()
-        dropped += 1
-    if dropped:
-        blocks.append(context(f"… {dropped} more part(s) of the diagnosis not kept here."))
-    return text, blocks
-
-
-def _json_size(blocks: Sequence[Block]) -> int:
-    return len(json.dumps(blocks))
-
-
-def _shortened(block: Block, limit: int) -> Block:
-    if block.get("type") == "section" and "text" in block:
-        inner = {**block["text"], "text": truncate_mrkdwn(block["text"]["text"], limit)}
-        return {**block, "text": inner}
-    if block.get("type") == "context":
-        elements = [
-            {**e, "text": truncate(e["text"], limit)} if isinstance(e.get("text"), str) else e
-            for e in block.get("elements", [])
-        ]
-        return {**block, "elements": elements}
-    return block
 
 
 def alerts_listing(states: Sequence[ClusterAlerts], *, hold: timedelta) -> Message:
@@ -401,3 +244,12 @@ def damaged_state_notice(cluster: str, reason: str, kept_at: str) -> str:
         "is posted again as a new incident, and the threads of earlier alerts are no longer "
         "updated."
     )
+
+
+def command_done(alert: AlertState, what: str, *, duration: timedelta | None = None) -> Message:
+    """`Silenced alert 3f9a2c for 2h (prod: ...); noted in its thread.`, for the asker only."""
+    where = "; noted in its thread." if alert.has_thread else "."
+    detail = f" for {format_duration(duration)}" if duration is not None else ""
+    title = escape(alert.observation.title)
+    text = f"{what} alert {alert.alert_id}{detail} ({alert.key.cluster}: {title}){where}"
+    return text_message(text)

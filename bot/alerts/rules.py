@@ -14,12 +14,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.alerts.model import AlertKey, Observation, Severity
-from bot.core import conditions as c
-from bot.core import errors
+from bot.core import conditions, errors
 from bot.core.durations import format_duration
 from bot.core.models import ClusterSnapshot, Finding, Health, HealthReport, RawObject
 from bot.health import deployments
-from bot.health import report as health
+from bot.health import report as health  # beside the `report` each rule reads
 from bot.rules import apiservice, kai
 
 DEPENDENCIES = "DependenciesFulfilled"
@@ -135,19 +134,19 @@ def _config_alerts(
                 check_first=finding.detail if finding else "",
             )
         ]
-    deps = c.find_condition(c.list_conditions(config), DEPENDENCIES)
-    if c.condition_status(deps) == "False" and c.observed_generation(deps) == c.object_generation(
-        config
-    ):
+    deps = conditions.find_condition(conditions.list_conditions(config), DEPENDENCIES)
+    if conditions.condition_status(deps) == "False" and conditions.observed_generation(
+        deps
+    ) == conditions.object_generation(config):
         return [
             Observation(
                 key=AlertKey(cluster, "Config", name, DEPENDENCIES),
                 severity=Severity.CRITICAL,
                 title=kai.assess_kai_object(config).headline,
-                reason=c.condition_reason(deps),
-                message=c.condition_message(deps),
+                reason=conditions.condition_reason(deps),
+                message=conditions.condition_message(deps),
                 check_first=_CHECK_DEPENDENCIES.format(command=command),
-                since=c.last_transition(deps),
+                since=conditions.last_transition(deps),
             )
         ]
     return _progressing_alerts(cluster, "Config", config, now, timeout, snapshot.kai_namespace)
@@ -158,13 +157,13 @@ def _progressing_alerts(
 ) -> list[Observation]:
     """A warning when the KAI conditions stayed Progressing longer than the timeout."""
     reading = kai.assess_kai_object(obj)
-    since = c.last_write_time(obj)
+    since = conditions.last_write_time(obj)
     if reading.health is not Health.PROGRESSING or since is None or now - since <= timeout:
         return []
     age = format_duration(now - since, "coarse")
     return [
         Observation(
-            key=AlertKey(cluster, kind, c.object_name(obj), "Progressing"),
+            key=AlertKey(cluster, kind, conditions.object_name(obj), "Progressing"),
             severity=Severity.WARNING,
             title=f"operator not reconciling: Progressing for {age}",
             reason="Progressing",
@@ -196,12 +195,12 @@ def _scheduler_alerts(cluster: str, snapshot: ClusterSnapshot) -> list[Observati
     namespace = health.operand_namespace(snapshot)
     scheduler = health.scheduler_name(snapshot)
     found = []
-    for shard in sorted(snapshot.shards, key=c.object_name):
+    for shard in sorted(snapshot.shards, key=conditions.object_name):
         name = health.shard_scheduler(scheduler, shard)
         deployment = deployments.find_deployment(snapshot.deployments, namespace, name)
         if deployment is None and _progressing(shard):
             continue
-        shard_name = c.object_name(shard)
+        shard_name = conditions.object_name(shard)
         check_first = _CHECK_SCHEDULER.format(ns=namespace, name=name, shard=shard_name)
         down = _deployment_down(
             cluster, (namespace, name), deployment, Severity.CRITICAL, check_first, "KAI scheduler "
@@ -243,8 +242,8 @@ def _down(deployment: RawObject | None) -> tuple[str, str] | None:
         return None
     if deployments.desired_replicas(deployment) == 0:
         return "ScaledToZero", "scaled to 0 replicas"
-    available = c.find_condition(c.list_conditions(deployment), "Available")
-    return c.condition_reason(available) or "Unavailable", "no available replica"
+    available = conditions.find_condition(conditions.list_conditions(deployment), "Available")
+    return conditions.condition_reason(available) or "Unavailable", "no available replica"
 
 
 def _deployment_message(deployment: RawObject | None) -> str:
@@ -274,43 +273,43 @@ def _apiservice_alerts(
                 check_first=_CHECK_APISERVICE_MISSING,
             )
         ]
-    available = c.find_condition(c.list_conditions(service), "Available")
-    if c.is_condition_true(available):
+    available = conditions.find_condition(conditions.list_conditions(service), "Available")
+    if conditions.is_condition_true(available):
         return []
     return [
         Observation(
             key=AlertKey(cluster, "APIService", name, "Available"),
             severity=Severity.CRITICAL,
             title=_apiservice_title(service, available),
-            reason=c.condition_reason(available),
-            message=c.condition_message(available),
+            reason=conditions.condition_reason(available),
+            message=conditions.condition_message(available),
             check_first=_apiservice_hint(service, available, name),
-            since=c.last_transition(available),
+            since=conditions.last_transition(available),
         )
     ]
 
 
-def _apiservice_title(service: RawObject, available: c.Condition | None) -> str:
+def _apiservice_title(service: RawObject, available: conditions.Condition | None) -> str:
     """Which way it is not Available: False (the rule's headline: reason and backing Service),
     Unknown (the aggregator's check itself failed), or no condition at all."""
     if available is None:
         return "no Available condition yet"
-    state = c.condition_status(available)
+    state = conditions.condition_status(available)
     if state == "False":
         return apiservice.assess_apiservice(service).headline
     return f"Available is {state or 'unset'}: the aggregator could not check"
 
 
-def _apiservice_hint(service: RawObject, available: c.Condition | None, name: str) -> str:
-    spec = c.as_mapping(c.spec(service).get("service"))
-    namespace = c.as_text(spec.get("namespace")) or "?"
-    backing = f"{namespace}/{c.as_text(spec.get('name')) or '?'}"
+def _apiservice_hint(service: RawObject, available: conditions.Condition | None, name: str) -> str:
+    spec = conditions.as_mapping(conditions.spec(service).get("service"))
+    namespace = conditions.as_text(spec.get("namespace")) or "?"
+    backing = f"{namespace}/{conditions.as_text(spec.get('name')) or '?'}"
     if available is None:
         template = _CHECK_APISERVICE_NO_CONDITION
-    elif c.condition_status(available) != "False":
+    elif conditions.condition_status(available) != "False":
         template = _CHECK_APISERVICE_UNKNOWN
     else:
-        reason = c.condition_reason(available)
+        reason = conditions.condition_reason(available)
         template = _CHECK_APISERVICE.get(reason, _CHECK_APISERVICE_OTHER)
     return template.format(svc=backing, ns=namespace, name=name)
 

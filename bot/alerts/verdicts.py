@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.alerts.model import Observation
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.models import ClusterSnapshot, Health, RawObject
 from bot.rules import kai
 
@@ -37,7 +37,7 @@ def unchanged_until(snapshot: ClusterSnapshot, timeout: timedelta) -> datetime |
     for obj in (snapshot.kai_config, *snapshot.shards):
         if obj is None or kai.assess_kai_object(obj).health is not Health.PROGRESSING:
             continue
-        since = c.last_write_time(obj)
+        since = conditions.last_write_time(obj)
         if since is not None:
             moments.append(since + timeout)
     return min(moments, default=None)
@@ -59,7 +59,7 @@ def fingerprint(snapshot: ClusterSnapshot) -> tuple[object, ...]:
 
 
 def _version(obj: RawObject | None) -> object:
-    meta = c.metadata(obj or {})
+    meta = conditions.metadata(obj or {})
     version = meta.get("resourceVersion")
     if obj is None or not version:
         return obj

@@ -127,6 +127,11 @@ class Grammar:
         """Every subcommand word, in the order of the usage listing."""
         return tuple(self._table)
 
+    @property
+    def types(self) -> frozenset[type]:
+        """Every parsed type the table makes, `Help` included: what a dispatcher must run."""
+        return frozenset(kind for entry in self._table.values() for kind in entry.makes)
+
     def _parse_help(self, args: Args) -> Command:
         args.take_flags()
         topic = args.words.pop(0).lower() if args.words else None
@@ -144,6 +149,13 @@ class Grammar:
         return errors.BadCommand(
             f"unknown {what} {word!r}", self.usage_for(None, args.command_name)
         )
+
+
+def label_of(command: object) -> str:
+    """The subcommand a parsed command is counted and logged as: its type's `LABEL` where it
+    gives one (`CheckHealth` is `health`), else the type's name in lower case (`Pause`)."""
+    kind = type(command)
+    return str(getattr(kind, "LABEL", kind.__name__.lower()))
 
 
 def _extended(entry: Subcommand, extension: Extension) -> Subcommand:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.models import Health, RawObject
 from bot.diagnostics import evidence, selectors
 from bot.diagnostics import pods as pod_rules
@@ -51,16 +51,19 @@ def deployment_component(
 ) -> Component:
     """A Deployment with its pods (by its selector), their findings and recent Warning events;
     `as_kai`: a KAI operand or shard scheduler, judged by KAI's own availability rule."""
-    name, namespace = c.object_name(deployment), c.object_namespace(deployment) or ""
+    name, namespace = (
+        conditions.object_name(deployment),
+        conditions.object_namespace(deployment) or "",
+    )
     title = deployment_title(namespace, name)
-    selector = c.as_mapping(c.spec(deployment).get("selector"))
+    selector = conditions.as_mapping(conditions.spec(deployment).get("selector"))
     owned = [rs for rs in found.replicasets if _is_owned(rs, deployment, selector)]
-    pods = _states(p for p in found.pods if selectors.matches(selector, c.labels_of(p)))
+    pods = _states(p for p in found.pods if selectors.matches(selector, conditions.labels_of(p)))
     reading = deployments.assess_deployment(deployment, as_kai=as_kai)
     findings = pod_rules.all_findings(pods)
     if not pods:
         findings.append(pod_rules.no_pods_finding(title, deployments.desired_replicas(deployment)))
-    involved = {("Deployment", name)} | {("ReplicaSet", c.object_name(rs)) for rs in owned}
+    involved = {("Deployment", name)} | {("ReplicaSet", conditions.object_name(rs)) for rs in owned}
     involved |= {("Pod", p.name) for p in pods}
     return Component(
         title=title,
@@ -78,7 +81,7 @@ def service_component(
     """The pods behind a Service when no Deployment owns them: judged by their endpoints."""
     pods = _states(found.pods)
     involved = {("Pod", p.name) for p in pods}
-    involved |= {("ReplicaSet", c.object_name(rs)) for rs in found.replicasets}
+    involved |= {("ReplicaSet", conditions.object_name(rs)) for rs in found.replicasets}
     health = Health.HEALTHY if endpoints.ready else Health.DEGRADED
     summary = f"{len(endpoints.ready)} ready endpoint(s), {len(pods)} pod(s)"
     return Component(
@@ -125,8 +128,8 @@ def _states(pods: Iterable[RawObject]) -> tuple[PodState, ...]:
 
 
 def _is_owned(replicaset: RawObject, deployment: RawObject, selector: RawObject) -> bool:
-    uid = c.metadata(deployment).get("uid")
-    owners = c.metadata(replicaset).get("ownerReferences") or []
+    uid = conditions.metadata(deployment).get("uid")
+    owners = conditions.metadata(replicaset).get("ownerReferences") or []
     if uid and any(o.get("uid") == uid for o in owners):
         return True
-    return selectors.matches(selector, c.labels_of(replicaset))
+    return selectors.matches(selector, conditions.labels_of(replicaset))

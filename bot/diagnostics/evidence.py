@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.models import RawObject
 from bot.diagnostics.model import Endpoints, EventLine
 from bot.diagnostics.redaction import redact
@@ -33,17 +33,17 @@ def _cut(line: str) -> str:
 
 def event_time(event: RawObject) -> datetime | None:
     """When an event last happened: lastTimestamp, the series' last, eventTime, or creation."""
-    series = c.as_mapping(event.get("series"))
+    series = conditions.as_mapping(event.get("series"))
     for value in (
         event.get("lastTimestamp"),
         series.get("lastObservedTime"),
         event.get("eventTime"),
         event.get("firstTimestamp"),
     ):
-        moment = c.parse_timestamp(value)
+        moment = conditions.parse_timestamp(value)
         if moment is not None:
             return moment
-    return c.creation_time(event)
+    return conditions.creation_time(event)
 
 
 def recent_warnings(
@@ -57,22 +57,24 @@ def recent_warnings(
     """Warning events about `involved` (kind, name) pairs from the last `window`, newest first."""
     lines = []
     for event in events:
-        target = c.as_mapping(event.get("involvedObject") or event.get("regarding"))
-        key = (c.as_text(target.get("kind")), c.as_text(target.get("name")))
+        target = conditions.as_mapping(event.get("involvedObject") or event.get("regarding"))
+        key = (conditions.as_text(target.get("kind")), conditions.as_text(target.get("name")))
         when = event_time(event)
-        if c.as_text(event.get("type")) != "Warning" or key not in involved:
+        if conditions.as_text(event.get("type")) != "Warning" or key not in involved:
             continue
         if when is not None and now - when > window:
             continue
-        count = c.as_int(event.get("count")) or c.as_int(
-            c.as_mapping(event.get("series")).get("count")
+        count = conditions.as_int(event.get("count")) or conditions.as_int(
+            conditions.as_mapping(event.get("series")).get("count")
         )
         lines.append(
             EventLine(
                 kind=key[0],
                 name=key[1],
-                reason=c.as_text(event.get("reason")),
-                message=redact(c.as_text(event.get("message") or event.get("note")).strip()),
+                reason=conditions.as_text(event.get("reason")),
+                message=redact(
+                    conditions.as_text(event.get("message") or event.get("note")).strip()
+                ),
                 count=count or 1,
                 last_seen=when,
             )
@@ -94,8 +96,10 @@ def read_endpoints(service: str, slices: Iterable[RawObject]) -> Endpoints:
         count += 1
         for endpoint in endpoint_slice.get("endpoints") or []:
             addresses = [str(a) for a in endpoint.get("addresses") or []]
-            target = c.as_text(c.as_mapping(endpoint.get("targetRef")).get("name"))
+            target = conditions.as_text(
+                conditions.as_mapping(endpoint.get("targetRef")).get("name")
+            )
             shown = [f"{a} ({target})" if target else a for a in addresses]
-            is_ready = c.as_mapping(endpoint.get("conditions")).get("ready") is not False
+            is_ready = conditions.as_mapping(endpoint.get("conditions")).get("ready") is not False
             (ready if is_ready else not_ready).extend(shown)
     return Endpoints(service, tuple(ready), tuple(not_ready), count)

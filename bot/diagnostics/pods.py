@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.models import RawObject
 from bot.diagnostics.model import ContainerState, PodState
 from bot.diagnostics.redaction import redact
@@ -23,7 +23,7 @@ _STARTING = ("ContainerCreating", "PodInitializing")
 
 def read_pod(pod: RawObject) -> PodState:
     """The parts of a Pod a diagnosis shows."""
-    status, spec = c.status(pod), c.spec(pod)
+    status, spec = conditions.status(pod), conditions.spec(pod)
     images = {
         str(x.get("name")): str(x.get("image", ""))
         for x in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
@@ -36,36 +36,38 @@ def read_pod(pod: RawObject) -> PodState:
         _read_container(s, init=False, image=images.get(str(s.get("name")), ""))
         for s in status.get("containerStatuses") or []
     ]
-    scheduled = c.find_condition(c.list_conditions(pod), "PodScheduled")
+    scheduled = conditions.find_condition(conditions.list_conditions(pod), "PodScheduled")
     unschedulable = ""
-    if scheduled is not None and c.condition_status(scheduled) == "False":
-        unschedulable = redact(c.condition_message(scheduled) or c.condition_reason(scheduled))
+    if scheduled is not None and conditions.condition_status(scheduled) == "False":
+        unschedulable = redact(
+            conditions.condition_message(scheduled) or conditions.condition_reason(scheduled)
+        )
     return PodState(
-        name=c.object_name(pod),
-        phase=c.as_text(status.get("phase")) or "Unknown",
+        name=conditions.object_name(pod),
+        phase=conditions.as_text(status.get("phase")) or "Unknown",
         containers=tuple(containers),
-        node=c.as_text(spec.get("nodeName")),
+        node=conditions.as_text(spec.get("nodeName")),
         unschedulable=unschedulable,
     )
 
 
 def _read_container(status: Mapping[str, Any], *, init: bool, image: str) -> ContainerState:
-    state = c.as_mapping(status.get("state"))
-    last = c.as_mapping(c.as_mapping(status.get("lastState")).get("terminated"))
+    state = conditions.as_mapping(status.get("state"))
+    last = conditions.as_mapping(conditions.as_mapping(status.get("lastState")).get("terminated"))
     now_name = next((k for k in ("running", "waiting", "terminated") if k in state), "unknown")
-    now = c.as_mapping(state.get(now_name))
+    now = conditions.as_mapping(state.get(now_name))
     return ContainerState(
-        name=c.as_text(status.get("name")),
+        name=conditions.as_text(status.get("name")),
         init=init,
         ready=status.get("ready") is True,
-        restarts=c.as_int(status.get("restartCount")) or 0,
+        restarts=conditions.as_int(status.get("restartCount")) or 0,
         state=now_name,
-        reason=c.as_text(now.get("reason")),
-        message=redact(c.as_text(now.get("message"))),
-        exit_code=c.as_int(now.get("exitCode")) if now_name == "terminated" else None,
-        last_reason=c.as_text(last.get("reason")),
-        last_exit_code=c.as_int(last.get("exitCode")),
-        image=c.as_text(status.get("image")) or image,
+        reason=conditions.as_text(now.get("reason")),
+        message=redact(conditions.as_text(now.get("message"))),
+        exit_code=conditions.as_int(now.get("exitCode")) if now_name == "terminated" else None,
+        last_reason=conditions.as_text(last.get("reason")),
+        last_exit_code=conditions.as_int(last.get("exitCode")),
+        image=conditions.as_text(status.get("image")) or image,
     )
 
 

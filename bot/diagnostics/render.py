@@ -19,8 +19,17 @@ from bot.diagnostics.model import (
     PodState,
 )
 from bot.diagnostics.pods import failing_container
-from bot.slack import blocks as render
-from bot.slack.blocks import Block, Message
+from bot.slack.blocks import (
+    ICONS,
+    Block,
+    Message,
+    context,
+    escape,
+    fit_message,
+    header,
+    section,
+    text_message,
+)
 
 MAX_PODS = 8  # per component; the rest are counted
 _BACKTICK = "\u02cb"  # looks like ` but cannot end a code block
@@ -32,50 +41,48 @@ def diagnosis_message(diagnosis: Diagnosis) -> Message:
     problems = sum(1 for x in diagnosis.components if not x.health.is_healthy)
     when = f"{diagnosis.at:%Y-%m-%d %H:%M:%S} UTC"
     blocks: list[Block] = [
-        render.header(title),
-        render.context(
-            f"checked {when} · {len(diagnosis.components)} looked at · {problems} not healthy"
-        ),
+        header(title),
+        context(f"checked {when} · {len(diagnosis.components)} looked at · {problems} not healthy"),
     ]
     if diagnosis.cause is not None:
-        blocks.append(render.section(cause_mrkdwn(diagnosis.cause)))
-    blocks += [render.context(render.escape(note)) for note in diagnosis.notes]
+        blocks.append(section(cause_mrkdwn(diagnosis.cause)))
+    blocks += [context(escape(note)) for note in diagnosis.notes]
     for component in diagnosis.components:
         blocks += component_blocks(component)
     if diagnosis.cause is not None and diagnosis.components_look_healthy:
-        blocks.append(render.context(render.escape(HEALTHY_UNDER_ALERT)))
-    return render.fit_message({"text": diagnosis_text(diagnosis, title), "blocks": blocks})
+        blocks.append(context(escape(HEALTHY_UNDER_ALERT)))
+    return fit_message({"text": diagnosis_text(diagnosis, title), "blocks": blocks})
 
 
 def cause_mrkdwn(cause: Cause) -> str:
     """The alert's cause first: the condition in its words, then a line per thing it names."""
-    lines = [f"{render.ICONS[cause.health]} *Why it fired:* {render.escape(cause.condition)}"]
-    lines += [f"• {render.escape(name)}" for name in cause.names]
+    lines = [f"{ICONS[cause.health]} *Why it fired:* {escape(cause.condition)}"]
+    lines += [f"• {escape(name)}" for name in cause.names]
     return "\n".join(lines)
 
 
 def failed_message(subject: str, cluster: str, error: BaseException) -> Message:
     """One line when a diagnosis could not be made (an alert's thread still gets its page)."""
     text = f"Could not diagnose {subject} on {cluster}: {error}"
-    return render.text_message(render.escape(text), mrkdwn=f":warning: {render.escape(text)}")
+    return text_message(escape(text), mrkdwn=f":warning: {escape(text)}")
 
 
 def component_blocks(component: Component) -> list[Block]:
     """A component's verdict and pods, then its events, log and endpoints, one block each."""
-    head = f"{render.ICONS[component.health]} *{render.escape(component.title)}*: "
-    lines = [head + f"{component.health.value} — {render.escape(component.summary)}"]
+    head = f"{ICONS[component.health]} *{escape(component.title)}*: "
+    lines = [head + f"{component.health.value} — {escape(component.summary)}"]
     lines += [f"• {pod_line(pod)}" for pod in _shown(component.pods)]
     hidden = len(component.pods) - len(_shown(component.pods))
     if hidden:
         lines.append(f"• … {hidden} more pod{'s' if hidden != 1 else ''}, running and ready")
-    lines += [f"→ {render.escape(f)}" for f in component.findings]
-    blocks = [render.section("\n".join(lines))]
+    lines += [f"→ {escape(f)}" for f in component.findings]
+    blocks = [section("\n".join(lines))]
     if component.events:
-        blocks.append(render.section(events_mrkdwn(component.events)))
+        blocks.append(section(events_mrkdwn(component.events)))
     if component.log is not None:
-        blocks.append(render.section(log_mrkdwn(component.log)))
+        blocks.append(section(log_mrkdwn(component.log)))
     if component.endpoints is not None:
-        blocks.append(render.context(render.escape(endpoints_text(component))))
+        blocks.append(context(escape(endpoints_text(component))))
     return blocks
 
 
@@ -93,10 +100,10 @@ def _is_troubled(pod: PodState) -> bool:
 def pod_line(pod: PodState) -> str:
     """`binder-7c9 Running, 0/1 ready, 5 restarts: binder CrashLoopBackOff (last OOMKilled …)`."""
     restarts = f"{pod.restarts} restart{'s' if pod.restarts != 1 else ''}"
-    text = f"`{_code(pod.name)}` {render.escape(pod.phase)}, {pod.ready_text} ready, {restarts}"
+    text = f"`{_code(pod.name)}` {escape(pod.phase)}, {pod.ready_text} ready, {restarts}"
     container = failing_container(pod)
     if container is not None:
-        text += f": {render.escape(container_words(container))}"
+        text += f": {escape(container_words(container))}"
     elif pod.unschedulable:
         text += ": not scheduled"
     return text
@@ -117,7 +124,7 @@ def container_words(container: ContainerState) -> str:
 
 def events_mrkdwn(events: tuple[EventLine, ...]) -> str:
     lines = ["*Warning events, last hour, newest first*"]
-    lines += [f"• {render.escape(event_text(e))}" for e in events]
+    lines += [f"• {escape(event_text(e))}" for e in events]
     return "\n".join(lines)
 
 
@@ -131,7 +138,7 @@ def event_text(event: EventLine) -> str:
 def log_mrkdwn(tail: LogTail) -> str:
     head = f"*{log_title(tail)}*"
     if tail.unavailable:
-        return f"{head}\n{render.escape(tail.unavailable)}"
+        return f"{head}\n{escape(tail.unavailable)}"
     if not tail.lines:
         return f"{head}\n(empty)"
     return f"{head}\n```{_code(chr(10).join(tail.lines))}```"
@@ -174,9 +181,9 @@ def diagnosis_text(diagnosis: Diagnosis, title: str) -> str:
             lines.append(f"  {endpoints_text(component)}")
     if diagnosis.cause is not None and diagnosis.components_look_healthy:
         lines.append(HEALTHY_UNDER_ALERT)
-    return render.escape("\n".join(lines))
+    return escape("\n".join(lines))
 
 
 def _code(text: str) -> str:
     """Text for inside backticks: escaped, and unable to close them."""
-    return render.escape(text).replace("`", _BACKTICK)
+    return escape(text).replace("`", _BACKTICK)

@@ -10,12 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from bot.core import conditions as c
+from bot.core import conditions
 
 
 def selector_text(selector: Mapping[str, Any]) -> str:
     """`app=x,tier in (a,b),!legacy` for a LabelSelector (matchLabels and matchExpressions)."""
-    terms = [f"{k}={v}" for k, v in sorted(c.as_mapping(selector.get("matchLabels")).items())]
+    terms = [
+        f"{k}={v}" for k, v in sorted(conditions.as_mapping(selector.get("matchLabels")).items())
+    ]
     for expression in selector.get("matchExpressions") or []:
         key, op = str(expression.get("key", "")), str(expression.get("operator", ""))
         values = ",".join(str(v) for v in expression.get("values") or [])
@@ -38,7 +40,7 @@ def service_selector(selector: Mapping[str, Any]) -> dict[str, Any]:
 def matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
     """Whether `labels` satisfy a LabelSelector; an empty selector matches nothing here, as a
     Deployment without one selects no pods."""
-    wanted = c.as_mapping(selector.get("matchLabels"))
+    wanted = conditions.as_mapping(selector.get("matchLabels"))
     expressions = selector.get("matchExpressions") or []
     if not wanted and not expressions:
         return False

@@ -1,4 +1,5 @@
-"""What to diagnose: `kai`, `keda` or one Deployment, and which of them an alert points at.
+"""What to diagnose: `kai`, `keda` or one Deployment, as `/kai diagnose` names it
+(`subject_for_command`) and as an alert points at it.
 
 Pure. `subject_for_alert` is how an alert's first thread reply picks its evidence (docs/design.md §2
 "Alerts"): kai-config or a shard → the KAI operator and the Deployments its message names; the
@@ -10,6 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import TypeAlias
+
+from bot.config.settings import Settings
+from bot.diagnostics.commands import Diagnose
 
 # KAI's operator names failing operands as `Deployment [binder] is not available`
 # (kai-scheduler.md: the DependenciesFulfilled and Available messages).
@@ -49,6 +53,15 @@ class DeploymentSubject:
 
 
 Subject: TypeAlias = KaiSubject | KedaSubject | DeploymentSubject
+
+
+def subject_for_command(parsed: Diagnose, settings: Settings) -> Subject:
+    """What `diagnose` looks at: `kai` in kai.namespace, `keda` by keda.apiservice, or one."""
+    if parsed.target == "kai":
+        return KaiSubject(settings.kai.namespace)
+    if parsed.target == "keda":
+        return KedaSubject(settings.keda.apiservice)
+    return DeploymentSubject(parsed.namespace, parsed.name)
 
 
 def deployments_named(message: str) -> tuple[str, ...]:

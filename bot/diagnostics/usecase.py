@@ -11,15 +11,13 @@ import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 
-from bot.core import conditions as c
-from bot.core import errors
+from bot.core import conditions, errors
 from bot.core.models import RawObject
 from bot.diagnostics import assemble, evidence, selectors
 from bot.diagnostics.assemble import Namespace
 from bot.diagnostics.model import Component, Diagnosis
 from bot.diagnostics.subjects import DeploymentSubject, KaiSubject, KedaSubject, Subject
-from bot.health import deployments
-from bot.health import report as kai_report
+from bot.health import deployments, report
 from bot.kube import kinds
 from bot.kube.ports import PodLogReader
 
@@ -53,7 +51,9 @@ async def _one_deployment(
     if deployment is None:
         title = assemble.deployment_title(subject.namespace, subject.name)
         return [assemble.missing(title)]
-    selector = selectors.selector_text(c.as_mapping(c.spec(deployment).get("selector")))
+    selector = selectors.selector_text(
+        conditions.as_mapping(conditions.spec(deployment).get("selector"))
+    )
     found = await _read_namespace(kube, subject.namespace, selector)
     component = assemble.deployment_component(deployment, found, now)
     return [await _attach_log(kube, subject.namespace, component)]
@@ -65,17 +65,17 @@ async def _kai(
     """kai-operator, plus every operand and shard scheduler not available, plus those named;
     and every operand Deployment found (`namespace/name`)."""
     config, shards, listed = await asyncio.gather(
-        kube.get_object(kinds.KAI_CONFIG, kai_report.KAI_CONFIG_NAME),
+        kube.get_object(kinds.KAI_CONFIG, report.KAI_CONFIG_NAME),
         kube.list_objects(kinds.SCHEDULING_SHARD, page_size=None),
         kube.list_objects(kinds.DEPLOYMENT, subject.namespace, page_size=None),
     )
-    spec = c.spec(config or {})
-    operand_namespace = c.as_text(spec.get("namespace")) or subject.namespace
+    spec = conditions.spec(config or {})
+    operand_namespace = conditions.as_text(spec.get("namespace")) or subject.namespace
     if operand_namespace != subject.namespace:
         listed += await kube.list_objects(kinds.DEPLOYMENT, operand_namespace, page_size=None)
-    scheduler = c.as_text(c.as_mapping(spec.get("global")).get("schedulerName"))
+    scheduler = conditions.as_text(conditions.as_mapping(spec.get("global")).get("schedulerName"))
     schedulers = {
-        f"{scheduler or kai_report.DEFAULT_SCHEDULER_NAME}-{c.object_name(s)}" for s in shards
+        f"{scheduler or report.DEFAULT_SCHEDULER_NAME}-{conditions.object_name(s)}" for s in shards
     }
     wanted = _kai_deployments(listed, subject, operand_namespace, schedulers)
     components = await _several(kube, wanted, now)
@@ -87,26 +87,24 @@ async def _kai(
     notes = (
         []
         if config is not None
-        else [f"{kai_report.KAI_CONFIG_NAME} is missing: the operator has nothing to reconcile"]
+        else [f"{report.KAI_CONFIG_NAME} is missing: the operator has nothing to reconcile"]
     )
     if len(wanted) == 1 and not missing:
         notes.append("Every KAI operand and shard scheduler is available.")
     operands = deployments.list_operands(listed, operand_namespace)
-    found = tuple(f"{c.object_namespace(d)}/{c.object_name(d)}" for d in operands)
+    found = tuple(f"{conditions.object_namespace(d)}/{conditions.object_name(d)}" for d in operands)
     return missing + components, notes, found
 
 
 def _kai_deployments(
     listed: Sequence[RawObject], subject: KaiSubject, operand_namespace: str, schedulers: set[str]
 ) -> list[RawObject]:
-    operator = deployments.find_deployment(
-        listed, subject.namespace, kai_report.OPERATOR_DEPLOYMENT
-    )
+    operator = deployments.find_deployment(listed, subject.namespace, report.OPERATOR_DEPLOYMENT)
     operands = deployments.list_operands(listed, operand_namespace)
-    operands += [d for d in listed if c.object_name(d) in schedulers and d not in operands]
+    operands += [d for d in listed if conditions.object_name(d) in schedulers and d not in operands]
     chosen = [operator] if operator is not None else []
-    for deployment in sorted(operands, key=c.object_name):
-        named = c.object_name(deployment) in subject.named
+    for deployment in sorted(operands, key=conditions.object_name):
+        named = conditions.object_name(deployment) in subject.named
         if deployment is not operator and (named or not _is_available(deployment)):
             chosen.append(deployment)
     return chosen
@@ -116,7 +114,7 @@ def _expected(
     subject: KaiSubject, operand_namespace: str, schedulers: set[str]
 ) -> list[tuple[str, str]]:
     """The Deployments a KAI install must have: the operator and each shard's scheduler."""
-    expected = [(subject.namespace, kai_report.OPERATOR_DEPLOYMENT)]
+    expected = [(subject.namespace, report.OPERATOR_DEPLOYMENT)]
     return expected + [(operand_namespace, name) for name in sorted(schedulers)]
 
 
@@ -130,22 +128,22 @@ async def _several(
 ) -> list[Component]:
     """Several Deployments of KAI: one set of lists per namespace, matched to each in memory;
     all but the operator judged as KAI judges its operands and shard schedulers."""
-    namespaces = sorted({c.object_namespace(d) or "" for d in chosen})
+    namespaces = sorted({conditions.object_namespace(d) or "" for d in chosen})
     read = await asyncio.gather(*(_read_namespace(kube, ns, "") for ns in namespaces))
     found = dict(zip(namespaces, read, strict=True))
     components = [
         assemble.deployment_component(
             d,
-            found[c.object_namespace(d) or ""],
+            found[conditions.object_namespace(d) or ""],
             now,
-            as_kai=c.object_name(d) != kai_report.OPERATOR_DEPLOYMENT,
+            as_kai=conditions.object_name(d) != report.OPERATOR_DEPLOYMENT,
         )
         for d in chosen
     ]
     return list(
         await asyncio.gather(
             *(
-                _attach_log(kube, c.object_namespace(d) or "", x)
+                _attach_log(kube, conditions.object_namespace(d) or "", x)
                 for d, x in zip(chosen, components, strict=True)
             )
         )
@@ -161,8 +159,8 @@ async def _keda(
         return [], [
             f"APIService {subject.apiservice} does not exist: KEDA registers it on install."
         ]
-    ref = c.as_mapping(c.spec(apiservice).get("service"))
-    namespace, name = c.as_text(ref.get("namespace")), c.as_text(ref.get("name"))
+    ref = conditions.as_mapping(conditions.spec(apiservice).get("service"))
+    namespace, name = conditions.as_text(ref.get("namespace")), conditions.as_text(ref.get("name"))
     if not name:
         return [], [f"APIService {subject.apiservice} has no spec.service: it is served locally."]
     notes = [f"APIService {subject.apiservice} is served by Service {namespace}/{name}."]
@@ -170,8 +168,10 @@ async def _keda(
     if service is None:
         missing = assemble.missing(f"Service {namespace}/{name}", "(ServiceNotFound)")
         return [missing], notes
-    selector = selectors.service_selector(c.as_mapping(c.spec(service).get("selector")))
-    if not c.as_mapping(selector.get("matchLabels")):
+    selector = selectors.service_selector(
+        conditions.as_mapping(conditions.spec(service).get("selector"))
+    )
+    if not conditions.as_mapping(selector.get("matchLabels")):
         notes.append(
             f"Service {namespace}/{name} has no selector: its EndpointSlices are managed by hand."
         )
@@ -201,9 +201,10 @@ async def _keda(
 
 def _selects(selector: RawObject, deployment: RawObject) -> bool:
     """Whether a Service's selector picks this Deployment's pods (its template's labels)."""
-    template = c.as_mapping(c.spec(deployment).get("template"))
+    template = conditions.as_mapping(conditions.spec(deployment).get("template"))
     return selectors.matches(
-        selector, c.as_mapping(c.as_mapping(template.get("metadata")).get("labels"))
+        selector,
+        conditions.as_mapping(conditions.as_mapping(template.get("metadata")).get("labels")),
     )
 
 

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from bot.commands.grammar import simple
 from bot.commands.registry import Subcommand
 
 
 @dataclass(frozen=True)
-class Health:
+class CheckHealth:
+    LABEL: ClassVar[str] = "health"  # its name in metrics and logs (`label_of`)
     cluster: str | None = None
 
 
 SUBCOMMANDS = (
     Subcommand(
         "health",
-        simple(Health),
+        simple(CheckHealth),
         "{command} health [--cluster NAME]",
         "KAI Scheduler and external-metrics (KEDA) health of a cluster",
         operator=False,
-        makes=(Health,),
+        makes=(CheckHealth,),
     ),
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.models import Finding, Health, RawObject
 
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
@@ -43,7 +43,11 @@ def find_deployment(
 ) -> RawObject | None:
     """The Deployment `namespace/name` among `deployments`, or None."""
     return next(
-        (d for d in deployments if c.object_name(d) == name and c.object_namespace(d) == namespace),
+        (
+            d
+            for d in deployments
+            if conditions.object_name(d) == name and conditions.object_namespace(d) == namespace
+        ),
         None,
     )
 
@@ -51,71 +55,71 @@ def find_deployment(
 def list_operands(deployments: Iterable[RawObject], namespace: str) -> list[RawObject]:
     """The Deployments the KAI operator built in `namespace`, either labelling: managed-by=
     kai-operator (newer releases), or `app=<name>` with a name KAI's v0.13 operator gives one."""
-    return [d for d in deployments if c.object_namespace(d) == namespace and is_operand(d)]
+    return [d for d in deployments if conditions.object_namespace(d) == namespace and is_operand(d)]
 
 
 def is_operand(deployment: RawObject) -> bool:
     """Whether the KAI operator built this Deployment, by either release's labels."""
-    labels = c.labels_of(deployment)
+    labels = conditions.labels_of(deployment)
     if labels.get(MANAGED_BY_LABEL) == MANAGED_BY_OPERATOR:
         return True
-    name = c.object_name(deployment)
+    name = conditions.object_name(deployment)
     return name in APP_LABELLED_OPERANDS and labels.get(APP_LABEL) == name
 
 
 def desired_replicas(deployment: RawObject) -> int:
     """`spec.replicas`, which the API defaults to 1."""
-    replicas = c.as_int(c.spec(deployment).get("replicas"))
+    replicas = conditions.as_int(conditions.spec(deployment).get("replicas"))
     return 1 if replicas is None else replicas
 
 
 def has_no_available_replica(deployment: RawObject) -> bool:
     """`status.availableReplicas` is 0 or absent: nothing of this Deployment serves (scaled to
     0 included). One available replica of several is not this: it still works, degraded."""
-    return (c.as_int(c.status(deployment).get("availableReplicas")) or 0) == 0
+    return (conditions.as_int(conditions.status(deployment).get("availableReplicas")) or 0) == 0
 
 
-def assess_deployment(deployment: RawObject, *, as_kai: bool = False) -> c.Assessment:
+def assess_deployment(deployment: RawObject, *, as_kai: bool = False) -> conditions.Assessment:
     """Healthy when available as KAI counts it; Progressing mid-rollout; else Degraded.
 
     `as_kai` (operands, shard schedulers): KAI's rule alone, so a Deployment whose replicas are
     not all updated is not available (Degraded), as the operator itself reports it."""
-    status = c.status(deployment)
+    status = conditions.status(deployment)
     replicas = desired_replicas(deployment)
-    updated = c.as_int(status.get("updatedReplicas")) or 0
-    ready = c.as_int(status.get("availableReplicas")) or 0
+    updated = conditions.as_int(status.get("updatedReplicas")) or 0
+    ready = conditions.as_int(status.get("availableReplicas")) or 0
     counts = f"{updated}/{replicas} updated, {ready} available"
-    available = c.find_condition(c.list_conditions(deployment), "Available")
-    if not c.is_condition_true(available):
+    available = conditions.find_condition(conditions.list_conditions(deployment), "Available")
+    if not conditions.is_condition_true(available):
         if available is None:
-            return c.Assessment(
+            return conditions.Assessment(
                 Health.DEGRADED, f"not available ({counts}): no Available condition"
             )
-        reading = c.assess_condition(Health.DEGRADED, available)
-        return c.Assessment(
+        reading = conditions.assess_condition(Health.DEGRADED, available)
+        return conditions.Assessment(
             Health.DEGRADED, f"not available ({counts}): {reading.headline}", reading.detail
         )
     if updated != replicas and as_kai:
-        return c.Assessment(
+        return conditions.Assessment(
             Health.DEGRADED,
             f"not available ({counts}): KAI counts it available only when every replica is "
             "updated (updatedReplicas == replicas)",
         )
     if updated != replicas or _is_rollout_unobserved(deployment):
-        return c.Assessment(Health.PROGRESSING, f"rolling out ({counts})")
-    return c.Assessment(Health.HEALTHY, f"available ({counts})")
+        return conditions.Assessment(Health.PROGRESSING, f"rolling out ({counts})")
+    return conditions.Assessment(Health.HEALTHY, f"available ({counts})")
 
 
 def assess_operands(operands: Iterable[RawObject], namespace: str) -> list[Finding]:
     """One Healthy finding naming the available operands, plus one finding per other operand."""
     healthy: list[str] = []
     findings: list[Finding] = []
-    for deployment in sorted(operands, key=c.object_name):
+    for deployment in sorted(operands, key=conditions.object_name):
         reading = assess_deployment(deployment, as_kai=True)
         if reading.health is Health.HEALTHY:
-            healthy.append(c.object_name(deployment))
+            healthy.append(conditions.object_name(deployment))
             continue
-        subject = deployment_subject(namespace, c.object_name(deployment))
+        subject = deployment_subject(namespace, conditions.object_name(deployment))
         findings.append(Finding(subject, reading.health, reading.headline, reading.detail))
     if not healthy and not findings:
         summary = (
@@ -132,6 +136,6 @@ def assess_operands(operands: Iterable[RawObject], namespace: str) -> list[Findi
 
 def _is_rollout_unobserved(deployment: RawObject) -> bool:
     """The Deployment controller has not yet seen the latest spec (its status is older)."""
-    generation = c.object_generation(deployment)
-    observed = c.as_int(c.status(deployment).get("observedGeneration"))
+    generation = conditions.object_generation(deployment)
+    observed = conditions.as_int(conditions.status(deployment).get("observedGeneration"))
     return generation is not None and observed is not None and observed < generation

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.durations import format_duration
 from bot.core.models import ClusterSnapshot, Finding, Health, HealthReport, RawObject
 from bot.health import deployments
@@ -63,13 +63,13 @@ def build_report(
     """
     ctx = _context(snapshot, now, progressing_timeout)
     findings = [_config_finding(snapshot.kai_config, ctx), _operator_finding(snapshot)]
-    for shard in sorted(snapshot.shards, key=c.object_name):
+    for shard in sorted(snapshot.shards, key=conditions.object_name):
         findings += _shard_findings(shard, snapshot.deployments, ctx)
     schedulers = {_scheduler_deployment(shard, ctx) for shard in snapshot.shards}
     operands = [
         d
         for d in deployments.list_operands(snapshot.deployments, ctx.operand_namespace)
-        if c.object_name(d) not in schedulers | {OPERATOR_DEPLOYMENT}
+        if conditions.object_name(d) not in schedulers | {OPERATOR_DEPLOYMENT}
     ]
     findings += deployments.assess_operands(operands, ctx.operand_namespace)
     if snapshot.crd_names is not None:
@@ -80,20 +80,20 @@ def build_report(
 
 def operand_namespace(snapshot: ClusterSnapshot) -> str:
     """Where the operator puts its operands and shard schedulers: kai-config's `spec.namespace`."""
-    spec = c.spec(snapshot.kai_config or {})
-    return c.as_text(spec.get("namespace")) or snapshot.kai_namespace
+    spec = conditions.spec(snapshot.kai_config or {})
+    return conditions.as_text(spec.get("namespace")) or snapshot.kai_namespace
 
 
 def scheduler_name(snapshot: ClusterSnapshot) -> str:
     """kai-config's `spec.global.schedulerName`, or KAI's default."""
-    spec = c.spec(snapshot.kai_config or {})
-    named = c.as_text(c.as_mapping(spec.get("global")).get("schedulerName"))
+    spec = conditions.spec(snapshot.kai_config or {})
+    named = conditions.as_text(conditions.as_mapping(spec.get("global")).get("schedulerName"))
     return named or DEFAULT_SCHEDULER_NAME
 
 
 def shard_scheduler(scheduler: str, shard: RawObject) -> str:
     """KAI names a shard's scheduler Deployment `<global.schedulerName>-<shard name>`."""
-    return f"{scheduler}-{c.object_name(shard)}"
+    return f"{scheduler}-{conditions.object_name(shard)}"
 
 
 def _context(snapshot: ClusterSnapshot, now: datetime, timeout: timedelta) -> _Context:
@@ -142,32 +142,32 @@ def _shard_findings(
     if ctx.config_missing and reading.health is Health.HEALTHY:
         # With kai-config gone the operator reconciles shards against an empty desired state,
         # which can leave every condition True.
-        reading = c.Assessment(
+        reading = conditions.Assessment(
             Health.UNKNOWN,
             f"conditions read healthy but cannot be trusted while {KAI_CONFIG_NAME} is missing",
         )
     name = _scheduler_deployment(shard, ctx)
     scheduler = deployments.find_deployment(all_deployments, ctx.operand_namespace, name)
     return [
-        _finding(f"SchedulingShard {c.object_name(shard)}", reading),
+        _finding(f"SchedulingShard {conditions.object_name(shard)}", reading),
         _finding(
             deployments.deployment_subject(ctx.operand_namespace, name),
-            _assess_scheduler(scheduler, c.object_name(shard), reading),
+            _assess_scheduler(scheduler, conditions.object_name(shard), reading),
         ),
     ]
 
 
 def _assess_scheduler(
-    scheduler: RawObject | None, shard_name: str, shard_reading: c.Assessment
-) -> c.Assessment:
+    scheduler: RawObject | None, shard_name: str, shard_reading: conditions.Assessment
+) -> conditions.Assessment:
     """A shard's scheduler Deployment; not there yet is expected only while the shard progresses."""
     if scheduler is not None:
         return deployments.assess_deployment(scheduler, as_kai=True)
     if shard_reading.health is Health.PROGRESSING:
-        return c.Assessment(
+        return conditions.Assessment(
             Health.PROGRESSING, f"not created yet: SchedulingShard {shard_name} is Progressing"
         )
-    return c.Assessment(
+    return conditions.Assessment(
         Health.MISSING,
         f"missing: no scheduler runs for SchedulingShard {shard_name}, "
         "so its pods are not scheduled",
@@ -200,17 +200,19 @@ def _apiservice_finding(service: RawObject | None, name: str) -> Finding:
     return _finding(subject, apiservice.assess_apiservice(service))
 
 
-def _with_timeout(reading: c.Assessment, obj: RawObject, ctx: _Context) -> c.Assessment:
+def _with_timeout(
+    reading: conditions.Assessment, obj: RawObject, ctx: _Context
+) -> conditions.Assessment:
     """Progressing for longer than the timeout since the last write reads as a stuck operator."""
     if reading.health is not Health.PROGRESSING:
         return reading
-    since = c.last_write_time(obj)
+    since = conditions.last_write_time(obj)
     if since is None or ctx.now - since <= ctx.progressing_timeout:
         return reading
     age = format_duration(ctx.now - since, "coarse")
     headline = f"operator not reconciling: Progressing for {age}"
-    return c.Assessment(Health.DEGRADED, headline, reading.message)
+    return conditions.Assessment(Health.DEGRADED, headline, reading.message)
 
 
-def _finding(subject: str, reading: c.Assessment) -> Finding:
+def _finding(subject: str, reading: conditions.Assessment) -> Finding:
     return Finding(subject, reading.health, reading.headline, reading.detail)

@@ -6,11 +6,13 @@ Gateways come in as parameters; decisions are delegated to the pure modules. No 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import datetime
+from typing import Protocol
 
 from bot.config.settings import Settings
 from bot.core.models import ClusterSnapshot, HealthReport, RawObject
-from bot.health import report as health
+from bot.health import report
 from bot.kube import kinds
 from bot.kube.ports import KubeReader
 
@@ -77,10 +79,27 @@ async def check_health(kube: KubeReader, settings: Settings, now: datetime) -> H
         KubeError: the cluster is unreachable or forbids one of the reads.
     """
     snapshot = await read_snapshot(kube, settings.kai.namespace, settings.keda.apiservice)
-    return health.build_report(
+    return report.build_report(
         snapshot,
         cluster=kube.cluster,
         now=now,
         progressing_timeout=settings.kai.progressing_timeout,
         apiservice_name=settings.keda.apiservice,
     )
+
+
+class SharedChecks(Protocol):
+    """One run of a cluster's check for everyone asking at once (`deps.health_checks`)."""
+
+    async def run(self, key: str, work: Callable[[], Awaitable[HealthReport]]) -> HealthReport: ...
+
+
+async def shared_check(
+    checks: SharedChecks, kube: KubeReader, settings: Settings, now: datetime
+) -> HealthReport:
+    """`check_health`, run once for every concurrent asker about the gateway's cluster.
+
+    Raises:
+        KubeError: as `check_health`.
+    """
+    return await checks.run(kube.cluster, lambda: check_health(kube, settings, now))

@@ -1,8 +1,8 @@
 """What the Home tab shows, as plain values: clusters, alerts, held objects, recent changes,
 changes waiting for approval.
 
-Pure data. The alert lines are built by the listener from the alert desk's public read (so this
-package does not depend on the alert internals); the rest by `bot.home.assemble`.
+Pure data, built by `bot.home.assemble` (the alert lines from the alert desk's public read, so
+nothing else here depends on the alert state's shape).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.durations import format_duration
 from bot.core.models import Health, HealthReport
 from bot.core.rich import Rich, rich_text
@@ -223,7 +223,7 @@ def shown_time(moment: datetime) -> str:
 
 
 def record_time(text: str) -> str:
-    moment = c.parse_timestamp(text)
+    moment = conditions.parse_timestamp(text)
     return shown_time(moment) if moment is not None else text
 
 

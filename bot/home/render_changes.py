@@ -9,10 +9,11 @@ What does not fit is counted, never cut silently.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 
-from bot.core import conditions as c
+from bot.alerts.reminders import FirstSeen
+from bot.core import conditions
 from bot.core.rich import Rich, rich_join, rich_text
 from bot.home.model import HeldObject
 from bot.home.render import age, person, record_time, shown_time
@@ -20,8 +21,6 @@ from bot.slack.blocks import Message, context, escape, fit_message, header, sect
 from bot.slack.packing import pack_lines
 
 MAX_SECTIONS = 40
-# (cluster, kind, namespace, name) -> when kai-chatops first saw a change made by hand.
-FirstSeen = Mapping[tuple[str, str, str, str], datetime]
 
 
 def changes_message(
@@ -55,7 +54,7 @@ def change_line(held: HeldObject, now: datetime, first_seen: datetime | None = N
     what = f"{held.what} ({escape(held.how)})" if held.how else held.what
     head = f":double_vertical_bar: {escape(held.cluster)} · *{escape(held.target)}* {what}"
     who = rich_text(" by ", person(held.by)) if held.by else rich_text(" by hand, no record")
-    since = c.parse_timestamp(held.at) if held.by else first_seen
+    since = conditions.parse_timestamp(held.at) if held.by else first_seen
     if since is not None:
         seen = "since" if held.by else "first seen"
         when = f" · {seen} {shown_time(since)} ({age(since, now)} ago)"

@@ -3,9 +3,11 @@
 A reconcile, refresh, sync or pause is over when a controller writes the object's status; a watch
 from the resourceVersion of our own write (or of our read) sees that write as it happens, in one
 request, where polls see it up to a poll interval late, in many. When the API forbids `watch`
-(403), the watch breaks (410 Expired, a dropped connection, a stream ended early) or every watch
-thread is busy, `watch_until` says the wait is not over and `follow` polls the rest of it. The
-one `follow` of KEDA pauses (`bot.keda.usecase`) and GitOps requests (`bot.gitops.usecase`).
+(403) or the watch breaks (410 Expired, a dropped connection, a stream ended early),
+`watch_until` says the wait is not over and `follow` polls the rest of it. The watch is the
+bot's own read (never impersonated) on the one watch transport (`bot.kube.watches`), holding no
+client thread. The one `follow` of KEDA pauses (`bot.keda.usecase`) and GitOps requests
+(`bot.gitops.usecase`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ IsDone = Callable[[RawObject | None], bool]  # None: the object was deleted
 Sleep = Callable[[float], Awaitable[None]]
 
 
-class Target(Protocol):
+class FollowedObject(Protocol):
     """The object to follow (a KEDA or a GitOps target)."""
 
     @property
@@ -95,7 +97,7 @@ async def watch_until(
         ref, name, namespace, resource_version=version, seconds=deadline - loop.time()
     )
     try:
-        async with contextlib.aclosing(changes):  # ends the stream (and frees its thread) now
+        async with contextlib.aclosing(changes):  # ends the stream now
             async for last in changes:
                 if is_done(last):
                     return Watched(last, True, True)
@@ -109,7 +111,7 @@ async def watch_until(
 
 async def follow(
     kube: KubeReader,
-    target: Target,
+    target: FollowedObject,
     is_done: IsDone,
     *,
     written: RawObject | None,
@@ -136,7 +138,7 @@ async def follow(
 
 
 async def _poll(
-    kube: KubeReader, target: Target, is_done: IsDone, deadline: float, polling: Polling
+    kube: KubeReader, target: FollowedObject, is_done: IsDone, deadline: float, polling: Polling
 ) -> tuple[RawObject | None, bool]:
     """Read until `is_done` or the deadline (the last read at it)."""
     loop = asyncio.get_running_loop()

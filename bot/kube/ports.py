@@ -1,6 +1,8 @@
-"""What the use-cases need of a cluster, as Protocols (`bot.kube.gateway` satisfies both).
+"""What the use-cases need of a cluster, as Protocols (`bot.kube.gateway` satisfies them all).
 
-One definition for every feature, so a fake or another client only has to match these.
+One definition for every feature, so a fake or another client only has to match these; each
+signature is written here once, and the wrappers (`bot.kube.informer.CachedKube`,
+`bot.kube.acting.ActingAs`) hand the gateway's own methods on rather than restate them.
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ from typing import Any, Protocol, runtime_checkable
 from bot.core.models import RawObject
 from bot.kube.identity import Impersonation
 from bot.kube.kinds import ResourceRef
+
+# One event of a watch: ("ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK", object); a bookmark's
+# object carries only the resourceVersion to resume from.
+WatchEvent = tuple[str, RawObject]
 
 
 @runtime_checkable
@@ -47,12 +53,11 @@ class PodLogReader(KubeReader, Protocol):
 
 
 @runtime_checkable
-class KubeWriter(PodLogReader, Protocol):
-    """Reads (logs too) plus the two writes the bot makes: merge (or JSON) patch, and create.
-
-    A patch may be sent as a person (`acting_as`, `access.impersonate`); reads and creates are
-    always the bot's own.
-    """
+class KubePatcher(Protocol):
+    """The one signature of a patch: a JSON merge patch (RFC 7386; `None` deletes a key), or a
+    JSON patch (RFC 6902) with `json_patch`; sent as `acting_as` (impersonation headers) when
+    given, else as the bot itself. Include `metadata.resourceVersion` for optimistic
+    concurrency (`KubeConflict`)."""
 
     async def patch_object(
         self,
@@ -64,6 +69,15 @@ class KubeWriter(PodLogReader, Protocol):
         json_patch: bool = False,
         acting_as: Impersonation | None = None,
     ) -> RawObject: ...
+
+
+@runtime_checkable
+class KubeWriter(PodLogReader, KubePatcher, Protocol):
+    """Reads (logs too) plus the two writes the bot makes: a patch, and a create.
+
+    A patch may be sent as a person (`acting_as`, `access.impersonate`); reads and creates are
+    always the bot's own.
+    """
 
     async def create_object(
         self, ref: ResourceRef, namespace: str | None, body: RawObject
@@ -87,20 +101,27 @@ class KubeWatcher(KubeReader, Protocol):
 
 
 @runtime_checkable
-class CollectionWatcher(KubeReader, Protocol):
-    """Reads plus list-then-watch of a collection narrowed by a field selector: the list with
-    its resourceVersion, then each change after it as (type, object), for up to `seconds`."""
+class CollectionFollower(KubeReader, Protocol):
+    """Reads plus what list-then-watch needs (`bot.kube.listwatch`): the whole collection
+    (narrowed by a field selector, paged when `page_size` is given) with the resourceVersion
+    it was read at, then each event after a version, for up to `seconds`."""
 
-    async def list_for_watch(
-        self, ref: ResourceRef, namespace: str | None = None, *, field_selector: str
-    ) -> tuple[list[RawObject], str]: ...
-
-    def watch_objects(
+    async def list_versioned(
         self,
         ref: ResourceRef,
         namespace: str | None = None,
         *,
-        field_selector: str,
+        field_selector: str | None = None,
+        metadata_only: bool = False,
+        page_size: int | None = None,
+    ) -> tuple[list[RawObject], str]: ...
+
+    def watch_collection(
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        *,
+        field_selector: str | None = None,
         resource_version: str,
         seconds: float,
-    ) -> AsyncGenerator[tuple[str, RawObject], None]: ...
+    ) -> AsyncGenerator[WatchEvent, None]: ...

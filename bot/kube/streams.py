@@ -1,17 +1,19 @@
-"""Watch streams of whole collections, read on the event loop (no client thread held).
+"""The one watch transport: watch streams read with aiohttp on the event loop, holding no thread.
 
-A cache that follows a collection keeps its watch open for minutes; the official client would
-hold one blocking thread per open watch, which no bounded thread set can give a fleet. These
-streams are read with aiohttp instead, with the same server, token and certificates as the
-client's `Configuration` (kubernetes-client python `kubernetes/client/configuration.py`
-`auth_settings`, `ssl_ca_cert`, `cert_file`, `key_file`, `verify_ssl`), and the same
-newline-delimited events (`kubernetes/watch/watch.py` `iter_resp_lines`). Used only by
+A watch stays open for as long as a change is followed (an object) or a copy is kept (a
+collection, for minutes); the official client would hold a blocking thread per open watch,
+which no bounded thread set can give a fleet. These streams use the same server, token,
+certificates and proxy as the client's `Configuration` (kubernetes-client python
+`kubernetes/client/configuration.py` `auth_settings`, `ssl_ca_cert`, `cert_file`, `key_file`,
+`verify_ssl`, `proxy`) and the same newline-delimited events (`kubernetes/watch/watch.py`
+`iter_resp_lines`). A watch is a read: always the bot's own, never impersonated. Used only by
 `bot.kube.gateway`, which owns the client's configuration.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import ssl
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
@@ -20,11 +22,9 @@ from typing import Any
 import aiohttp
 
 from bot.core import errors
-from bot.core.models import RawObject
 from bot.kube import errors as kube_errors
 from bot.kube.errors import Call
-
-Event = tuple[str, RawObject]  # ("ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK", object)
+from bot.kube.ports import WatchEvent
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,18 @@ class Endpoint:
         return cls(host, headers, context, proxy)
 
 
+def watch_query(
+    resource_version: str, seconds: float, field_selector: str | None = None
+) -> list[tuple[str, str]]:
+    """A watch request's query: from `resource_version`, bookmarks allowed, for `seconds` (the
+    server ends the stream then), narrowed by `field_selector` when given."""
+    query = [("watch", "true")]
+    query += [("fieldSelector", field_selector)] if field_selector else []
+    query += [("resourceVersion", resource_version), ("allowWatchBookmarks", "true")]
+    query.append(("timeoutSeconds", str(max(1, math.ceil(seconds)))))
+    return query
+
+
 async def watch(
     session: aiohttp.ClientSession,
     endpoint: Endpoint,
@@ -61,15 +73,19 @@ async def watch(
     *,
     call: Call,
     cluster: str,
+    connect_timeout: float,
     read_timeout: float,
-) -> AsyncGenerator[Event, None]:
-    """Each event of one watch request until the server ends it.
+) -> AsyncGenerator[WatchEvent, None]:
+    """Each event of one watch request until the server ends it (blank keep-alives left out).
+    `read_timeout` only catches a dead connection: it runs a little past `timeoutSeconds`.
 
     Raises:
         KubeExpired: 410 (as a status or an ERROR event); KubeForbidden: 403;
         KubeUnavailable: no connection, the stream broke or sent something else than events.
     """
-    timeout = aiohttp.ClientTimeout(total=None, sock_connect=5.0, sock_read=read_timeout)
+    timeout = aiohttp.ClientTimeout(
+        total=None, sock_connect=connect_timeout, sock_read=read_timeout
+    )
     headers = {**endpoint.headers, "Accept": "application/json"}
     try:
         async with session.get(
@@ -96,7 +112,7 @@ async def watch(
         raise kube_errors.from_connection_error(e, call, cluster, endpoint.host) from e
 
 
-def _event(line: bytes, call: Call, cluster: str) -> Event:
+def _event(line: bytes, call: Call, cluster: str) -> WatchEvent:
     try:
         event = json.loads(line)
         kind, obj = str(event["type"]), event["object"]

@@ -9,14 +9,30 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-from bot.core.models import Health, Verdict
+from bot.core import conditions
+from bot.core.models import Health, RawObject, Verdict
 from bot.core.rich import rich_text
+from bot.gitops.render_suspend import record_words
+from bot.keda.render import pause_words
+from bot.listing import places
 from bot.listing.commands import close_names
-from bot.listing.usecase import Found
-from bot.slack import blocks as render
+from bot.listing.model import Found, Listed
+from bot.rules.flux_suspend import read_suspend_record
+from bot.rules.keda import read_pause_state
 from bot.slack import packing
-from bot.slack.blocks import Text
+from bot.slack.blocks import (
+    ICONS,
+    Message,
+    Text,
+    context,
+    escape,
+    fit_message,
+    header,
+    section,
+    truncate,
+)
 
 MAX_SECTIONS = 45
 MAX_MESSAGE = 300  # of one object's message: a line each, so the worst ones all fit
@@ -24,7 +40,7 @@ _ORDER = sorted(Health, key=lambda h: -h.rank)
 
 
 @dataclass(frozen=True)
-class Row:
+class ObjectRow:
     """One object's line: its verdict and, when it is paused or suspended, who did it, why and
     until when (mrkdwn with mentions, and the same in plain text)."""
 
@@ -33,43 +49,58 @@ class Row:
     held_plain: str = ""
 
 
+def row_of(listed: Listed, now: datetime) -> ObjectRow:
+    """The line of one object; a paused or suspended one says who did it, why and until when,
+    in the words of the pause and suspend replies ("by hand" when there is no record)."""
+    held = _held_words(listed.obj, now, md=True)
+    return ObjectRow(listed.verdict, held, str(_held_words(listed.obj, now, md=False)))
+
+
+def _held_words(obj: RawObject, now: datetime, *, md: bool) -> Text:
+    if places.family(conditions.as_text(obj.get("kind"))) == "keda":
+        state = read_pause_state(obj)
+        return pause_words(state, now, md=md) if state.paused else ""
+    found = read_suspend_record(obj)
+    return record_words(found, md=md) if found.suspended else ""
+
+
 def list_message(
-    rows: Sequence[Row],
+    rows: Sequence[ObjectRow],
     *,
     kind: str,
     cluster: str,
     scope: str,
     hint: str = "",
     elsewhere: str = "",
-) -> render.Message:
+) -> Message:
     """The `/kai list KIND` reply; `elsewhere` says where to look when there is none here."""
     title = f"{kind} on {cluster}: {scope}"
     verdicts = [row.verdict for row in rows]
     counts = count_text(verdicts)
     if not rows:
         note = f"No {kind} in {scope} on {cluster}.{elsewhere}"
-        blocks = [render.header(title), render.section(render.escape(note))]
-        return render.fit_message({"text": render.escape(f"{title}\n{note}"), "blocks": blocks})
+        blocks = [header(title), section(escape(note))]
+        return fit_message({"text": escape(f"{title}\n{note}"), "blocks": blocks})
     lines = [str(object_line(row)) for row in rows]
     sections, placed = packing.pack_lines([object_line(row, md=True) for row in rows], MAX_SECTIONS)
     notes = [left_out_text(verdicts[placed:], hint)] if placed < len(rows) else []
-    blocks = [render.header(title), render.context(counts), *sections]
-    blocks += [render.context(render.escape(n)) for n in notes]
-    text = packing.fit_text([title, counts], [render.escape(x) for x in lines], notes)
-    return render.fit_message({"text": text, "blocks": blocks})
+    blocks = [header(title), context(counts), *sections]
+    blocks += [context(escape(n)) for n in notes]
+    text = packing.fit_text([title, counts], [escape(x) for x in lines], notes)
+    return fit_message({"text": text, "blocks": blocks})
 
 
-def object_line(row: Row, *, md: bool = False) -> Text:
+def object_line(row: ObjectRow, *, md: bool = False) -> Text:
     """`:red_circle: *flux-system/kai*: Degraded — install retries exhausted`; a paused or
     suspended object says who, when, until when and why instead of the verdict's message."""
     verdict = row.verdict
     where = f"{verdict.namespace}/{verdict.name}" if verdict.namespace else verdict.name
-    message = render.truncate(verdict.message.replace("\n", " "), MAX_MESSAGE)
+    message = truncate(verdict.message.replace("\n", " "), MAX_MESSAGE)
     if not md:
         return f"{where}: {verdict.health.value} — {row.held_plain or message}"
-    icon = render.ICONS[verdict.health]
-    head = f"{icon} *{render.escape(where)}*: {verdict.health.value} — "
-    return rich_text(head, render.truncate(row.held, MAX_MESSAGE) or render.escape(message))
+    icon = ICONS[verdict.health]
+    head = f"{icon} *{escape(where)}*: {verdict.health.value} — "
+    return rich_text(head, truncate(row.held, MAX_MESSAGE) or escape(message))
 
 
 def count_text(verdicts: Sequence[Verdict]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.notices.evictions import Eviction
-from bot.slack import blocks as render
+from bot.slack import blocks
 from bot.slack.blocks import Block, Message
 from bot.workloads.quantities import UNLIMITED, show
 from bot.workloads.queues import QueueRow
@@ -38,8 +38,9 @@ ACTIONS = {
 
 
 @dataclass(frozen=True)
-class Queues:
-    """The queues involved, as read when the notice is written ("" / None: unknown)."""
+class QueueFigures:
+    """The queues involved in an eviction and their GPU figures, as read when the notice is
+    written ("" / None: unknown). Not the `/kai queues` command (`bot.workloads.commands`)."""
 
     queue: str = ""  # the evicted group's spec.queue
     row: QueueRow | None = None
@@ -48,7 +49,7 @@ class Queues:
     problem: str = ""  # what could not be read, said as it is
 
 
-def eviction_notice(cluster: str, eviction: Eviction, queues: Queues) -> Message:
+def eviction_notice(cluster: str, eviction: Eviction, queues: QueueFigures) -> Message:
     """The first notice of an Evict Event."""
     group = f"{eviction.namespace}/{eviction.group}"
     if eviction.has_annotations:
@@ -62,22 +63,22 @@ def eviction_notice(cluster: str, eviction: Eviction, queues: Queues) -> Message
     return _message(title, lines, eviction)
 
 
-def eviction_again(cluster: str, eviction: Eviction, queues: Queues) -> Message:
+def eviction_again(cluster: str, eviction: Eviction, queues: QueueFigures) -> Message:
     """A reply under the notice: the same Event counted another eviction."""
     title = f"Evicted again: this Event now counts {eviction.count} evictions on {cluster}"
     return _message(title, [_queue_line(queues), *_problem(queues)], eviction)
 
 
 def _message(title: str, lines: list[str], eviction: Eviction) -> Message:
-    blocks: list[Block] = [render.section(f"*{render.escape(title)}*")]
-    blocks += [render.section("\n".join(render.escape(line) for line in lines))] if lines else []
+    parts: list[Block] = [blocks.section(f"*{blocks.escape(title)}*")]
+    parts += [blocks.section("\n".join(blocks.escape(line) for line in lines))] if lines else []
     if eviction.message:
-        blocks.append(render.context(f"KAI: {render.escape(eviction.message)}"))
+        parts.append(blocks.context(f"KAI: {blocks.escape(eviction.message)}"))
     text = "\n".join([title, *lines])
-    return render.fit_message({"text": render.escape(text), "blocks": blocks})
+    return blocks.fit_message({"text": blocks.escape(text), "blocks": parts})
 
 
-def _facts(eviction: Eviction, queues: Queues) -> list[str]:
+def _facts(eviction: Eviction, queues: QueueFigures) -> list[str]:
     lines = [_queue_line(queues)]
     if eviction.pods is not None:
         lines.append(f"Pods evicted: {eviction.pods}")
@@ -88,7 +89,7 @@ def _facts(eviction: Eviction, queues: Queues) -> list[str]:
     return [*lines, *_problem(queues)]
 
 
-def _why(eviction: Eviction, queues: Queues) -> list[str]:
+def _why(eviction: Eviction, queues: QueueFigures) -> list[str]:
     _, rule = ACTIONS.get(eviction.action, ("", ""))
     if not rule:
         return []
@@ -99,7 +100,7 @@ def _why(eviction: Eviction, queues: Queues) -> list[str]:
     return lines
 
 
-def _queue_line(queues: Queues) -> str:
+def _queue_line(queues: QueueFigures) -> str:
     return f"Queue: {_queue_numbers(queues.queue, queues.row)}"
 
 
@@ -118,5 +119,5 @@ def _is_over_quota(row: QueueRow) -> bool:
     return row.allocated > row.quota
 
 
-def _problem(queues: Queues) -> list[str]:
+def _problem(queues: QueueFigures) -> list[str]:
     return [f"(Could not read everything: {queues.problem})"] if queues.problem else []

@@ -10,19 +10,18 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from bot.alerts.desk import AlertDesk, repair_damaged
 from bot.alerts.model import ClusterAlerts
 from bot.alerts.store import update
+from bot.alerts.usecase import AlertDesk
+from bot.alerts.usecase_context import repair_damaged
 from bot.config.settings import Settings
-from bot.core import conditions as c
-from bot.core import errors
+from bot.core import conditions, errors
 from bot.core.models import RawObject
 from bot.kube import kinds
 from bot.kube.ports import KubeReader
-from bot.notices import evictions
-from bot.notices import render as render_notices
+from bot.notices import evictions, render
 from bot.notices.evictions import Eviction, Telling, Told
-from bot.notices.render import Queues
+from bot.notices.render import QueueFigures
 from bot.slack.blocks import Message
 from bot.workloads.queues import QueueRow, queue_rows
 
@@ -64,12 +63,12 @@ class EvictionNotices:
         notices = self._settings.notices
         return Telling(
             channel=notices.channel_for(eviction.namespace, self._settings.slack.alert_channel),
-            notice=_parts(render_notices.eviction_notice(kube.cluster, eviction, queues)),
-            again=_parts(render_notices.eviction_again(kube.cluster, eviction, queues)),
+            notice=_parts(render.eviction_notice(kube.cluster, eviction, queues)),
+            again=_parts(render.eviction_again(kube.cluster, eviction, queues)),
         )
 
 
-async def read_queues(kube: KubeReader, eviction: Eviction) -> Queues:
+async def read_queues(kube: KubeReader, eviction: Eviction) -> QueueFigures:
     """The evicted group's queue and the evictor's, with their GPUs now (three reads); what
     cannot be read is said, never guessed."""
     try:
@@ -81,13 +80,13 @@ async def read_queues(kube: KubeReader, eviction: Eviction) -> Queues:
         rows = {row.name: row for row in queue_rows(await kube.list_objects(kinds.QUEUE))}
     except errors.KubeError as e:
         log.warning("eviction %s: cannot read its queues: %s", eviction.uid, e)
-        return Queues(problem=str(e))
+        return QueueFigures(problem=str(e))
     queue, evictor_queue = _queue_of(group), _queue_of(evictor)
-    return Queues(queue, _row(rows, queue), evictor_queue, _row(rows, evictor_queue))
+    return QueueFigures(queue, _row(rows, queue), evictor_queue, _row(rows, evictor_queue))
 
 
 def _queue_of(group: RawObject | None) -> str:
-    return "" if group is None else c.as_text(c.spec(group).get("queue"))
+    return "" if group is None else conditions.as_text(conditions.spec(group).get("queue"))
 
 
 def _row(rows: dict[str, QueueRow], name: str) -> QueueRow | None:

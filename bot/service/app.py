@@ -1,4 +1,5 @@
-"""Builds the Bolt AsyncApp over the service's Slack client: the deps middleware, one error handler.
+"""Builds the Bolt AsyncApp over the service's Slack client: the deps middleware, one error handler,
+and the ack of the slash command (`command_ack`), decided once as the command comes in.
 
 Wiring only: no business rules. Listeners live in `handlers/`.
 """
@@ -10,6 +11,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
@@ -19,8 +21,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 import handlers
 from bot.service import signing
 from bot.service.deps import Deps
-from bot.slack import blocks as render
+from bot.slack import blocks
 from bot.slack.responses import ResponseUrls
+from bot.subcommands import acks
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +73,27 @@ def build_app(
     return app
 
 
+def command_ack(deps: Deps) -> Callable[[str], acks.Decided]:
+    """The ack of `/kai TEXT` as it comes in (`bot.subcommands.acks`; "restarting" while the
+    service drains); a text that does not parse is counted (`invalid`, `rejected`)."""
+    name, gitops = deps.settings.slack.command, deps.settings.gitops
+
+    def decide(text: str) -> acks.Decided:
+        decided = acks.decide(text, name, gitops, draining=deps.inflight.draining)
+        if decided.invalid:
+            deps.metrics.commands.labels("invalid", "rejected").inc()
+        return decided
+
+    return decide
+
+
 class _RequestSetup(AsyncMiddleware):
     """Before any listener: refuse a payload whose response_url is not Slack's, so nothing is
     ever posted there; give listeners `deps`, the request's shared replay claim and a pooled
-    `respond`. One class, not three functions: Bolt builds every argument a function middleware
-    might take on each request (slack_bolt/kwargs_injection/async_utils.py), and a class is
-    handed the request as it is; each saving is paid back on every ack (bench/ack_latency.py)."""
+    `respond`; in Socket Mode, ack the slash command as HTTP mode's endpoint does (`_ack`).
+    One class, not four functions: Bolt builds every argument a function middleware might take
+    on each request (slack_bolt/kwargs_injection/async_utils.py), and a class is handed the
+    request as it is; each saving is paid back on every ack (bench/ack_latency.py)."""
 
     def __init__(
         self,
@@ -85,6 +103,7 @@ class _RequestSetup(AsyncMiddleware):
         responses: ResponseUrls,
     ) -> None:
         self._deps, self._hooks, self._seen, self._responses = deps, hooks, seen, responses
+        self._command, self._command_ack = deps.settings.slack.command, command_ack(deps)
 
     async def async_process(
         self,
@@ -102,6 +121,20 @@ class _RequestSetup(AsyncMiddleware):
             context["first_time"] = self._seen.claim_of(signatures[0] if signatures else None)
         if context.response_url:
             context["respond"] = self._responses.respond_to(context.response_url)
+        if req.body.get("command") == self._command and acks.PARSED not in context:
+            return await self._ack(req, next)
+        return await next()
+
+    async def _ack(
+        self, req: AsyncBoltRequest, next: Callable[[], Awaitable[BoltResponse]]
+    ) -> BoltResponse | None:
+        """Socket Mode's slash command (HTTP mode's endpoint has decided its ack already and
+        handed on what it parsed): bad input and help are answered here, in the ack; the rest
+        goes on to the listener, parsed."""
+        decided = self._command_ack(str(req.body.get("text") or ""))
+        if decided.answer is not None:
+            return await AsyncAck()(**decided.answer)  # type: ignore[no-untyped-call]
+        req.context[acks.PARSED] = decided.parsed
         return await next()
 
 
@@ -111,4 +144,4 @@ async def report_unexpected_error(
     """The one global error path: log with the traceback, tell the user briefly, change nothing."""
     log.error("unhandled error for %s", body.get("command") or body.get("type"), exc_info=error)
     if respond is not None and body.get("response_url"):
-        await respond(**render.text_message(render.GENERIC_FAILURE), response_type="ephemeral")
+        await respond(**blocks.text_message(blocks.GENERIC_FAILURE), response_type="ephemeral")

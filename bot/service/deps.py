@@ -14,10 +14,10 @@ from bot.access.gate import Gate
 from bot.access.journal import ChangeJournal
 from bot.access.once import OnceStore
 from bot.alerts import store as alert_store
-from bot.alerts.desk import AlertDesk
 from bot.alerts.drain import SLACK_BACKOFFS, Poster
 from bot.alerts.lease import LeaderLease, default_identity
 from bot.alerts.store import AlertStore
+from bot.alerts.usecase import AlertDesk
 from bot.changes import registry
 from bot.changes.pipeline import ChangePipeline
 from bot.config.settings import Settings

@@ -6,9 +6,9 @@ one handler keeps an ack's path to what it needs. The request counts as being ac
 (`InFlight.acking`) from its first byte read to its answer, so work after other acks waits.
 
 A slash command's ack depends on its text alone ("restarting", a usage text, the help, or
-nothing: `handlers.commands.decide`, the listener's own decision), so it is sent before Bolt runs
-at all; when the ack is empty, Bolt then runs the listener as usual, after the burst of acks it
-came in (`InFlight.spawn`), and whatever the listener would have acked is posted instead.
+nothing: `bot.subcommands.acks`), so it is sent before Bolt runs at all; when the ack is empty,
+Bolt then runs the listener with the command as parsed here (`acks.PARSED`), after the burst of
+acks it came in (`InFlight.spawn`), and whatever the listener would have acked is posted instead.
 Everything else (clicks, events) is Bolt's to answer. Slack gives an app 3 seconds to ack; with
 many commands at once, Bolt's dispatch would be most of each ack's time (bench/ack_latency.py).
 A body that has not arrived within those 3 seconds could not be acked in time anyway: it is cut
@@ -30,12 +30,13 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
+from bot.commands.grammar import Command
 from bot.service import signing
 from bot.service.inflight import InFlight
-from bot.slack import blocks as render
+from bot.slack import blocks
 from bot.slack.blocks import Message
 from bot.slack.responses import ResponseUrls
-from handlers.commands import ACK_SENT
+from bot.subcommands import acks
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class SlackEvents:
         inflight: InFlight,
         *,
         command: str,
-        command_ack: Callable[[str], Message | None],
+        command_ack: Callable[[str], acks.Decided],
         hooks: Sequence[str],
         responses: ResponseUrls,
         clock: Callable[[], float] = time.time,
@@ -110,23 +111,23 @@ class SlackEvents:
         if signing.names_foreign_hook(fields, self._hooks):
             self._seen.end(signature)
             return web.Response(status=400)
-        answer = self._command_ack(fields.get("text") or "")
-        if answer is not None:
+        decided = self._command_ack(fields.get("text") or "")
+        if decided.answer is not None:
             self._seen.end(signature)
-            return _http(await AsyncAck()(**answer))  # type: ignore[no-untyped-call]
-        self._inflight.spawn(
-            self._dispatch(bolt_request, signature, fields.get("response_url", ""))
-        )
+            return _http(await AsyncAck()(**decided.answer))  # type: ignore[no-untyped-call]
+        assert decided.parsed is not None  # an empty ack: the work of a parsed command follows
+        response_url = fields.get("response_url", "")
+        self._inflight.spawn(self._dispatch(bolt_request, signature, response_url, decided.parsed))
         return web.Response(status=200)
 
     async def _dispatch(
-        self, bolt_request: _BoltRequest, signature: str, response_url: str
+        self, bolt_request: _BoltRequest, signature: str, response_url: str, parsed: Command
     ) -> None:
-        """Bolt runs the listener of a command whose (empty) ack has left, telling it so
-        (`ACK_SENT`); should it ack anything still, or fail, that goes to the response_url
-        (Bolt's error handler has told the user of an error in a listener: 500)."""
+        """Bolt runs the listener of a command whose (empty) ack has left, handing it the
+        command as parsed (`acks.PARSED`); should it ack anything still, or fail, that goes to
+        the response_url (Bolt's error handler has told the user of an error in a listener: 500)."""
         try:
-            answer = await self._app.async_dispatch(bolt_request.build(**{ACK_SENT: True}))
+            answer = await self._app.async_dispatch(bolt_request.build(**{acks.PARSED: parsed}))
         finally:
             self._seen.end(signature)
         respond = self._responses.respond_to(response_url)
@@ -134,7 +135,7 @@ class SlackEvents:
             await respond(_message(answer.body))
         elif answer.status not in (200, 500):
             log.error("Bolt answered %d to a command already acked", answer.status)
-            await respond(**render.text_message(render.GENERIC_FAILURE), response_type="ephemeral")
+            await respond(**blocks.text_message(blocks.GENERIC_FAILURE), response_type="ephemeral")
 
 
 def form_fields(text: str, wanted: frozenset[str]) -> dict[str, str]:

@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-import handlers
-from bot.service import app as bot_app
-from bot.service import probes, schedule, signing
+from bot.service import app, probes, schedule, signing
 from bot.service.deps import Deps, SlackEnv
 from bot.service.endpoint import SLACK_PATH, SlackEvents
 from bot.slack.responses import ResponseUrls
@@ -51,7 +49,7 @@ class Service:
         self._seen = None if env.socket_mode else signing.SeenRequests(self.deps.once)
         self._hooks = signing.allowed_hooks(env.api_url)
         self._responses = ResponseUrls()
-        self.app = bot_app.build_app(
+        self.app = app.build_app(
             self.deps,
             client=self._client,
             signing_secret=env.signing_secret,
@@ -103,7 +101,7 @@ class Service:
             self._seen,
             self.deps.inflight,
             command=self.deps.settings.slack.command,
-            command_ack=handlers.command_acks(self.deps),
+            command_ack=app.command_ack(self.deps),
             hooks=self._hooks,
             responses=self._responses,
         )

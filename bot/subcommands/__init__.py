@@ -1,4 +1,5 @@
-"""Every subcommand of the slash command, feature by feature: the table `GRAMMAR` reads.
+"""Every subcommand of the slash command, feature by feature: the table `GRAMMAR` reads, and
+what the ack of `/kai TEXT` says (`acks`).
 
 It imports each feature's `commands` module, so it sits above the features in the layers (the
 shared grammar, `bot.commands`, sits below them and never imports one). Pure, as they are.

@@ -5,18 +5,21 @@ parsed types, parsers, usage and help lines. Pure.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from bot.commands.grammar import Args, simple
 from bot.commands.registry import Subcommand
 
 
 @dataclass(frozen=True)
-class Queues:
+class ShowQueues:
+    LABEL: ClassVar[str] = "queues"  # its name in metrics and logs (`label_of`)
     cluster: str | None = None
 
 
 @dataclass(frozen=True)
-class Pending:
+class ShowPending:
+    LABEL: ClassVar[str] = "pending"
     namespace: str | None = None  # None: every namespace
     all_namespaces: bool = False
     cluster: str | None = None
@@ -29,9 +32,9 @@ class Why:
     cluster: str | None = None
 
 
-def parse_pending(args: Args) -> Pending:
+def parse_pending(args: Args) -> ShowPending:
     namespace, all_namespaces = args.take_scope()
-    return Pending(namespace, all_namespaces, args.finish())
+    return ShowPending(namespace, all_namespaces, args.finish())
 
 
 def parse_why(args: Args) -> Why:
@@ -43,11 +46,11 @@ def parse_why(args: Args) -> Why:
 SUBCOMMANDS = (
     Subcommand(
         "queues",
-        simple(Queues),
+        simple(ShowQueues),
         "{command} queues",
         "KAI queues: tree, GPU quota and limit, allocated and requested",
         operator=False,
-        makes=(Queues,),
+        makes=(ShowQueues,),
     ),
     Subcommand(
         "pending",
@@ -55,7 +58,7 @@ SUBCOMMANDS = (
         "{command} pending [NAMESPACE | --all-namespaces]   (without NAMESPACE: every namespace)",
         "KAI PodGroups that cannot be scheduled, with the scheduler's reasons",
         operator=False,
-        makes=(Pending,),
+        makes=(ShowPending,),
     ),
     Subcommand(
         "why",

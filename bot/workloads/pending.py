@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.models import RawObject
 from bot.workloads.quantities import parse_quantity
 from bot.workloads.reasons import Reason, read_reason
@@ -45,22 +45,22 @@ def read_pending(groups: Sequence[RawObject]) -> tuple[list[PendingGroup], int]:
     pending: list[PendingGroup] = []
     stale = 0
     for group in groups:
-        conditions = c.status(group).get("schedulingConditions") or []
-        if not conditions:
+        scheduling = conditions.status(group).get("schedulingConditions") or []
+        if not scheduling:
             continue
         if is_stale(group):
             stale += 1
             continue
-        pending += [_pending(group, condition) for condition in conditions]
+        pending += [_pending(group, condition) for condition in scheduling]
     pending.sort(key=lambda g: (g.since is None, g.since or datetime.min, g.namespace, g.name))
     return pending, stale
 
 
 def is_stale(group: RawObject) -> bool:
     """Whether everything the group requested is allocated: its pods run, whatever the condition."""
-    resources = c.as_mapping(c.status(group).get("resourcesStatus"))
-    requested = c.as_mapping(resources.get("requested"))
-    allocated = c.as_mapping(resources.get("allocated"))
+    resources = conditions.as_mapping(conditions.status(group).get("resourcesStatus"))
+    requested = conditions.as_mapping(resources.get("requested"))
+    allocated = conditions.as_mapping(resources.get("allocated"))
     if not requested:
         return False
     for key, value in requested.items():
@@ -71,15 +71,15 @@ def is_stale(group: RawObject) -> bool:
 
 
 def _pending(group: RawObject, condition: RawObject) -> PendingGroup:
-    transition = c.parse_timestamp(condition.get("lastTransitionTime"))
+    transition = conditions.parse_timestamp(condition.get("lastTransitionTime"))
     return PendingGroup(
-        namespace=c.object_namespace(group) or "",
-        name=c.object_name(group),
-        queue=c.as_text(c.spec(group).get("queue")),
-        node_pool=c.as_text(condition.get("nodePool")) or "default",
-        since=_earliest(c.creation_time(group), transition),
+        namespace=conditions.object_namespace(group) or "",
+        name=conditions.object_name(group),
+        queue=conditions.as_text(conditions.spec(group).get("queue")),
+        node_pool=conditions.as_text(condition.get("nodePool")) or "default",
+        since=_earliest(conditions.creation_time(group), transition),
         reasons=tuple(read_reason(r) for r in condition.get("reasons") or []),
-        message=c.as_text(condition.get("message")),
+        message=conditions.as_text(condition.get("message")),
         condition_since=transition,
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.models import RawObject
 from bot.workloads.quantities import dra_gpus, gpus, parse_quantity, show
 
@@ -37,7 +37,7 @@ class QueueRow:
 
 def queue_rows(queues: Sequence[RawObject]) -> list[QueueRow]:
     """Every queue, depth-first from the roots (by name), each under its parent."""
-    by_name = {c.object_name(q): q for q in queues}
+    by_name = {conditions.object_name(q): q for q in queues}
     children: dict[str, list[str]] = {}
     for name, queue in by_name.items():
         children.setdefault(_parent(queue), []).append(name)
@@ -61,18 +61,18 @@ def queue_rows(queues: Sequence[RawObject]) -> list[QueueRow]:
 
 
 def _parent(queue: RawObject) -> str:
-    return c.as_text(c.spec(queue).get("parentQueue"))
+    return conditions.as_text(conditions.spec(queue).get("parentQueue"))
 
 
 def _row(
     queue: RawObject, depth: int, by_name: dict[str, RawObject], has_children: bool
 ) -> QueueRow:
-    spec, status = c.spec(queue), c.status(queue)
-    gpu = c.as_mapping(c.as_mapping(spec.get("resources")).get("gpu"))
+    spec, status = conditions.spec(queue), conditions.status(queue)
+    gpu = conditions.as_mapping(conditions.as_mapping(spec.get("resources")).get("gpu"))
     parent = _parent(queue)
     return QueueRow(
-        name=c.object_name(queue),
-        display_name=c.as_text(spec.get("displayName")),
+        name=conditions.object_name(queue),
+        display_name=conditions.as_text(spec.get("displayName")),
         depth=depth,
         parent=parent,
         parent_missing=bool(parent) and parent not in by_name,

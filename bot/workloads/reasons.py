@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.workloads.quantities import gpus, show
 
 
@@ -39,11 +39,11 @@ class Reason:
 
 def read_reason(entry: Mapping[str, Any]) -> Reason:
     """One `reasons[]` entry."""
-    details = c.as_mapping(c.as_mapping(entry.get("details")).get("queueDetails"))
+    details = conditions.as_mapping(conditions.as_mapping(entry.get("details")).get("queueDetails"))
     numbers = None
     if details:
         numbers = QueueNumbers(
-            queue=c.as_text(details.get("name")),
+            queue=conditions.as_text(details.get("name")),
             limit=gpus(details.get("queueResourceLimits")),
             deserved=gpus(details.get("queueDeservedResources")),
             allocated=gpus(details.get("queueAllocatedResources")),
@@ -51,7 +51,9 @@ def read_reason(entry: Mapping[str, Any]) -> Reason:
             requested_by_queue=gpus(details.get("queueRequestedResources")),
             requested_by_job=gpus(details.get("podGroupRequestedResources")),
         )
-    return Reason(c.as_text(entry.get("reason")), c.as_text(entry.get("message")), numbers)
+    return Reason(
+        conditions.as_text(entry.get("reason")), conditions.as_text(entry.get("message")), numbers
+    )
 
 
 def advice(reason: Reason, queue: str = "", *, command: str) -> str:

@@ -12,14 +12,13 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from bot.core.durations import format_duration
-from bot.slack import blocks as render
 from bot.slack import packing
-from bot.slack.blocks import Block, Message
+from bot.slack.blocks import Block, Message, context, escape, fit_message, header, section
 from bot.workloads.pending import PendingGroup
 from bot.workloads.queues import LEGEND, QueueRow, gpu_numbers
 from bot.workloads.reasons import advice, unschedulable_without_reason
 from bot.workloads.starvation import OVER_QUOTA, STARVED, QueueStarvation
-from bot.workloads.why import Why
+from bot.workloads.why import Explanation
 
 MAX_SECTIONS = 45  # of Slack's 50 blocks: the rest for the header and the notes
 
@@ -36,23 +35,21 @@ def queues_message(
     title = f"KAI queues on {cluster}"
     if not rows:
         note = f"No KAI Queue on {cluster}: jobs cannot be scheduled by KAI until one exists."
-        return render.fit_message(
-            {"text": note, "blocks": [render.header(title), render.section(note)]}
-        )
+        return fit_message({"text": note, "blocks": [header(title), section(note)]})
     marks = marks or {}
     lines = [queue_line(row, marks.get(row.name, "")) for row in rows]
-    sections, placed = packing.pack_lines([render.escape(x) for x in lines], MAX_SECTIONS)
+    sections, placed = packing.pack_lines([escape(x) for x in lines], MAX_SECTIONS)
     notes = _left_out(len(rows) - placed, "queue")
     if marks:
         notes.append(marks_legend(starved_after))
     blocks = [
-        render.header(title),
-        render.context(render.escape(f"{len(rows)} queues · {LEGEND}")),
+        header(title),
+        context(escape(f"{len(rows)} queues · {LEGEND}")),
         *sections,
     ]
-    blocks += [render.context(n) for n in notes]
-    text = packing.fit_text([title], [render.escape(x) for x in lines], [*notes, LEGEND])
-    return render.fit_message({"text": text, "blocks": blocks})
+    blocks += [context(n) for n in notes]
+    text = packing.fit_text([title], [escape(x) for x in lines], [*notes, LEGEND])
+    return fit_message({"text": text, "blocks": blocks})
 
 
 def queue_line(row: QueueRow, mark: str = "") -> str:
@@ -88,20 +85,20 @@ def starvation_evidence(
         if row.is_leaf and marks.get(row.name) == OVER_QUOTA
     ]
     groups = [g for g in found.pending if g.queue == queue]
-    entries = [render.escape(group_entry(g, now, command)) for g in groups]
+    entries = [escape(group_entry(g, now, command)) for g in groups]
     sections, placed = packing.pack_lines([_bold_first(e) for e in entries], MAX_SECTIONS - 4)
     notes = _left_out(len(groups) - placed, "PodGroup")
     if not groups:
         notes.append(f"Nothing of queue {queue} waits for the KAI scheduler now.")
     notes.append(f"`{command} queues` and `{command} pending --all-namespaces` look again.")
-    shown = [render.escape(x) for x in (title, *head)]
+    shown = [escape(x) for x in (title, *head)]
     blocks: list[Block] = [
-        render.section(f"*{shown[0]}*\n" + "\n".join(shown[1:])),
+        section(f"*{shown[0]}*\n" + "\n".join(shown[1:])),
         *sections,
-        *(render.context(render.escape(n)) for n in notes),
+        *(context(escape(n)) for n in notes),
     ]
-    text = packing.fit_text(shown, entries, [render.escape(n) for n in notes])
-    return render.fit_message({"text": text, "blocks": blocks})
+    text = packing.fit_text(shown, entries, [escape(n) for n in notes])
+    return fit_message({"text": text, "blocks": blocks})
 
 
 def _queue_fact(found: QueueStarvation, queue: str, marks: Mapping[str, str]) -> str:
@@ -128,17 +125,17 @@ def pending_message(
         counts += f" · {stale} left out: their pods all run (stale conditions, KAI < 0.17)"
     if not groups:
         note = f"Nothing waits for the KAI scheduler in {scope}."
-        empty = [render.header(title), render.context(counts), render.section(note)]
-        return render.fit_message({"text": f"{title}\n{counts}\n{note}", "blocks": empty})
-    entries = [render.escape(group_entry(g, now, command)) for g in groups]
+        empty = [header(title), context(counts), section(note)]
+        return fit_message({"text": f"{title}\n{counts}\n{note}", "blocks": empty})
+    entries = [escape(group_entry(g, now, command)) for g in groups]
     sections, placed = packing.pack_lines([_bold_first(e) for e in entries], MAX_SECTIONS)
     notes = _left_out(len(groups) - placed, "PodGroup")
     if notes and scope == "all namespaces":
-        notes.append(f"`{render.escape(command)} pending NAMESPACE` shows one namespace.")
-    blocks: list[Block] = [render.header(title), render.context(counts), *sections]
-    blocks += [render.context(n) for n in notes]
+        notes.append(f"`{escape(command)} pending NAMESPACE` shows one namespace.")
+    blocks: list[Block] = [header(title), context(counts), *sections]
+    blocks += [context(n) for n in notes]
     text = packing.fit_text([title, counts], entries, notes)
-    return render.fit_message({"text": text, "blocks": blocks})
+    return fit_message({"text": text, "blocks": blocks})
 
 
 def group_entry(group: PendingGroup, now: datetime, command: str) -> str:
@@ -159,7 +156,7 @@ def group_entry(group: PendingGroup, now: datetime, command: str) -> str:
     return "\n".join(lines)
 
 
-def why_message(answer: Why, *, cluster: str) -> Message:
+def why_message(answer: Explanation, *, cluster: str) -> Message:
     """The pod's state, its PodGroup, queue, reasons, binds and events, then what to do."""
     title = f"Why {answer.pod} is {answer.phase} (on {cluster})"
     lines = [f"Phase: {answer.phase} · scheduler: {answer.scheduler}"]
@@ -171,16 +168,16 @@ def why_message(answer: Why, *, cluster: str) -> Message:
         )
     else:
         lines += _kai_lines(answer)
-    body = "\n".join(render.escape(x) for x in lines)
+    body = "\n".join(escape(x) for x in lines)
     todo = f"What to do: {answer.advice}" if answer.advice else ""
-    blocks = [render.header(title), render.section(body)]
+    blocks = [header(title), section(body)]
     if todo:
-        blocks.append(render.section(f"*{render.escape(todo)}*"))
+        blocks.append(section(f"*{escape(todo)}*"))
     text = "\n".join([title, *lines, todo]).strip()
-    return render.fit_message({"text": render.escape(text), "blocks": blocks})
+    return fit_message({"text": escape(text), "blocks": blocks})
 
 
-def _kai_lines(answer: Why) -> list[str]:
+def _kai_lines(answer: Explanation) -> list[str]:
     lines = [f"PodGroup: {answer.group or 'none (no pod-group-name annotation)'}"]
     if answer.queue_line:
         lines.append(f"Queue: {answer.queue_line}")

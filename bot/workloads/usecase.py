@@ -11,9 +11,8 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime, timedelta
 
-from bot.core import conditions as c
-from bot.core import errors
-from bot.health import report as kai_report
+from bot.core import conditions, errors
+from bot.health import report
 from bot.kube import kinds
 from bot.kube.ports import KubeReader
 from bot.workloads import pending, queues, starvation, why
@@ -58,7 +57,9 @@ async def read_pending(
     return found, stale, len(groups)
 
 
-async def explain_pod(kube: KubeReader, namespace: str, name: str, *, command: str) -> why.Why:
+async def explain_pod(
+    kube: KubeReader, namespace: str, name: str, *, command: str
+) -> why.Explanation:
     """Why the pod is not running (or that it is, or that KAI does not schedule it); the advice
     names `command`, the configured slash command.
 
@@ -67,13 +68,15 @@ async def explain_pod(kube: KubeReader, namespace: str, name: str, *, command: s
     """
     pod, config = await asyncio.gather(
         kube.get_object(kinds.POD, name, namespace),
-        kube.get_object(kinds.KAI_CONFIG, kai_report.KAI_CONFIG_NAME),
+        kube.get_object(kinds.KAI_CONFIG, report.KAI_CONFIG_NAME),
     )
     if pod is None:
         raise errors.UserError(f"Pod {namespace}/{name} was not found on {kube.cluster}.")
-    global_spec = c.as_mapping(c.spec(config or {}).get("global"))
-    scheduler = c.as_text(global_spec.get("schedulerName")) or kai_report.DEFAULT_SCHEDULER_NAME
-    if c.as_text(c.spec(pod).get("schedulerName")) != scheduler:
+    global_spec = conditions.as_mapping(conditions.spec(config or {}).get("global"))
+    scheduler = (
+        conditions.as_text(global_spec.get("schedulerName")) or report.DEFAULT_SCHEDULER_NAME
+    )
+    if conditions.as_text(conditions.spec(pod).get("schedulerName")) != scheduler:
         return why.explain(
             pod,
             kai_scheduler=scheduler,
@@ -83,14 +86,14 @@ async def explain_pod(kube: KubeReader, namespace: str, name: str, *, command: s
             events=(),
             command=command,
         )
-    group_name = c.as_text(c.annotations_of(pod).get(why.POD_GROUP_ANNOTATION))
+    group_name = conditions.as_text(conditions.annotations_of(pod).get(why.POD_GROUP_ANNOTATION))
     on_pod = f"involvedObject.kind=Pod,involvedObject.name={name}"
     group, bind_request, events = await asyncio.gather(
         kube.get_object(kinds.POD_GROUP, group_name, namespace) if group_name else _none(),
         kube.get_object(kinds.BIND_REQUEST, name, namespace),
         kube.list_objects(kinds.EVENT, namespace, field_selector=on_pod, page_size=None),
     )
-    queue_name = c.as_text(c.spec(group).get("queue")) if group else ""
+    queue_name = conditions.as_text(conditions.spec(group).get("queue")) if group else ""
     queue = await kube.get_object(kinds.QUEUE, queue_name) if queue_name else None
     return why.explain(
         pod,

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.models import RawObject
 from bot.workloads.pending import PendingGroup, is_stale, read_pending
 from bot.workloads.queues import gpu_numbers, queue_rows
@@ -24,7 +24,7 @@ KAI_COMPONENTS = ("kai-scheduler", "binder", "pod-grouper")
 
 
 @dataclass(frozen=True)
-class Why:
+class Explanation:
     """Everything `/kai why` says about one pod."""
 
     pod: str  # namespace/name
@@ -53,19 +53,19 @@ def explain(
     bind_request: RawObject | None,
     events: Sequence[RawObject],
     command: str,
-) -> Why:
+) -> Explanation:
     """The answer for `pod`, from what was read about it (None: absent); the advice names
     `command`, the configured slash command, where it suggests one."""
-    name = f"{c.object_namespace(pod)}/{c.object_name(pod)}"
-    phase = c.as_text(c.status(pod).get("phase")) or "Unknown"
-    scheduler = c.as_text(c.spec(pod).get("schedulerName")) or "default-scheduler"
-    base = Why(name, phase, scheduler, scheduler == kai_scheduler, _pod_conditions(pod))
+    name = f"{conditions.object_namespace(pod)}/{conditions.object_name(pod)}"
+    phase = conditions.as_text(conditions.status(pod).get("phase")) or "Unknown"
+    scheduler = conditions.as_text(conditions.spec(pod).get("schedulerName")) or "default-scheduler"
+    base = Explanation(name, phase, scheduler, scheduler == kai_scheduler, _pod_conditions(pod))
     if not base.by_kai:
         return base
-    group_name = c.as_text(c.annotations_of(pod).get(POD_GROUP_ANNOTATION))
+    group_name = conditions.as_text(conditions.annotations_of(pod).get(POD_GROUP_ANNOTATION))
     pending = _pending_of(group)
     failure = _bind_failure(bind_request)
-    queue_name = c.as_text(c.spec(group).get("queue")) if group else ""
+    queue_name = conditions.as_text(conditions.spec(group).get("queue")) if group else ""
     return dataclasses.replace(
         base,
         group=group_name,
@@ -93,12 +93,14 @@ def queue_line(queue: RawObject | None, name: str) -> str:
 def _pod_conditions(pod: RawObject) -> tuple[str, ...]:
     lines = []
     for wanted in ("PodScheduled", "PodBound"):
-        condition = c.find_condition(c.list_conditions(pod), wanted)
+        condition = conditions.find_condition(conditions.list_conditions(pod), wanted)
         if condition is None:
             continue
-        reason = c.condition_reason(condition)
-        text = f"{wanted} {c.condition_status(condition)}" + (f" ({reason})" if reason else "")
-        message = c.condition_message(condition)
+        reason = conditions.condition_reason(condition)
+        text = f"{wanted} {conditions.condition_status(condition)}" + (
+            f" ({reason})" if reason else ""
+        )
+        message = conditions.condition_message(condition)
         lines.append(f"{text}: {message}" if message else text)
     return tuple(lines)
 
@@ -118,7 +120,7 @@ def _reason_lines(pending: Sequence[PendingGroup]) -> tuple[str, ...]:
 
 
 def _node_pool(pod: RawObject, pending: Sequence[PendingGroup]) -> str:
-    label = c.as_text(c.labels_of(pod).get(NODE_POOL_LABEL))
+    label = conditions.as_text(conditions.labels_of(pod).get(NODE_POOL_LABEL))
     return label or (pending[0].node_pool if pending else "default")
 
 
@@ -126,26 +128,27 @@ def _bind_failure(bind_request: RawObject | None) -> str:
     """`to node gpu-node-7: nodes "gpu-node-7" not found` for a Failed BindRequest, else ""."""
     if bind_request is None:
         return ""
-    status = c.status(bind_request)
-    if c.as_text(status.get("phase")) != "Failed":
+    status = conditions.status(bind_request)
+    if conditions.as_text(status.get("phase")) != "Failed":
         return ""
-    node = c.as_text(c.spec(bind_request).get("selectedNode"))
-    reason = c.as_text(status.get("reason")) or "no reason given"
+    node = conditions.as_text(conditions.spec(bind_request).get("selectedNode"))
+    reason = conditions.as_text(status.get("reason")) or "no reason given"
     return f"to node {node}: {reason}" if node else reason
 
 
 def _is_kai_warning(event: RawObject) -> bool:
-    source = c.as_text(c.as_mapping(event.get("source")).get("component"))
-    reporter = c.as_text(event.get("reportingComponent"))
-    return c.as_text(event.get("type")) == "Warning" and bool(
+    source = conditions.as_text(conditions.as_mapping(event.get("source")).get("component"))
+    reporter = conditions.as_text(event.get("reportingComponent"))
+    return conditions.as_text(event.get("type")) == "Warning" and bool(
         {source, reporter} & set(KAI_COMPONENTS)
     )
 
 
 def _event_line(event: RawObject) -> str:
-    count = c.as_int(event.get("count")) or 1
+    count = conditions.as_int(event.get("count")) or 1
     times = f" ×{count}" if count > 1 else ""
-    return f"{c.as_text(event.get('reason'))}{times}: {c.as_text(event.get('message')).strip()}"
+    message = conditions.as_text(event.get("message")).strip()
+    return f"{conditions.as_text(event.get('reason'))}{times}: {message}"
 
 
 def _advice(
@@ -177,7 +180,8 @@ def _advice(
         )
     if pending:
         return unschedulable_without_reason(command)
+    gang = conditions.as_int(conditions.spec(group).get("minMember")) or 1
     return (
         "the scheduler has not reported on it yet: it may wait for the rest of its gang "
-        f"(minMember {c.as_int(c.spec(group).get('minMember')) or 1}); see the PodGroup's events"
+        f"(minMember {gang}); see the PodGroup's events"
     )

@@ -2,7 +2,7 @@
 thread; the ConfigMap state backend and the Lease kept by the bot's own token, through deploy/'s
 RBAC and admission policies; two replicas, one holder.
 
-Checks are run by calling the job (`schedule.check_cluster`) with the service's own deps and a
+Checks are run by calling the job (`jobs_alerts.check_cluster`) with the service's own deps and a
 clock the test moves, as in the e2e tier; the cluster is real, so the aggregator's own verdict on
 KEDA's metrics APIService (no pod behind it: MissingEndpoints) pages too, and the tests look at
 the KAI incident by its title.
@@ -16,18 +16,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alert_stack import HOLD, Clock, thread_texts
+from alert_stack import HOLD, check, thread_texts
+from clocks import Clock
 from conftest import BOT_CONTEXT
 from controlplane import BOT_NAMESPACE, ControlPlane
 from seeding import Seeder, find
 
-from bot.service import schedule
-from bot.service.server import Service
+from bot.service import jobs_alerts
 from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, ServiceStack, running_service
 
 DEPENDENCIES = "KAI-prometheus is missing prometheus operator"
 STATE = "kai-chatops-state"
+# The API server stamps objects with the real time, and the checks measure them by the clock.
+pytestmark = pytest.mark.clock_from_now
 
 
 def in_cluster(tmp_path: Path) -> dict[str, Any]:
@@ -38,11 +40,6 @@ def in_cluster(tmp_path: Path) -> dict[str, Any]:
         "state": {"path": str(tmp_path / "state.sqlite"), "backend": "configmap"},
         "lease": {"duration": "1h"},
     }
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture
@@ -77,10 +74,6 @@ def _meta(name: str) -> dict[str, str]:
     return {"name": name, "namespace": BOT_NAMESPACE}
 
 
-async def check(service: Service) -> None:
-    await schedule.check_cluster(service.deps, CLUSTER)
-
-
 def kai_roots(stack: ServiceStack) -> list[PostedMessage]:
     return [m for m in stack.slack.root_messages(ALERT_CHANNEL) if "kai-config" in m.text]
 
@@ -99,7 +92,7 @@ def heal(admin: Seeder, scenario: list[dict[str, Any]]) -> None:
 
 
 async def fire(stack: ServiceStack, clock: Clock, admin: Seeder, scenario: Any) -> PostedMessage:
-    await schedule.keep_lease(stack.service.deps)
+    await jobs_alerts.keep_lease(stack.service.deps)
     await check(stack.service)
     break_dependencies(admin, scenario)
     await check(stack.service)
@@ -143,7 +136,7 @@ async def test_the_alert_state_lives_in_its_configmap_and_a_restart_continues_th
     assert any(a.get("root_ts") == root.ts for a in stored["alerts"]), stored
 
     await alerting.restart_service()
-    await schedule.keep_lease(alerting.service.deps)
+    await jobs_alerts.keep_lease(alerting.service.deps)
     await resolve(alerting, clock, admin, scenario)
     assert [r.ts for r in kai_roots(alerting)] == [root.ts]  # no second root after the restart
     assert thread_texts(alerting, root)[-1].startswith(":white_check_mark: Resolved")
@@ -153,7 +146,7 @@ async def test_the_lease_names_its_holder_and_a_second_replica_does_not_check(
     alerting: ServiceStack, clock: Clock, control_plane: ControlPlane, scenario: Any, tmp_path: Path
 ) -> None:
     admin = Seeder(control_plane.admin())
-    await schedule.keep_lease(alerting.service.deps)
+    await jobs_alerts.keep_lease(alerting.service.deps)
     lease = admin.read("coordination.k8s.io/v1", "Lease", "kai-chatops-alerts", BOT_NAMESPACE)
     assert lease is not None and lease["spec"]["holderIdentity"]
     first_holder = lease["spec"]["holderIdentity"]
@@ -168,7 +161,7 @@ async def test_the_lease_names_its_holder_and_a_second_replica_does_not_check(
         monotonic=clock.monotonic,
         config_overrides=in_cluster(second_dir),
     ) as second:
-        await schedule.keep_lease(second.service.deps)
+        await jobs_alerts.keep_lease(second.service.deps)
         break_dependencies(admin, scenario)
         for _ in range(2):
             await check(second.service)

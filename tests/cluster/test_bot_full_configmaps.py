@@ -15,7 +15,7 @@ from conftest import BOT_CONTEXT
 from controlplane import BOT_NAMESPACE, ControlPlane
 from seeding import Seeder, find
 
-from bot.service import schedule
+from bot.service import jobs_alerts
 from testbed.stack import ALERT_CHANNEL, CLUSTER, ServiceStack, running_service
 
 MEMORY = "kai-chatops-state-once"
@@ -117,9 +117,9 @@ async def test_with_the_alert_state_full_the_channel_is_told_in_the_servers_word
         if condition["type"] == "DependenciesFulfilled":
             condition.update(status="False", reason="dependencies_missing", message="broken")
     admin.write_status(config, config["status"])
-    await schedule.keep_lease(in_cluster.service.deps)  # only the Lease's holder checks
+    await jobs_alerts.keep_lease(in_cluster.service.deps)  # only the Lease's holder checks
     for _ in range(4):
-        await schedule.check_cluster(in_cluster.service.deps, CLUSTER)
+        await jobs_alerts.check_cluster(in_cluster.service.deps, CLUSTER)
     posted = [m.text for m in in_cluster.slack.root_messages(ALERT_CHANNEL)]
     [notice] = posted
     assert notice.startswith(

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from alert_fakes import T0, FakeSlack, Waits, fire, make_desk
 
-from bot.alerts.desk import AlertDesk
 from bot.alerts.model import ClusterAlerts, RootStatus
 from bot.alerts.store import SqliteStore, StoreConflict, StoreUnavailable
+from bot.alerts.usecase import AlertDesk
 from bot.config import settings as config
 from bot.core.metrics import Metrics
 from bot.kube.gateway import KubeGateway

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,10 +22,7 @@ APISERVICE = "v1beta1.external.metrics.k8s.io"
 TIMEOUT = timedelta(minutes=10)
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"]) as running:
-        yield running
+pytestmark = pytest.mark.sim(scenarios=["default"])
 
 
 async def observe(gateway: KubeGateway, now: datetime) -> list[Observation]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -99,17 +99,14 @@ STATE = ClusterAlerts(
 )
 
 
+pytestmark = pytest.mark.sim(scenarios=["kai-healthy"])
+
+
 @pytest.fixture
 def sqlite_store(tmp_path: Path) -> Iterator[SqliteStore]:
     store = SqliteStore(str(tmp_path / "state" / "alerts.sqlite"))
     yield store
     store.close()
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["kai-healthy"]) as running:
-        yield running
 
 
 def configmap_store(gateway: KubeGateway) -> ConfigMapStore:

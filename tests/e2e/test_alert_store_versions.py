@@ -7,7 +7,6 @@ SQLite on a temporary file, and the ConfigMap in the simulator through the offic
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,17 +48,7 @@ CM = ("v1", "ConfigMap", "kai-chatops-state", "kai-chatops")
 DAMAGED = '{"schema": 2, "alerts": 7}'
 
 
-@pytest.fixture
-def sqlite_store(tmp_path: Path) -> Iterator[SqliteStore]:
-    store = SqliteStore(str(tmp_path / "alerts.sqlite"))
-    yield store
-    store.close()
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["kai-healthy"]) as running:
-        yield running
+pytestmark = pytest.mark.sim(scenarios=["kai-healthy"])
 
 
 async def no_wait(seconds: float) -> None:
@@ -138,14 +127,14 @@ async def test_a_state_that_keeps_changing_under_us_is_given_up_with_a_message(
 
 
 async def test_sqlite_damage_says_where_its_text_is_kept_and_the_log_says_why(
-    sqlite_store: SqliteStore, caplog: pytest.LogCaptureFixture
+    store: SqliteStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    await sqlite_store.save(STATE, NEW)
-    with sqlite3.connect(sqlite_store.path) as db:
+    await store.save(STATE, NEW)
+    with sqlite3.connect(store.path) as db:
         db.execute("UPDATE alert_state SET body = ?", (DAMAGED,))
-    stored = await sqlite_store.load("prod")
+    stored = await store.load("prod")
     assert stored.damage == Damage(
-        DAMAGED, "expected a list, found int", f"table alert_state_damaged of {sqlite_store.path}"
+        DAMAGED, "expected a list, found int", f"table alert_state_damaged of {store.path}"
     )
     assert stored.state == ClusterAlerts("prod")
     assert [r.getMessage() for r in caplog.records if r.name == "bot.alerts.store"] == [
@@ -277,13 +266,13 @@ async def test_a_missing_namespace_is_named_not_taken_for_a_conflict(
     assert str(missing.value).startswith("alert state ConfigMap: namespace kai-chatops: ")
 
 
-async def test_a_sqlite_write_that_fails_names_the_file(sqlite_store: SqliteStore) -> None:
-    version = await sqlite_store.save(STATE, NEW)
-    with sqlite3.connect(sqlite_store.path) as db:  # the file was replaced by something else
+async def test_a_sqlite_write_that_fails_names_the_file(store: SqliteStore) -> None:
+    version = await store.save(STATE, NEW)
+    with sqlite3.connect(store.path) as db:  # the file was replaced by something else
         db.execute("DROP TABLE alert_state")
     with pytest.raises(StoreUnavailable) as failed:
-        await sqlite_store.save(STATE, version)
-    assert str(failed.value).startswith(f"alert state file {sqlite_store.path}: ")
+        await store.save(STATE, version)
+    assert str(failed.value).startswith(f"alert state file {store.path}: ")
 
 
 async def test_the_store_the_settings_name_is_the_one_written(

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import wait_until
 
 from testbed.sim import Simulator
 
@@ -23,10 +24,7 @@ APPLICATION = ("argoproj.io", "v1alpha1", "applications")
 SCALEDJOB = ("keda.sh", "v1alpha1", "scaledjobs")
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"], controllers=False) as simulator:
-        yield simulator
+pytestmark = pytest.mark.sim(scenarios=["default"], controllers=False)
 
 
 @pytest.fixture
@@ -60,14 +58,6 @@ def patch(sim: Simulator, kind: tuple[str, str, str], namespace: str, name: str,
     sim.store.patch(rtype, namespace, name, "merge", body)
 
 
-async def until(check: Callable[[], bool], seconds: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not check():
-        assert loop.time() < deadline, "the controllers did not answer in time"
-        await asyncio.sleep(0.05)
-
-
 async def test_a_reconcile_request_is_handled_with_ready_set(
     sim: Simulator, controllers: subprocess.Popen[str]
 ) -> None:
@@ -80,7 +70,7 @@ async def test_a_reconcile_request_is_handled_with_ready_set(
         status = read(sim, HELMRELEASE, "flux-system", "keda").get("status") or {}
         return bool(status.get("lastHandledReconcileAt") == token)
 
-    await until(handled)
+    await wait_until(handled, 20, "the reconcile request handled", every=0.05)
     conditions = read(sim, HELMRELEASE, "flux-system", "keda")["status"]["conditions"]
     assert {c["type"]: c["status"] for c in conditions}["Ready"] == "True"
 
@@ -103,5 +93,5 @@ async def test_a_refresh_request_is_removed_and_a_pause_gets_its_condition(
         found = {c["type"]: c["status"] for c in status.get("conditions") or []}
         return found.get("Paused") == "True"
 
-    await until(refreshed)
-    await until(paused)
+    await wait_until(refreshed, 20, "the refresh annotation removed", every=0.05)
+    await wait_until(paused, 20, "the Paused condition set", every=0.05)

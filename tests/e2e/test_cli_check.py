@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,8 @@ import yaml
 
 from testbed.sim import Simulator, breakage
 from testbed.stack import demo_config
+
+pytestmark = pytest.mark.sim(scenarios=["default"])
 
 
 async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -30,12 +31,6 @@ async def run_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, s
     out, err = await asyncio.wait_for(process.communicate(), timeout=60)
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"]) as running:
-        yield running
 
 
 @pytest.fixture

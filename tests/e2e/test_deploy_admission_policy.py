@@ -19,8 +19,9 @@ from typing import Any
 
 import celpy
 import pytest
+from clocks import Clock
 from deploy_render import DEPLOY, by_kind, render
-from deploy_workload import Clock, run_workload, workload_stack
+from deploy_workload import run_workload, workload_stack
 
 from bot.gitops import argo
 from testbed.sim import patching

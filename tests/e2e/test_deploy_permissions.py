@@ -7,7 +7,6 @@ Slack method. The deploy manifests must grant every call made, and nothing that 
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 import yaml
 from deploy_render import DEPLOY, by_kind, render
 from deploy_workload import run_workload, workload_stack
+from waiting import watches_ended
 
 from testbed.stack import Stack
 
@@ -52,16 +52,8 @@ async def observed(tmp_path: Path) -> AsyncIterator[Stack]:
     async with workload_stack(tmp_path) as (stack, clock):
         stack.slack.add_usergroup("S0OTHERS", "others", [])
         await run_workload(stack, clock)
-        await watches_ended(stack)
+        await watches_ended(stack.sim)
         yield stack
-
-
-async def watches_ended(stack: Stack, deadline: float = 5.0) -> None:
-    """Wait until the simulator has seen every watch end: it logs a watch only then."""
-    end = asyncio.get_running_loop().time() + deadline
-    while stack.sim.open_watches:
-        assert asyncio.get_running_loop().time() < end, "a watch stream stayed open"
-        await asyncio.sleep(0.05)
 
 
 def calls_made(stack: Stack) -> set[Call]:

@@ -19,7 +19,6 @@ from alert_stack import (
     HOLD,
     SHARED_15S,
     SLACK_TIMEOUT,
-    Clock,
     Gate,
     alert_stack,
     assert_one_clean_incident,
@@ -34,10 +33,11 @@ from alert_stack import (
     two_replicas,
     verdict,
 )
+from clocks import Clock
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.alerts.store import SqliteStore
-from bot.service import schedule
+from bot.service import jobs_alerts
 from testbed.sim import breakage
 from testbed.slackemu.records import Fault
 from testbed.stack import ALERT_CHANNEL, CLUSTER
@@ -185,7 +185,7 @@ async def test_lease_timed_on_the_wall_clock__a_clock_step_makes_no_second_leade
         clock.step(2 * 3600)  # the wall clock jumps two hours; two seconds really pass
         clock.advance(2)
         await renew(second, first)
-        assert schedule.is_leader(first.deps) and not schedule.is_leader(second.deps)
+        assert jobs_alerts.is_leader(first.deps) and not jobs_alerts.is_leader(second.deps)
 
         breakage.dependencies_missing(stack.sim)
         for _ in range(3):

@@ -11,33 +11,21 @@ from pathlib import Path
 
 from alert_stack import (
     HOLD,
-    Clock,
     alert_stack,
     assert_one_clean_incident,
     check,
     resolve,
     roots,
+    thread,
+    words,
 )
 from alert_stack import fire as fire_alert
+from clocks import Clock
 
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import ApiCall, PostedMessage
 from testbed.slackemu.records import Fault
 from testbed.stack import ALERT_CHANNEL, Stack
-
-
-def words(message: PostedMessage) -> str:
-    """Everything a reader sees: fallback text, blocks' texts and context elements."""
-    parts = [message.text]
-    for block in message.blocks:
-        if isinstance(block.get("text"), dict):
-            parts.append(block["text"]["text"])
-        parts += [e["text"] for e in block.get("elements") or [] if isinstance(e.get("text"), str)]
-    return "\n".join(parts)
-
-
-def thread(stack: Stack, root: PostedMessage) -> list[PostedMessage]:
-    return stack.slack.thread(ALERT_CHANNEL, root.ts)
 
 
 async def fire(stack: Stack, clock: Clock, breaking: Callable[[Simulator], None]) -> PostedMessage:

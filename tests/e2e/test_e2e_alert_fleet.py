@@ -14,10 +14,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from alert_invariants import check_channel
-from alert_stack import Clock
+from clocks import Clock
 
 from bot.alerts.model import AlertKey
-from bot.service import schedule
+from bot.service import jobs_alerts
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
@@ -58,7 +58,7 @@ async def fleet_stack(
 async def check(stack: Stack, clock: Clock, *clusters: str) -> None:
     clock.advance(1)
     for cluster in clusters:
-        await schedule.check_cluster(stack.service.deps, cluster)
+        await jobs_alerts.check_cluster(stack.service.deps, cluster)
 
 
 def roots(stack: Stack) -> list[PostedMessage]:

@@ -15,14 +15,15 @@ from typing import Any
 import pytest
 from alert_stack import (
     HOLD,
-    Clock,
     alert_stack,
     assert_one_clean_incident,
     check,
     fire,
     resolve,
     roots,
+    thread,
 )
+from clocks import Clock
 
 from testbed.sim import breakage
 from testbed.slackemu import PostedMessage
@@ -43,10 +44,6 @@ async def paging_stack(tmp_path: Path, clock: Clock, **alerts: Any) -> AsyncIter
 def everything(message: PostedMessage) -> str:
     """The fallback text and every text of the blocks, as Slack would read them for mentions."""
     return f"{message.text}\n{message.blocks}"
-
-
-def thread(stack: Stack, root: PostedMessage) -> list[PostedMessage]:
-    return stack.slack.thread(ALERT_CHANNEL, root.ts)
 
 
 def escalations(stack: Stack, root: PostedMessage) -> list[str]:

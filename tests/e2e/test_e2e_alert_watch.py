@@ -1,4 +1,4 @@
-"""Alerts that follow the cluster by watch (`bot.kube.informer`, `schedule.WatchedChecks`): a
+"""Alerts that follow the cluster by watch (`bot.kube.informer`, `jobs_alerts.WatchedChecks`): a
 condition written is paged `hold` after it, not at the next check an hour later; a check with
 nothing changed asks the API server nothing; a watch that ends, expires (410) or is forbidden
 (403) falls back (watched again, listed again, read at each check) and still pages. The timed
@@ -16,11 +16,12 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
-from alert_stack import roots, wait_until
+from alert_stack import roots
+from waiting import wait_until
 
 from bot.access.audit import Change
 from bot.rules import keda
-from bot.service import schedule
+from bot.service import jobs_alerts, jobs_timed
 from testbed.sim import breakage
 from testbed.stack import CLUSTER, Stack, running_stack
 
@@ -41,10 +42,10 @@ def overrides(tmp_path: Path) -> dict[str, object]:
     }
 
 
-def checks_of(stack: Stack) -> schedule.WatchedChecks:
+def checks_of(stack: Stack) -> jobs_alerts.WatchedChecks:
     """The running scheduler's alert check of the cluster."""
     (job,) = [j for j in stack.service.schedule.jobs if j.name == f"alerts-{CLUSTER}"]
-    assert isinstance(job.run, schedule.WatchedChecks)
+    assert isinstance(job.run, jobs_alerts.WatchedChecks)
     return job.run
 
 
@@ -190,12 +191,12 @@ async def test_timed_change_ticks_ask_nothing_and_a_pause_another_replica_made_i
     async with running_stack(tmp_path, config_overrides=overrides(tmp_path)) as stack:
         deps = stack.service.deps
         expiries = [
-            schedule.PauseExpiry(CLUSTER, first_sweep_after=timedelta(0)),
-            schedule.PauseExpiry(
-                CLUSTER, first_sweep_after=timedelta(0), sweep=schedule.sweep_suspends
+            jobs_timed.PauseExpiry(CLUSTER, first_sweep_after=timedelta(0)),
+            jobs_timed.PauseExpiry(
+                CLUSTER, first_sweep_after=timedelta(0), sweep=jobs_timed.sweep_suspends
             ),
         ]
-        ticking = schedule.TimedChanges(expiries, look_every=timedelta(0))
+        ticking = jobs_timed.TimedChanges(expiries, look_every=timedelta(0))
         try:
             await ticking(deps)  # the first sweeps (from the start, then hourly)
             await wait_until(lambda: not ticking.sweeping, 10, "the first sweeps done")

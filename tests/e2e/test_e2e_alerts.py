@@ -1,6 +1,6 @@
 """Alerts end to end: the simulator breaks, the service checks, the emulator shows the channel.
 
-The check jobs are called directly (`schedule.check_cluster`) with the service's own deps and a
+The check jobs are called directly (`jobs_alerts.check_cluster`) with the service's own deps and a
 clock the test moves, so `hold` and leases take no real time; the scheduler's own interval is an
 hour, so it never runs a check behind a test's back.
 """
@@ -13,22 +13,20 @@ from typing import Any
 
 import aiohttp
 import pytest
-from alert_stack import HOLD, Clock, overrides, resolve, thread_texts
+from alert_stack import HOLD, check, overrides, renew, resolve, thread_texts
 from alert_stack import fire as fire_alert
+from clocks import Clock
 
 from bot.alerts import render as render_alerts
-from bot.service import schedule
+from bot.service import jobs_alerts
 from bot.service.server import Service
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
 
 DEPENDENCIES_MESSAGE = "KAI-prometheus is missing prometheus operator"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
+# The simulator stamps objects with the real time, and the checks measure them by the clock.
+pytestmark = pytest.mark.clock_from_now
 
 
 @pytest.fixture
@@ -37,10 +35,6 @@ async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
         tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=overrides(tmp_path)
     ) as s:
         yield s
-
-
-async def check(service: Service) -> None:
-    await schedule.check_cluster(service.deps, CLUSTER)
 
 
 def roots(stack: Stack) -> list[PostedMessage]:
@@ -191,10 +185,10 @@ async def test_with_the_configmap_backend_a_restart_continues_the_same_thread(
     async with running_stack(
         tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=in_cluster
     ) as stack:
-        await renew_leases(stack.service)
+        await renew(stack.service)
         root = await fire(stack, clock)
         await stack.restart_service()
-        await renew_leases(stack.service)
+        await renew(stack.service)
         await resolve(stack, clock)
 
         assert [r.ts for r in roots(stack)] == [root.ts]
@@ -323,16 +317,16 @@ async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_threa
         config_overrides=overrides(tmp_path, lease=lease),
     ) as stack:
         first = stack.service
-        await schedule.keep_lease(first.deps)
+        await jobs_alerts.keep_lease(first.deps)
         second = stack.make_service()
         await second.start()
         try:
-            await schedule.keep_lease(second.deps)
-            assert schedule.is_leader(first.deps) and not schedule.is_leader(second.deps)
+            await jobs_alerts.keep_lease(second.deps)
+            assert jobs_alerts.is_leader(first.deps) and not jobs_alerts.is_leader(second.deps)
 
             breakage.dependencies_missing(stack.sim)
             for _ in range(2):
-                await renew_leases(first, second)
+                await renew(first, second)
                 await check(first)
                 await check(second)
                 clock.advance(HOLD)
@@ -341,12 +335,12 @@ async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_threa
             await first.schedule.stop()  # the holder dies: no more renewals, no release
             breakage.heal(stack.sim)
             clock.advance(1)
-            await renew_leases(second)  # sees the holder's last record
+            await renew(second)  # sees the holder's last record
             clock.advance(15)
-            await renew_leases(second)
-            assert schedule.is_leader(second.deps)
+            await renew(second)
+            assert jobs_alerts.is_leader(second.deps)
             for _ in range(2):
-                await renew_leases(second)
+                await renew(second)
                 await check(second)
                 clock.advance(HOLD)
 
@@ -355,12 +349,6 @@ async def test_two_replicas_post_one_root_and_the_survivor_resolves_in_its_threa
             assert stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED")
         finally:
             await second.stop()
-
-
-async def renew_leases(*services: Service) -> None:
-    """What each replica's lease job does every few seconds."""
-    for service in services:
-        await schedule.keep_lease(service.deps)
 
 
 async def click(stack: Stack, action_id: str, root: PostedMessage, user: str) -> dict[str, Any]:

@@ -13,11 +13,12 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import Clock
 
 from bot.access.approval_store import ApprovalsUnavailable
 from bot.keda import usecase
@@ -30,23 +31,7 @@ HR_API = "helm.toolkit.fluxcd.io/v2"
 PAUSED = "autoscaling.keda.sh/paused"
 # No KEDA controller runs here: do not wait long for one to acknowledge a pause.
 SHORT_WAIT = usecase.AckWait(timeout=0.3, interval=0.05)
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 LEAD, DEPUTY, OPS = "U0LEAD", "U0DEPUTY", "U0OPS"
-
-
-class Clock:
-    """The service's now, moved by the test."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 def approval_config(kubeconfig: str) -> dict[str, Any]:

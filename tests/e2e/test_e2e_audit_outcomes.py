@@ -9,38 +9,25 @@ channel once; a write that was answered but whose result could not be read back 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import Clock
+from stack_steps import audit_lines, channel_texts
 
 from bot.gitops import suspend_expiry
 from bot.gitops import usecase as gitops_usecase
 from bot.keda import expiry
 from bot.keda import usecase as keda_usecase
-from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, Stack, running_stack
+from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 HR_API = "helm.toolkit.fluxcd.io/v2"
 SHORT_WAIT = keda_usecase.AckWait(timeout=0.3, interval=0.05)
 NO_ANSWER = "may or may not have been done. Check the object."
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture
@@ -52,16 +39,8 @@ async def stack(
         yield running
 
 
-def audit_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
-    return [json.loads(r.getMessage()) for r in caplog.records if r.name == "kai_chatops.audit"]
-
-
 def outcomes(caplog: pytest.LogCaptureFixture) -> list[tuple[str, str]]:
     return [(line["action"], line["outcome"]) for line in audit_lines(caplog)]
-
-
-def texts(stack: Stack, channel: str = DEMO_CHANNEL) -> list[str]:
-    return [m.text for m in stack.slack.messages(channel)]
 
 
 def unreadable_after_the_next_read(stack: Stack, resource: str) -> None:
@@ -124,7 +103,7 @@ async def test_a_suspend_the_cluster_refuses_is_one_failed_line_and_nothing_is_a
         "chart hotfix",
     )
     assert line["target"] == "HelmRelease flux-system/keda on sim"
-    assert texts(stack) == []
+    assert channel_texts(stack) == []
 
 
 async def test_a_suspend_whose_write_got_no_answer_is_one_unknown_line_announced_once(
@@ -137,7 +116,7 @@ async def test_a_suspend_whose_write_got_no_answer_is_one_unknown_line_announced
 
     assert "may or may not have been applied" in reply
     assert outcomes(caplog) == [("suspend", "unknown")]
-    [announced] = texts(stack)
+    [announced] = channel_texts(stack)
     assert announced == (
         f"<@{OPERATOR}> asked to suspend HelmRelease flux-system/keda on sim; the cluster did "
         f"not answer in time, so it {NO_ANSWER}"
@@ -154,7 +133,7 @@ async def test_a_resume_whose_write_got_no_answer_is_recorded_as_a_resume_once(
     await click_confirm(stack, confirmation)
 
     assert outcomes(caplog) == [("suspend", "ok"), ("resume", "unknown")]
-    assert texts(stack)[-1].startswith(f"<@{OPERATOR}> asked to resume HelmRelease")
+    assert channel_texts(stack)[-1].startswith(f"<@{OPERATOR}> asked to resume HelmRelease")
 
 
 async def test_a_resume_whose_reconcile_cannot_be_read_back_is_resumed_and_unknown(
@@ -171,7 +150,7 @@ async def test_a_resume_whose_reconcile_cannot_be_read_back_is_resumed_and_unkno
     assert "its result could not be read back" in reply
     assert "requested, but the object could not be read since" in reply
     assert outcomes(caplog) == [("suspend", "ok"), ("resume", "unknown")]
-    assert "its result could not be read back" in texts(stack)[-1]
+    assert "its result could not be read back" in channel_texts(stack)[-1]
 
 
 async def test_a_resume_whose_reconcile_request_got_no_answer_is_resumed_and_unknown(
@@ -207,7 +186,7 @@ async def test_a_timed_resume_whose_write_got_no_answer_is_said_then_done_on_the
     assert first.outcomes == [] and len(second.outcomes) == 1
     assert not is_suspended(stack)
     assert outcomes(caplog) == [("suspend", "ok"), ("resume", "unknown"), ("resume", "ok")]
-    said, resumed = texts(stack, ALERT_CHANNEL)
+    said, resumed = channel_texts(stack, ALERT_CHANNEL)
     assert said == (
         "kai-chatops asked to resume HelmRelease flux-system/keda on sim (its timed suspend was "
         f"over); the cluster did not answer in time, so it {NO_ANSWER}"
@@ -227,7 +206,7 @@ async def test_a_timed_resume_the_cluster_refuses_is_one_failed_line_each_pass(
     assert is_suspended(stack)
     assert outcomes(caplog) == [("suspend", "ok"), ("resume", "failed")]
     assert audit_lines(caplog)[-1]["reason"] == "timed suspend expired"
-    assert texts(stack, ALERT_CHANNEL) == []  # the next pass tries again
+    assert channel_texts(stack, ALERT_CHANNEL) == []  # the next pass tries again
 
 
 # --- Flux reconcile, Argo CD refresh and sync -------------------------------------------------
@@ -295,7 +274,7 @@ async def test_a_sync_whose_wait_fails_was_started_and_is_one_unknown_line(
         "username": f"slack:{OPERATOR}"
     }
     assert outcomes(caplog) == [("sync", "unknown")]
-    started, record = texts(stack)
+    started, record = channel_texts(stack)
     assert started.startswith(f"<@{OPERATOR}> started an Argo CD sync")
     assert "started, but its result could not be read" in record
 
@@ -322,7 +301,7 @@ async def test_a_pause_that_cannot_be_read_back_is_written_and_unknown(
     [line] = audit_lines(caplog)
     assert (line["action"], line["outcome"]) == ("pause", "unknown")
     assert line["note"].startswith("written, but not read back:")
-    [announced] = texts(stack)
+    [announced] = channel_texts(stack)
     assert "could not be read back after the change, so KEDA's answer is not known" in announced
 
 
@@ -339,7 +318,7 @@ async def test_a_timed_pause_resume_whose_write_got_no_answer_is_said_in_the_cha
 
     assert resumed == []
     assert outcomes(caplog) == [("pause", "ok"), ("resume", "unknown")]
-    [said] = texts(stack, ALERT_CHANNEL)
+    [said] = channel_texts(stack, ALERT_CHANNEL)
     assert said.startswith(
         "kai-chatops asked to resume ScaledJob annia/annia-worker on sim (its timed pause was "
         "over); the cluster did not answer in time"

@@ -11,33 +11,26 @@ clock is the test's, moved by hand; the sweeps are the scheduler's jobs, called 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from alert_stack import Clock
+from clocks import Clock
+from stack_steps import confirm
 
 from bot.keda import usecase
-from bot.service import schedule
+from bot.service import jobs_timed
 from testbed.sim import Simulator, breakage
 from testbed.slackemu.records import PostedMessage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
 # No KEDA controller runs here: do not wait long for one to acknowledge a pause.
 SHORT_WAIT = usecase.AckWait(timeout=0.2, interval=0.05)
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 KEDA = "keda.sh/v1alpha1"
 FLUX_HR = "helm.toolkit.fluxcd.io/v2"
 PAUSED = "autoscaling.keda.sh/paused"
-
-
-@pytest.fixture
-def clock() -> Clock:
-    moved = Clock()
-    moved.now = START
-    return moved
 
 
 def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
@@ -57,25 +50,19 @@ async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
         yield s
 
 
-async def confirmed(stack: Stack, text: str) -> None:
-    ask = await stack.command(text)
-    assert ask.message is not None, ask.text
-    await stack.click("Confirm", ask.message)
-
-
 def reminder_roots(stack: Stack) -> list[PostedMessage]:
     return [m for m in stack.slack.root_messages(ALERT_CHANNEL) if "paused" in m.text.lower()]
 
 
 async def sweep(stack: Stack, clock: Clock, after: timedelta = timedelta(0)) -> None:
     clock.now += after
-    await schedule.sweep_pauses(stack.service.deps, "sim")
+    await jobs_timed.sweep_pauses(stack.service.deps, "sim")
 
 
 async def test_a_pause_through_the_bot_is_reminded_in_one_thread_until_it_is_resumed(
     stack: Stack, clock: Clock
 ) -> None:
-    await confirmed(stack, "pause annia/annia-worker node drain")
+    await confirm(stack, "pause annia/annia-worker node drain")
     await sweep(stack, clock, HOUR - timedelta(seconds=1))
     assert reminder_roots(stack) == []
     stack.sim.clear_requests()
@@ -100,7 +87,7 @@ async def test_a_pause_through_the_bot_is_reminded_in_one_thread_until_it_is_res
     assert again.text.startswith(":bell: Still paused: ScaledJob annia/annia-worker on sim")
     assert "since 2026-08-24 08:00:00 UTC (2h)" in again.text
 
-    await confirmed(stack, "resume annia/annia-worker")
+    await confirm(stack, "resume annia/annia-worker")
     await sweep(stack, clock)
 
     ended = stack.slack.thread(ALERT_CHANNEL, root.ts)[-1]
@@ -127,10 +114,10 @@ async def test_a_pause_by_hand_is_reminded_as_by_hand_with_no_record(
 async def test_a_flux_suspend_without_an_end_is_reminded_from_the_suspend_sweep(
     stack: Stack, clock: Clock
 ) -> None:
-    await confirmed(stack, "suspend hr flux-system/keda chart upgrade on hold")
+    await confirm(stack, "suspend hr flux-system/keda chart upgrade on hold")
     clock.now += HOUR
 
-    await schedule.sweep_suspends(stack.service.deps, "sim")
+    await jobs_timed.sweep_suspends(stack.service.deps, "sim")
 
     (root,) = [m for m in stack.slack.root_messages(ALERT_CHANNEL) if "SUSPENDED" in m.text]
     assert f"HelmRelease flux-system/keda suspended by <@{OPERATOR}>" in root.text
@@ -152,7 +139,7 @@ async def test_changes_lists_the_pauses_and_suspends_of_every_cluster(
         async with running_stack(
             tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=two
         ) as stack:
-            await confirmed(stack, "pause annia/annia-worker for 2h node drain")
+            await confirm(stack, "pause annia/annia-worker for 2h node drain")
             suspend = {"spec": {"suspend": True}}
             lab.patch(FLUX_HR, "HelmRelease", "keda", "flux-system", patch=suspend)
             clock.now += HOUR

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.service import schedule
+from bot.service import jobs_alerts
 from testbed.sim import Simulator, breakage
 from testbed.stack import ALERT_CHANNEL, running_stack
 
@@ -26,7 +26,7 @@ async def test_commands_and_alerts_follow_the_cluster_they_name(tmp_path: Path) 
             listing = await stack.command("scaledjobs --cluster lab")
             deps = stack.service.deps
             for cluster in ("sim", "lab"):
-                await schedule.check_cluster(deps, cluster)
+                await jobs_alerts.check_cluster(deps, cluster)
             roots = stack.slack.root_messages(ALERT_CHANNEL)
     assert default.text.startswith("KAI health on sim: Healthy")
     assert named.text.startswith("KAI health on lab: Degraded")

@@ -13,7 +13,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from alert_stack import Clock, fire, overrides
+from alert_stack import fire, overrides
+from clocks import Clock
 
 from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack

@@ -14,7 +14,6 @@ from alert_stack import (
     FAST_FAILING,
     HOLD,
     SHARED_15S,
-    Clock,
     Gate,
     Outage,
     alert_id,
@@ -30,8 +29,9 @@ from alert_stack import (
     take_over,
     two_replicas,
     verdict,
-    wait_until,
 )
+from clocks import Clock
+from waiting import wait_until
 
 from bot.service.server import Service
 from testbed.sim import breakage

@@ -4,22 +4,14 @@ events, `pods/log`, EndpointSlices), the diagnosis posted in the channel.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from testbed.sim import breakage, workload_breakage
-from testbed.stack import VIEWER, Stack, running_stack
+from testbed.stack import VIEWER, Stack
 
 KEDA_POD = "keda-operator-metrics-apiserver-7b9f6c5d48-p4x9z"
-
-
-@pytest.fixture
-async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path) as running:
-        yield running
 
 
 def all_text(message: Any) -> str:

@@ -11,23 +11,18 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import START, Clock
+from gitops_e2e import OCI_REPOSITORY
+from stack_steps import audit_lines, channel_texts, patches
 
 from bot.gitops import suspend_expiry, usecase
-from testbed.sim.faults import RecordedRequest
-from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
+from testbed.stack import ALERT_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
-OCI_REPOSITORY = {
-    "apiVersion": "source.toolkit.fluxcd.io/v1",
-    "kind": "OCIRepository",
-    "metadata": {"name": "podinfo", "namespace": "flux-system"},
-    "spec": {"interval": "10m", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo"},
-}
 PODINFO_RELEASE = {
     "apiVersion": "helm.toolkit.fluxcd.io/v2",
     "kind": "HelmRelease",
@@ -57,19 +52,6 @@ KINDS = [
 RECORD = ("suspended-by", "suspended-at", "suspend-reason", "suspend-until")
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
 @pytest.fixture
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
     async with running_stack(tmp_path, clock=clock) as running:
@@ -88,14 +70,6 @@ def ours(obj: Mapping[str, Any]) -> dict[str, str]:
     return {k.removeprefix("kai-chatops/"): v for k, v in notes.items() if k.startswith("kai-")}
 
 
-def patches(stack: Stack) -> list[RecordedRequest]:
-    return [r for r in stack.sim.requests if r.method == "PATCH"]
-
-
-def channel_texts(stack: Stack, channel: str = DEMO_CHANNEL) -> list[str]:
-    return [m.text for m in stack.slack.messages(channel)]
-
-
 async def confirmed(stack: Stack, text: str) -> tuple[Reply, Mapping[str, Any]]:
     """Type the command, then click Confirm; the ask and the message that replaced it."""
     ask = await stack.command(text)
@@ -103,10 +77,6 @@ async def confirmed(stack: Stack, text: str) -> tuple[Reply, Mapping[str, Any]]:
     done = await stack.click("Confirm", ask.message)
     assert done.message is not None
     return ask, done.message
-
-
-def audit_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
-    return [json.loads(r.getMessage()) for r in caplog.records if r.name == "kai_chatops.audit"]
 
 
 @pytest.mark.parametrize(("word", "api", "kind", "name"), KINDS)

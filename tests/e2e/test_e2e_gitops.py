@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gitops_e2e import result_of
+from stack_steps import patches
 
 from bot.slack import blocks as render
-from testbed.sim.faults import RecordedRequest
 from testbed.stack import DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
 HR_API = "helm.toolkit.fluxcd.io/v2"
@@ -45,16 +46,6 @@ def annotate(stack: Stack, api: str, kind: str, name: str, namespace: str, **val
 
 def behave(stack: Stack, kind: str, name: str, behaviour: str, api: str = HR_API) -> None:
     annotate(stack, api, kind, name, "flux-system", **{BEHAVIOUR: behaviour})
-
-
-async def result_of(stack: Stack, reply: Reply) -> Mapping[str, Any]:
-    """The message that replaced the "reconciling…" reply."""
-    post = await stack.slack.wait_for_response(reply.delivery.hook_id, count=2, timeout=15)
-    return post.body
-
-
-def patches(stack: Stack) -> list[RecordedRequest]:
-    return [r for r in stack.sim.requests if r.method == "PATCH"]
 
 
 def annotations(stack: Stack, api: str, kind: str, name: str, namespace: str) -> dict[str, str]:

@@ -7,7 +7,6 @@ controller/appcontroller.go does; its Flux controller fails, retries or stalls o
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -20,9 +19,10 @@ from gitops_e2e import (
     app_of,
     click_confirm,
     controlled_stack,
-    patches,
     result_of,
 )
+from stack_steps import patches
+from waiting import wait_until
 
 from testbed.stack import Stack, running_stack
 
@@ -36,14 +36,6 @@ GO_RFC3339_NANO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d*[1-9])?Z")
 async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
     async with controlled_stack(tmp_path) as running:
         yield running
-
-
-async def until(check: object, what: str, seconds: float = 5) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not check():  # type: ignore[operator]
-        assert loop.time() < deadline, f"not within {seconds}s: {what}"
-        await asyncio.sleep(0.01)
 
 
 async def test_a_refresh_writes_the_timestamp_with_the_annotation_and_both_are_removed(
@@ -73,7 +65,9 @@ async def test_a_refresh_made_while_another_pass_runs_is_answered_by_a_pass_of_i
     assert controllers is not None
     annotate_app(stack, **{"sim.kai-chatops/reconcile": "slow:0.5s"})
     annotate_app(stack, **{REFRESH: "normal", REFRESH_TIMESTAMP: "2026-12-02T00:59:00Z"})
-    await until(lambda: controllers.is_refreshing("argocd", "kai-scheduler"), "a pass running")
+    await wait_until(
+        lambda: controllers.is_refreshing("argocd", "kai-scheduler"), 5, "a pass running"
+    )
     stack.sim.clear_requests()
 
     result = await result_of(stack, await stack.command("reconcile app argocd/kai-scheduler"))

@@ -8,14 +8,15 @@ Unknown.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gitops_e2e import click_confirm, controlled_stack, patches, result_of
+from gitops_e2e import click_confirm, controlled_stack, result_of
+from stack_steps import patches
+from waiting import wait_until
 
 from testbed.sim.faults import RecordedRequest
 from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack, running_stack
@@ -33,12 +34,7 @@ async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
 
 async def first_patch(stack: Stack) -> RecordedRequest:
     """The bot's request patch, once it has been made (polled with a deadline)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 5
-    while not patches(stack):
-        assert loop.time() < deadline, "the bot made no request"
-        await asyncio.sleep(0.01)
-    return patches(stack)[0]
+    return (await wait_until(lambda: patches(stack), 5, "the bot's request"))[0]
 
 
 async def reconcile_unanswered(stack: Stack) -> tuple[Reply, str]:

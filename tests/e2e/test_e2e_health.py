@@ -18,12 +18,6 @@ from testbed.stack import Stack, running_stack
 
 
 @pytest.fixture
-async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path) as running:
-        yield running
-
-
-@pytest.fixture
 async def socket_stack(tmp_path: Path) -> AsyncIterator[Stack]:
     async with running_stack(tmp_path, socket_mode=True) as running:
         yield running

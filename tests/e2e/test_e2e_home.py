@@ -10,45 +10,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from alert_stack import HOLD, overrides
+from clocks import START, Clock
+from home_views import lines
+from stack_steps import confirm
 
 from bot.access.audit import Change
 from bot.home.render import REFRESH_ACTION
 from bot.keda.usecase import AckWait
-from bot.service import schedule
+from bot.service import jobs_alerts
 from bot.slack import limits
 from testbed.sim import breakage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
 
 # No KEDA controller runs here: do not wait long for one to acknowledge a pause.
 SHORT_WAIT = AckWait(timeout=0.2, interval=0.05)
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
-HOLD = 60
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
-    return {
-        "alerts": {"hold": f"{HOLD}s", "interval": "1h", "repeat": "4h"},
-        "state": {"path": str(tmp_path / "state.sqlite")},
-        **extra,
-    }
 
 
 @pytest.fixture
@@ -57,18 +38,6 @@ async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
         tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=overrides(tmp_path)
     ) as s:
         yield s
-
-
-def lines(view: Mapping[str, Any]) -> list[str]:
-    """Every text on the view, block by block."""
-    found = []
-    for block in view["blocks"]:
-        text = block.get("text") or {}
-        found += str(text.get("text", "")).splitlines()
-        for element in block.get("elements") or []:
-            shown = element.get("text", "")
-            found.append(str(shown["text"] if isinstance(shown, dict) else shown))
-    return found
 
 
 def after(view: Mapping[str, Any], title: str) -> list[str]:
@@ -89,18 +58,12 @@ async def open_home(stack: Stack, user: str = OPERATOR, count: int = 1) -> dict[
     return await stack.slack.wait_for_home(user, count=count)
 
 
-async def confirm(stack: Stack, text: str) -> None:
-    ask = await stack.command(text)
-    assert ask.message is not None, ask.text
-    await stack.click("Confirm", ask.message)
-
-
 async def fire_and_acknowledge(stack: Stack, clock: Clock) -> str:
     """A critical alert held past `hold`, acknowledged by the operator; its ID."""
     breakage.dependencies_missing(stack.sim)
-    await schedule.check_cluster(stack.service.deps, CLUSTER)
+    await jobs_alerts.check_cluster(stack.service.deps, CLUSTER)
     clock.now += timedelta(seconds=HOLD)
-    await schedule.check_cluster(stack.service.deps, CLUSTER)
+    await jobs_alerts.check_cluster(stack.service.deps, CLUSTER)
     [root] = stack.slack.root_messages(ALERT_CHANNEL)
     alert_id = str(root.blocks[-1]["elements"][0]["value"]).split(":")[1]
     acked = await stack.command(f"ack {alert_id}")

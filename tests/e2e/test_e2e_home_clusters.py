@@ -10,24 +10,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from home_views import lines
+
 from testbed.sim import Simulator
 from testbed.stack import OPERATOR, Stack, running_stack
 
 HR_API = "helm.toolkit.fluxcd.io/v2"
 KS_API = "kustomize.toolkit.fluxcd.io/v1"
 SJ_API = "keda.sh/v1alpha1"
-
-
-def lines(view: Mapping[str, Any]) -> list[str]:
-    """Every text on the view, block by block."""
-    found = []
-    for block in view["blocks"]:
-        text = block.get("text") or {}
-        found += str(text.get("text", "")).splitlines()
-        for element in block.get("elements") or []:
-            shown = element.get("text", "")
-            found.append(str(shown["text"] if isinstance(shown, dict) else shown))
-    return found
 
 
 def held_part(view: Mapping[str, Any]) -> list[str]:

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stack_steps import audit_lines, patches
 
 from bot.keda import expiry, usecase
 from bot.slack import blocks as render
-from testbed.sim.faults import RecordedRequest
 from testbed.sim.impersonation import Acting
 from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack, running_stack
 
@@ -49,15 +49,6 @@ def annotations(stack: Stack) -> dict[str, str]:
     obj = stack.sim.get(API, "ScaledJob", "annia-worker", "annia")
     assert obj is not None
     return dict(obj["metadata"].get("annotations") or {})
-
-
-def patches(stack: Stack) -> list[RecordedRequest]:
-    return [r for r in stack.sim.requests if r.method == "PATCH"]
-
-
-def audit_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
-    lines = [r.getMessage() for r in caplog.records if r.name == "kai_chatops.audit"]
-    return [json.loads(line) for line in lines]
 
 
 async def confirmed(stack: Stack, text: str) -> Mapping[str, Any]:

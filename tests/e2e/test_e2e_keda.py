@@ -11,41 +11,25 @@ import json
 import logging
 import shutil
 from collections.abc import AsyncIterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import START, Clock
+from stack_steps import channel_texts, patches
+from waiting import wait_until
 
 from bot.keda import expiry, usecase
-from bot.service import schedule
+from bot.service import jobs_timed, schedule
 from bot.slack import blocks as render
 from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
 API = "keda.sh/v1alpha1"
 PAUSED = "autoscaling.keda.sh/paused"
 REPLICAS = "autoscaling.keda.sh/paused-replicas"
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 SHORT_WAIT = usecase.AckWait(timeout=0.3, interval=0.05)  # no KEDA controller answers here
 LONG_WAIT = usecase.AckWait(timeout=10, interval=0.05)  # for the tests that play KEDA
-
-
-class Clock:
-    """The service's now, moved by the test."""
-
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, span: timedelta) -> None:
-        self.now += span
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture
@@ -60,10 +44,6 @@ def annotations(
     obj = stack.sim.get(API, kind, name, "annia")
     assert obj is not None
     return dict(obj["metadata"].get("annotations") or {})
-
-
-def patches(stack: Stack) -> list[Any]:
-    return [r for r in stack.sim.requests if r.method == "PATCH"]
 
 
 async def click(
@@ -83,10 +63,6 @@ async def pause_confirmed(
 ) -> Mapping[str, Any]:
     reply = await stack.command(text)
     return await click(stack, reply)
-
-
-def channel_texts(stack: Stack, channel: str = DEMO_CHANNEL) -> list[str]:
-    return [m.text for m in stack.slack.messages(channel)]
 
 
 async def test_an_operator_pause_is_confirmed_then_written_exactly_and_announced(
@@ -387,16 +363,13 @@ async def test_a_conflicting_write_is_read_again_and_retried(stack: Stack) -> No
 
 async def fake_keda(stack: Stack, name: str, paused: str) -> None:
     """Play KEDA for one object: once the annotation says `paused`, set its Paused condition."""
-    deadline = asyncio.get_running_loop().time() + 10
-    while asyncio.get_running_loop().time() < deadline:
-        if annotations(stack, name).get(PAUSED) == paused:
-            reason = "ScaledJobPaused" if paused == "true" else "ScaledJobUnpaused"
-            stack.sim.set_condition(
-                API, "ScaledJob", name, "annia", "Paused", "True", reason, "ScaledJob is paused"
-            )
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the bot never paused it")
+    await wait_until(
+        lambda: annotations(stack, name).get(PAUSED) == paused, 10, f"{name} annotated {paused}"
+    )
+    reason = "ScaledJobPaused" if paused == "true" else "ScaledJobUnpaused"
+    stack.sim.set_condition(
+        API, "ScaledJob", name, "annia", "Paused", "True", reason, "ScaledJob is paused"
+    )
 
 
 async def test_keda_acknowledging_the_pause_is_reported(tmp_path: Path, clock: Clock) -> None:
@@ -513,7 +486,7 @@ async def test_timed_pause_resumes_within_seconds_of_its_due_time(
 ) -> None:
     """The running scheduler resumes a `for 1m` pause at its time, long before the next sweep."""
     await pause_confirmed(stack, "pause annia/annia-worker for 1m short test")
-    job = schedule.PauseExpiry(
+    job = jobs_timed.PauseExpiry(
         "sim", sweep_every=timedelta(hours=1), first_sweep_after=timedelta(0)
     )
     ticking = schedule.Schedule(
@@ -521,7 +494,7 @@ async def test_timed_pause_resumes_within_seconds_of_its_due_time(
     )
     ticking.start()
     try:
-        await wait_until(lambda: job.next_due is not None)
+        await wait_until(lambda: job.next_due is not None, 5, "the pause's end known")
         assert job.next_due == START + timedelta(minutes=1)
         clock.advance(timedelta(seconds=59))
         assert annotations(stack)[PAUSED] == "true"
@@ -529,19 +502,11 @@ async def test_timed_pause_resumes_within_seconds_of_its_due_time(
         clock.advance(timedelta(seconds=2))
         # The next sweep is an hour away: only the known due time can resume it now. The
         # deadline is generous for a loaded machine; it says nothing about speed.
-        await wait_until(lambda: PAUSED not in annotations(stack), seconds=15)
+        await wait_until(lambda: PAUSED not in annotations(stack), 15, "the pause lifted")
         # The announcement follows the write: wait for it, not for a moment to pass.
-        await wait_until(lambda: channel_texts(stack, ALERT_CHANNEL), seconds=15)
+        await wait_until(lambda: channel_texts(stack, ALERT_CHANNEL), 15, "the resume announced")
     finally:
         await ticking.stop()
 
     (post,) = channel_texts(stack, ALERT_CHANNEL)
     assert "resumed automatically after 1m" in post
-
-
-async def wait_until(check: Any, seconds: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not check():
-        assert loop.time() < deadline, "not within the deadline"
-        await asyncio.sleep(0.02)

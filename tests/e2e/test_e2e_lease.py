@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.service import schedule
+from bot.service import jobs_alerts
 from testbed.stack import ALERT_CHANNEL, running_stack
 
 
@@ -18,12 +18,12 @@ async def test_a_forbidden_lease_is_reported_in_the_alert_channel_once(tmp_path:
         stack.sim.faults.add(403, resource="leases", times=None)
         deps = stack.service.deps
         for _ in range(5):
-            await schedule.keep_lease(deps)
+            await jobs_alerts.keep_lease(deps)
         [warning] = await stack.slack.wait_for_messages(ALERT_CHANNEL)
         assert deps.lease is not None and not deps.lease.is_leader()
 
         stack.sim.faults.clear()
-        await schedule.keep_lease(deps)
+        await jobs_alerts.keep_lease(deps)
         [_, recovered] = await stack.slack.wait_for_messages(ALERT_CHANNEL, count=2)
     assert "cannot use its Lease kai-chatops/kai-chatops-alerts" in warning.text
     assert "no replica may be running the alert checks" in warning.text

@@ -5,20 +5,12 @@ slash commands against the simulator.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from testbed.stack import OPERATOR, VIEWER, Stack, running_stack
+from testbed.stack import OPERATOR, VIEWER, Stack
 
 HR_API = "helm.toolkit.fluxcd.io/v2"
-
-
-@pytest.fixture
-async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path) as running:
-        yield running
 
 
 @pytest.mark.parametrize(

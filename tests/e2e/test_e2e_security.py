@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 from hostile import HOSTILE, markup_problems, texts
 from raw_slack import RawRequest, command, origin, send
+from stack_steps import audit_lines
+from waiting import wait_until
 
-from bot.service import logs, schedule
+from bot.service import jobs_alerts, logs
 from bot.service.server import Service
 from testbed.sim import breakage
 from testbed.slackemu.payloads import slash_command_fields
@@ -282,7 +284,7 @@ async def test_item4_hostile_cluster_text_reaches_slack_as_text_in_replies_and_a
         stack.sim.patch(*SCALED_JOB, patch={"metadata": {"annotations": reason}})
         health = await stack.command("health")
         listing = await stack.command("scaledjobs")
-        await schedule.check_cluster(stack.service.deps, "sim")
+        await jobs_alerts.check_cluster(stack.service.deps, "sim")
         [root, *_] = await stack.slack.wait_for_messages(ALERT_CHANNEL)
     sent = [
         ("health", health.message),
@@ -299,14 +301,10 @@ async def test_item4_hostile_cluster_text_reaches_slack_as_text_in_replies_and_a
 # --- item 5: every action on the record ---------------------------------------------------------
 
 
-def audit_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, Any]]:
-    return [json.loads(r.getMessage()) for r in caplog.records if r.name == "kai_chatops.audit"]
-
-
 async def fire_alert(stack: Stack) -> str:
     """Break KAI, run one check (hold 0s): the alert's root is posted; its ID."""
     breakage.dependencies_missing(stack.sim)
-    await schedule.check_cluster(stack.service.deps, "sim")
+    await jobs_alerts.check_cluster(stack.service.deps, "sim")
     await stack.slack.wait_for_messages(ALERT_CHANNEL)
     desk = stack.service.deps.alerts
     assert desk is not None
@@ -361,7 +359,7 @@ async def test_item5_a_patch_whose_answer_timed_out_is_recorded_unknown_and_anno
         stack.sim.faults.add(None, verb="patch", resource="scaledjobs", delay=1.5)
         result = await stack.click("Confirm", ask.message)
         [announced] = await stack.slack.wait_for_messages(DEMO_CHANNEL)
-        await wait_until(lambda: is_paused(stack))  # the change was made after all
+        await wait_until(lambda: is_paused(stack), 10, "the pause")  # the change was made after all
     assert "may or may not have been applied" in result.text
     assert "may or may not have been done" in announced.text
     [line] = audit_lines(caplog)
@@ -382,13 +380,6 @@ async def test_item5_a_change_asked_in_a_direct_message_is_also_announced_in_the
     assert "annia/annia-worker" in announced[0].text
     assert "HelmRelease flux-system/kai-scheduler" in announced[1].text
     assert "direct message" in announced[1].text
-
-
-async def wait_until(condition: Any, timeout: float = 10.0) -> None:  # noqa: ASYNC109
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "not within the deadline"
-        await asyncio.sleep(0.05)
 
 
 # --- item 7: no token in the log ------------------------------------------------------------------

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from alert_stack import HOLD, Clock, alert_stack, check, roots
+from alert_stack import HOLD, alert_stack, check, roots
+from clocks import Clock
 
 from testbed.sim import Simulator
 from testbed.stack import ALERT_CHANNEL

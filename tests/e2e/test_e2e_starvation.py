@@ -11,24 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from alert_stack import HOLD, Clock, alert_stack, assert_one_clean_incident, check, roots
+from alert_stack import HOLD, alert_stack, assert_one_clean_incident, check, roots, words
+from clocks import Clock
 
 from testbed.sim import breakage
 from testbed.sim.workload_breakage import STARVED_GROUP, schedule_starved
-from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, VIEWER, Stack
 
 STARVING = {"hold": f"{HOLD}s", "interval": "1h", "repeat": "4h", "starved_after": "30m"}
-
-
-def words(message: PostedMessage) -> str:
-    """Everything a reader sees: fallback text, blocks' texts and context elements."""
-    parts = [message.text]
-    for block in message.blocks:
-        if isinstance(block.get("text"), dict):
-            parts.append(block["text"]["text"])
-        parts += [e["text"] for e in block.get("elements") or [] if isinstance(e.get("text"), str)]
-    return "\n".join(parts)
 
 
 def home_lines(view: dict[str, Any]) -> list[str]:

@@ -11,30 +11,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from alert_stack import Gate
+from clocks import Clock
 
 from bot.gitops import suspend_expiry, usecase
 from testbed.stack import ALERT_CHANNEL, Stack, running_stack
 
-START = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 API = "helm.toolkit.fluxcd.io/v2"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

@@ -3,11 +3,11 @@ made or breaks (issue 15): Flux reconcile, Argo CD refresh and sync, KEDA pause.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from waiting import wait_until, watches_ended
 
 from bot.slack import blocks as render
 from testbed.sim.faults import RecordedRequest
@@ -37,17 +37,9 @@ def calls(stack: Stack, resource: str) -> list[RecordedRequest]:
     return [r for r in stack.sim.requests if r.resource == resource]
 
 
-async def watches_ended(stack: Stack) -> None:
-    """A watch is logged once its stream ends; the simulator notices within half a second."""
-    end = asyncio.get_running_loop().time() + 5
-    while stack.sim.open_watches:
-        assert asyncio.get_running_loop().time() < end
-        await asyncio.sleep(0.05)
-
-
 async def reconcile(stack: Stack) -> str:
     reply = await stack.command(RECONCILE, to_the_end=True)
-    await watches_ended(stack)
+    await watches_ended(stack.sim)
     return reply.text.splitlines()[0]
 
 
@@ -82,13 +74,10 @@ async def test_a_reconcile_whose_watch_is_refused_is_polled_to_the_same_result(
 async def test_a_watch_that_ends_early_is_followed_by_polls_to_the_result(stack: Stack) -> None:
     slow_reconcile(stack, "slow:1s")
     reply = await stack.command(RECONCILE)
-    end = asyncio.get_running_loop().time() + 5
-    while not stack.sim.open_watches:
-        assert asyncio.get_running_loop().time() < end
-        await asyncio.sleep(0.01)
+    await wait_until(lambda: stack.sim.open_watches, 5, "the reconcile's watch open")
     stack.sim.end_watches()  # the API server restarts, say
     final = await stack.slack.wait_for_response(reply.delivery.hook_id, count=2, timeout=10)
-    await watches_ended(stack)
+    await watches_ended(stack.sim)
     made = [r.verb for r in calls(stack, "helmreleases")]
     assert str(final.body["text"]).splitlines()[0].endswith(": reconciled")
     assert made[:3] == ["get", "patch", "watch"] and set(made[3:]) == {"get"}
@@ -99,7 +88,7 @@ async def test_an_argo_refresh_and_a_sync_are_followed_by_watch(stack: Stack) ->
     ask = await stack.command("sync argocd/kai-scheduler")
     assert ask.message is not None
     synced = await stack.click("Confirm", ask.message)
-    await watches_ended(stack)
+    await watches_ended(stack.sim)
     made = [r.verb for r in calls(stack, "applications")]
     assert refreshed.text.splitlines()[0].endswith(": done")
     assert "sync" in synced.text.lower()
@@ -120,7 +109,7 @@ async def pause_confirmed(stack: Stack, watch_status: int | None = None) -> str:
         render.CONFIRM_ACTION, user_id=OPERATOR, channel_id=DEMO_CHANNEL, message=ask.message
     )
     result = await stack.slack.wait_for_response(delivery.hook_id, timeout=10)
-    await watches_ended(stack)
+    await watches_ended(stack.sim)
     return str(result.body["text"])
 
 

@@ -4,21 +4,12 @@ PodGroups, BindRequests, pods and events read from the simulator, the answer to 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from testbed.sim import breakage
-from testbed.stack import VIEWER, Stack, running_stack
+from testbed.stack import VIEWER, Stack
 
 PENDING_POD = "annia/annia-worker-9k4mz-0"
-
-
-@pytest.fixture
-async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path) as running:
-        yield running
 
 
 async def test_queues_show_the_tree_with_gpu_quota_limit_allocated_and_requested(

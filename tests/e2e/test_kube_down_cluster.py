@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import sim_gateway
-from alert_stack import wait_until
+from waiting import wait_until
 
 from bot.core import errors
 from bot.health.usecase import read_snapshot

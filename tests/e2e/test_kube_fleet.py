@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from waiting import wait_until
 
 from bot.config.settings import ClusterSettings, KubernetesSettings
 from bot.core import errors
 from bot.kube import gateway as kube
-from bot.kube import kinds, lanes
+from bot.kube import kinds, threads
 from bot.kube.gateway import KubeGateway
 from testbed.sim import Simulator
 
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"]) as running:
-        yield running
+pytestmark = pytest.mark.sim(scenarios=["default"])
 
 
 def fleet(sim: Simulator, tmp_path: Path, size: int, threads: int) -> dict[str, KubeGateway]:
@@ -38,14 +33,6 @@ def fleet(sim: Simulator, tmp_path: Path, size: int, threads: int) -> dict[str, 
 
 def client_threads() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith("kube")]
-
-
-async def wait_until(check: object, what: str, deadline: float = 5.0) -> None:
-    end = time.monotonic() + deadline
-    while not check():  # type: ignore[operator]
-        if time.monotonic() > end:
-            raise TimeoutError(what)
-        await asyncio.sleep(0.01)
 
 
 async def test_forty_clusters_read_at_once_use_no_more_threads_than_configured(
@@ -67,16 +54,16 @@ async def test_forty_clusters_read_at_once_use_no_more_threads_than_configured(
 async def test_a_command_does_not_wait_for_threads_held_by_scheduled_checks(
     sim: Simulator, tmp_path: Path
 ) -> None:
-    gateways = fleet(sim, tmp_path, size=3, threads=4)  # two command threads, one scheduled
+    gateways = fleet(sim, tmp_path, size=3, threads=4)  # three command threads, one scheduled
     hung = sim.faults.add(None, resource="configs", delay=0.5, times=2)
     slow, other, asked = gateways.values()
     try:
-        with lanes.scheduled():
+        with threads.scheduled():
             checks = [
                 asyncio.create_task(g.get_object(kinds.KAI_CONFIG, "kai-config"))
                 for g in (slow, other)
             ]
-        await wait_until(lambda: hung.hits >= 1, "a scheduled check holds its thread")
+        await wait_until(lambda: hung.hits >= 1, 5, "a scheduled check holds its thread")
         answer = await asyncio.wait_for(asyncio.shield(asked.server_version()), timeout=0.4)
         checks_pending = not all(c.done() for c in checks)
         await asyncio.gather(*checks)

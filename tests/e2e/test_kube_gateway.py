@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,6 +20,9 @@ from testbed.sim import Simulator
 APISERVICE = "v1beta1.external.metrics.k8s.io"
 
 
+pytestmark = pytest.mark.sim(scenarios=["default"])
+
+
 class SleepRecorder:
     """Stands in for asyncio.sleep so retry tests take no time and show each wait."""
 
@@ -29,12 +31,6 @@ class SleepRecorder:
 
     async def __call__(self, seconds: float) -> None:
         self.waits.append(seconds)
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"]) as running:
-        yield running
 
 
 @pytest.fixture

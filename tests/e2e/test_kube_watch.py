@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from waiting import wait_until
 
 from bot.config.settings import ClusterSettings, KubernetesSettings
 from bot.core import errors
@@ -20,27 +21,17 @@ from testbed.sim import Simulator
 SJ = ("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia")
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"], bookmark_every=0.1) as running:
-        yield running
+pytestmark = pytest.mark.sim(scenarios=["default"], bookmark_every=0.1)
 
 
 @pytest.fixture
-def gateway(sim: Simulator, tmp_path: Path) -> AsyncIterator[KubeGateway]:
+async def gateway(sim: Simulator, tmp_path: Path) -> AsyncIterator[KubeGateway]:
     kubeconfig = sim.write_kubeconfig(str(tmp_path / "kubeconfig"))
-    settings = KubernetesSettings(timedelta(seconds=5), retries=0, threads=4)  # 1 watch thread
+    settings = KubernetesSettings(timedelta(seconds=5), retries=0, threads=4)
     connected = kube.connect(ClusterSettings("sim", kubeconfig, "sim"), settings)
     yield connected
+    await connected.close_streams()
     connected.close()
-
-
-async def until(check: object, what: str) -> None:
-    end = time.monotonic() + 5
-    while not check():  # type: ignore[operator]
-        if time.monotonic() > end:
-            raise TimeoutError(what)
-        await asyncio.sleep(0.01)
 
 
 def is_paused(obj: object) -> bool:
@@ -48,24 +39,33 @@ def is_paused(obj: object) -> bool:
     return any(c["type"] == "Paused" and c["status"] == "True" for c in conditions)
 
 
-async def test_a_change_after_idle_bookmarks_still_ends_the_wait(
-    sim: Simulator, gateway: KubeGateway
-) -> None:
-    since = await gateway.get_object(kinds.SCALED_JOB, "annia-worker", "annia")
-    assert since is not None
-    loop = asyncio.get_running_loop()
+async def paused_while_watched(
+    sim: Simulator, gateway: KubeGateway, since: Any, *, open_before: int, idle: float = 0.0
+) -> follow.Watched:
+    """`watch_until` the ScaledJob is paused, KEDA pausing it `idle` seconds after the watch
+    is open (one more than the `open_before` open already)."""
 
     async def keda_later() -> None:
-        await until(lambda: sim.open_watches == 1, "the watch is open")
-        await asyncio.sleep(0.35)  # KEDA takes its time: a few idle bookmark intervals pass
+        await wait_until(lambda: sim.open_watches == open_before + 1, 5, "the watch is open")
+        await asyncio.sleep(idle)
         sim.set_condition(*SJ, "Paused", "True", "ScaledJobPaused", "paused")
 
     keda = asyncio.create_task(keda_later())
     watched = await follow.watch_until(
         gateway, kinds.SCALED_JOB, "annia-worker", "annia", is_paused,
-        since=since, deadline=loop.time() + 5,
+        since=since, deadline=asyncio.get_running_loop().time() + 5,
     )  # fmt: skip
     await keda
+    return watched
+
+
+async def test_a_change_after_idle_bookmarks_still_ends_the_wait(
+    sim: Simulator, gateway: KubeGateway
+) -> None:
+    since = await gateway.get_object(kinds.SCALED_JOB, "annia-worker", "annia")
+    assert since is not None
+    # KEDA takes its time: a few idle bookmark intervals pass.
+    watched = await paused_while_watched(sim, gateway, since, open_before=0, idle=0.35)
     assert watched.done and watched.over and is_paused(watched.obj)
 
 
@@ -85,24 +85,28 @@ async def test_a_watch_from_a_compacted_version_is_expired(
             pass
 
 
-async def test_while_every_watch_thread_is_busy_the_wait_is_left_to_polls(
+async def test_open_watches_hold_no_client_thread_so_reads_and_another_watch_still_go_through(
     sim: Simulator, gateway: KubeGateway
 ) -> None:
+    """Watches are read on the event loop (`bot.kube.watches`): with more of them open than the
+    client has threads, a read still answers and one more watch still ends its wait."""
     since = await gateway.get_object(kinds.SCALED_JOB, "annia-worker", "annia")
     assert since is not None
     version = since["metadata"]["resourceVersion"]
-    holding = gateway.watch_object(
-        kinds.SCALED_JOB, "annia-worker", "annia", resource_version=version, seconds=5
-    )
-    held = asyncio.create_task(anext(holding))
-    await until(lambda: sim.open_watches == 1, "the one watch thread is taken")
-    loop = asyncio.get_running_loop()
-    watched = await follow.watch_until(
-        gateway, kinds.SCALED_JOB, "annia-worker", "annia", is_paused,
-        since=since, deadline=loop.time() + 5,
-    )  # fmt: skip
-    held.cancel()
-    await asyncio.gather(held, return_exceptions=True)
-    await holding.aclose()
-    assert (watched.done, watched.over) == (False, False)
-    assert sim.open_watches <= 1
+    holding = [
+        gateway.watch_object(
+            kinds.SCALED_JOB, "annia-worker", "annia", resource_version=version, seconds=5
+        )
+        for _ in range(6)  # the gateway has 4 client threads
+    ]
+    held = [asyncio.create_task(anext(watch)) for watch in holding]
+    try:
+        await wait_until(lambda: sim.open_watches == 6, 5, "every watch open")
+        read = await asyncio.wait_for(gateway.get_object(kinds.KAI_CONFIG, "kai-config"), 2)
+        watched = await paused_while_watched(sim, gateway, since, open_before=6)
+    finally:
+        await asyncio.gather(*held, return_exceptions=True)
+        for watch in holding:
+            await watch.aclose()
+    assert read is not None
+    assert watched.done and watched.over

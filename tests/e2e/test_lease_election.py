@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from clocks import Clock
 
 from bot.alerts.lease import LeaderLease
 from bot.config import settings as config
@@ -20,34 +20,22 @@ T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 SETTINGS = LeaseSettings(enabled=True, duration=timedelta(seconds=15))
 
 
-class Ticks:
-    """The replicas' monotonic clock, which the test moves; `at` also gives the wall time."""
-
-    seconds = 0.0
-
-    def __call__(self) -> float:
-        return self.seconds
+# The replicas' monotonic clock, which the test moves; `at` also gives the wall time.
+CLOCK = Clock(T0)
 
 
-TICKS = Ticks()
+pytestmark = pytest.mark.sim(scenarios=())
 
 
 def at(seconds: float) -> datetime:
     """Move the monotonic clock to `seconds`; the wall time then, written into the Lease."""
-    TICKS.seconds = seconds
-    return T0 + timedelta(seconds=seconds)
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator() as running:
-        yield running
+    return CLOCK.at(seconds)
 
 
 def replicas(gateway: KubeGateway) -> tuple[LeaderLease, LeaderLease]:
     return (
-        LeaderLease(gateway, SETTINGS, identity="replica-a", monotonic=TICKS),
-        LeaderLease(gateway, SETTINGS, identity="replica-b", monotonic=TICKS),
+        LeaderLease(gateway, SETTINGS, identity="replica-a", monotonic=CLOCK.monotonic),
+        LeaderLease(gateway, SETTINGS, identity="replica-b", monotonic=CLOCK.monotonic),
     )
 
 
@@ -113,7 +101,7 @@ async def test_a_wall_clock_step_changes_nothing_the_lease_is_timed_on_a_monoton
     await a.renew(at(0))
     assert await b.renew(at(1)) is False
     wall_jump = T0 + timedelta(hours=2)  # b's wall clock steps two hours ahead; 2s have passed
-    TICKS.seconds = 2
+    CLOCK.ticks = 2
     assert await b.renew(wall_jump) is False
     assert await a.renew(at(4)) is True
     assert a.is_leader() and not b.is_leader()

@@ -12,25 +12,26 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from clocks import Clock
 from sim_gateway import connect
 
 from bot.access import confirmations, policy
-from bot.alerts.desk import AlertDesk
 from bot.alerts.lease import LeaderLease
 from bot.alerts.store import SqliteStore
+from bot.alerts.usecase import AlertDesk
 from bot.config import settings as config
 from bot.config.settings import AccessSettings, LeaseSettings
 from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.kube.gateway import KubeGateway
-from bot.service import schedule
+from bot.service import jobs_alerts
 from bot.slack import blocks
 from testbed.sim import Simulator, breakage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
@@ -43,14 +44,6 @@ def is_paused(stack: Stack) -> bool:
     obj = stack.sim.get(*SCALED_JOB) or {}
     annotations = obj.get("metadata", {}).get("annotations") or {}
     return annotations.get("autoscaling.keda.sh/paused") == "true"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime.now(UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 # --- who may change things ------------------------------------------------------------------
@@ -163,7 +156,7 @@ async def test_pin_silence_4h_silences_for_four_hours(tmp_path: Path) -> None:
         tmp_path, clock=clock, config_overrides={"alerts": {"hold": "0s"}}
     ) as stack:
         breakage.dependencies_missing(stack.sim)
-        await schedule.check_cluster(stack.service.deps, "sim")
+        await jobs_alerts.check_cluster(stack.service.deps, "sim")
         [root] = await stack.slack.wait_for_messages(ALERT_CHANNEL)
         reply = await stack.click("Silence 4h", {"blocks": list(root.blocks)})
         desk = stack.service.deps.alerts
@@ -174,12 +167,6 @@ async def test_pin_silence_4h_silences_for_four_hours(tmp_path: Path) -> None:
 
 
 # --- the Lease and the checks it guards ---------------------------------------------------------
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["kai-healthy", "keda"]) as running:
-        yield running
 
 
 @pytest.fixture

@@ -8,14 +8,13 @@ import os
 import signal
 import socket
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
 import yaml
+from waiting import wait_until
 
 from testbed.sim import Simulator
 from testbed.slackemu import SlackDriver, SlackEmulator
@@ -29,15 +28,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-async def poll(check: Any, what: str, deadline: float = 20.0) -> None:
-    """Poll `check()` until true; a process is starting, so there is no event to wait on."""
-    end = time.monotonic() + deadline
-    while not await check():
-        if time.monotonic() > end:
-            raise TimeoutError(what)
-        await asyncio.sleep(0.05)
 
 
 async def is_ready(url: str) -> bool:
@@ -75,13 +65,15 @@ async def test_sigterm_finishes_in_flight_work_releases_the_lease_and_exits_zero
         env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     try:
-        await poll(lambda: is_ready(f"http://127.0.0.1:{port}/readyz"), "service ready")
+        # A process is starting, so there is no event to wait on; each check is an HTTP request.
+        readyz = f"http://127.0.0.1:{port}/readyz"
+        await wait_until(lambda: is_ready(readyz), 20, "service ready", every=0.05)
 
         async def lease_held() -> bool:
             lease = sim.get(*LEASE)
             return bool(lease and lease["spec"].get("holderIdentity"))
 
-        await poll(lease_held, "lease taken")
+        await wait_until(lease_held, 20, "lease taken", every=0.05)
         sim.faults.add(None, resource="configs", delay=1.5)  # keeps the next check in flight
         driver = SlackDriver(
             slack, bot_url=f"http://127.0.0.1:{port}/slack/events", signing_secret=SECRET

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 
 import aiohttp
 import pytest
+from waiting import wait_until
 
 from bot.core import errors
 from bot.service.deps import SlackEnv
 from testbed.stack import Stack, running_stack
-
-
-@pytest.fixture
-async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path) as running:
-        yield running
 
 
 async def get(stack: Stack, path: str) -> tuple[int, str]:
@@ -110,20 +103,13 @@ async def test_a_socket_mode_link_that_carries_nothing_fails_liveness(tmp_path: 
             status, _ = await get(stack, "/healthz")
             return status == 503
 
-        await poll(silent, deadline=5.0)
+        await wait_until(silent, 5, "/healthz failing on the silent socket", every=0.05)
         status, body = await get(stack, "/healthz")
         assert status == 503
         assert "slack: socket connected but silent" in body
         stack.service.probes.slack_silent_after = 2.0
         await stack.command("health")  # an envelope arrives over the socket
         assert await get(stack, "/healthz") == (200, "ok\n")
-
-
-async def poll(check: Callable[[], Awaitable[bool]], deadline: float) -> None:
-    end = asyncio.get_running_loop().time() + deadline
-    while not await check():
-        assert asyncio.get_running_loop().time() < end, "condition not reached in time"
-        await asyncio.sleep(0.05)
 
 
 async def test_once_ready_a_cluster_outage_keeps_the_replica_taking_commands(stack: Stack) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import aiohttp
@@ -25,6 +25,7 @@ from kubernetes.client import (
     Configuration,
     CustomObjectsApi,
 )
+from waiting import wait_until
 
 from testbed.sim import Simulator
 
@@ -32,10 +33,7 @@ KEDA = ("keda.sh", "v1alpha1")
 KAI = ("kai.scheduler", "v1")
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"]) as simulator:
-        yield simulator
+pytestmark = pytest.mark.sim(scenarios=["default"])
 
 
 @pytest.fixture
@@ -49,14 +47,6 @@ def client(sim: Simulator) -> Iterator[ApiClient]:
 
 async def call(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     return await asyncio.to_thread(func, *args, **kwargs)
-
-
-async def wait_for(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while not predicate():
-        assert loop.time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.01)
 
 
 async def test_reads_a_cluster_scoped_config_with_its_conditions(client: ApiClient) -> None:
@@ -195,7 +185,7 @@ async def test_watch_stream_sees_a_live_modification(client: ApiClient, sim: Sim
                 watcher.stop()
 
     task = asyncio.create_task(asyncio.to_thread(consume))
-    await wait_for(lambda: sim.store.watch_count == 1)
+    await wait_until(lambda: sim.store.watch_count == 1, 5, "the watch open")
     paused = {"metadata": {"annotations": {"autoscaling.keda.sh/paused": "true"}}}
     sim.patch("keda.sh/v1alpha1", "ScaledJob", "annia-worker", "annia", patch=paused)
     await task
@@ -396,7 +386,7 @@ async def test_asyncio_client_gets_and_watches_on_the_same_loop(sim: Simulator) 
         watcher, seen = aio_watch.Watch(), []
 
         async def relabel_once_watched() -> None:
-            await wait_for(lambda: sim.store.watch_count == 1)
+            await wait_until(lambda: sim.store.watch_count == 1, 5, "the watch open")
             labels = {"metadata": {"labels": {"seen": "yes"}}}
             sim.patch("keda.sh/v1alpha1", "sj", "annia-worker", "annia", patch=labels)
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from waiting import wait_until
 
 from testbed.sim import Simulator
 from testbed.sim.controller_answers import Behaviour, parse_behaviour
@@ -21,22 +21,7 @@ REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
 REFRESH = "argocd.argoproj.io/refresh"
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=("flux", "argocd"), controllers=True) as running:
-        yield running
-
-
-async def eventually(check: Callable[[], Any], timeout: float = 2.0) -> Any:  # noqa: ASYNC109
-    """Poll `check` until it returns something truthy, up to a deadline."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        result = check()
-        if result:
-            return result
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"not within {timeout}s")
+pytestmark = pytest.mark.sim(scenarios=("flux", "argocd"), controllers=True)
 
 
 def status(sim: Simulator, api: str, kind: str, name: str, namespace: str) -> dict[str, Any]:
@@ -59,6 +44,15 @@ def handled(sim: Simulator, api: str, kind: str, name: str, token: str) -> dict[
     return current if current.get("lastHandledReconcileAt") == token else None
 
 
+async def until_handled(
+    sim: Simulator, api: str, kind: str, name: str, token: str
+) -> dict[str, Any]:
+    """The object's status once its controller has handled the request `token`."""
+    return await wait_until(
+        lambda: handled(sim, api, kind, name, token), 2, f"{kind} {name} handled {token}"
+    )
+
+
 @pytest.mark.parametrize(
     ("api", "kind", "name"),
     [
@@ -73,7 +67,7 @@ async def test_flux_answers_a_new_request_with_its_token_and_ready_true(
     sim: Simulator, api: str, kind: str, name: str
 ) -> None:
     request(sim, api, kind, name, "2026-08-24T09:00:00.1Z", keep="me")
-    answered = await eventually(lambda: handled(sim, api, kind, name, "2026-08-24T09:00:00.1Z"))
+    answered = await until_handled(sim, api, kind, name, "2026-08-24T09:00:00.1Z")
     assert ready(answered)["status"] == "True"
     obj = sim.get(api, kind, name, "flux-system")
     assert obj is not None and obj["metadata"]["annotations"]["keep"] == "me"
@@ -84,7 +78,7 @@ async def test_a_failing_reconcile_leaves_ready_false_with_the_given_message(
 ) -> None:
     fail = {"sim.kai-chatops/reconcile": "fail:Helm upgrade failed: image pull backoff"}
     request(sim, HR_API, "HelmRelease", "keda", "t1", **fail)
-    answered = await eventually(lambda: handled(sim, HR_API, "HelmRelease", "keda", "t1"))
+    answered = await until_handled(sim, HR_API, "HelmRelease", "keda", "t1")
     condition = dict(ready(answered))
     # The status changed (True to False), so the transition time moved, as
     # meta.SetStatusCondition moves it; the upstream CRD's schema requires the field.
@@ -114,9 +108,9 @@ async def test_a_slow_reconcile_shows_reconciling_first_then_the_result(sim: Sim
         ]
         return any(c["type"] == "Reconciling" and c["status"] == "True" for c in conditions)
 
-    await eventually(reconciling)
+    await wait_until(reconciling, 2, "the Kustomization Reconciling")
     assert handled(sim, KS_API, "Kustomization", "flux-system", "t2") is None
-    answered = await eventually(lambda: handled(sim, KS_API, "Kustomization", "flux-system", "t2"))
+    answered = await until_handled(sim, KS_API, "Kustomization", "flux-system", "t2")
     assert [c["type"] for c in answered["conditions"]] == ["Ready"]
     assert ready(answered)["message"].startswith("Applied revision: main@sha1:3f2c9a1e")
 
@@ -126,7 +120,7 @@ async def test_a_controller_told_never_to_answer_leaves_the_request_unhandled(
 ) -> None:
     request(sim, HR_API, "HelmRelease", "keda", "t3", **{"sim.kai-chatops/reconcile": "never"})
     request(sim, HR_API, "HelmRelease", "kai-scheduler", "t3")  # a neighbour, to know when to look
-    await eventually(lambda: handled(sim, HR_API, "HelmRelease", "kai-scheduler", "t3"))
+    await until_handled(sim, HR_API, "HelmRelease", "kai-scheduler", "t3")
     assert handled(sim, HR_API, "HelmRelease", "keda", "t3") is None
 
 
@@ -136,7 +130,7 @@ async def test_a_suspended_object_gets_its_request_marked_handled_and_nothing_el
     sim.patch(HR_API, "HelmRelease", "keda", "flux-system", patch={"spec": {"suspend": True}})
     before = status(sim, HR_API, "HelmRelease", "keda", "flux-system")
     request(sim, HR_API, "HelmRelease", "keda", "t4")
-    answered = await eventually(lambda: handled(sim, HR_API, "HelmRelease", "keda", "t4"))
+    answered = await until_handled(sim, HR_API, "HelmRelease", "keda", "t4")
     assert answered == {**before, "lastHandledReconcileAt": "t4"}
 
 
@@ -156,7 +150,7 @@ async def test_argo_cd_removes_the_refresh_annotation_and_stamps_the_comparison(
         app = sim.get(APP_API, "Application", "kai-scheduler", "argocd")
         return app if app and REFRESH not in app["metadata"]["annotations"] else None
 
-    app = await eventually(refreshed)
+    app = await wait_until(refreshed, 2, "the refresh annotation removed")
     assert app["metadata"]["annotations"] == {"keep": "me"}
     assert app["status"]["reconciledAt"] != "2026-08-24T08:20:04Z"
 
@@ -188,8 +182,10 @@ async def test_argo_cd_keeps_a_refresh_requested_during_a_pass_only_when_it_carr
     assert sim.controllers is not None
     refresh_app(sim, **{"sim.kai-chatops/reconcile": "slow:0.3s"})
     refresh_app(sim, **{REFRESH: "normal", REFRESH_TIMESTAMP: "2026-12-02T01:00:00Z"})
-    await eventually(
-        lambda: sim.controllers and sim.controllers.is_refreshing("argocd", "kai-scheduler")
+    await wait_until(
+        lambda: sim.controllers and sim.controllers.is_refreshing("argocd", "kai-scheduler"),
+        2,
+        "a refresh pass running",
     )
 
     refresh_app(sim, **{REFRESH: "hard", **second})
@@ -201,7 +197,7 @@ async def test_argo_cd_keeps_a_refresh_requested_during_a_pass_only_when_it_carr
         )
         return app if app and idle and REFRESH not in app["metadata"]["annotations"] else None
 
-    app = await eventually(done, timeout=5)
+    app = await wait_until(done, 5, "both refresh passes done")
     assert REFRESH_TIMESTAMP not in app["metadata"]["annotations"]
     served = [stamp for ns, name, stamp in sim.controllers.refreshed if name == "kai-scheduler"]
     assert served == passes
@@ -230,7 +226,7 @@ async def test_argo_cd_carries_out_an_operation_then_clears_it(
         app = sim.get(APP_API, "Application", "kai-scheduler", "argocd")
         return app if app and "operation" not in app else None
 
-    state = (await eventually(finished))["status"]["operationState"]
+    state = (await wait_until(finished, 2, "the operation carried out"))["status"]["operationState"]
     assert (state["phase"], state["message"]) == (phase, message)
     assert state["operation"] == operation
     assert state["syncResult"]["revision"] == "v0.17.0"
@@ -320,7 +316,7 @@ async def test_argo_sync_carries_sync_options_and_retry_honoured_by_the_controll
         operation["retry"] = retry
     start_operation(sim, operation, behaviour)
 
-    state = await eventually(lambda: finished_operation(sim))
+    state = await wait_until(lambda: finished_operation(sim), 2, "the operation finished")
 
     assert state["phase"] == phase
     assert state["message"].endswith(message)
@@ -339,7 +335,7 @@ async def test_argo_sync_held_by_a_sync_window_stays_running_and_says_so(sim: Si
         state = (app or {}).get("status", {}).get("operationState", {})
         return app if state.get("phase") == "Running" else None
 
-    app = await eventually(held)
+    app = await wait_until(held, 2, "the sync Running")
     assert app["operation"] == {"sync": {}}
     assert app["status"]["operationState"]["message"] == "Sync operation blocked by sync window"
 
@@ -351,7 +347,7 @@ async def test_reconcile_force_reset_are_recorded_as_handled_by_the_helm_control
     forced = {"reconcile.fluxcd.io/forceAt": token, "reconcile.fluxcd.io/resetAt": token}
     request(sim, HR_API, "HelmRelease", "keda", token, **forced)
 
-    answered = await eventually(lambda: handled(sim, HR_API, "HelmRelease", "keda", token))
+    answered = await until_handled(sim, HR_API, "HelmRelease", "keda", token)
 
     assert answered["lastHandledForceAt"] == token
     assert answered["lastHandledResetAt"] == token
@@ -363,7 +359,7 @@ async def test_a_retrying_flux_failure_leaves_ready_false_and_reconciling_with_r
     retry = {"sim.kai-chatops/reconcile": "retry:Helm rollback succeeded"}
     request(sim, HR_API, "HelmRelease", "keda", "t6", **retry)
 
-    answered = await eventually(lambda: handled(sim, HR_API, "HelmRelease", "keda", "t6"))
+    answered = await until_handled(sim, HR_API, "HelmRelease", "keda", "t6")
 
     conditions = {c["type"]: c for c in answered["conditions"]}
     assert (conditions["Ready"]["status"], conditions["Ready"]["message"]) == (
@@ -379,13 +375,13 @@ async def test_a_retrying_flux_failure_leaves_ready_false_and_reconciling_with_r
 async def test_a_resumed_object_is_reconciled_again_on_the_next_request(sim: Simulator) -> None:
     sim.patch(HR_API, "HelmRelease", "keda", "flux-system", patch={"spec": {"suspend": True}})
     request(sim, HR_API, "HelmRelease", "keda", "t5", **{"sim.kai-chatops/reconcile": "fail"})
-    ignored = await eventually(lambda: handled(sim, HR_API, "HelmRelease", "keda", "t5"))
+    ignored = await until_handled(sim, HR_API, "HelmRelease", "keda", "t5")
     assert ready(ignored)["status"] == "True"  # suspended: the failing reconcile never ran
 
     sim.patch(HR_API, "HelmRelease", "keda", "flux-system", patch={"spec": {"suspend": False}})
     request(sim, HR_API, "HelmRelease", "keda", "t6")
 
-    resumed = await eventually(lambda: handled(sim, HR_API, "HelmRelease", "keda", "t6"))
+    resumed = await until_handled(sim, HR_API, "HelmRelease", "keda", "t6")
     assert ready(resumed)["status"] == "False"
     obj = sim.get(HR_API, "HelmRelease", "keda", "flux-system")
     assert obj is not None and resumed["observedGeneration"] == obj["metadata"]["generation"]

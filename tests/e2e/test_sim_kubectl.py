@@ -8,16 +8,19 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from testbed.sim import Simulator
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("kubectl") is None, reason="kubectl is not on PATH: cannot check kubectl compat"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        shutil.which("kubectl") is None,
+        reason="kubectl is not on PATH: cannot check kubectl compat",
+    ),
+    pytest.mark.sim(scenarios=["default"]),
+]
 SJ = ("keda.sh/v1alpha1", "ScaledJob")
 
 
@@ -36,12 +39,6 @@ class Kubectl:
         if ok:
             assert code == 0, f"kubectl {' '.join(args)} failed: {err.decode()}"
         return code, out.decode(), err.decode()
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"]) as simulator:
-        yield simulator
 
 
 @pytest.fixture

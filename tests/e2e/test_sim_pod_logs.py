@@ -7,7 +7,6 @@ validateContainerLogStatus): no previous instance is a 400, so is a container ne
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -23,10 +22,7 @@ CONTAINER = "keda-operator-metrics-apiserver"
 PODGROUP_API = "scheduling.run.ai/v2alpha2"
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"]) as running:
-        yield running
+pytestmark = pytest.mark.sim(scenarios=["default"])
 
 
 async def test_a_log_is_plain_text_cut_to_the_tail_asked_for(sim: Simulator) -> None:

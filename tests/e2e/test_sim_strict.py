@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 from sim_gateway import connect
+from waiting import wait_until
 
 from bot.core import errors
 from bot.kube import kinds
@@ -25,6 +25,9 @@ from testbed.sim.selectors import parse_selector
 from testbed.sim.strategic import strategic_merge
 
 NOW = datetime(2026, 8, 24, 8, 0, 0, tzinfo=UTC)
+
+
+pytestmark = pytest.mark.sim(scenarios=["default"])
 
 
 def crd(
@@ -294,12 +297,6 @@ def test_watch_with_send_initial_events_ends_with_an_initial_events_end_bookmark
 # --- over HTTP ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["default"]) as simulator:
-        yield simulator
-
-
 async def http(
     sim: Simulator, method: str, path: str, *, body: Any = None, content_type: str = ""
 ) -> tuple[int, Any]:
@@ -449,11 +446,11 @@ async def restart_on_410(sim: Simulator, tmp_path: Path) -> None:
     gateway = connect(sim, tmp_path)
     listing = asyncio.create_task(gateway.list_objects(kinds.SCALED_JOB, "annia", page_size=1))
 
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 5
-    while not [r for r in sim.requests if r.resource == "scaledjobs" and r.status == 200]:
-        assert loop.time() < deadline, "the first page never came"
-        await asyncio.sleep(0.01)
+    await wait_until(
+        lambda: [r for r in sim.requests if r.resource == "scaledjobs" and r.status == 200],
+        5,
+        "the first page",
+    )
     for step in range(40):  # while the second page is on its way, compact the first's snapshot
         sim.patch(
             "keda.sh/v1alpha1",

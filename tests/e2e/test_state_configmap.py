@@ -4,7 +4,7 @@ compare-and-set on the resourceVersion, a change redone on conflict, and the one
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -16,6 +16,9 @@ from bot.state.retry import NEW, Raises, RetryPolicy, StateConflict, StateUnavai
 from testbed.sim import Simulator
 
 CM = ("v1", "ConfigMap", "notes", "kai-chatops")
+
+
+pytestmark = pytest.mark.sim(scenarios=["kai-healthy"])
 
 
 class NotesUnavailable(StateUnavailable):
@@ -39,12 +42,6 @@ class Waits(list[float]):
 
 def document(kube: Any, **kw: Any) -> ConfigMapDocument:
     return ConfigMapDocument(kube, "kai-chatops", "notes", RAISES, **kw)
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    async with Simulator(scenarios=["kai-healthy"]) as running:
-        yield running
 
 
 def stored(sim: Simulator) -> Mapping[str, Any]:

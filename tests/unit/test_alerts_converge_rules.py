@@ -79,7 +79,7 @@ def test_a_sweep_only_counts_while_the_sweep_is_the_head() -> None:
 def test_a_command_redone_after_a_store_conflict_changes_nothing() -> None:
     state = deliver_all(fired())
 
-    def silence(s: ClusterAlerts) -> machine.Outcome:
+    def silence(s: ClusterAlerts) -> machine.Transition:
         return machine.silence(
             s, DEP.key.alert_id, "U1", timedelta(hours=1), "drain", t(5), command="/kai"
         )

@@ -14,7 +14,7 @@ import pytest
 
 from bot.alerts import machine as alerts
 from bot.alerts import outbox
-from bot.alerts.machine import Outcome, Policy
+from bot.alerts.machine import Policy, Transition
 from bot.alerts.model import (
     AlertKey,
     ClusterAlerts,
@@ -83,7 +83,7 @@ class Script:
                     self.roots.append(ts)
                 self.state = outbox.adopted(self.state, alert.incident, owed.effect_id, "C0", ts)
 
-    def _step(self, action: str, now: datetime) -> Outcome:
+    def _step(self, action: str, now: datetime) -> Transition:
         verb, *args = action.split()
         if verb == "bad":
             return alerts.observe(self.state, [DEP], now, self.policy)

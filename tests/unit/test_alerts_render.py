@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bot.alerts import render as render_alerts
+from bot.alerts import render_evidence, render_replies
 from bot.alerts.model import (
     AlertKey,
     AlertState,
@@ -103,14 +104,14 @@ def test_the_root_shows_who_acknowledged_and_who_silenced_until_when() -> None:
 
 def test_thread_replies_name_who_when_and_why() -> None:
     silenced = Note(NoteKind.SILENCED, T0, "U2", "node drain", T0 + timedelta(hours=4))
-    assert render_alerts.reply_message(FIRING, silenced)["text"] == (
+    assert render_replies.reply_message(FIRING, silenced)["text"] == (
         ":no_bell: Silenced by <@U2> at 2026-03-01 10:00:00 UTC for 4h, until "
         "2026-03-01 14:00:00 UTC. Reason: node drain"
     )
     expired = Note(NoteKind.SILENCE_EXPIRED, T0, "U2")
-    assert "still holds: firing again" in render_alerts.reply_message(FIRING, expired)["text"]
+    assert "still holds: firing again" in render_replies.reply_message(FIRING, expired)["text"]
     resolved = Note(NoteKind.RESOLVED, T0 + timedelta(minutes=31))
-    assert "It fired for 30m" in render_alerts.reply_message(FIRING, resolved)["text"]
+    assert "It fired for 30m" in render_replies.reply_message(FIRING, resolved)["text"]
 
 
 def test_durations_after_a_clock_step_back_are_never_negative() -> None:
@@ -118,8 +119,8 @@ def test_durations_after_a_clock_step_back_are_never_negative() -> None:
     resolved = replace(FIRING, resolved_at=stepped_back)
     assert "after firing for 0s" in all_text(render_alerts.root_message(resolved, command="/kai"))
     note = Note(NoteKind.RESOLVED, stepped_back)
-    assert "It fired for 0s" in render_alerts.reply_message(FIRING, note)["text"]
-    reminder = render_alerts.reply_message(FIRING, Note(NoteKind.REMINDER, stepped_back))
+    assert "It fired for 0s" in render_replies.reply_message(FIRING, note)["text"]
+    reminder = render_replies.reply_message(FIRING, Note(NoteKind.REMINDER, stepped_back))
     assert "(0s)" in reminder["text"]
     assert (
         "-"
@@ -158,9 +159,9 @@ def test_a_long_diagnosis_is_kept_within_its_cap_and_says_what_was_left_out() ->
         {"text": "Diagnosis of kai on prod\n" + log * 10, "blocks": sections}
     )
 
-    text, kept = render_alerts.kept_evidence(message)
+    text, kept = render_evidence.kept_evidence(message)
 
-    assert len(json.dumps({"text": text, "blocks": kept})) <= render_alerts.EVIDENCE_KEPT
+    assert len(json.dumps({"text": text, "blocks": kept})) <= render_evidence.EVIDENCE_KEPT
     assert text.startswith("Diagnosis of kai on prod")
     assert kept[0]["text"]["text"].startswith("*Component 0*")
     assert kept[0]["text"]["text"].count("```") % 2 == 0  # a cut code block is closed
@@ -169,7 +170,7 @@ def test_a_long_diagnosis_is_kept_within_its_cap_and_says_what_was_left_out() ->
 
 def test_a_short_diagnosis_is_kept_whole() -> None:
     message = blocks.fit_message({"text": "Diagnosis", "blocks": [blocks.section("all fine")]})
-    assert render_alerts.kept_evidence(message) == ("Diagnosis", message["blocks"])
+    assert render_evidence.kept_evidence(message) == ("Diagnosis", message["blocks"])
 
 
 def test_a_secret_in_the_conditions_message_is_redacted_in_the_root_and_its_fallback() -> None:
@@ -181,3 +182,21 @@ def test_a_secret_in_the_conditions_message_is_redacted_in_the_root_and_its_fall
     shown = all_text(root)
     assert "hunter2" not in shown
     assert "[redacted]" in root["text"] and "[redacted]" in json.dumps(root["blocks"])
+
+
+def test_the_answer_to_the_asker_names_the_alert_and_where_it_is_noted() -> None:
+    done = render_alerts.command_done(FIRING, "Silenced", duration=timedelta(hours=2))
+    assert done["text"] == (
+        "Silenced alert "
+        f"{FIRING.alert_id} for 2h (prod: DependenciesFulfilled is False at generation 3); "
+        "noted in its thread."
+    )
+    quiet = replace(FIRING, root_ts="")
+    assert render_alerts.command_done(quiet, "Acknowledged")["text"].endswith("generation 3).")
+
+
+def test_a_click_says_where_its_root_is_or_nothing() -> None:
+    body = {"container": {"channel_id": "C1", "message_ts": "1.2"}, "channel": {"id": "C9"}}
+    assert render_alerts.clicked_root(body) == ("C1", "1.2")
+    assert render_alerts.clicked_root({"channel": {"id": "C9"}}) == ("C9", "")
+    assert render_alerts.clicked_root({}) == ("", "")

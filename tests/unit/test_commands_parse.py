@@ -13,7 +13,7 @@ from bot.commands.kinds import ReconcileKind
 from bot.commands.registry import Help
 from bot.core import errors
 from bot.gitops.commands import FluxResume, Reconcile, ReconcileShortcut, Suspend, Sync
-from bot.health.commands import Health
+from bot.health.commands import CheckHealth
 from bot.keda.commands import Pause, Resume, ScaledJobs
 from bot.subcommands import GRAMMAR
 
@@ -41,8 +41,8 @@ GOOD = [
     ("HELP Reconcile", Help("reconcile")),
     ("pause --help", Help("pause")),
     ("--help", Help(None)),
-    ("health", Health()),
-    ("Health", Health()),
+    ("health", CheckHealth()),
+    ("Health", CheckHealth()),
     ("scaledjobs", ScaledJobs(None, False)),
     ("scaledjobs annia", ScaledJobs("annia", False)),
     ("scaledjobs --all-namespaces", ScaledJobs(None, True)),
@@ -128,9 +128,9 @@ def test_a_good_command_means_what_design_says(text: str, expected: Command) -> 
 
 
 CLUSTER = [
-    ("health --cluster prod", Health("prod")),
-    ("--cluster prod health", Health("prod")),
-    ("health --cluster=staging", Health("staging")),
+    ("health --cluster prod", CheckHealth("prod")),
+    ("--cluster prod health", CheckHealth("prod")),
+    ("health --cluster=staging", CheckHealth("staging")),
     ("help --cluster prod", Help(None, "prod")),
     ("scaledjobs --cluster prod annia", ScaledJobs("annia", False, "prod")),
     (

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.core import errors
-from bot.home.commands import Changes
+from bot.home.commands import ShowChanges
 from bot.home.render_changes import changes_message
 from bot.rules.held import HeldObject, paused_objects
 from bot.slack import limits
@@ -27,10 +27,10 @@ SUSPENDED = HeldObject(
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("changes", Changes()), ("changes --cluster lab", Changes("lab"))],
+    [("changes", ShowChanges()), ("changes --cluster lab", ShowChanges("lab"))],
     ids=["every-cluster", "one-cluster"],
 )
-def test_changes_reads_every_cluster_unless_one_is_named(text: str, expected: Changes) -> None:
+def test_changes_reads_every_cluster_unless_one_is_named(text: str, expected: ShowChanges) -> None:
     assert GRAMMAR.parse(text) == expected
     assert not GRAMMAR.needs_operator(expected)
 

@@ -5,46 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
+from home_views import NOW, big_home, texts
+
 from bot.core.models import Finding, Health, HealthReport
-from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
+from bot.home.model import AlertLine, ClusterStatus, Home
 from bot.home.render import home_view
 from bot.slack import limits
 from bot.slack.blocks import fit_view
-
-NOW = datetime(2026, 8, 24, 12, 0, tzinfo=UTC)
-
-
-def texts(view: dict[str, object]) -> str:
-    return "\n".join(str(block) for block in view["blocks"])  # type: ignore[attr-defined]
-
-
-def big_home(clusters: int, alerts: int, held: int) -> Home:
-    findings = tuple(
-        Finding(f"Deployment kai-scheduler/operand-{n}", Health.DEGRADED, "0/1 available " * 16)
-        for n in range(12)
-    )
-    return Home(
-        now=NOW,
-        clusters=tuple(
-            ClusterStatus(f"gpu-{n:02d}", HealthReport(f"gpu-{n:02d}", findings, NOW))
-            for n in range(clusters)
-        ),
-        alerts=tuple(
-            AlertLine(f"a{n:05d}", "gpu-01", True, "Config kai-config", "x" * 200, "firing", NOW)
-            for n in range(alerts)
-        ),
-        held=tuple(
-            HeldObject("paused", "ScaledJob", "annia", f"job-{n}", "gpu-01", "U0OP", "", "r" * 300)
-            for n in range(held)
-        ),
-        changes=tuple(
-            ChangeLine(NOW - timedelta(minutes=n), "U0OP", "pause", f"ScaledJob annia/j{n}", "ok")
-            for n in range(10)
-        ),
-    )
 
 
 def test_fifty_clusters_hundreds_of_alerts_and_pauses_stay_within_the_view_limits() -> None:

@@ -1,4 +1,4 @@
-"""The watched copies a fleet keeps (`bot.kube.informer.slim`, `metadata_of`): smaller, and
+"""The watched copies a fleet keeps (`bot.kube.copies.slim`, `metadata_of`): smaller, and
 read the same by every rule that reads them."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from bot.core import conditions as c
 from bot.core.models import RawObject
 from bot.health import deployments
-from bot.kube.informer import metadata_of, slim
+from bot.kube.copies import metadata_of, slim
 
 MANAGED = [
     {"manager": "kubectl", "time": "2026-11-30T10:00:00Z", "fieldsV1": {"f:spec": {}}},

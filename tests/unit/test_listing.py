@@ -16,8 +16,9 @@ from bot.core import errors
 from bot.core.models import Health, RawObject, Verdict
 from bot.kube.kinds import ResourceRef
 from bot.listing import render
+from bot.listing.model import Found
 from bot.listing.order import worst_first_key
-from bot.listing.usecase import Found, find_named, list_verdicts
+from bot.listing.usecase import find_named, list_verdicts
 
 HR = ResourceRef("helm.toolkit.fluxcd.io", "v2", "helmreleases", "HelmRelease", True)
 KS = ResourceRef("kustomize.toolkit.fluxcd.io", "v1", "kustomizations", "Kustomization", True)
@@ -210,7 +211,7 @@ def test_a_list_counts_by_verdict_and_shows_a_line_per_object() -> None:
         verdict("cluster-wide", Health.HEALTHY, None),
     ]
 
-    rows = [render.Row(v) for v in verdicts]
+    rows = [render.ObjectRow(v) for v in verdicts]
     message = render.list_message(rows, kind="HelmReleases", cluster="prod", scope="all")
 
     assert message["text"].splitlines() == [
@@ -227,7 +228,7 @@ def test_a_list_counts_by_verdict_and_shows_a_line_per_object() -> None:
 
 
 def test_a_long_message_of_one_object_is_cut() -> None:
-    line = render.object_line(render.Row(verdict("x", Health.DEGRADED, message="m" * 1000)))
+    line = render.object_line(render.ObjectRow(verdict("x", Health.DEGRADED, message="m" * 1000)))
 
     assert line.startswith("ns/x: Degraded — mmm") and len(line) < 350
 
@@ -283,7 +284,7 @@ def test_a_list_too_long_for_one_message_shows_the_worst_and_counts_the_rest() -
     verdicts += [verdict(f"ok-{i:03}", Health.HEALTHY, message="y" * 250) for i in range(400)]
 
     message = render.list_message(
-        [render.Row(v) for v in verdicts],
+        [render.ObjectRow(v) for v in verdicts],
         kind="HelmReleases",
         cluster="prod",
         scope="all",

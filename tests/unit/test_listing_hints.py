@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from bot.listing.model import Found
 from bot.listing.render import missing_hint
-from bot.listing.usecase import Found
 
 MISSING = Found("HelmRelease", "keda", "keda")
 

@@ -12,7 +12,7 @@ from bot.alerts import document, outbox
 from bot.alerts.model import ClusterAlerts, EffectKind
 from bot.notices import evictions
 from bot.notices.evictions import Eviction, Telling, Told
-from bot.notices.render import Queues, eviction_notice
+from bot.notices.render import QueueFigures, eviction_notice
 from bot.workloads.queues import QueueRow
 
 NOW = datetime(2026, 8, 7, 10, 0, tzinfo=UTC)
@@ -155,7 +155,7 @@ ROW = QueueRow("team-b", "", 0, "", False, True, 8.0, 16.0, 1.0, 12.0, 20.0)
 
 
 def test_the_notice_says_every_fact_and_why_the_rules_allowed_it() -> None:
-    queues = Queues("team-b", ROW, "team-a", None)
+    queues = QueueFigures("team-b", ROW, "team-a", None)
     text = eviction_notice("prod", read(kai_event()), queues)["text"]
     assert "KAI reclaimed team-b/pg-sweep on prod" in text
     assert "Queue: team-b: 12 GPUs allocated now, quota 8" in text
@@ -165,13 +165,15 @@ def test_the_notice_says_every_fact_and_why_the_rules_allowed_it() -> None:
 
 
 def test_a_notice_without_annotations_guesses_nothing() -> None:
-    text = eviction_notice("prod", read(kai_event(**{"x": "y"})), Queues("team-b", ROW))["text"]
+    text = eviction_notice("prod", read(kai_event(**{"x": "y"})), QueueFigures("team-b", ROW))[
+        "text"
+    ]
     assert text.startswith("team-b/pg-sweep was evicted by KAI on prod")
     assert not any(word in text for word in ("Pods evicted", "Taken by", "Why"))
 
 
 def test_an_event_first_seen_after_it_repeated_says_every_eviction_in_its_notice() -> None:
-    text = eviction_notice("prod", read(kai_event(count=3)), Queues("team-b", ROW))["text"]
+    text = eviction_notice("prod", read(kai_event(count=3)), QueueFigures("team-b", ROW))["text"]
     assert "This Event counts 3 evictions." in text
-    once = eviction_notice("prod", read(kai_event()), Queues("team-b", ROW))["text"]
+    once = eviction_notice("prod", read(kai_event()), QueueFigures("team-b", ROW))["text"]
     assert "counts" not in once

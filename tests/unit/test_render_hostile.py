@@ -20,6 +20,7 @@ from objects import keda_conditions, keda_object
 
 from bot.access import policy
 from bot.alerts import render as render_alerts
+from bot.alerts import render_evidence, render_replies
 from bot.alerts.machine import Note, NoteKind
 from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Observation, Severity
 from bot.config.settings import AccessSettings
@@ -154,7 +155,7 @@ def alert_messages() -> Iterator[tuple[str, Message]]:
         if kind is NoteKind.DIAGNOSIS:  # its words are stored, rendered: see the next one
             continue
         note = Note(kind, NOW, OPERATOR, HOSTILE, NOW + timedelta(hours=1))
-        yield f"alert reply {kind.value}", render_alerts.reply_message(alert, note)
+        yield f"alert reply {kind.value}", render_replies.reply_message(alert, note)
     # An alert's diagnosis, kept in the state until it is posted, then sent as kept.
     log = LogTail(HOSTILE, HOSTILE, True, (HOSTILE, HOSTILE))
     event = EventLine("Pod", HOSTILE, HOSTILE, HOSTILE, 3, NOW)
@@ -164,8 +165,8 @@ def alert_messages() -> Iterator[tuple[str, Message]]:
         ("diagnosis", render_diagnosis.diagnosis_message(diagnosis)),
         ("failed diagnosis", render_diagnosis.failed_message(HOSTILE, "prod", OSError(HOSTILE))),
     ):
-        kept = render_alerts.kept_evidence(rendered, limit=2_000)
-        yield f"alert {name}, kept and sent", render_alerts.evidence_message(*kept)
+        kept = render_evidence.kept_evidence(rendered, limit=2_000)
+        yield f"alert {name}, kept and sent", render_evidence.evidence_message(*kept)
     listing = [ClusterAlerts("prod", {key: alert}, failures=3, last_error=HOSTILE)]
     yield "alerts listing", render_alerts.alerts_listing(listing, hold=timedelta(seconds=60))
 

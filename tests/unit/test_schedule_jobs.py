@@ -14,7 +14,7 @@ from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobEvent
 from bot.access.audit import Change
 from bot.config import settings as config
 from bot.core.metrics import Metrics
-from bot.service import schedule
+from bot.service import jobs_alerts, jobs_timed, schedule
 from bot.service.deps import Deps
 from bot.service.schedule import Job
 
@@ -101,12 +101,12 @@ def test_per_cluster_checks_pause_and_suspend_expiry_the_lease_and_the_drain_fro
         ("alerts-staging", timedelta(seconds=45), False),
         ("timed-changes", timedelta(seconds=2), False),
     ]
-    (ticking,) = [j.run for j in jobs if isinstance(j.run, schedule.TimedChanges)]
+    (ticking,) = [j.run for j in jobs if isinstance(j.run, jobs_timed.TimedChanges)]
     assert [(e.cluster, e.sweep) for e in ticking.expiries] == [
-        ("prod", schedule.sweep_pauses),
-        ("prod", schedule.sweep_suspends),
-        ("staging", schedule.sweep_pauses),
-        ("staging", schedule.sweep_suspends),
+        ("prod", jobs_timed.sweep_pauses),
+        ("prod", jobs_timed.sweep_suspends),
+        ("staging", jobs_timed.sweep_pauses),
+        ("staging", jobs_timed.sweep_suspends),
     ]
 
 
@@ -123,10 +123,10 @@ async def test_jobs_never_overlap_themselves_and_missed_runs_collapse() -> None:
 
 async def test_only_the_lease_holder_checks() -> None:
     desk = Desk()
-    await schedule.check_cluster(deps(Lease(held=False), desk), "prod")
+    await jobs_alerts.check_cluster(deps(Lease(held=False), desk), "prod")
     assert desk.checked == []
-    await schedule.check_cluster(deps(Lease(held=True), desk), "prod")
-    await schedule.check_cluster(deps(None, desk), "staging")
+    await jobs_alerts.check_cluster(deps(Lease(held=True), desk), "prod")
+    await jobs_alerts.check_cluster(deps(None, desk), "staging")
     assert desk.checked == ["prod-gateway", "staging-gateway"]
 
 
@@ -238,9 +238,9 @@ async def test_one_clusters_slow_sweep_holds_up_no_other_clusters_and_never_over
     gateways = {name: SimpleNamespace(cluster=name) for name in ("prod", "staging")}
     the_deps = dataclasses.replace(deps(), kube=gateways)  # type: ignore[arg-type]
     every = timedelta(0)
-    ticking = schedule.TimedChanges(
+    ticking = jobs_timed.TimedChanges(
         [
-            schedule.PauseExpiry(c, sweep_every=every, first_sweep_after=every, sweep=sweep)
+            jobs_timed.PauseExpiry(c, sweep_every=every, first_sweep_after=every, sweep=sweep)
             for c in ("prod", "staging")
         ]
     )
@@ -273,9 +273,9 @@ async def test_a_change_the_journal_tells_of_has_its_cluster_swept_at_the_next_t
     journal.changes = [Change("U1", "pause", "ScaledJob a/old on prod", "ok", NOW)]
     the_deps = deps(journal=journal)
     hour = timedelta(hours=1)
-    ticking = schedule.TimedChanges(
+    ticking = jobs_timed.TimedChanges(
         [
-            schedule.PauseExpiry(c, sweep_every=hour, first_sweep_after=hour, sweep=sweeper)
+            jobs_timed.PauseExpiry(c, sweep_every=hour, first_sweep_after=hour, sweep=sweeper)
             for c in ("prod", "staging")
             for sweeper in (functools.partial(sweep, "keda"), functools.partial(sweep, "flux"))
         ],
@@ -311,7 +311,7 @@ def test_the_cluster_of_a_change_is_the_one_its_target_ends_on() -> None:
         Change("U1", "pause", "ScaledJob a/b on prod-eu", "ok", NOW),
         Change("U1", "resume", "ScaledObject a/c on eu", "unknown", NOW),
     ]
-    assert schedule.changed_clusters(changes, ["prod", "prod-eu", "eu", "staging"]) == {
+    assert jobs_timed.changed_clusters(changes, ["prod", "prod-eu", "eu", "staging"]) == {
         "prod-eu",
         "eu",
     }

@@ -79,7 +79,7 @@ NO_REASON = (
 )
 
 
-def ask(pod: dict[str, Any], group: dict[str, Any] | None, **read: Any) -> why.Why:
+def ask(pod: dict[str, Any], group: dict[str, Any] | None, **read: Any) -> why.Explanation:
     return why.explain(
         pod,
         kai_scheduler=KAI,
@@ -96,7 +96,7 @@ CASES = {
         kai_pod("Running", pool="a100"),
         podgroup(allocated="2"),
         {"queue": TEAM_QUEUE},
-        why.Why(
+        why.Explanation(
             "team-a/p-0", "Running", KAI, True, (), "pg-x", "team-a", QUEUE_LINE, "a100",
             advice="it is running: nothing is blocking it",
         ),
@@ -105,7 +105,7 @@ CASES = {
         kai_pod("Succeeded"),
         podgroup(),
         {},
-        why.Why(
+        why.Explanation(
             "team-a/p-0", "Succeeded", KAI, True, (), "pg-x", "team-a",
             "team-a: this Queue does not exist", "default",
             advice="it is succeeded: nothing is blocking it",
@@ -115,7 +115,7 @@ CASES = {
         kai_pod(group=None),
         None,
         {},
-        why.Why(
+        why.Explanation(
             "team-a/p-0", "Pending", KAI, True, (), node_pool="default",
             advice="it has no pod-group-name annotation: the pod-grouper has not handled it; is "
             "it running? (`/gpu diagnose kai`)",
@@ -125,7 +125,7 @@ CASES = {
         kai_pod(),
         None,
         {},
-        why.Why(
+        why.Explanation(
             "team-a/p-0", "Pending", KAI, True, (), "pg-x", node_pool="default",
             advice="its PodGroup pg-x does not exist: the pod-grouper has not created it yet",
         ),
@@ -134,7 +134,7 @@ CASES = {
         kai_pod(),
         podgroup(min_member=4),
         {},
-        why.Why(
+        why.Explanation(
             "team-a/p-0", "Pending", KAI, True, (), "pg-x", "team-a",
             "team-a: this Queue does not exist", "default",
             advice=f"{WAIT} (minMember 4); see the PodGroup's events",
@@ -144,7 +144,7 @@ CASES = {
         kai_pod(),
         podgroup(),
         {},
-        why.Why(
+        why.Explanation(
             "team-a/p-0", "Pending", KAI, True, (), "pg-x", "team-a",
             "team-a: this Queue does not exist", "default",
             advice=f"{WAIT} (minMember 1); see the PodGroup's events",
@@ -160,7 +160,7 @@ CASES = {
         ),
         podgroup(unschedulable(message="Unable to schedule podgroup", pool="h100")),
         {},
-        why.Why(
+        why.Explanation(
             "team-a/p-0", "Pending", KAI, True,
             ("PodScheduled False", "PodBound False (Waiting): m"), "pg-x", "team-a",
             "team-a: this Queue does not exist", "h100", ("Unable to schedule podgroup",),
@@ -171,7 +171,7 @@ CASES = {
         kai_pod("Pending"),
         podgroup(unschedulable({"reason": "OverLimit", "message": "full"}), allocated="2"),
         {},
-        why.Why(
+        why.Explanation(
             "team-a/p-0", "Pending", KAI, True, (), "pg-x", "team-a",
             "team-a: this Queue does not exist", "default",
             advice=f"{WAIT} (minMember 1); see the PodGroup's events",
@@ -199,7 +199,7 @@ CASES = {
                  "reportingComponent": "kubelet"},
             ],
         },
-        why.Why(
+        why.Explanation(
             "team-a/p-0", "Pending", KAI, True, (), "pg-x", "team-a",
             "team-a: this Queue does not exist", "a100",
             ("0/8 nodes are available", "OverLimit: full"), "no reason given",
@@ -211,7 +211,7 @@ CASES = {
         kai_pod(),
         podgroup(),
         {"bind": {"spec": {}, "status": {"phase": "Failed", "reason": "node gone"}}},
-        why.Why(
+        why.Explanation(
             "team-a/p-0", "Pending", KAI, True, (), "pg-x", "team-a",
             "team-a: this Queue does not exist", "default", bind_failure="node gone",
             advice="binding failed (node gone); the scheduler retries on its next cycle: if it "
@@ -222,7 +222,7 @@ CASES = {
         kai_pod(phase=""),
         podgroup(),
         {"bind": {"spec": {"selectedNode": "n"}, "status": {"phase": "Pending"}}},
-        why.Why(
+        why.Explanation(
             "team-a/p-0", "Unknown", KAI, True, (), "pg-x", "team-a",
             "team-a: this Queue does not exist", "default",
             advice=f"{WAIT} (minMember 1); see the PodGroup's events",
@@ -233,7 +233,7 @@ CASES = {
 
 @pytest.mark.parametrize(("pod", "group", "read", "answer"), CASES.values(), ids=list(CASES))
 def test_why_says_each_part_of_the_answer_for_each_state(
-    pod: dict[str, Any], group: dict[str, Any] | None, read: dict[str, Any], answer: why.Why
+    pod: dict[str, Any], group: dict[str, Any] | None, read: dict[str, Any], answer: why.Explanation
 ) -> None:
     assert ask(pod, group, **read) == answer
 
@@ -265,7 +265,7 @@ def test_a_pod_without_a_scheduler_name_is_the_default_schedulers() -> None:
 
     answer = ask(pod, podgroup())
 
-    assert answer == why.Why("team-a/p-0", "Pending", "default-scheduler", False, ())
+    assert answer == why.Explanation("team-a/p-0", "Pending", "default-scheduler", False, ())
 
 
 def test_a_reason_reads_every_number_of_its_queue() -> None:

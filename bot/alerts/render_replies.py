@@ -1,0 +1,124 @@
+"""How the replies in an alert's thread look: a reminder, who acknowledged or silenced it and
+why, the end of a silence, the escalation, a fleet incident's clusters joining and recovering,
+and the resolution. Pure, fitted to Slack's limits; every time shown comes from the alert or
+the note. (The first reply, the diagnosis, is stored rendered: `render_evidence`.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from bot.alerts.model import AlertState, Note, NoteKind
+from bot.alerts.render import RESOLVED_ICON, elapsed, fired_for, format_time, mentions
+from bot.core.rich import Rich, rich_text
+from bot.slack.blocks import Message, Text, escape, fit_message, mention, section
+
+
+def reply_message(alert: AlertState, note: Note, escalate_to: Sequence[str] = ()) -> Message:
+    """One reply in the alert's thread: a reminder, who acknowledged or silenced it and why,
+    the end of a silence, the escalation (mentioning `escalate_to`), or the resolution. (The
+    first reply, the diagnosis, is stored rendered: `evidence_message`.)"""
+    text: Text
+    if note.kind is NoteKind.ESCALATED:
+        text = _escalated(alert, note, escalate_to)
+    else:
+        text = _REPLIES[note.kind](alert, note)
+    return fit_message({"text": text, "blocks": [section(text)]})
+
+
+def _escalated(alert: AlertState, note: Note, escalate_to: Sequence[str]) -> Rich:
+    since = alert.firing_since or alert.first_seen
+    return rich_text(
+        ":sos: Escalating to ",
+        mentions(escalate_to) or "nobody (alerts.escalate_to is empty)",
+        f": {escape(alert.observation.title)} has been firing for {elapsed(since, note.at)} "
+        f"(since {format_time(since)}), neither acknowledged nor silenced.",
+    )
+
+
+def _reminder(alert: AlertState, note: Note) -> str:
+    since = alert.firing_since or alert.first_seen
+    return (
+        f":bell: Still firing: {escape(alert.observation.title)}, since {format_time(since)} "
+        f"({elapsed(since, note.at)}). Acknowledge or silence it to stop these reminders."
+    )
+
+
+def _acknowledged(alert: AlertState, note: Note) -> Rich:
+    return rich_text(
+        ":eyes: Acknowledged by ",
+        mention(note.user),
+        f" at {format_time(note.at)}. No more reminders for this incident.",
+    )
+
+
+def _silenced(alert: AlertState, note: Note) -> Rich:
+    until = note.until or note.at
+    why = f" Reason: {escape(note.reason)}" if note.reason else " No reason given."
+    return rich_text(
+        ":no_bell: Silenced by ",
+        mention(note.user),
+        f" at {format_time(note.at)} for {elapsed(note.at, until)}, "
+        f"until {format_time(until)}.{why}",
+    )
+
+
+def _silence_over(alert: AlertState, note: Note, what: Rich) -> Rich:
+    if not note.still_bad:
+        return what + " The condition is clear; the alert resolves once it stays clear."
+    owner = rich_text(" (acknowledged by ", mention(alert.acked_by), ")") if alert.acked_by else ""
+    return rich_text(what, " The condition still holds: firing again", owner, ".")
+
+
+def _unsilenced(alert: AlertState, note: Note) -> Rich:
+    what = rich_text(
+        ":bell: Silence lifted by ", mention(note.user), f" at {format_time(note.at)}."
+    )
+    return _silence_over(alert, note, what)
+
+
+def _silence_expired(alert: AlertState, note: Note) -> Rich:
+    by = rich_text(" by ", mention(note.user)) if note.user else ""
+    at = f" expired at {format_time(note.at)}."
+    return _silence_over(alert, note, rich_text(":alarm_clock: The silence", by, at))
+
+
+def _resolved(alert: AlertState, note: Note) -> str:
+    cleared = alert.clear_since or note.at
+    return (
+        f"{RESOLVED_ICON} Resolved at {format_time(note.at)}: clear since {format_time(cleared)}. "
+        f"It fired for {fired_for(alert, note.at)}."
+    )
+
+
+def _joined(alert: AlertState, note: Note) -> str:
+    return (
+        f":heavy_plus_sign: {escape(note.reason)} fires it too, since {format_time(note.at)}: "
+        f"{len(alert.clusters) - len(alert.recovered)} of {len(alert.clusters)} clusters firing."
+    )
+
+
+def _recovered(alert: AlertState, note: Note) -> str:
+    firing = len(alert.clusters) - len(alert.recovered)
+    rest = f"{firing} still firing." if firing else "none left firing."
+    return f"{RESOLVED_ICON} {escape(note.reason)} recovered at {format_time(note.at)}; {rest}"
+
+
+def _grouped(alert: AlertState, note: Note) -> str:
+    return (
+        f":link: The same alert now fires on several clusters: followed from here on as one "
+        f"fleet incident, `{escape(note.reason)}` (acknowledge or silence it there)."
+    )
+
+
+_REPLIES: dict[NoteKind, Callable[[AlertState, Note], Text]] = {
+    NoteKind.JOINED: _joined,
+    NoteKind.RECOVERED: _recovered,
+    NoteKind.GROUPED: _grouped,
+    NoteKind.REMINDER: _reminder,
+    NoteKind.ACKNOWLEDGED: _acknowledged,
+    NoteKind.SILENCED: _silenced,
+    NoteKind.UNSILENCED: _unsilenced,
+    NoteKind.SILENCE_EXPIRED: _silence_expired,
+    NoteKind.RESOLVED: _resolved,
+}

@@ -1,0 +1,137 @@
+"""One alert check of a cluster: read a snapshot (a constant number of API requests), judge it
+(`bot.alerts.rules`, `verdicts`), step the pure state machine and save the new state with
+everything it owes Slack *before* anything is sent; then deliver, roots first, and gather the
+new incidents' diagnoses. Never raises into the scheduler: Kubernetes, Slack and store trouble
+is logged and counted, and a store that keeps failing is said (`usecase_trouble`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from bot.alerts import due, machine, queue_checks, rules, verdicts
+from bot.alerts.machine import AlertStep, Transition
+from bot.alerts.model import ClusterAlerts, Observation, Phase
+from bot.alerts.store import StoreUnavailable
+from bot.alerts.usecase_context import LOGGER, DeskContext
+from bot.alerts.usecase_evidence import Evidence
+from bot.alerts.usecase_fleet import FleetIncidents
+from bot.alerts.usecase_trouble import TroubleNotices
+from bot.core import errors
+from bot.core.models import ClusterSnapshot
+from bot.health import report, usecase
+from bot.kube.ports import KubeReader, PodLogReader
+
+log = logging.getLogger(LOGGER)
+
+
+class Check:
+    """The check of every cluster by one desk (`AlertDesk.run_check`)."""
+
+    def __init__(
+        self,
+        context: DeskContext,
+        fleet: FleetIncidents,
+        evidence: Evidence,
+        troubles: TroubleNotices,
+    ) -> None:
+        self._context = context
+        self._fleet = fleet
+        self._evidence = evidence
+        self._troubles = troubles
+        timeout = context.settings.kai.progressing_timeout
+        self._verdicts = verdicts.Verdicts(self._judge, timeout)
+
+    async def run(
+        self, kube: PodLogReader, reads: KubeReader, now: datetime, still_leader: Callable[[], bool]
+    ) -> datetime | None:
+        """Read through `reads`, then save and deliver unless this replica lost the Lease
+        meanwhile; when a hold it saw runs out (`due.next_look`). Never raises."""
+        cluster, context = kube.cluster, self._context
+        step = await self._step(reads, now)  # reading needs no lock
+        if not still_leader():
+            log.info("alerts of cluster %s: no longer the Lease holder; not posting", cluster)
+            return None
+        async with context.locks[cluster]:
+            try:
+                grouped = await self._fleet.grouping(cluster, step, now)
+                stepped = await context.apply(cluster, grouped)
+            except StoreUnavailable as e:
+                log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
+                await self._troubles.store_trouble(cluster, now, str(e))
+                return None
+        self._count_alerts(stepped.state)
+        await self._troubles.store_trouble(cluster, now, None)
+        await self._deliver(kube, now, stepped)
+        return due.next_look(stepped.state, context.settings.alerts.hold)
+
+    async def _deliver(self, kube: PodLogReader, now: datetime, stepped: Transition) -> None:
+        """After the check's save: the fleet brought up to date, then what is owed sent, roots
+        first (a page never waits for its evidence), then the evidence gathered and sent."""
+        cluster, context = kube.cluster, self._context
+        regrouped = await self._fleet.regroup(now)
+        # What the check saved is what the cluster owes, unless a fleet incident took its alert
+        known = None if cluster in regrouped.folded else stepped.state
+        await context.deliver(cluster, known, regrouped.fleet)
+        ready = await self._evidence.gather(kube, cluster, now, known)
+        if ready:
+            await context.drain.drain(cluster, only=ready)
+        if context.groups_clusters:
+            await self._fleet.gather_evidence(kube, now, regrouped.fleet)
+
+    async def _step(self, kube: KubeReader, now: datetime) -> AlertStep:
+        """What the read of `kube` saw, as a step of its state: the alerts it found, or one
+        more failed check."""
+        cluster, policy, settings = kube.cluster, self._context.policy, self._context.settings
+        try:
+            snapshot, starved = await asyncio.gather(
+                usecase.read_snapshot(
+                    kube, settings.kai.namespace, settings.keda.apiservice, with_crds=False
+                ),
+                queue_checks.starved_queues(
+                    kube, now, after=settings.alerts.starved_after, command=self._context.command
+                ),
+            )
+        except errors.KubeError as e:
+            self._context.metrics.alert_checks.labels(cluster, "failed").inc()
+            log.warning("alert check of cluster %s failed: %s", cluster, e)
+            error = e
+
+            def failed(state: ClusterAlerts) -> Transition:
+                seen = rules.cannot_check(cluster, error, state.failures + 1)
+                return machine.check_failed(state, seen, now, policy)
+
+            return failed
+        self._context.metrics.alert_checks.labels(cluster, "ok").inc()
+        self._context.metrics.last_check.labels(cluster).set(now.timestamp())
+        seen = self._verdicts.seen(cluster, snapshot, now) + starved
+        return lambda state: machine.observe(state, seen, now, policy)
+
+    def _judge(self, cluster: str, snapshot: ClusterSnapshot, now: datetime) -> list[Observation]:
+        """What is alert-worthy in one snapshot at `now` (`bot.alerts.verdicts` reuses it)."""
+        settings = self._context.settings
+        timeout, apiservice = settings.kai.progressing_timeout, settings.keda.apiservice
+        built = report.build_report(
+            snapshot,
+            cluster=cluster,
+            now=now,
+            progressing_timeout=timeout,
+            apiservice_name=apiservice,
+        )
+        return rules.detect(
+            snapshot,
+            built,
+            now=now,
+            progressing_timeout=timeout,
+            apiservice_name=apiservice,
+            command=self._context.command,
+        )
+
+    def _count_alerts(self, state: ClusterAlerts) -> None:
+        for phase in Phase:
+            if phase is not Phase.RESOLVED:
+                count = sum(1 for a in state.alerts.values() if a.phase is phase)
+                self._context.metrics.alerts.labels(state.cluster, phase.value).set(count)

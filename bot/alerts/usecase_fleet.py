@@ -1,0 +1,136 @@
+"""Fleet regrouping (`alerts.group_clusters`): the same alert on N clusters or more is one
+incident. A cluster's alerts are folded into the fleet incident of their group in the same
+state write that saw them fire (`grouping`), the clusters that paged alone before the group
+became fleet-wide are folded after (`regroup`), and the fleet incidents are brought up to date
+from every cluster's state; the decisions are the pure `bot.alerts.fleet`'s.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.alerts import fleet, outbox
+from bot.alerts.machine import AlertStep, Transition
+from bot.alerts.model import FLEET, ClusterAlerts
+from bot.alerts.store import StoreUnavailable
+from bot.alerts.usecase_context import LOGGER, DeskContext
+from bot.alerts.usecase_evidence import Evidence
+from bot.kube.ports import PodLogReader
+
+log = logging.getLogger(LOGGER)
+
+
+@dataclass(frozen=True)
+class Regrouped:
+    """What bringing the fleet incidents up to date did: the clusters whose alerts it folded
+    (their states changed after their checks), and the fleet state it saved (None: none)."""
+
+    folded: frozenset[str] = frozenset()
+    fleet: ClusterAlerts | None = None
+
+
+class FleetIncidents:
+    """The fleet incidents of one desk, kept in the state document `FLEET`."""
+
+    def __init__(self, context: DeskContext, evidence: Evidence) -> None:
+        self._context = context
+        self._evidence = evidence
+
+    async def grouping(self, cluster: str, step: AlertStep, now: datetime) -> AlertStep:
+        """`step`, then the cluster's alerts folded into the fleet incidents their group belongs
+        to (`bot.alerts.fleet`), so a root the fleet owes is never owed here too. The other
+        clusters' states are read before the lock: a later change is seen at `regroup`.
+
+        Raises:
+            StoreUnavailable.
+        """
+        context = self._context
+        if not context.groups_clusters:
+            return step
+        *states, fleet_state = await context.states(FLEET)
+        others = [s for s in states if s.cluster != cluster]
+        channel, at_least, wait = context.channel, context.groups_clusters, context.fleet_wait
+
+        def grouped(state: ClusterAlerts) -> Transition:
+            stepped = step(state)
+            groups = fleet.grouped([*others, stepped.state], fleet_state, at_least)
+            folded = fleet.fold(stepped.state, groups, now, channel, wait)
+            return Transition(folded.state, (*stepped.effects, *folded.effects))
+
+        return grouped
+
+    async def regroup(self, now: datetime) -> Regrouped:
+        """Fold every cluster's alerts of a group that just became fleet-wide (their own
+        incidents end, pointing at the fleet's), then bring the fleet incidents up to date:
+        opened, joined, recovered, resolved. Clusters first: a member the fleet state does not
+        know yet is found at the next check; a fleet incident never owes a root a cluster owes
+        too. Returns the clusters folded and the fleet state saved. Never raises (logged; the
+        next check does it again)."""
+        context = self._context
+        if not context.groups_clusters:
+            return Regrouped()
+        folding: list[str] = []
+        try:
+            async with context.locks[FLEET]:
+                *states, fleet_state = await context.states(FLEET)
+                groups = fleet.grouped(states, fleet_state, context.groups_clusters)
+                wait = context.fleet_wait
+                folding = [s.cluster for s in states if fleet.needs_folding(s, groups, now, wait)]
+                await self._fold(folding, groups, now)
+                if folding:  # else what was just read is what the fleet is advanced from
+                    states = await context.states()
+                policy = context.policy
+                advance: AlertStep = lambda f: fleet.advance(f, states, now, policy)  # noqa: E731
+                advanced = await context.apply(FLEET, advance)
+        except StoreUnavailable as e:
+            log.error("fleet incidents: cannot use the state store: %s", e)
+            return Regrouped(frozenset(folding))
+        return Regrouped(frozenset(folding), advanced.state)
+
+    async def _fold(
+        self, clusters: list[str], groups: frozenset[fleet.Group], now: datetime
+    ) -> None:
+        """Fold the alerts of `clusters` into their fleet incidents, each then drained (its
+        own incident's last reply and edit).
+
+        Raises:
+            StoreUnavailable.
+        """
+        context = self._context
+        channel, wait = context.channel, context.fleet_wait
+        fold: AlertStep = lambda s: fleet.fold(s, groups, now, channel, wait)  # noqa: E731
+        for cluster in clusters:
+            async with context.locks[cluster]:
+                await context.apply(cluster, fold)
+            await context.drain.drain(cluster)
+
+    async def gather_evidence(
+        self, kube: PodLogReader, now: datetime, known: ClusterAlerts | None
+    ) -> None:
+        """The first reply of a new fleet incident: the diagnosis on the cluster just checked,
+        when it is one of the incident's clusters (the one that made the group fleet-wide,
+        usually); then its thread goes on. Nothing waits when the fleet state just `known`
+        holds no such reply. Never raises."""
+        if known is not None and not outbox.awaiting_evidence(known):
+            return
+        ready = []
+        try:
+            store = self._context.store
+            waiting = outbox.awaiting_evidence((await store.load(FLEET)).state)
+            if not waiting:
+                return
+            members = (await store.load(kube.cluster)).state.alerts.values()
+            mine = {fleet.group_of(a.key): a for a in members if a.grouped}
+            for incident, owed in waiting:
+                member = mine.get(fleet.group_of(incident.key))
+                if member is None:
+                    continue
+                message = await self._evidence.diagnose(kube, member, now)
+                if await self._evidence.keep(FLEET, incident.incident, owed.effect_id, message):
+                    ready.append(incident.incident)
+        except StoreUnavailable as e:
+            log.error("fleet incidents: cannot store a diagnosis: %s", e)
+        if ready:
+            await self._context.drain.drain(FLEET, only=ready)

@@ -1,0 +1,93 @@
+"""The alert jobs: one cluster's check (on the Lease holder), its watched-copies loop, the drain
+and the Lease renewal.
+
+Plain `async def f(deps)` functions and one job object (`WatchedChecks`), which
+`bot.service.schedule` runs; tests call them directly and move `deps.clock`. The loop that
+wakes a check when what it read changes is `bot.kube.wakeup`, beside the copies it follows;
+this module only binds it to the alert desk.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.kube import threads
+from bot.kube.informer import CachedKube
+from bot.kube.ports import KubeReader
+from bot.kube.wakeup import WakeOnChange
+from bot.service.deps import Deps
+from bot.slack.blocks import escape
+
+
+def is_leader(deps: Deps) -> bool:
+    """Whether this replica should do the leader's work (always, without a Lease)."""
+    return deps.lease is None or deps.lease.is_leader()
+
+
+async def check_cluster(
+    deps: Deps, cluster: str, *, reads: KubeReader | None = None
+) -> datetime | None:
+    """The alert check of one cluster (reading through `reads` when given); does nothing
+    unless this replica holds the Lease. Returns when a hold it saw runs out."""
+    if not is_leader(deps):
+        return None
+    with threads.scheduled(), deps.metrics.alert_check_seconds.time():
+        return await deps.alerts.run_check(
+            deps.kube[cluster], deps.clock(), still_leader=lambda: is_leader(deps), reads=reads
+        )
+
+
+class WatchedChecks(WakeOnChange):
+    """The alert check of one cluster, reading a local copy kept current by watches
+    (`bot.kube.informer`): run every interval as before (the job), at once when anything it
+    reads changes, and again when a hold it saw runs out (`bot.kube.wakeup`), so a page comes
+    `hold` after its cause rather than up to an interval later."""
+
+    def __init__(self, deps: Deps, cluster: str) -> None:
+        super().__init__(lambda: deps.kube[cluster], self._check, lambda: deps.clock())
+        self.deps = deps
+        self.cluster = cluster
+
+    async def __call__(self, deps: Deps) -> None:
+        await self.check()
+
+    async def check(self) -> None:
+        """The interval's check (and any the changes during it asked for)."""
+        await self.run()
+
+    async def _check(self, reads: CachedKube) -> datetime | None:
+        return await check_cluster(self.deps, self.cluster, reads=reads)
+
+
+async def drain_alerts(deps: Deps) -> None:
+    """Deliver what the alerts of every cluster still owe Slack (on the Lease holder): at
+    start-up, and when this replica becomes the holder, so nothing waits for the next check."""
+    if not is_leader(deps):
+        return
+    for cluster in deps.settings.clusters:
+        await deps.alerts.drain(cluster.name)
+
+
+async def keep_lease(deps: Deps) -> None:
+    """Take or renew the Lease (a no-op without one). When the Lease cannot be used at all no
+    replica may be running the checks: that is said in the alert channel once (not once per
+    replica), and so is its end. A replica that just became the holder drains at once."""
+    if deps.lease is None:
+        return
+    was_leader = deps.lease.is_leader()
+    await deps.lease.renew(deps.clock())
+    error = deps.lease.last_error
+    where = f"{deps.lease.namespace}/{deps.lease.name}"
+    await deps.alerts.note_trouble(
+        f"lease:{where}",
+        deps.clock(),
+        error=None if error is None else str(error),
+        warning=(
+            f":warning: kai-chatops cannot use its Lease {where}, so no replica may be "
+            f"running the alert checks: {escape(str(error))}"
+        ),
+        recovery=f":white_check_mark: kai-chatops can use its Lease {where} again.",
+        speaker=deps.lease.last_holder in ("", deps.lease.identity),
+    )
+    if deps.lease.is_leader() and not was_leader:
+        await drain_alerts(deps)

@@ -1,0 +1,192 @@
+"""The timed-change jobs: timed KEDA pauses and timed Flux suspends resumed when due.
+
+Each cluster's expiry (`PauseExpiry`) sweeps hourly, and at once where the change journal tells
+of a change; between sweeps one tick for the whole fleet (`TimedChanges`) only compares the
+soonest known due time with the clock. `bot.service.schedule` runs the tick; the sweeps are
+`bot.keda.expiry` and `bot.gitops.suspend_expiry`, which remind of pauses without an end too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime, timedelta
+
+from bot.access.audit import Change
+from bot.gitops import suspend_expiry
+from bot.keda import expiry as keda_expiry
+from bot.kube import threads
+from bot.kube.ports import KubeWriter
+from bot.service.deps import Deps
+from bot.service.jobs_alerts import is_leader
+from bot.state.retry import StateUnavailable
+
+log = logging.getLogger(__name__)
+
+# One pass of a timed-change job on one cluster (reading through the kube given, when one is):
+# act on what is due, say when the next is due.
+Sweeper = Callable[[Deps, str, KubeWriter | None], Awaitable[datetime | None]]
+# Every timed pause and suspend is listed this often, a safety net: the journal tells of those
+# made through the bot (`JOURNAL_LOOK`), and each sweep remembers when the next one it saw is due.
+# Only one written by hand (kubectl) waits for this sweep, as do reminders of those without an
+# end (`changes.remind_after`, hours). A list per cluster and kind each interval cost a fleet of
+# 1 000 clusters seven requests per cluster per interval; a watch per kind, 7 000 connections.
+PAUSE_SWEEP_EVERY = timedelta(hours=1)
+FIRST_SWEEPS_WITHIN = timedelta(seconds=30)  # after the start, spread over the fleet
+# How often the Lease holder reads the change journal (one read for the whole fleet): a pause,
+# resume or suspend made through any replica has its cluster swept at once, which learns its end.
+JOURNAL_LOOK = timedelta(seconds=30)
+JOURNAL_WINDOW = 50  # the newest entries read at each look (the journal keeps 50)
+TIMED_ACTIONS = frozenset({"pause", "resume", "suspend"})
+
+
+async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
+    """Timed pauses (`/kai pause ... for 2h`) whose time is up, on the Lease holder only."""
+    if not is_leader(deps):
+        return
+    kube = deps.kube[cluster]
+    await keda_expiry.resume_expired_pauses(
+        kube, deps.slack, deps.settings, deps.clock(), journal=deps.journal
+    )
+
+
+async def sweep_pauses(deps: Deps, cluster: str, kube: KubeWriter | None = None) -> datetime | None:
+    """Resume the timed KEDA pauses that are due, and remind of those without an end (from
+    the same lists); when the next timed one is due."""
+    kube, now = kube or deps.kube[cluster], deps.clock()
+    swept = await keda_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
+    await deps.alerts.remind(cluster, swept.held, swept.listed, now)
+    return swept.next_due
+
+
+async def sweep_suspends(
+    deps: Deps, cluster: str, kube: KubeWriter | None = None
+) -> datetime | None:
+    """Resume (and reconcile) the timed Flux suspends that are due, and remind of those
+    without an end (from the same lists); when the next timed one is due."""
+    kube, now = kube or deps.kube[cluster], deps.clock()
+    swept = await suspend_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
+    await deps.alerts.remind(cluster, swept.held, swept.listed, now)
+    return swept.next_due
+
+
+class PauseExpiry:
+    """The timed-pause job of one cluster (leader only): every `sweep_every` (and when told a
+    change was made, `sweep_soon`) it lists the timed pauses, resumes those due and remembers
+    when the next one is due; every tick in between it only compares that time with the clock,
+    so a pause `for 1m` resumes within a tick of its time, and the API is listed only when
+    something may have changed. With `sweep=sweep_suspends` it does the same for timed Flux
+    suspends.
+
+    The sweep cadence is the event loop's monotonic time (the first sweep `first_sweep_after`
+    the start); due times are the service's `deps.clock`.
+    """
+
+    def __init__(
+        self,
+        cluster: str,
+        *,
+        sweep_every: timedelta = PAUSE_SWEEP_EVERY,
+        first_sweep_after: timedelta = FIRST_SWEEPS_WITHIN,
+        sweep: Sweeper = sweep_pauses,
+    ) -> None:
+        self.cluster = cluster
+        self.sweep = sweep
+        self.sweep_every = sweep_every.total_seconds()
+        self.first_sweep_after = first_sweep_after.total_seconds()
+        self.next_sweep: float | None = None
+        self.next_due: datetime | None = None
+
+    async def __call__(self, deps: Deps) -> None:
+        if self.wants_to_sweep(deps):
+            await self.run(deps)
+
+    def wants_to_sweep(self, deps: Deps) -> bool:
+        """Whether a sweep is due (its cadence, or the soonest known due time); no I/O."""
+        if not is_leader(deps):
+            self.next_due = None
+            return False
+        moment = asyncio.get_running_loop().time()
+        if self.next_sweep is None:
+            self.next_sweep = moment + self.first_sweep_after
+        is_due = self.next_due is not None and deps.clock() >= self.next_due
+        return is_due or moment >= self.next_sweep
+
+    def sweep_soon(self) -> None:
+        """A change was made on this cluster: sweep at the next tick (and learn its end)."""
+        self.next_sweep = asyncio.get_running_loop().time()
+
+    async def run(self, deps: Deps) -> None:
+        self.next_sweep = asyncio.get_running_loop().time() + self.sweep_every
+        with threads.scheduled():
+            self.next_due = await self.sweep(deps, self.cluster, None)
+
+
+class TimedChanges:
+    """Every cluster's timed-pause and timed-suspend expiries (`PauseExpiry`) on one tick: a
+    tick only compares times, a few microseconds per cluster (a job per cluster and kind each
+    tick cost a fleet more CPU than its checks); an expiry that wants to sweep runs in a task of
+    its own, so a slow or unreachable cluster holds up no other, and never overlaps itself.
+    Every JOURNAL_LOOK the Lease holder reads the change journal: a pause, resume or suspend
+    made since (through any replica) has its cluster swept at the next tick."""
+
+    def __init__(self, expiries: Sequence[PauseExpiry], *, look_every: timedelta = JOURNAL_LOOK):
+        self.expiries = tuple(expiries)
+        self.look_every = look_every.total_seconds()
+        self._sweeping: dict[int, asyncio.Task[None]] = {}
+        self._next_look: float | None = None
+        self._seen: set[tuple[str, ...]] | None = None  # the entries read at the last look
+
+    async def __call__(self, deps: Deps) -> None:
+        await self._look_at_journal(deps)
+        for index, expiry in enumerate(self.expiries):
+            running = self._sweeping.get(index)
+            if (running is None or running.done()) and expiry.wants_to_sweep(deps):
+                what = f"{getattr(expiry.sweep, '__name__', 'sweep')} of {expiry.cluster}"
+                sweep = _logged(expiry.run(deps), what)
+                self._sweeping[index] = asyncio.get_running_loop().create_task(sweep)
+
+    async def _look_at_journal(self, deps: Deps) -> None:
+        moment = asyncio.get_running_loop().time()
+        if not is_leader(deps) or (self._next_look is not None and moment < self._next_look):
+            return
+        self._next_look = moment + self.look_every
+        try:
+            recent = await deps.journal.recent(JOURNAL_WINDOW)
+        except StateUnavailable as e:
+            log.warning("the change journal cannot be read (%s); the hourly sweeps stand", e)
+            return
+        entries = {(c.at.isoformat(), c.user, c.action, c.target): c for c in recent}
+        if self._seen is not None:  # the first look only learns what was there
+            news = [c for key, c in entries.items() if key not in self._seen]
+            for cluster in changed_clusters(news, [e.cluster for e in self.expiries]):
+                for expiry in self.expiries:
+                    if expiry.cluster == cluster:
+                        expiry.sweep_soon()
+        self._seen = set(entries)
+
+    @property
+    def sweeping(self) -> bool:
+        """Whether a sweep is under way."""
+        return any(not task.done() for task in self._sweeping.values())
+
+    async def close(self) -> None:
+        for task in self._sweeping.values():
+            task.cancel()
+        await asyncio.gather(*self._sweeping.values(), return_exceptions=True)
+
+
+def changed_clusters(changes: Sequence[Change], clusters: Sequence[str]) -> set[str]:
+    """The clusters that a pause, resume or suspend among `changes` was made on (its target
+    ends `on <cluster>`, as `bot.keda.pause` and `bot.gitops.render_suspend` write it)."""
+    timed = [c.target for c in changes if c.action in TIMED_ACTIONS and c.outcome != "failed"]
+    return {n for n in clusters for target in timed if target.endswith(f" on {n}")}
+
+
+async def _logged(run: Awaitable[None], what: str) -> None:
+    """`run`, its failure logged (the next sweep tries again) rather than raised."""
+    try:
+        await run
+    except Exception:
+        log.exception("%s failed; the next sweep tries again", what)
