@@ -75,6 +75,6 @@ def state(
     return ClusterAlerts(
         cluster,
         alerts={a.key: a for a in alerts},
-        threads=tuple(thread(i, cluster=cluster, **kw) for i in range(threads)),  # type: ignore[arg-type]
+        threads=tuple(thread(i, cluster=cluster, **kw) for i in range(threads)),  # type: ignore
         recent=tuple(incident(100 + n, closed=True) for n in range(closed)),
     )

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from waiting import wait_until
+
 from bot.alerts.store import ConfigMapStore
 from testbed.sim import Simulator
-from waiting import wait_until
 
 NAMESPACE = "kai-chatops"
 LEGACY = "kai-chatops-state"  # the one ConfigMap of the release before the shards

@@ -3,9 +3,10 @@
 Beside the memory of used Confirms (`bot.access.once`): a table `approvals` in its SQLite file,
 or keys `approval-<ID>` in a ConfigMap of their own, `<state.configmap>-approvals`. Releases
 before it kept those keys in the memory's ConfigMap (`-once`, a space `once` never claims in):
-a record found only there is still read, and its next change is written to the approvals' own. Each step is a compare-and-set: SQLite takes the write
-lock before it reads (`BEGIN IMMEDIATE`), the ConfigMap is written with the resourceVersion
-read; so of two approvers clicking at once, one approves and the other hears it was approved.
+a record found only there is still read, and its next change is written to the approvals' own.
+Each step is a compare-and-set: SQLite takes the write lock before it reads (`BEGIN
+IMMEDIATE`), the ConfigMap is written with the resourceVersion read; so of two approvers
+clicking at once, one approves and the other hears it was approved.
 Records are dropped a day after they expired.
 """
 

@@ -295,9 +295,7 @@ class ConfigMapStore:
         self.documents.close()
 
 
-def open_store(
-    settings: Settings, kube: KubeWriter, metrics: Metrics | None = None
-) -> AlertStore:
+def open_store(settings: Settings, kube: KubeWriter, metrics: Metrics | None = None) -> AlertStore:
     """The store `state.backend` names; `kube` is the first cluster's gateway (for configmap),
     `metrics` where the budget is counted.
 

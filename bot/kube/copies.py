@@ -139,8 +139,7 @@ class Reach:
 
 
 class Copy:
-    """One collection (narrowed by selectors, when given) as last listed and watched; `run()`
-    keeps it current until cancelled."""
+    """One collection as last listed and watched; `run()` keeps it current until cancelled."""
 
     def __init__(
         self,
@@ -151,14 +150,11 @@ class Copy:
         reach: Reach | None = None,
         watch_seconds: float = WATCH_SECONDS,
         resync_every: float = RESYNC_EVERY,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
     ) -> None:
         self.ref, namespace, self.metadata_only = key
         self.listing = ListThenWatch(
             kube, self.ref, namespace, listed=self._listed, changed=self._changed,
-            metadata_only=self.metadata_only, label_selector=label_selector,
-            field_selector=field_selector,
+            metadata_only=self.metadata_only,
         )  # fmt: skip
         self.reach = reach or Reach()
         self.on_change = on_change

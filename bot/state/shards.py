@@ -53,12 +53,15 @@ class ShardedConfigMaps:
         self._keys_of = keys_of
         self._log = log
         self._policy = policy
-        self._open = lambda name: ConfigMapDocument(
-            kube, namespace, name, raises, policy=policy, sleep=sleep, log=log,
-            watched=self.watched,
-        )  # fmt: skip
+        self._kube, self._raises, self._sleep = kube, raises, sleep
         self.legacy = self._open(configmap)
         self._shards: dict[str, ConfigMapDocument] = {}
+
+    def _open(self, name: str) -> ConfigMapDocument:
+        return ConfigMapDocument(
+            self._kube, self.namespace, name, self._raises, policy=self._policy,
+            sleep=self._sleep, log=self._log, watched=self.watched,
+        )  # fmt: skip
 
     def shard(self, key: str) -> ConfigMapDocument:
         found = self._shards.get(key)

@@ -12,7 +12,7 @@ is written with compare-and-set, and a conflict is read again with a GET, never 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
 
 from bot.core.models import RawObject
 from bot.kube.copies import Copy, slim
@@ -31,12 +31,10 @@ class WatchedConfigMaps:
         *,
         label_selector: str,
         field_selector: str | None = None,
-        copy_factory: Callable[..., Copy] = Copy,
     ) -> None:
         self.namespace = namespace
         self._follows = kube if isinstance(kube, CollectionFollower) else None
-        self._selectors = {"label_selector": label_selector, "field_selector": field_selector}
-        self._factory = copy_factory
+        self._selectors = label_selector, field_selector
         self._copy: Copy | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -46,8 +44,9 @@ class WatchedConfigMaps:
         if self._follows is None:
             return False
         if self._copy is None:
-            key = (CONFIG_MAP, self.namespace, False)
-            self._copy = self._factory(self._follows, key, lambda: None, **self._selectors)
+            self._copy = Copy(self._follows, (CONFIG_MAP, self.namespace, False), lambda: None)
+            # narrowed, on the one route (`bot.kube.listwatch`)
+            self._copy.listing.label_selector, self._copy.listing.field_selector = self._selectors
             self._task = asyncio.get_running_loop().create_task(self._copy.run())
         return self._copy.current
 
@@ -69,7 +68,5 @@ class WatchedConfigMaps:
         """Stop following (the watch's connection ends with its task)."""
         task, self._copy, self._task = self._task, None, None
         if task is not None and not task.done():
-            try:
+            with contextlib.suppress(RuntimeError):  # its loop closed already: it ended with it
                 task.cancel()
-            except RuntimeError:  # its loop is closed already: the task ended with it
-                pass

@@ -468,7 +468,7 @@ REFUSED = {
         admission(
             "CREATE", SHARD_KEY, {**base(SHARD_KEY), "metadata": {"name": SHARD_KEY[3]}}, None
         ),
-        "labelled app.kubernetes.io/managed-by: kai-chatops, not kai-chatops/kai-chatops-state-prod",
+        "managed-by: kai-chatops, not kai-chatops/kai-chatops-state-prod without it",
     ),
     "our label taken off a state ConfigMap": (
         changed(SHARD_KEY, set_in("metadata.labels", {"app": "x"})),

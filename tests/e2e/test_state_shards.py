@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 from alert_fakes import SETTINGS, T0, FakeSlack, Waits, fire, make_desk
+from state_documents import state as big_state
 from state_shards import LEGACY, LEGACY_CM, NAMESPACE, caught_up, shard
 from test_access_approval_store import waiting
-from state_documents import state as big_state
 
 from bot.access.approval_store import ConfigMapApprovals
 from bot.access.approvals import Approval, approve
