@@ -1,10 +1,12 @@
 """Where changes waiting for approval are kept, shared by every replica and kept over restarts.
 
-Beside the memory of used Confirms (`bot.access.once`), in the same place: a table `approvals`
-in its SQLite file, or keys `approval-<ID>` in its ConfigMap (a space `once` never claims in,
-so its expiry sweeps never touch them). Each step is a compare-and-set: SQLite takes the write
-lock before it reads (`BEGIN IMMEDIATE`), the ConfigMap is written with the resourceVersion
-read; so of two approvers clicking at once, one approves and the other hears it was approved.
+Beside the memory of used Confirms (`bot.access.once`): a table `approvals` in its SQLite file,
+or keys `approval-<ID>` in a ConfigMap of their own, `<state.configmap>-approvals`. Releases
+before it kept those keys in the memory's ConfigMap (`-once`, a space `once` never claims in):
+a record found only there is still read, and its next change is written to the approvals' own.
+Each step is a compare-and-set: SQLite takes the write lock before it reads (`BEGIN
+IMMEDIATE`), the ConfigMap is written with the resourceVersion read; so of two approvers
+clicking at once, one approves and the other hears it was approved.
 Records are dropped a day after they expired.
 """
 
@@ -97,23 +99,41 @@ def _read_row(db: sqlite3.Connection, change_id: str) -> Approval | None:
 
 
 class ConfigMapApprovals:
-    """Records as `approval-<ID>` keys of the confirmations' ConfigMap."""
+    """Records as `approval-<ID>` keys of their own ConfigMap; those a release before kept in
+    the confirmations' ConfigMap (`legacy`) are read too, until changed here."""
 
-    def __init__(self, kube: KubeWriter, *, namespace: str, name: str) -> None:
+    def __init__(
+        self, kube: KubeWriter, *, namespace: str, name: str, legacy: str | None = None
+    ) -> None:
         raises = Raises("approvals ConfigMap", ApprovalsUnavailable)
         self._document = ConfigMapDocument(kube, namespace, name, raises)
+        self._legacy = (
+            None if legacy is None else ConfigMapDocument(kube, namespace, legacy, raises)
+        )
 
     async def get(self, change_id: str) -> Approval | None:
-        found = (await self._document.read()).data.get(PREFIX + change_id)
+        found = (await self._data()).get(PREFIX + change_id)
         return None if found is None else _decoded(found)
 
     async def records(self) -> list[Approval]:
-        data = (await self._document.read()).data
+        data = await self._data()
         return _readable(value for key, value in data.items() if key.startswith(PREFIX))
 
+    async def _data(self) -> dict[str, str]:
+        """The records: ours, over those only the legacy ConfigMap holds."""
+        ours = (await self._document.read()).data
+        if self._legacy is None:
+            return dict(ours)
+        legacy = (await self._legacy.read()).data
+        return {**{k: v for k, v in legacy.items() if k.startswith(PREFIX)}, **ours}
+
     async def change(self, change_id: str, step: ApprovalStep, now: datetime) -> Approval:
+        earlier = None
+        if self._legacy is not None:
+            earlier = (await self._legacy.read()).data.get(PREFIX + change_id)
+
         def change_in(data: Mapping[str, str]) -> tuple[dict[str, str | None], Approval]:
-            found = data.get(PREFIX + change_id)
+            found = data.get(PREFIX + change_id, earlier)
             after = step(None if found is None else _decoded(found))
             changes: dict[str, str | None] = {key: None for key in _stale(data, now)}
             changes[PREFIX + change_id] = approvals.to_json(after)
@@ -148,10 +168,20 @@ def _decoded(text: str) -> Approval | None:
         return None
 
 
+def configmap_name_of(state_configmap: str) -> str:
+    """The approvals' own ConfigMap, named after the alert state's."""
+    return f"{state_configmap}-approvals"
+
+
 def open_store(settings: Settings, kube: KubeWriter) -> ApprovalStore:
     """The approvals beside the confirmations' memory (`state.backend`); `kube` is the first
     cluster's gateway."""
     state = settings.state
     if state.backend == "sqlite":
         return SqliteApprovals(sqlite_path(state.path))
-    return ConfigMapApprovals(kube, namespace=state.namespace, name=configmap_name(state.configmap))
+    return ConfigMapApprovals(
+        kube,
+        namespace=state.namespace,
+        name=configmap_name_of(state.configmap),
+        legacy=configmap_name(state.configmap),
+    )

@@ -2,8 +2,9 @@
 
 Loading never lets a decoding error escape as anything but `DamagedState`: a document that is
 not ours, or ours but damaged (`"failures": [3]`, a missing field, a bad time), is one error the
-store can act on. Notice threads (evictions told) are an optional part any schema-4 document
-may hold, so they needed no schema bump. Documents of schema 1 (before the outbox) and 2 (before
+store can act on. Notice threads (evictions told) and when the budget was last said are optional
+parts any schema-4 document may hold, so they needed no schema bump (a release before them
+reads the rest). Documents of schema 1 (before the outbox) and 2 (before
 diagnoses and escalations) load too: a schema-1 root that was "posting" becomes a root owed with
 an attempt of unknown outcome, so it is looked for before it is posted.
 Pure: no I/O, no clock.
@@ -60,7 +61,19 @@ def dump_cluster(state: ClusterAlerts) -> str:
     if state.threads or state.forgotten is not None:
         body["threads"] = [_dump_thread(t) for t in state.threads]
         body["forgotten"] = _dump_value(state.forgotten)
+    if state.budget_told is not None:
+        body["budget_told"] = _dump_value(state.budget_told)
     return json.dumps(body, sort_keys=True)
+
+
+def thread_bytes(thread: NoticeThread) -> int:
+    """What `thread` adds to its document's JSON (with the separator before it)."""
+    return len(json.dumps(_dump_thread(thread), sort_keys=True)) + len(", ")
+
+
+def incident_bytes(alert: AlertState) -> int:
+    """What `alert` adds to its document's JSON (with the separator before it)."""
+    return len(json.dumps(_dump_alert(alert), sort_keys=True)) + len(", ")
 
 
 def load_cluster(cluster: str, text: str) -> ClusterAlerts:
@@ -98,6 +111,7 @@ def _load(cluster: str, text: str) -> ClusterAlerts:
         threads=tuple(_load_thread(raw) for raw in _list(body.get("threads"))),
         forgotten=parse_timestamp(body.get("forgotten")),
         reminders={a.key: a for a in map(_load_alert, _list(body.get("reminders")))},
+        budget_told=parse_timestamp(body.get("budget_told")),
     )
 
 

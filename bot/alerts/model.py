@@ -323,6 +323,8 @@ class ClusterAlerts:
     # Forgotten pauses and suspends, each an incident like an alert's (`bot.alerts.reminders`),
     # apart from the alerts so no check, listing or command of alerts sees them.
     reminders: Mapping[AlertKey, AlertState] = field(default_factory=dict)
+    # When the channel was last told this document reached its byte budget (`bot.alerts.budget`).
+    budget_told: datetime | None = None
 
     def with_alert(self, alert: AlertState) -> ClusterAlerts:
         if alert.key.is_reminder:

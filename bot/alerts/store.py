@@ -1,6 +1,7 @@
 """Where alert state lives between checks, restarts and replicas: a SQLite file or a ConfigMap.
 
-One JSON document per cluster (`bot.alerts.document.dump_cluster`) with a version: a save names
+One JSON document per cluster (`bot.alerts.document.dump_cluster`), kept within its byte budget
+(`bot.alerts.budget`) at every save, with a version: a save names
 the version it read and raises `StoreConflict` when someone saved since (another replica
 answering `/kai ack`, say), so the caller reloads and redoes its step (`update`). A document
 that cannot be decoded loads as empty state with its `Damage`; the next save keeps the damaged
@@ -15,14 +16,17 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
-from bot.alerts.document import DamagedState, dump_cluster, load_cluster
+from bot.alerts import budget
+from bot.alerts.document import DamagedState, load_cluster
 from bot.alerts.model import ClusterAlerts
 from bot.config.settings import Settings
+from bot.core.metrics import Metrics
 from bot.kube.ports import KubeWriter
 from bot.state import retry
-from bot.state.configmap import ConfigMapDocument, Snapshot
+from bot.state.configmap import Snapshot
 from bot.state.retry import (
     REDO_CONFLICTS,
     Raises,
@@ -31,6 +35,7 @@ from bot.state.retry import (
     StateConflict,
     StateUnavailable,
 )
+from bot.state.shards import ShardedConfigMaps
 from bot.state.sqlite import Aside, VersionedTable
 
 log = logging.getLogger(__name__)
@@ -147,6 +152,40 @@ class Decoded:
         return stored
 
 
+class Budgeted:
+    """Each document as saved: within its byte budget (`bot.alerts.budget`, shedding what gives
+    way and owing the notice that says so), reaching it logged and counted, and the largest
+    document this replica saved shown (`metrics`)."""
+
+    def __init__(
+        self,
+        metrics: Metrics | None = None,
+        *,
+        limit: int = budget.BUDGET,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.limit = limit
+        self._metrics = metrics
+        self._clock = clock
+        self._sizes: dict[str, int] = {}
+
+    def text(self, state: ClusterAlerts) -> str:
+        """The JSON document to save for `state`."""
+        fitted = budget.fit(state, self._clock(), self.limit)
+        if fitted.gave_way:
+            log.warning(
+                "alert state of %s reached its budget of %d bytes: %d notice threads and %d "
+                "closed incidents gave way",
+                state.cluster, self.limit, len(fitted.threads), len(fitted.closed),
+            )  # fmt: skip
+        self._sizes[state.cluster] = len(fitted.text)
+        if self._metrics is not None:
+            if fitted.gave_way:
+                self._metrics.state_budget_reached.labels(document=state.cluster).inc()
+            self._metrics.state_largest_document.set(max(self._sizes.values()))
+        return fitted.text
+
+
 class SqliteStore:
     """The embedded default: one row per cluster in the file at `state.path`.
 
@@ -154,11 +193,12 @@ class SqliteStore:
     cluster never touches the disk. Several stores may share a file (replicas on one volume).
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, budget: Budgeted | None = None) -> None:
         self.path = path
         raises = Raises("alert state", StoreUnavailable, StoreConflict)
         self._table = VersionedTable(path, table="alert_state", key="cluster", raises=raises)
         self._decoded = Decoded()
+        self._budget = budget or Budgeted()
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable."""
@@ -177,19 +217,23 @@ class SqliteStore:
     async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Raises: StoreConflict, StoreUnavailable."""
         kept = None if aside is None else Aside(aside.text, aside.reason)
-        return await self._table.write(state.cluster, dump_cluster(state), version, aside=kept)
+        text = self._budget.text(state)
+        return await self._table.write(state.cluster, text, version, aside=kept)
 
     def close(self) -> None:
         self._table.close()
 
 
 class ConfigMapStore:
-    """State in one ConfigMap (key `<cluster>.json`), for replicas in a cluster.
+    """State in one ConfigMap per cluster (`<name>-<cluster>`, key `<cluster>.json`; the fleet
+    incidents' `<name>--fleet`), for replicas in a cluster (`bot.state.shards`).
 
-    A save names the `resourceVersion` read (409 → StoreConflict). A save that got a 5xx or no
-    answer may have been applied: it is sent again, and counts as done when the document is
-    found to hold exactly ours (`bot.state.configmap`). A damaged document is kept under
-    `<cluster>.damaged.json` in the same ConfigMap.
+    Loads at rest are answered from one watched copy of our ConfigMaps: no API request. A save
+    names the `resourceVersion` read (409 → StoreConflict, and that cluster's next load GETs). A
+    save that got a 5xx or no answer may have been applied: it is sent again, and counts as done
+    when the document is found to hold exactly ours (`bot.state.configmap`). While the legacy
+    shared ConfigMap `<name>` of the release before exists, it is read first and written first.
+    A damaged document is kept under `<cluster>.damaged.json` beside it.
     """
 
     def __init__(
@@ -200,51 +244,69 @@ class ConfigMapStore:
         name: str,
         sleep: Sleep = asyncio.sleep,
         backoffs: Sequence[float] = WRITE_BACKOFFS,
+        budget: Budgeted | None = None,
     ) -> None:
         self.namespace = namespace
         self.name = name
         raises = Raises("alert state ConfigMap", StoreUnavailable, StoreConflict)
         policy = RetryPolicy(backoffs=tuple(backoffs))
-        self._document = ConfigMapDocument(
-            kube, namespace, name, raises, policy=policy, sleep=sleep, log=log
-        )
+        self.documents = ShardedConfigMaps(
+            kube, namespace, name, raises,
+            keys_of=lambda cluster: (_data_key(cluster), _damaged_key(cluster)),
+            policy=policy, sleep=sleep, log=log,
+        )  # fmt: skip
         self._decoded = Decoded()
+        self._budget = budget or Budgeted()
+        self._conflicted: set[str] = set()  # read these again with a GET, never the copy
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable (the API server refused or could not be reached)."""
-        return self._stored(cluster, await self._document.read())
+        fresh = cluster in self._conflicted
+        found = await self.documents.read(cluster, fresh=fresh)
+        self._conflicted.discard(cluster)
+        return self._stored(cluster, found)
 
     async def load_many(self, clusters: Sequence[str]) -> list[Stored]:
-        """One read of the ConfigMap, which holds them all. Raises: StoreUnavailable."""
-        found = await self._document.read()
-        return [self._stored(cluster, found) for cluster in clusters]
+        """Read at once: from the watched copy, no request. Raises: StoreUnavailable."""
+        if self._conflicted.intersection(clusters):
+            return [await self.load(cluster) for cluster in clusters]
+        found = await self.documents.read_many(clusters)
+        return [self._stored(c, f) for c, f in zip(clusters, found, strict=True)]
 
     def _stored(self, cluster: str, found: Snapshot) -> Stored:
-        where = f"key {_damaged_key(cluster)} of ConfigMap {self.namespace}/{self.name}"
+        document = self.documents.shard(cluster).name
+        where = f"key {_damaged_key(cluster)} of ConfigMap {self.namespace}/{document}"
         text = found.data.get(_data_key(cluster), "")
         return self._decoded.stored(cluster, text, found.version, where)
 
     async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Raises: StoreConflict, StoreUnavailable."""
-        data = {_data_key(state.cluster): dump_cluster(state)}
+        data: dict[str, str | None] = {_data_key(state.cluster): self._budget.text(state)}
         if aside is not None:
             data[_damaged_key(state.cluster)] = aside.text
-        return await self._document.write(data, version)
+        try:
+            return await self.documents.write(state.cluster, data, version)
+        except StoreConflict:
+            self._conflicted.add(state.cluster)
+            raise
 
     def close(self) -> None:
-        """Nothing to release: the Kubernetes gateway belongs to the service."""
+        """Stop following the ConfigMaps (the Kubernetes gateway belongs to the service)."""
+        self.documents.close()
 
 
-def open_store(settings: Settings, kube: KubeWriter) -> AlertStore:
-    """The store `state.backend` names; `kube` is the first cluster's gateway (for configmap).
+def open_store(settings: Settings, kube: KubeWriter, metrics: Metrics | None = None) -> AlertStore:
+    """The store `state.backend` names; `kube` is the first cluster's gateway (for configmap),
+    `metrics` where the budget is counted.
 
     Raises:
         ConfigError: the configmap backend without a gateway that can write objects.
     """
     state = settings.state
+    budget = Budgeted(metrics)
     if state.backend == "sqlite":
-        return SqliteStore(state.path)
-    return ConfigMapStore(kube, namespace=state.namespace, name=state.configmap)
+        return SqliteStore(state.path, budget=budget)
+    return ConfigMapStore(kube, namespace=state.namespace, name=state.configmap, budget=budget)
 
 
 def _data_key(cluster: str) -> str:

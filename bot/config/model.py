@@ -90,12 +90,18 @@ class ChangeSettings:
     remind_after: timedelta = timedelta(hours=24)  # an endless pause this old -> reminder; 0: off
 
 
+# The ConfigMaps of their own beside the alert state's, `<state.configmap>-<suffix>`: the replay
+# memory, the change journal, the approvals. Each cluster's alert state is
+# `<state.configmap>-<cluster>` (`bot.state.names`), so no cluster may be called so.
+STATE_SUFFIXES = ("once", "changes", "approvals")
+
+
 @dataclass(frozen=True)
 class StateSettings:
     backend: Literal["sqlite", "configmap"] = "sqlite"
     path: str = "./kai-chatops-state.sqlite"
     configmap: str = "kai-chatops-state"
-    namespace: str = "kai-chatops"  # the ConfigMap's namespace, in the first cluster
+    namespace: str = "kai-chatops"  # the ConfigMaps' namespace, in the first cluster
 
 
 @dataclass(frozen=True)

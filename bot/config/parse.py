@@ -59,9 +59,37 @@ def parse_settings(raw: object) -> model.Settings:
     if _is_missing(top.get("slack"), "alert_channel"):
         problems.append("slack.alert_channel: required (expected the channel ID for alert posts)")
     problems += _escalation_problems(top.get("alerts"))
+    problems += _state_problems(clusters, sections["state"])
     if problems:
         raise errors.ConfigError(problems)
     return model.Settings(clusters=clusters, gitops=gitops, **sections)
+
+
+def _state_problems(
+    clusters: tuple[model.ClusterSettings, ...], state: model.StateSettings
+) -> list[str]:
+    """On the configmap backend each cluster's alert state is `<state.configmap>-<cluster>`: a
+    cluster named after a ConfigMap of the bot's own (`once`, `changes`, `approvals`) would
+    share it, and a name past 253 characters is no name."""
+    if state.backend != "configmap":
+        return []
+    problems = []
+    for index, cluster in enumerate(clusters):
+        document = f"{state.configmap}-{cluster.name}"
+        if cluster.name in model.STATE_SUFFIXES:
+            problems.append(
+                f"clusters[{index}].name: {cluster.name!r} cannot be used with state.backend "
+                f"configmap (its alert state would be the ConfigMap {document}, which keeps "
+                f"the bot's {cluster.name}; expected a name other than "
+                f"{', '.join(model.STATE_SUFFIXES)})"
+            )
+        elif len(document) > 253:
+            problems.append(
+                f"clusters[{index}].name: {cluster.name!r} with state.configmap "
+                f"{state.configmap!r} makes a ConfigMap name longer than 253 characters "
+                "(expected a shorter cluster name or state.configmap)"
+            )
+    return problems
 
 
 def _escalation_problems(raw: object) -> list[str]:

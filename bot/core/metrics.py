@@ -55,6 +55,19 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
+        self.state_budget_reached = Counter(
+            "kai_chatops_state_budget_reached",
+            "Saves of an alert state document (by cluster, `_fleet` for the fleet incidents) "
+            "that reached its byte budget, so that notice threads or closed incidents gave way.",
+            ["document"],
+            registry=self.registry,
+        )
+        self.state_largest_document = Gauge(
+            "kai_chatops_state_largest_document_bytes",
+            "Bytes of the largest alert state document this replica saved (its budget is "
+            "800 000 bytes; the API server refuses a ConfigMap over 1 048 576).",
+            registry=self.registry,
+        )
         self.last_check = Gauge(
             "kai_chatops_last_successful_check_timestamp_seconds",
             "Unix time of the last alert check that could read the cluster, by cluster.",

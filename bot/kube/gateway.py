@@ -129,6 +129,7 @@ class KubeGateway:
         ref: ResourceRef,
         namespace: str | None = None,
         *,
+        label_selector: str | None = None,
         field_selector: str | None = None,
         metadata_only: bool = False,
         page_size: int | None = None,
@@ -140,7 +141,9 @@ class KubeGateway:
         Raises:
             KubeError: as `list_objects`.
         """
-        return await self._list(ref, namespace, None, field_selector, metadata_only, page_size)
+        return await self._list(
+            ref, namespace, label_selector, field_selector, metadata_only, page_size
+        )
 
     async def _list(
         self,

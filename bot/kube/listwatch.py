@@ -1,6 +1,6 @@
 """The one list-then-watch route: how the bot follows a collection.
 
-A collection (a kind, in one namespace or cluster-wide, narrowed by a field selector) is listed
+A collection (a kind, in one namespace or cluster-wide, narrowed by selectors) is listed
 with the resourceVersion it was read at, then watched from that version; each event is handed
 on and its version kept (bookmarks too), so a stream the server ends is watched again from
 where it was, as client-go's reflector does (k8s.io/client-go tools/cache/reflector.go
@@ -39,6 +39,7 @@ class ListThenWatch:
         *,
         listed: Listed,
         changed: Changed,
+        label_selector: str | None = None,
         field_selector: str | None = None,
         metadata_only: bool = False,
         page_size: int | None = None,
@@ -48,6 +49,7 @@ class ListThenWatch:
         self.namespace = namespace if ref.namespaced else None
         self.listed = listed
         self.changed = changed
+        self.label_selector = label_selector
         self.field_selector = field_selector
         self.metadata_only = metadata_only
         self.page_size = page_size
@@ -73,6 +75,7 @@ class ListThenWatch:
         items, version = await self.kube.list_versioned(
             self.ref,
             self.namespace,
+            **self._labels(),
             field_selector=self.field_selector,
             metadata_only=self.metadata_only,
             page_size=self.page_size,
@@ -92,6 +95,7 @@ class ListThenWatch:
         changes = self.kube.watch_collection(
             self.ref,
             self.namespace,
+            **self._labels(),
             field_selector=self.field_selector,
             resource_version=self.version,
             seconds=seconds,
@@ -105,6 +109,10 @@ class ListThenWatch:
         except errors.KubeExpired:
             self.forget()
             raise
+
+    def _labels(self) -> dict[str, str]:
+        """The label selector, asked only when given (a follower may not know of one)."""
+        return {"label_selector": self.label_selector} if self.label_selector else {}
 
     async def _hand_on(self, kind: str, obj: RawObject) -> None:
         try:

@@ -103,14 +103,15 @@ class KubeWatcher(KubeReader, Protocol):
 @runtime_checkable
 class CollectionFollower(KubeReader, Protocol):
     """Reads plus what list-then-watch needs (`bot.kube.listwatch`): the whole collection
-    (narrowed by a field selector, paged when `page_size` is given) with the resourceVersion
-    it was read at, then each event after a version, for up to `seconds`."""
+    (narrowed by label and field selectors, paged when `page_size` is given) with the
+    resourceVersion it was read at, then each event after a version, for up to `seconds`."""
 
     async def list_versioned(
         self,
         ref: ResourceRef,
         namespace: str | None = None,
         *,
+        label_selector: str | None = None,
         field_selector: str | None = None,
         metadata_only: bool = False,
         page_size: int | None = None,
@@ -121,6 +122,7 @@ class CollectionFollower(KubeReader, Protocol):
         ref: ResourceRef,
         namespace: str | None = None,
         *,
+        label_selector: str | None = None,
         field_selector: str | None = None,
         resource_version: str,
         seconds: float,

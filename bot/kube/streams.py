@@ -54,11 +54,15 @@ class Endpoint:
 
 
 def watch_query(
-    resource_version: str, seconds: float, field_selector: str | None = None
+    resource_version: str,
+    seconds: float,
+    field_selector: str | None = None,
+    label_selector: str | None = None,
 ) -> list[tuple[str, str]]:
     """A watch request's query: from `resource_version`, bookmarks allowed, for `seconds` (the
-    server ends the stream then), narrowed by `field_selector` when given."""
+    server ends the stream then), narrowed by the selectors given."""
     query = [("watch", "true")]
+    query += [("labelSelector", label_selector)] if label_selector else []
     query += [("fieldSelector", field_selector)] if field_selector else []
     query += [("resourceVersion", resource_version), ("allowWatchBookmarks", "true")]
     query.append(("timeoutSeconds", str(max(1, math.ceil(seconds)))))

@@ -85,11 +85,12 @@ class Watches:
         ref: ResourceRef,
         namespace: str | None = None,
         *,
+        label_selector: str | None = None,
         field_selector: str | None = None,
         resource_version: str,
         seconds: float,
     ) -> AsyncGenerator[WatchEvent, None]:
-        """Each event of the collection (the objects `field_selector` picks) after
+        """Each event of the collection (the objects the selectors pick) after
         `resource_version`, bookmarks included, for up to `seconds` (then the stream just
         ends): the watch half of list-then-watch (`bot.kube.listwatch`).
 
@@ -97,13 +98,18 @@ class Watches:
             as `watch_object`.
         """
         call = Call("watch", ref, None, namespace)
-        changes = self._watch(call, field_selector, resource_version, seconds)
+        changes = self._watch(call, field_selector, resource_version, seconds, label_selector)
         async with contextlib.aclosing(changes):
             async for event in changes:
                 yield event
 
     async def _watch(
-        self, call: Call, field_selector: str | None, resource_version: str, seconds: float
+        self,
+        call: Call,
+        field_selector: str | None,
+        resource_version: str,
+        seconds: float,
+        label_selector: str | None = None,
     ) -> AsyncGenerator[WatchEvent, None]:
         """One watch request, counted when it ends (outcome `error`: it raised)."""
         from bot.kube import streams  # here: aiohttp costs start-up time, and `check` never watches
@@ -113,7 +119,7 @@ class Watches:
             self.session.get(),
             streams.Endpoint.of(self._api.configuration),
             call.ref.path(call.namespace),
-            streams.watch_query(resource_version, seconds, field_selector),
+            streams.watch_query(resource_version, seconds, field_selector, label_selector),
             call=call,
             cluster=self.cluster,
             connect_timeout=connect,

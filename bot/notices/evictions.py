@@ -29,7 +29,10 @@ EVICTOR = "evictor-pod-group-name"
 EVICTOR_NAMESPACE = "evictor-pod-group-namespace"
 OLD_AFTER = timedelta(hours=1)  # an Event already this old when first seen is not told
 FORGET_AFTER = timedelta(hours=3)  # a thread quiet this long leaves the state
-THREADS_KEPT = 300  # at most this many threads per cluster (a ConfigMap holds 1 MiB)
+# At most this many threads per cluster: about 350 bytes each as the notices leave them, 300 take
+# about 100 KB of a document's 800 000-byte budget (`bot.alerts.budget`, which sheds the oldest
+# first when threads of many replies would not fit; tests/unit/test_state_budget.py checks it).
+THREADS_KEPT = 300
 
 
 @dataclass(frozen=True)

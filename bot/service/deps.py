@@ -166,7 +166,7 @@ def build_deps(
     home = kube[settings.clusters[0].name]  # where the Lease and the shared state live
     client = slack_client.build_client(env.bot_token, env.api_url, metrics, timeout=slack_timeout)
     slack = SlackGateway(client, monotonic=time.monotonic)
-    store = alert_store.open_store(settings, home)
+    store = alert_store.open_store(settings, home, metrics)
     lease = _lease(settings, home, monotonic)
     poster = Poster(
         lease.identity if lease is not None else default_identity(),

@@ -2,7 +2,10 @@
 
 A write is a merge patch carrying the `resourceVersion` read, so the API server refuses it (409)
 when someone wrote in between; a first write creates the ConfigMap, labelled as ours. Retries
-follow the store's `RetryPolicy` (`bot.state.retry`). Only through the `bot.kube` ports.
+follow the store's `RetryPolicy` (`bot.state.retry`). Given a watched copy (`bot.state.watched`),
+a read is answered from it while it is current, and what a write returns goes into it at once;
+a read after a conflict, and the look for a write whose answer was lost, always GET. Only
+through the `bot.kube` ports.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from bot.core.models import RawObject
 from bot.kube.kinds import CONFIG_MAP, owned_config_map
 from bot.kube.ports import KubeWriter
 from bot.state.retry import NEW, REDO_CONFLICTS, Raises, RetryPolicy, Sleep, StateUnavailable
+from bot.state.watched import WatchedConfigMaps
 
 _default_log = logging.getLogger(__name__)  # what a store that gives no logger warns in
 T = TypeVar("T")
@@ -50,23 +54,28 @@ class ConfigMapDocument:
         policy: RetryPolicy = REDO_CONFLICTS,
         sleep: Sleep = asyncio.sleep,
         log: logging.Logger = _default_log,
+        watched: WatchedConfigMaps | None = None,
     ) -> None:
         self._kube = kube
         self.namespace, self.name, self.raises = namespace, name, raises
         self.policy = policy
         self._sleep = sleep
         self._log = log
+        self._watched = watched
 
-    async def read(self) -> Snapshot:
-        """Raises: unavailable."""
+    async def read(self, *, fresh: bool = False) -> Snapshot:
+        """From the watched copy while it is current, unless `fresh`; else a GET.
+
+        Raises: unavailable.
+        """
+        if not fresh and self._watched is not None and self._watched.current():
+            return _snapshot(self._watched.get(self.name))
         try:
             found = await self._kube.get_object(CONFIG_MAP, self.name, self.namespace)
         except errors.KubeError as e:
             raise self._unavailable(e) from e
-        if found is None:
-            return Snapshot({}, NEW)
-        data = found.get("data") or {}
-        return Snapshot({str(k): str(v) for k, v in data.items()}, _version(found))
+        self._seen(found)
+        return _snapshot(found)
 
     async def write(self, changes: Changes, version: str) -> str:
         """Write `changes` if the ConfigMap is still at `version` (`NEW`: create it); returns the
@@ -95,8 +104,12 @@ class ConfigMapDocument:
         Raises: unavailable (with `gave_up` when it kept conflicting).
         """
 
+        tries = 0
+
         async def attempt() -> T:
-            found = await self.read()
+            nonlocal tries
+            tries += 1
+            found = await self.read(fresh=tries > 1)  # after a conflict, never the copy
             changes, answer = step(found.data)
             if changes:
                 await self.write(changes, found.version)
@@ -107,9 +120,12 @@ class ConfigMapDocument:
     async def _send(self, changes: Changes, version: str) -> str:
         try:
             if version == NEW:
-                return _version(await self._create(changes))
+                created = await self._create(changes)
+                self._seen(created)
+                return _version(created)
             patch = {"metadata": {"resourceVersion": version}, "data": dict(changes)}
             patched = await self._kube.patch_object(CONFIG_MAP, self.name, self.namespace, patch)
+            self._seen(patched)
         except (errors.KubeConflict, errors.KubeNotFound) as e:  # 404: deleted since it was read
             raise self.raises.conflict(f"{self.raises.what} changed meanwhile: {e}") from e
         except errors.KubeUnavailable:
@@ -128,16 +144,28 @@ class ConfigMapDocument:
 
     async def _landed(self, changes: Changes) -> str | None:
         """The version holding exactly `changes` (so a write of ours was applied), else None."""
-        found = await self.read()
+        found = await self.read(fresh=True)
         if found.version == NEW or any(found.data.get(k) != v for k, v in changes.items()):
             return None
         return found.version
+
+    def _seen(self, found: RawObject | None) -> None:
+        """The ConfigMap as the API server just answered: read from the copy from now on."""
+        if self._watched is not None:
+            self._watched.put(self.name, found)
 
     def _unavailable(self, detail: object) -> StateUnavailable:
         return self.raises.unavailable(f"{self.raises.what}: {detail}")
 
     def _warn(self, error: Exception, pause: float) -> None:
         self._log.warning("%s: %s; writing again in %.1fs", self.raises.what, error, pause)
+
+
+def _snapshot(found: RawObject | None) -> Snapshot:
+    if found is None:
+        return Snapshot({}, NEW)
+    data = found.get("data") or {}
+    return Snapshot({str(k): str(v) for k, v in data.items()}, _version(found))
 
 
 def _version(found: RawObject) -> str:

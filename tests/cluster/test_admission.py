@@ -218,22 +218,59 @@ async def test_the_bots_request_memory_is_created_and_patched_by_its_own_code(
     assert set(admitted(admin("GET", path))["data"]) == {"request-1", "request-2"}
 
 
-def test_the_bots_alert_state_configmap_may_be_created_and_patched(
-    bot: Caller, admin: Caller, seeder: Seeder
+OURS = {"app.kubernetes.io/managed-by": "kai-chatops"}  # bot/kube/kinds.py owned_config_map
+
+
+@pytest.mark.parametrize(
+    "name", ["kai-chatops-state", "kai-chatops-state-prod", "kai-chatops-state--fleet"]
+)
+def test_the_bots_alert_state_configmaps_may_be_created_and_patched(
+    bot: Caller, admin: Caller, seeder: Seeder, name: str
 ) -> None:
-    path = CONFIG_MAP.path(BOT_NS, "kai-chatops-state")
-    admin("DELETE", path)  # test_control_plane.py creates it too: never leave ours behind
+    path = CONFIG_MAP.path(BOT_NS, name)
+    admin("DELETE", path)  # test_control_plane.py creates one too: never leave ours behind
     seeder.forget_later(path)
     body = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": "kai-chatops-state", "namespace": BOT_NS},
+        "metadata": {"name": name, "namespace": BOT_NS, "labels": OURS},
         "data": {"alerts.json": "{}"},
     }
     created = bot("POST", CONFIG_MAP.path(BOT_NS), body)
     assert created.status == 201, created.message
     patch = {"metadata": {"resourceVersion": version(created.body)}, "data": {"alerts.json": "[]"}}
     assert admitted(bot.patch(path, patch))["data"] == {"alerts.json": "[]"}
+    listed = bot("GET", CONFIG_MAP.path(BOT_NS) + "?labelSelector=app.kubernetes.io/managed-by")
+    assert name in {o["metadata"]["name"] for o in admitted(listed)["items"]}  # list, watch
+
+
+def test_a_state_configmap_without_our_label_or_losing_it_is_refused(
+    bot: Caller, admin: Caller, seeder: Seeder
+) -> None:
+    name = f"kai-chatops-state-{secrets.token_hex(3)}"
+    refused = bot("POST", CONFIG_MAP.path(BOT_NS), config_map(name))
+    assert refused.status == 403, f"{refused.status}: {refused.message}"
+    assert OWN_STATE in refused.message, refused.message
+    assert "may write only configmaps labelled app.kubernetes.io/managed-by: kai-chatops" in (
+        refused.message
+    )
+    labelled = {**config_map(name), "metadata": {"name": name, "namespace": BOT_NS, "labels": OURS}}
+    path = CONFIG_MAP.path(BOT_NS, name)
+    seeder.forget_later(path)
+    assert bot("POST", CONFIG_MAP.path(BOT_NS), labelled).status == 201
+    unlabel = {"metadata": {"labels": {"app.kubernetes.io/managed-by": None}}}
+    assert bot.patch(path, unlabel).status == 403
+
+
+def test_its_own_config_configmap_is_refused_by_the_policy(
+    bot: Caller, admin: Caller, seeder: Seeder
+) -> None:
+    """RBAC lets it patch ConfigMaps in its namespace (one per cluster cannot be named): the
+    policy keeps its config out of its reach."""
+    method, path, body = the_bots_config(seeder, admin)
+    refused = bot(method, path, body, "application/merge-patch+json")
+    assert refused.status == 403, f"{refused.status}: {refused.message}"
+    assert OWN_STATE in refused.message and "not kai-chatops/kai-chatops-config" in refused.message
 
 
 # ------------------------------------------------------------- everything else is refused
@@ -432,8 +469,8 @@ OWN_STATE_CASES: dict[str, tuple[Kind, dict[str, Any], str]] = {
     "another-Lease": (LEASE, lease("kube-scheduler"), "not kai-chatops/kube-scheduler"),
     "a-look-alike-state-ConfigMap": (
         CONFIG_MAP,
-        config_map("kai-chatops-state-copy"),
-        "not kai-chatops/kai-chatops-state-copy",
+        config_map("kai-chatops-statecopy"),
+        "not kai-chatops/kai-chatops-statecopy",
     ),
 }
 
@@ -509,7 +546,6 @@ RBAC_CASES: dict[str, tuple[Attempt, str, str]] = {
         "patch",
         "helmreleases/status",
     ),
-    "its-own-config-ConfigMap": (the_bots_config, "patch", "configmaps"),
     "another-Lease-in-its-namespace": (another_lease, "patch", "leases"),
     "a-ScaledJob-outside-keda-namespaces": (
         on(

@@ -50,7 +50,7 @@ async def alerting(
     clock: Clock,
 ) -> AsyncIterator[ServiceStack]:
     admin = Seeder(control_plane.admin())
-    for name in (STATE, f"{STATE}-changes", f"{STATE}-requests"):
+    for name in (STATE, f"{STATE}-{CLUSTER}", f"{STATE}-changes", f"{STATE}-requests"):
         admin.remove({"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(name)})
     admin.remove(
         {
@@ -130,7 +130,7 @@ async def test_the_alert_state_lives_in_its_configmap_and_a_restart_continues_th
 ) -> None:
     admin = Seeder(control_plane.admin())
     root = await fire(alerting, clock, admin, scenario)
-    state = admin.read("v1", "ConfigMap", STATE, BOT_NAMESPACE)
+    state = admin.read("v1", "ConfigMap", f"{STATE}-{CLUSTER}", BOT_NAMESPACE)
     assert state is not None
     stored = json.loads(state["data"][f"{CLUSTER}.json"])
     assert any(a.get("root_ts") == root.ts for a in stored["alerts"]), stored

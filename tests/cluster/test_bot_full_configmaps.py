@@ -14,7 +14,9 @@ import pytest
 from conftest import BOT_CONTEXT
 from controlplane import BOT_NAMESPACE, ControlPlane
 from seeding import Seeder, find
+from waiting import wait_until
 
+from bot.alerts.store import ConfigMapStore
 from bot.service import jobs_alerts
 from testbed.stack import ALERT_CHANNEL, CLUSTER, ServiceStack, running_service
 
@@ -54,7 +56,7 @@ async def in_cluster(
     tmp_path: Path,
 ) -> AsyncIterator[ServiceStack]:
     admin = Seeder(control_plane.admin())
-    for name in (MEMORY, STATE):
+    for name in (MEMORY, STATE, f"{STATE}-{CLUSTER}", f"{STATE}-other-cluster"):
         admin.remove(
             {
                 "apiVersion": "v1",
@@ -107,11 +109,24 @@ async def test_with_the_request_memory_full_a_change_is_refused_with_try_again(
 async def test_with_the_alert_state_full_the_channel_is_told_in_the_servers_words(
     in_cluster: ServiceStack, control_plane: ControlPlane, scenario: list[dict[str, Any]]
 ) -> None:
-    """Another cluster's document fills the state ConfigMap: this cluster's alert cannot be
-    saved (the server's 422, too long). Not silent: the channel is told that alerting for the
-    cluster is held up and why, and no page goes out that could not be carried to its end."""
+    """The legacy shared ConfigMap of the release before the shards is full (another
+    cluster's document fills it): while it exists every save is mirrored into it first, so it
+    keeps the old 1 MiB limit and this cluster's alert cannot be saved (the server's 422, too
+    long). Not silent: the channel is told that alerting for the cluster is held up and why,
+    and no page goes out that could not be carried to its end (docs/alerts.md "Persistence":
+    delete the legacy ConfigMap once every replica runs the new release)."""
     admin = Seeder(control_plane.admin())
-    admin.replace(nearly_full(STATE, "other-cluster-", "x" * 4096))
+    legacy = nearly_full(STATE, "other-cluster-", "x" * 4096)
+    legacy["metadata"]["labels"] = {"app.kubernetes.io/managed-by": "kai-chatops"}
+    admin.replace(legacy)
+    store = in_cluster.service.deps.alert_store
+    assert isinstance(store, ConfigMapStore)
+    copy = store.documents.watched  # the store reads through its copy: let it see the legacy
+
+    def seen() -> bool:
+        return copy.current() and copy.get(STATE) is not None
+
+    await wait_until(seen, 10, "the legacy ConfigMap in the store's copy")
     config = find(scenario, "Config", "kai-config")
     for condition in config["status"]["conditions"]:
         if condition["type"] == "DependenciesFulfilled":
@@ -129,3 +144,29 @@ async def test_with_the_alert_state_full_the_channel_is_told_in_the_servers_word
     assert "Too long: may not be more than 1048576 bytes" in notice
     state = admin.read("v1", "ConfigMap", STATE, BOT_NAMESPACE)
     assert f"{CLUSTER}.json" not in state["data"]  # the write was refused: the limit was reached
+
+
+async def test_another_clusters_full_configmap_no_longer_stops_a_page(
+    in_cluster: ServiceStack, control_plane: ControlPlane, scenario: list[dict[str, Any]]
+) -> None:
+    """One ConfigMap per cluster: another cluster's document filling its own leaves this
+    cluster's page and its diagnosis stored and posted (issue 34: ~15 busy clusters stopped
+    all paging when they shared one ConfigMap)."""
+    admin = Seeder(control_plane.admin())
+    neighbour = nearly_full(f"{STATE}-other-cluster", "other-cluster-", "x" * 4096)
+    neighbour["metadata"]["labels"] = {"app.kubernetes.io/managed-by": "kai-chatops"}
+    admin.replace(neighbour)
+    config = find(scenario, "Config", "kai-config")
+    for condition in config["status"]["conditions"]:
+        if condition["type"] == "DependenciesFulfilled":
+            condition.update(status="False", reason="dependencies_missing", message="broken")
+    admin.write_status(config, config["status"])
+    await jobs_alerts.keep_lease(in_cluster.service.deps)
+    for _ in range(2):
+        await jobs_alerts.check_cluster(in_cluster.service.deps, CLUSTER)
+    [root] = in_cluster.slack.root_messages(ALERT_CHANNEL)
+    assert root.text.startswith(f"[CRITICAL] {CLUSTER}: Config kai-config"), root.text
+    thread = in_cluster.slack.thread(ALERT_CHANNEL, root.ts)
+    assert thread and thread[0].text.startswith(f"Diagnosis of kai on {CLUSTER}")
+    state = admin.read("v1", "ConfigMap", f"{STATE}-{CLUSTER}", BOT_NAMESPACE)
+    assert f"{CLUSTER}.json" in state["data"]

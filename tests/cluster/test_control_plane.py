@@ -223,8 +223,8 @@ def test_the_owned_fields_policy_refuses_the_bots_other_writes(
 
 
 def test_the_own_state_policy_refuses_a_configmap_rbac_lets_through(seeded: ControlPlane) -> None:
-    # RBAC lets the bot create any ConfigMap in its namespace (create has no resourceNames);
-    # only the policy keeps it to its own state ConfigMaps.
+    # RBAC lets the bot create and patch any ConfigMap in its namespace (one per cluster
+    # cannot be named); only the policy keeps it to its own state ConfigMaps, labelled ours.
     core = client.CoreV1Api(seeded.bot())
     with pytest.raises(ApiException) as refused:
         core.create_namespaced_config_map(
@@ -240,9 +240,10 @@ def test_the_own_state_policy_refuses_a_configmap_rbac_lets_through(seeded: Cont
     Seeder(seeded.admin()).remove(
         {**state, "metadata": {**state["metadata"], "namespace": BOT_NAMESPACE}}
     )
+    ours = {"app.kubernetes.io/managed-by": "kai-chatops"}  # as every ConfigMap it writes
     created = core.create_namespaced_config_map(
         BOT_NAMESPACE,
-        client.V1ConfigMap(metadata=client.V1ObjectMeta(name="kai-chatops-state")),
+        client.V1ConfigMap(metadata=client.V1ObjectMeta(name="kai-chatops-state", labels=ours)),
     )
     assert created.metadata is not None and created.metadata.name == "kai-chatops-state"
 

@@ -45,7 +45,16 @@ from controlplane import ControlPlane, poll
 KAI_NS = "kai-scheduler"  # kai.namespace
 KEDA_OPERATOR_NS = "keda"  # where the external-metrics APIService's Service lives
 ARGO_NS = "argocd"
-STATE = ("kai-chatops-state", "kai-chatops-state-once", "kai-chatops-state-changes")
+# Its state ConfigMaps: the legacy shared one of releases before the shards, one per cluster
+# (and the fleet's), the replay memory, the journal, the approvals.
+STATE = (
+    "kai-chatops-state",
+    "kai-chatops-state-sim",
+    "kai-chatops-state--fleet",
+    "kai-chatops-state-once",
+    "kai-chatops-state-changes",
+    "kai-chatops-state-approvals",
+)
 LEASE_NAME = "kai-chatops-alerts"
 ALL = None  # a cluster-scoped resource, or a list across every namespace
 
@@ -146,6 +155,7 @@ CALLS: list[Call] = [
     Call("create", "coordination.k8s.io", "leases", BOT_NS, LEASE_NAME, where="first start"),
     *[Call(v, "", "configmaps", BOT_NS, name) for name in STATE for v in ("get", "patch")],
     *[Call("create", "", "configmaps", BOT_NS, name, where="first use") for name in STATE],
+    *reads("list watch", "", "configmaps", BOT_NS, "the alert store's copy of its ConfigMaps"),
 ]
 # `/kai reconcile ks NAME --with-source` on a Kustomization whose sourceRef is a Bucket reads,
 # patches and follows the Bucket (bot/gitops/plan.py `direct_source` accepts every kind in
@@ -396,12 +406,12 @@ INTENT: dict[str, set[Rule]] = {
     # sync windows read before a sync.
     ARGO_NS: rules("argoproj.io", "applications", "get list patch watch")
     | rules("argoproj.io", "appprojects", "get"),
-    # Its own namespace: its Lease and state ConfigMaps by name; create cannot be limited by
-    # name (the admission policy kai-chatops-own-state does that). Not its config, no Secret.
+    # Its own namespace: its Lease by name; its state ConfigMaps, one per cluster, cannot be
+    # named, and a watch by label cannot be limited by name: the admission policy
+    # kai-chatops-own-state lets it write only its own (test_admission.py). No Secret.
     BOT_NS: rules("coordination.k8s.io", "leases", "get patch", LEASE_NAME)
     | rules("coordination.k8s.io", "leases", "create")
-    | rules("", "configmaps", "get patch", " ".join(STATE))
-    | rules("", "configmaps", "create"),
+    | rules("", "configmaps", "get list watch patch create"),
     # A namespace the bot has no business in: the cluster-wide reads only.
     "default": set(),
 }

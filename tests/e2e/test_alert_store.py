@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from state_shards import LEGACY_CM, caught_up, shard
 
 from bot.alerts import machine as alerts
 from bot.alerts.document import LEGACY_ATTEMPT, DamagedState, dump_cluster, load_cluster
@@ -234,7 +235,7 @@ async def test_an_unreadable_file_is_reported_with_its_path(tmp_path: Path) -> N
     store.close()
 
 
-async def test_configmap_state_is_written_to_one_key_per_cluster(
+async def test_configmap_state_is_written_to_one_configmap_per_cluster(
     gateway: KubeGateway, sim: Simulator
 ) -> None:
     store = configmap_store(gateway)
@@ -242,9 +243,11 @@ async def test_configmap_state_is_written_to_one_key_per_cluster(
     staging = ClusterAlerts("staging", failures=1, last_error="timeout")
     await store.save(staging, (await store.load("staging")).version)
 
-    stored = sim.get("v1", "ConfigMap", "kai-chatops-state", "kai-chatops")
-    assert stored is not None
-    assert set(stored["data"]) == {"prod.json", "staging.json"}
+    for cluster in ("prod", "staging"):
+        stored = sim.get(*shard(cluster))
+        assert stored is not None
+        assert set(stored["data"]) == {f"{cluster}.json"}
+    assert sim.get(*LEGACY_CM) is None  # no shared ConfigMap: none existed before
     assert (await configmap_store(gateway).load("prod")).state == STATE
     assert (await store.load("staging")).state == staging
 
@@ -271,8 +274,9 @@ async def test_configmap_keeps_a_damaged_document_under_its_own_key(
     store = configmap_store(gateway)
     await store.save(STATE, NEW)
     damaged = DAMAGED["not JSON"]
-    cm = ("v1", "ConfigMap", "kai-chatops-state", "kai-chatops")
+    cm = shard("prod")
     sim.patch(*cm, patch={"data": {"prod.json": damaged}})
+    await caught_up(store, sim, "prod")
     await update(store, "prod", lambda s: (s, None), repair=_noted)
 
     stored = sim.get(*cm)
@@ -352,7 +356,7 @@ async def test_a_file_written_before_bot_state_is_read_and_its_damage_kept_as_th
 
 
 async def test_a_document_another_replica_changed_is_read_anew_not_from_the_last_decoded(
-    sqlite_store: SqliteStore, gateway: KubeGateway
+    sqlite_store: SqliteStore, gateway: KubeGateway, sim: Simulator
 ) -> None:
     for mine, theirs in (
         (sqlite_store, SqliteStore(sqlite_store.path)),
@@ -365,4 +369,6 @@ async def test_a_document_another_replica_changed_is_read_anew_not_from_the_last
         changed = replace(STATE, failures=0, last_error="")
         version = await theirs.save(changed, (await theirs.load("prod")).version)
         theirs.close()
+        if isinstance(mine, ConfigMapStore):  # another replica's write reaches the copy
+            await caught_up(mine, sim, "prod")
         assert await mine.load("prod") == Stored(changed, version)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from sim_gateway import AnswerLost
+from state_shards import caught_up, shard
 
 from bot.alerts.document import dump_cluster
 from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Observation, Severity
@@ -44,7 +45,7 @@ STATE = ClusterAlerts(
     failures=1,
     last_error="connection refused",
 )
-CM = ("v1", "ConfigMap", "kai-chatops-state", "kai-chatops")
+CM = shard("prod")  # the ConfigMap of prod's alert state
 DAMAGED = '{"schema": 2, "alerts": 7}'
 
 
@@ -148,9 +149,10 @@ async def test_configmap_damage_says_where_its_text_is_kept(
     store = configmap_store(gateway)
     await store.save(STATE, NEW)
     sim.patch(*CM, patch={"data": {"prod.json": DAMAGED}})
+    await caught_up(store, sim, "prod")
     damage = (await store.load("prod")).damage
     assert damage is not None
-    assert damage.kept_at == "key prod.damaged.json of ConfigMap kai-chatops/kai-chatops-state"
+    assert damage.kept_at == "key prod.damaged.json of ConfigMap kai-chatops/kai-chatops-state-prod"
 
 
 async def test_configmap_without_this_clusters_key_is_its_empty_state(
@@ -164,9 +166,10 @@ async def test_configmap_without_this_clusters_key_is_its_empty_state(
     stored = await store.load("prod")
     assert (stored.state, stored.damage) == (ClusterAlerts("prod"), None)
     await store.save(STATE, stored.version)
-    configmap = sim.get(*CM)
-    assert configmap is not None
-    assert sorted(configmap["data"]) == ["prod.json", "staging.json"]
+    for cluster in ("prod", "staging"):
+        configmap = sim.get(*shard(cluster))
+        assert configmap is not None
+        assert sorted(configmap["data"]) == [f"{cluster}.json"]
 
 
 async def test_the_state_configmap_is_labelled_as_ours(
@@ -289,4 +292,4 @@ async def test_the_store_the_settings_name_is_the_one_written(
         await store.save(STATE, NEW)
         store.close()
     assert path.exists()
-    assert sim.get("v1", "ConfigMap", "alerts-here", "kai-chatops") is not None
+    assert sim.get("v1", "ConfigMap", "alerts-here-prod", "kai-chatops") is not None

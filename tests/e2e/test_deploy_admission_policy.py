@@ -239,18 +239,23 @@ GIT_KEY: Key = ("source.toolkit.fluxcd.io", "gitrepositories", "flux-system", "f
 HR_KEY: Key = ("helm.toolkit.fluxcd.io", "helmreleases", "flux-system", "kai-scheduler")
 APP_KEY: Key = ("argoproj.io", "applications", "argocd", "kai-scheduler")
 STATE_KEY: Key = ("", "configmaps", "kai-chatops", "kai-chatops-state")
+SHARD_KEY: Key = ("", "configmaps", "kai-chatops", "kai-chatops-state-prod")
+APPROVALS_KEY: Key = ("", "configmaps", "kai-chatops", "kai-chatops-state-approvals")
 LEASE_KEY: Key = ("coordination.k8s.io", "leases", "kai-chatops", "kai-chatops-alerts")
 
 
+OURS = {"app.kubernetes.io/managed-by": "kai-chatops"}  # the label on the bot's ConfigMaps
+
+
 def base(key: Key) -> dict[str, Any]:
-    group, _, namespace, name = key
+    group, resource, namespace, name = key
     obj: dict[str, Any] = {
         "apiVersion": f"{group}/v1" if group else "v1",
         "kind": "Thing",
         "metadata": {
             "name": name,
             "namespace": namespace,
-            "labels": {"app": name},
+            "labels": dict(OURS) if resource == "configmaps" else {"app": name},
             "annotations": {"team": "platform"},
             "finalizers": ["finalizers.fluxcd.io"],
             "resourceVersion": "10",
@@ -363,6 +368,14 @@ ALLOWED = {
         set_in("operation", argo.sync_patch(base(APP_KEY), "U0OP", "", NOW)["operation"]),
     ),
     "its state ConfigMap": changed(STATE_KEY, set_in("data", {"sim.json": "{}"})),
+    "a cluster's state ConfigMap": changed(SHARD_KEY, set_in("data", {"prod.json": "{}"})),
+    "the fleet incidents' ConfigMap": changed(
+        (*STATE_KEY[:3], "kai-chatops-state--fleet"), set_in("data", {"_fleet.json": "{}"})
+    ),
+    "a cluster's state ConfigMap created": admission("CREATE", SHARD_KEY, base(SHARD_KEY), None),
+    "the approvals' ConfigMap created": admission(
+        "CREATE", APPROVALS_KEY, base(APPROVALS_KEY), None
+    ),
     "its Lease": changed(LEASE_KEY, set_in("spec.holderIdentity", "pod-2")),
     "someone else's change": {
         **changed(GIT_KEY, set_in("spec.url", "https://evil.example/repo")),
@@ -442,6 +455,24 @@ REFUSED = {
     "deleting its state": (
         admission("DELETE", STATE_KEY, None, base(STATE_KEY)),
         "may not delete configmaps",
+    ),
+    "deleting a cluster's state": (
+        admission("DELETE", SHARD_KEY, None, base(SHARD_KEY)),
+        "may not delete configmaps",
+    ),
+    "a ConfigMap named past the prefix": (
+        changed(("", "configmaps", "kai-chatops", "kai-chatops-statewide"), set_in("data", {})),
+        "not kai-chatops/kai-chatops-statewide",
+    ),
+    "a cluster's state ConfigMap created without our label": (
+        admission(
+            "CREATE", SHARD_KEY, {**base(SHARD_KEY), "metadata": {"name": SHARD_KEY[3]}}, None
+        ),
+        "managed-by: kai-chatops, not kai-chatops/kai-chatops-state-prod without it",
+    ),
+    "our label taken off a state ConfigMap": (
+        changed(SHARD_KEY, set_in("metadata.labels", {"app": "x"})),
+        "labelled app.kubernetes.io/managed-by: kai-chatops",
     ),
     "another Lease": (
         changed(("coordination.k8s.io", "leases", "kai-chatops", "other"), set_in("spec", {})),

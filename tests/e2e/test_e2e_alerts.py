@@ -193,7 +193,7 @@ async def test_with_the_configmap_backend_a_restart_continues_the_same_thread(
 
         assert [r.ts for r in roots(stack)] == [root.ts]
         assert thread_texts(stack, root)[-1].startswith(":white_check_mark: Resolved")
-        state = stack.sim.get("v1", "ConfigMap", "kai-chatops-state", "kai-chatops")
+        state = stack.sim.get("v1", "ConfigMap", "kai-chatops-state-sim", "kai-chatops")
         assert state is not None
         assert '"alerts": []' in state["data"]["sim.json"]
 
