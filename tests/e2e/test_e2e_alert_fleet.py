@@ -12,6 +12,7 @@ import dataclasses
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from alert_invariants import check_channel
@@ -26,6 +27,9 @@ from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
 INTERVAL = 3600
+INTERVAL_TIME = timedelta(
+    seconds=INTERVAL
+)  # the scheduler's checks begin after it, as the test bed's
 ONCALL = "<@U0ONCALL>"
 
 
@@ -187,7 +191,7 @@ def without(stack: Stack, clock: Clock, *removed: str) -> None:
 
     def make_service() -> Service:
         deps = build_deps(settings, env, clock=clock, monotonic=clock.monotonic)
-        return Service(deps, env, host="127.0.0.1", port=0)
+        return Service(deps, env, host="127.0.0.1", port=0, first_checks_after=INTERVAL_TIME)
 
     stack.make_service = make_service
 
