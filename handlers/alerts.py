@@ -19,7 +19,7 @@ from bot.alerts.usecase_record import Asked
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
 from handlers import replies
-from handlers.invocation import Executor, Invocation, Runner
+from handlers.invocation import Invocation, Runner
 
 
 async def list_alerts(parsed: commands.Alerts, deps: Deps, invocation: Invocation) -> Message:
@@ -70,7 +70,6 @@ RUNNERS: dict[type, Runner] = {
     commands.Silence: silence,
     commands.Unsilence: unsilence,
 }
-EXECUTORS: dict[str, Executor] = {}
 
 
 Click = Callable[[Deps, Asked], Awaitable[Message]]

@@ -13,7 +13,7 @@ from bot.diagnostics.commands import Diagnose
 from bot.diagnostics.subjects import subject_for_command
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
-from handlers.invocation import Executor, Invocation, Runner
+from handlers.invocation import Invocation, Runner
 
 
 async def run_diagnose(parsed: Diagnose, deps: Deps, invocation: Invocation) -> Message:
@@ -26,7 +26,6 @@ async def run_diagnose(parsed: Diagnose, deps: Deps, invocation: Invocation) -> 
 
 
 RUNNERS: dict[type, Runner] = {Diagnose: run_diagnose}
-EXECUTORS: dict[str, Executor] = {}
 
 
 def register(app: AsyncApp) -> None:

@@ -18,7 +18,7 @@ from bot.home import render, usecase
 from bot.home.commands import ShowChanges
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
-from handlers.invocation import Executor, Invocation, Runner
+from handlers.invocation import Invocation, Runner
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,6 @@ async def run_changes(parsed: ShowChanges, deps: Deps, invocation: Invocation) -
 
 
 RUNNERS: dict[type, Runner] = {ShowChanges: run_changes}
-EXECUTORS: dict[str, Executor] = {}
 
 
 def register(app: AsyncApp) -> None:

@@ -6,11 +6,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.access.confirmations import Pending
+from bot.changes.progress import Respond
+from bot.config.settings import Settings
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
-
-Respond = Callable[..., Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -25,5 +24,13 @@ class Invocation:
 
 # A subcommand's work after the ack: (parsed command, deps, invocation) -> the reply.
 Runner = Callable[[Any, Deps, Invocation], Awaitable[Message]]
-# A confirmed change: (what was asked, deps, the user who clicked Confirm) -> the result message.
-Executor = Callable[[Pending, Deps, str], Awaitable[Message]]
+
+
+def asking(action: str, change_of: Callable[[Any, Settings], object]) -> Runner:
+    """The runner of a change's command: its typed parameters (`change_of(parsed, settings)`)
+    handed to the change pipeline (`deps.changes`) as `action`."""
+
+    async def run(parsed: Any, deps: Deps, invocation: Invocation) -> Message:
+        return await deps.changes.ask(action, change_of(parsed, deps.settings), invocation)
+
+    return run

@@ -13,7 +13,7 @@ from bot.listing import usecase
 from bot.listing.commands import ListObjects
 from bot.service.deps import Deps
 from bot.slack.blocks import Message
-from handlers.invocation import Executor, Invocation, Runner
+from handlers.invocation import Invocation, Runner
 
 
 async def run_list(parsed: ListObjects, deps: Deps, invocation: Invocation) -> Message:
@@ -39,7 +39,6 @@ def with_elsewhere_hint(run: Runner) -> Runner:
 
 
 RUNNERS: dict[type, Runner] = {ListObjects: run_list}
-EXECUTORS: dict[str, Executor] = {}
 
 
 def register(app: AsyncApp) -> None:

@@ -11,7 +11,7 @@ from bot.service.deps import Deps
 from bot.slack.blocks import Message
 from bot.workloads import render, usecase
 from bot.workloads.commands import ShowPending, ShowQueues, Why
-from handlers.invocation import Executor, Invocation, Runner
+from handlers.invocation import Invocation, Runner
 
 
 async def run_queues(parsed: ShowQueues, deps: Deps, invocation: Invocation) -> Message:
@@ -49,7 +49,6 @@ async def run_why(parsed: Why, deps: Deps, invocation: Invocation) -> Message:
 
 
 RUNNERS: dict[type, Runner] = {ShowQueues: run_queues, ShowPending: run_pending, Why: run_why}
-EXECUTORS: dict[str, Executor] = {}
 
 
 def register(app: AsyncApp) -> None:

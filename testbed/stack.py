@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from bot.alerts.drain import SLACK_BACKOFFS
 from bot.config import settings as config
 from bot.config.settings import Settings
+from bot.keda.usecase import AckWait
 from bot.service.deps import SlackEnv, build_deps, utc_now
 from bot.service.server import Service
 from bot.slack.client import SLACK_TIMEOUT
@@ -179,6 +180,7 @@ async def running_stack(
     slack_timeout: float = SLACK_TIMEOUT,
     slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
     keda_controller: bool = False,
+    keda_wait: AckWait | None = None,
     first_checks_after: timedelta | None = None,
 ) -> AsyncIterator[Stack]:
     """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards.
@@ -188,10 +190,11 @@ async def running_stack(
     times the Lease. `slack_timeout` is the service's Slack client timeout (tests of answers
     that come too late make it short), `slack_backoffs` the waits between tries of an alert
     message (tests of outages make them zero). The simulator runs its Flux and Argo CD
-    controllers, and with `keda_controller` also a KEDA one that answers pause annotations.
-    The service's own alert checks begin `first_checks_after` its start: by default after one
-    `alerts.interval`, so a test drives the checks of the first interval itself and counts
-    the requests a command makes alone; `timedelta(0)` is the service's own timing.
+    controllers, and with `keda_controller` also a KEDA one that answers pause annotations;
+    `keda_wait` is how long a pause or resume waits for KEDA's answer (short where no KEDA
+    runs). The service's own alert checks begin `first_checks_after` its start: by default
+    after one `alerts.interval`, so a test drives the checks of the first interval itself and
+    counts the requests a command makes alone; `timedelta(0)` is the service's own timing.
     """
     simulator = Simulator(scenarios=scenarios, controllers=not keda_controller)
     async with simulator as sim:
@@ -207,6 +210,7 @@ async def running_stack(
             monotonic=monotonic,
             slack_timeout=slack_timeout,
             slack_backoffs=slack_backoffs,
+            keda_wait=keda_wait,
             first_checks_after=first_checks_after,
             extend=lambda served: Stack(
                 **{f.name: getattr(served, f.name) for f in fields(ServiceStack)}, sim=sim
@@ -234,6 +238,7 @@ async def running_service(
     monotonic: Callable[[], float] = time.monotonic,
     slack_timeout: float = SLACK_TIMEOUT,
     slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
+    keda_wait: AckWait | None = None,
     first_checks_after: timedelta | None = None,
     extend: Callable[[ServiceStack], S] = _as_is,  # type: ignore[assignment]
 ) -> AsyncIterator[S]:
@@ -262,6 +267,7 @@ async def running_service(
                 monotonic=monotonic,
                 slack_timeout=slack_timeout,
                 slack_backoffs=slack_backoffs,
+                keda_wait=keda_wait,
             )
             first = settings.alerts.interval if first_checks_after is None else first_checks_after
             return Service(deps, env, host="127.0.0.1", port=0, first_checks_after=first)

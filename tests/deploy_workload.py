@@ -6,22 +6,20 @@ calls this workload makes to the simulator.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from clocks import Clock
 from gitops_e2e import OCI_REPOSITORY
 from stack_steps import confirm
 from waiting import wait_until
 
 from bot.alerts import queue_checks
+from bot.keda.usecase import AckWait
 from bot.kube.informer import CachedKube
 from bot.service import jobs_alerts, jobs_timed
-from handlers import keda as keda_handlers
 from testbed.sim import breakage, evictions
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
@@ -215,17 +213,16 @@ async def alert_cycle(stack: Stack, clock: Clock) -> None:
 
 
 @asynccontextmanager
-async def workload_stack(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[tuple[Stack, Clock]]:
+async def workload_stack(tmp_path: Path) -> AsyncIterator[tuple[Stack, Clock]]:
     """The stack as a cluster runs it (ConfigMap state, a KEDA controller), with a clock."""
-    monkeypatch.setattr(
-        keda_handlers, "ACK_WAIT", dataclasses.replace(keda_handlers.ACK_WAIT, timeout=0.2)
-    )
     clock = Clock()
     configmap_state = {"state": {"backend": "configmap"}, "notices": {"evictions": True}}
     async with running_stack(
-        tmp_path, clock=clock, keda_controller=True, config_overrides=configmap_state
+        tmp_path,
+        clock=clock,
+        keda_controller=True,
+        keda_wait=AckWait(timeout=0.2),
+        config_overrides=configmap_state,
     ) as stack:
         await serve_buckets(stack)
         yield stack, clock

@@ -29,7 +29,7 @@ PREFIX = "approval-"
 SQLITE_TABLE = (
     "CREATE TABLE IF NOT EXISTS approvals (id TEXT PRIMARY KEY, until REAL, body TEXT NOT NULL)"
 )
-Step = Callable[[Approval | None], Approval]
+ApprovalStep = Callable[[Approval | None], Approval]
 
 
 class ApprovalsUnavailable(StateUnavailable):
@@ -48,7 +48,7 @@ class ApprovalStore(Protocol):
         """
         ...
 
-    async def change(self, change_id: str, step: Step, now: datetime) -> Approval:
+    async def change(self, change_id: str, step: ApprovalStep, now: datetime) -> Approval:
         """Apply `step` to the record (None: none yet) and keep what it returns, atomically;
         what `step` raises leaves the record as it was.
 
@@ -73,7 +73,7 @@ class SqliteApprovals:
         rows = await self._file.run(lambda db: db.execute("SELECT body FROM approvals").fetchall())
         return _readable(str(row[0]) for row in rows)
 
-    async def change(self, change_id: str, step: Step, now: datetime) -> Approval:
+    async def change(self, change_id: str, step: ApprovalStep, now: datetime) -> Approval:
         def work(db: sqlite3.Connection) -> Approval:
             db.execute("BEGIN IMMEDIATE")  # the write lock first: nobody writes between
             after = step(_read_row(db, change_id))
@@ -111,7 +111,7 @@ class ConfigMapApprovals:
         data = (await self._document.read()).data
         return _readable(value for key, value in data.items() if key.startswith(PREFIX))
 
-    async def change(self, change_id: str, step: Step, now: datetime) -> Approval:
+    async def change(self, change_id: str, step: ApprovalStep, now: datetime) -> Approval:
         def change_in(data: Mapping[str, str]) -> tuple[dict[str, str | None], Approval]:
             found = data.get(PREFIX + change_id)
             after = step(None if found is None else _decoded(found))

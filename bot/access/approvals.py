@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from bot.access import policy
-from bot.access.confirmations import Pending
+from bot.access.confirmations import AskedChange
 from bot.access.policy import Members
 from bot.config.settings import AccessSettings, ApprovalSettings, Settings
 from bot.core import errors
@@ -36,8 +36,8 @@ class Approval:
     """One change waiting for (or past) its approval; `id` is the CHANGE_ID people type."""
 
     id: str
-    action: str  # the confirmed action's name, as `handlers.confirm` executors know it
-    params: Mapping[str, str]
+    action: str  # the confirmed change's kind (`bot.changes.registry`)
+    params: Mapping[str, str]  # its parameters, as `bot.changes.params` encodes them
     requested_by: str
     channel_id: str  # where the request was posted (and the change is announced)
     requested_at: datetime
@@ -47,6 +47,7 @@ class Approval:
     message_ts: str = ""  # the posted request, edited as it ends
     result: str = ""  # how the change ended, in words, once it ran
     lines: tuple[str, ...] = field(default_factory=tuple)
+    what: str = ""  # the change in one line: `pause ScaledJob annia/annia-worker on prod`
 
     @property
     def expires_at(self) -> datetime:
@@ -55,19 +56,18 @@ class Approval:
     def is_expired(self, now: datetime) -> bool:
         return self.state == "waiting" and now >= self.expires_at
 
-    def pending(self) -> Pending:
-        """The change as a confirmed one, for the feature's executor (its nonce is the ID)."""
+    def pending(self) -> AskedChange:
+        """The change as a confirmed one, to be made (its nonce is the ID)."""
         params, user = dict(self.params), self.requested_by
-        return Pending(self.action, params, user, self.channel_id, self.expires_at, self.id)
+        return AskedChange(self.action, params, user, self.channel_id, self.expires_at, self.id)
 
 
-def needs_approval(settings: Settings, params: Mapping[str, str]) -> bool:
-    """Whether a change of these parameters (their `cluster`) must wait for an approver."""
+def needs_approval(settings: Settings, cluster: str) -> bool:
+    """Whether a change on `cluster` ("": the first) must wait for an approver."""
     approval = settings.access.approval
     if approval is None:
         return False
-    cluster = params.get("cluster") or settings.clusters[0].name
-    return cluster in approval.clusters
+    return (cluster or settings.clusters[0].name) in approval.clusters
 
 
 def require_approver(user: str, what: str, approval: ApprovalSettings, members: Members) -> None:
@@ -119,11 +119,18 @@ def normalise_id(text: str) -> str:
 
 
 def new_approval(
-    pending: Pending, *, channel_id: str, lines: tuple[str, ...], now: datetime, change_id: str
+    asked: AskedChange,
+    *,
+    channel_id: str,
+    what: str,
+    lines: tuple[str, ...],
+    now: datetime,
+    change_id: str,
 ) -> Approval:
-    """A request for `pending`, posted in `channel_id`, waiting from `now`."""
-    params, user = dict(pending.params), pending.requested_by
-    return Approval(change_id, pending.action, params, user, channel_id, now, lines=lines)
+    """A request for `asked` (`what` it does, and `lines` more), posted in `channel_id`,
+    waiting from `now`."""
+    params, user = dict(asked.params), asked.requested_by
+    return Approval(change_id, asked.action, params, user, channel_id, now, lines=lines, what=what)
 
 
 def check_open(record: Approval | None, change_id: str, now: datetime) -> Approval:
@@ -235,4 +242,5 @@ def from_json(text: str) -> Approval:
         str(body.get("message_ts") or ""),
         str(body.get("result") or ""),
         tuple(str(line) for line in body.get("lines") or ()),
+        str(body.get("what") or body["action"]),  # a record of an older version: its action
     )

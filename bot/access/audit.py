@@ -15,18 +15,16 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
+from bot.access.outcomes import AuditOutcome
 from bot.core import errors
 from bot.core.rich import rich_text
-from bot.slack import blocks as render
+from bot.slack import blocks
 from bot.slack.blocks import Text
 from bot.slack.gateway import SlackGateway, SlackUnavailable
 
 log = logging.getLogger("kai_chatops.audit")
-
-
-Outcome = Literal["ok", "failed", "unknown"]
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,7 @@ class Change:
     user: str
     action: str  # pause, resume, reconcile, sync, acknowledge, silence, unsilence, ...
     target: str  # "ScaledJob annia/annia-worker on prod"
-    outcome: Outcome
+    outcome: AuditOutcome
     at: datetime
     reason: str = ""
     details: Mapping[str, str] = field(default_factory=dict)
@@ -65,11 +63,11 @@ class Approved:
 
     approver: str
     change_id: str
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[AuditOutcome] = field(default_factory=list)
 
 
 # Set while an approved change runs, so every record it makes names the approver too, whatever
-# feature makes it (the executors build their records as for a Confirm).
+# feature makes it (a change kind's records are built as for a Confirm).
 _APPROVED: ContextVar[Approved | None] = ContextVar("kai_chatops_approved", default=None)
 
 
@@ -145,7 +143,7 @@ async def record_error(
     if not isinstance(error, errors.KubeWriteUnknown):
         log_change(replace(change, outcome="failed", note=str(error)))
         return
-    target = render.escape(change.target) + render.escape(why)
+    target = blocks.escape(change.target) + blocks.escape(why)
     text = rich_text(
         who,
         f" asked to {change.action} {target}; the cluster did not answer in time, so it "
@@ -188,7 +186,7 @@ async def announce(
 
 async def _post(slack: SlackGateway, channel: str, text: Text) -> bool:
     try:
-        await slack.post(channel, render.text_message(text))
+        await slack.post(channel, blocks.text_message(text))
     except SlackUnavailable as e:
         log.error("could not post a change's announcement in %s: %s", channel, e)
         return False

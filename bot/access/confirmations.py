@@ -22,7 +22,7 @@ LIFETIME = timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
-class Pending:
+class AskedChange:
     """A change waiting for its Confirm click."""
 
     action: str  # e.g. "pause", "resume", "sync"
@@ -35,11 +35,11 @@ class Pending:
 
 def new_pending(
     action: str, params: Mapping[str, str], *, user_id: str, channel_id: str, now: datetime
-) -> Pending:
-    return Pending(action, dict(params), user_id, channel_id, now + LIFETIME)
+) -> AskedChange:
+    return AskedChange(action, dict(params), user_id, channel_id, now + LIFETIME)
 
 
-def seal(pending: Pending, key: bytes) -> str:
+def seal(pending: AskedChange, key: bytes) -> str:
     """The button value carrying `pending`, signed so it cannot be forged or altered."""
     body = {
         "a": pending.action,
@@ -53,7 +53,7 @@ def seal(pending: Pending, key: bytes) -> str:
     return f"{payload}.{_sign(payload, key)}"
 
 
-def unseal(value: str, key: bytes, now: datetime) -> Pending:
+def unseal(value: str, key: bytes, now: datetime) -> AskedChange:
     """The pending change in a button value.
 
     Raises:
@@ -63,7 +63,7 @@ def unseal(value: str, key: bytes, now: datetime) -> Pending:
     if not payload or not hmac.compare_digest(signature, _sign(payload, key)):
         raise errors.UserError("This confirmation is not valid; nothing was changed.")
     body = json.loads(base64.urlsafe_b64decode(payload.encode()))
-    pending = Pending(
+    pending = AskedChange(
         body["a"], body["p"], body["u"], body["c"], datetime.fromisoformat(body["e"]), body["n"]
     )
     if now >= pending.expires_at:
@@ -83,6 +83,6 @@ def derive_key(secret: str) -> bytes:
     return hmac.new(secret.encode(), b"kai-chatops confirmations", hashlib.sha256).digest()
 
 
-def once_key(pending: Pending) -> str:
+def once_key(pending: AskedChange) -> str:
     """The key under which a confirmation's single use is remembered, until it expires."""
     return f"confirm-{pending.nonce}"

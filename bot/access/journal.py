@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from bot.access.audit import Change, Outcome
+from bot.access.audit import Change
+from bot.access.outcomes import AuditOutcome
 from bot.config.settings import Settings
 from bot.kube.ports import KubeWriter
 from bot.state.configmap import ConfigMapDocument
@@ -78,7 +79,7 @@ def load_change(raw: Any) -> Change | None:
         return None
 
 
-def _outcome(raw: Any) -> Outcome:
+def _outcome(raw: Any) -> AuditOutcome:
     """ok, failed or unknown; anything else (an older word, a hand edit) reads as unknown."""
     word = str(raw)
     if word == "ok":

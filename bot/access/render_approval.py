@@ -1,44 +1,31 @@
 """How a change waiting for approval looks in Slack: the public request with `Approve` /
 `Cancel`, and the same message once it ended (approved and run, cancelled, expired).
 
-Pure. What the change is, is said from its confirmed action and parameters (the request is
-made when Confirm is clicked, from what the button carried).
+Pure. What the change is, is said as its kind described it when the request was made
+(`Approval.what`, `bot.changes.kinds.Described.line`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import timedelta
 
 from bot.access.approvals import Approval, clock_time
 from bot.core.durations import format_duration
 from bot.core.rich import Rich, rich_text
-from bot.slack import blocks as render
+from bot.slack import blocks
 from bot.slack.blocks import Message
 
 APPROVE_ACTION = "kai_approve"
 CANCEL_ACTION = "kai_approval_cancel"
-# The action words people read, where a confirmed action's name differs.
-_WORDS = {"flux-resume": "resume"}
-_FLAGS = ("with_source", "hard", "force", "reset")
 
 
-def describe(action: str, params: Mapping[str, str]) -> str:
-    """`pause ScaledJob annia/annia-worker on prod`: what the change does, in one line."""
-    namespace = params.get("namespace") or params.get("ns", "")
-    flags = "".join(f" --{flag.replace('_', '-')}" for flag in _FLAGS if params.get(flag))
-    word = _WORDS.get(action, action)
-    target = f"{params.get('kind', '')} {namespace}/{params.get('name', '')}"
-    return f"{word} {target} on {params.get('cluster', '')}{flags}"
-
-
-def detail_lines(params: Mapping[str, str]) -> tuple[str, ...]:
+def detail_lines(duration: timedelta | None, reason: str) -> tuple[str, ...]:
     """The duration and reason a pause or suspend carries, as lines of the request."""
     lines = []
-    if params.get("seconds"):
-        lines.append(f"For {format_duration(timedelta(seconds=int(params['seconds'])))}")
-    if params.get("reason"):
-        lines.append(f"Reason: {params['reason']}")
+    if duration is not None:
+        lines.append(f"For {format_duration(duration)}")
+    if reason:
+        lines.append(f"Reason: {reason}")
     return tuple(lines)
 
 
@@ -48,8 +35,8 @@ def request_message(record: Approval, command: str) -> Message:
         "type": "actions",
         "block_id": "kai_approval",
         "elements": [
-            render.button("Approve", APPROVE_ACTION, record.id, style="primary"),
-            render.button("Cancel", CANCEL_ACTION, record.id),
+            blocks.button("Approve", APPROVE_ACTION, record.id, style="primary"),
+            blocks.button("Cancel", CANCEL_ACTION, record.id),
         ],
     }
     until = clock_time(record.expires_at)
@@ -57,9 +44,9 @@ def request_message(record: Approval, command: str) -> Message:
         f"An approver (access.approval.approvers) other than the requester clicks Approve or "
         f"runs `{command} approve {record.id}` by {until}; until then nothing changes."
     )
-    blocks = [render.section(_asked(record)), buttons, render.context(render.escape(how))]
+    shown = [blocks.section(_asked(record)), buttons, blocks.context(blocks.escape(how))]
     text = rich_text(_asked_plain(record), f" Approve by {until}.")
-    return render.fit_message({"text": text, "blocks": blocks})
+    return blocks.fit_message({"text": text, "blocks": shown})
 
 
 def approved_message(record: Approval, result: str) -> Message:
@@ -68,10 +55,10 @@ def approved_message(record: Approval, result: str) -> Message:
     said = rich_text(
         _asked(record),
         "\n:white_check_mark: Approved by ",
-        render.mention(record.decided_by),
+        blocks.mention(record.decided_by),
         f" at {clock_time(record.decided_at)}.",
     )
-    outcome = render.escape(result) if result else "It ran."
+    outcome = blocks.escape(result) if result else "It ran."
     return _ended(said, f"Result: {outcome}")
 
 
@@ -80,7 +67,7 @@ def cancelled_message(record: Approval) -> Message:
     said = rich_text(
         _asked(record),
         "\n:no_entry_sign: Cancelled by ",
-        render.mention(record.decided_by),
+        blocks.mention(record.decided_by),
         f" at {clock_time(record.decided_at)}; nothing was changed.",
     )
     return _ended(said)
@@ -108,32 +95,32 @@ def unkept_message(record: Approval) -> Message:
 def waiting_note(record: Approval, command: str, where: str) -> Message:
     """What the requester sees in place of the Confirm: the change now waits for an approver."""
     text = (
-        f"Change {record.id} ({describe(record.action, record.params)}) now waits for a second "
+        f"Change {record.id} ({record.what}) now waits for a second "
         f"operator's approval, asked in {where}: an approver clicks Approve or runs "
         f"`{command} approve {record.id}` by {clock_time(record.expires_at)}. "
         "Nothing has changed yet."
     )
-    return {**render.text_message(text), "replace_original": True}
+    return {**blocks.text_message(text), "replace_original": True}
 
 
 def _asked(record: Approval) -> Rich:
-    what = render.escape(describe(record.action, record.params))
-    details = "".join(f"\n{render.escape(line)}" for line in record.lines)
+    what = blocks.escape(record.what)
+    details = "".join(f"\n{blocks.escape(line)}" for line in record.lines)
     return rich_text(
         f":lock: *Approval needed* for change `{record.id}`\n",
-        render.mention(record.requested_by),
+        blocks.mention(record.requested_by),
         f" asked to *{what}*{details}",
     )
 
 
 def _asked_plain(record: Approval) -> Rich:
-    what = describe(record.action, record.params)
+    what = record.what
     return rich_text(
-        f"Change {record.id}: ", render.mention(record.requested_by), f" asked to {what}."
+        f"Change {record.id}: ", blocks.mention(record.requested_by), f" asked to {what}."
     )
 
 
 def _ended(said: Rich, note: str = "") -> Message:
-    blocks = [render.section(said)] + ([render.context(note)] if note else [])
+    shown = [blocks.section(said)] + ([blocks.context(note)] if note else [])
     text = rich_text(said, f" {note}" if note else "")
-    return render.fit_message({"text": text, "blocks": blocks})
+    return blocks.fit_message({"text": text, "blocks": shown})

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.core import conditions as c
-from bot.core import errors
+from bot.core import conditions, errors
 from bot.core.models import RawObject
 from bot.gitops import plan, windows
-from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target
+from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, GitopsTarget, StepState
 
 # argo-cd pkg/apis/application/v1alpha1/application_annotations.go
 REFRESH = "argocd.argoproj.io/refresh"
@@ -49,35 +48,40 @@ class AppState:
 
 def read_app(app: RawObject) -> AppState:
     """The Application's sync, health, last operation and error conditions."""
-    status = c.status(app)
-    sync = c.as_mapping(status.get("sync"))
-    operation = c.as_mapping(status.get("operationState"))
+    status = conditions.status(app)
+    sync = conditions.as_mapping(status.get("sync"))
+    operation = conditions.as_mapping(status.get("operationState"))
     errors_ = tuple(
-        f"{c.as_text(cond.get('type'))}: {c.condition_message(cond)}"
-        for cond in c.list_conditions(app)
-        if c.as_text(cond.get("type")).endswith("Error")
+        f"{conditions.as_text(cond.get('type'))}: {conditions.condition_message(cond)}"
+        for cond in conditions.list_conditions(app)
+        if conditions.as_text(cond.get("type")).endswith("Error")
     )
+    health = conditions.as_mapping(status.get("health"))
     return AppState(
-        sync=c.as_text(sync.get("status")) or "Unknown",
-        health=c.as_text(c.as_mapping(status.get("health")).get("status")) or "Unknown",
-        revision=c.as_text(sync.get("revision")),
-        reconciled_at=c.as_text(status.get("reconciledAt")),
-        phase=c.as_text(operation.get("phase")),
-        message=c.as_text(operation.get("message")),
-        synced_revision=c.as_text(c.as_mapping(operation.get("syncResult")).get("revision")),
+        sync=conditions.as_text(sync.get("status")) or "Unknown",
+        health=conditions.as_text(health.get("status")) or "Unknown",
+        revision=conditions.as_text(sync.get("revision")),
+        reconciled_at=conditions.as_text(status.get("reconciledAt")),
+        phase=conditions.as_text(operation.get("phase")),
+        message=conditions.as_text(operation.get("message")),
+        synced_revision=conditions.as_text(
+            conditions.as_mapping(operation.get("syncResult")).get("revision")
+        ),
         errors=errors_,
         sync_options=tuple(_sync_options(app)),
-        retry_limit=c.as_int(_retry(app).get("limit")),
+        retry_limit=conditions.as_int(_retry(app).get("limit")),
     )
 
 
 def _sync_options(app: RawObject) -> list[str]:
-    options = c.as_mapping(c.spec(app).get("syncPolicy")).get("syncOptions")
+    options = conditions.as_mapping(conditions.spec(app).get("syncPolicy")).get("syncOptions")
     return [str(option) for option in options] if isinstance(options, list) else []
 
 
 def _retry(app: RawObject) -> Mapping[str, Any]:
-    return c.as_mapping(c.as_mapping(c.spec(app).get("syncPolicy")).get("retry"))
+    return conditions.as_mapping(
+        conditions.as_mapping(conditions.spec(app).get("syncPolicy")).get("retry")
+    )
 
 
 def refresh_patch(
@@ -92,7 +96,11 @@ def refresh_patch(
     keeps a request made meanwhile instead of removing it; `app` (as read) keeps ours distinct
     from the timestamp it carries.
     """
-    taken = {c.as_text(c.annotations_of(app).get(REFRESH_TIMESTAMP))} if app else set()
+    taken = (
+        {conditions.as_text(conditions.annotations_of(app).get(REFRESH_TIMESTAMP))}
+        if app
+        else set()
+    )
     annotations = {
         REFRESH: "hard" if hard else "normal",
         REFRESH_TIMESTAMP: plan.new_token(now, taken - {""}),
@@ -105,19 +113,20 @@ def refresh_patch(
 def is_refresh_pending(app: RawObject) -> bool:
     """Whether the controller has yet to finish a refresh: it removes `refresh` (with the
     timestamp) at the end of a pass that started from our request or a later one."""
-    return REFRESH in c.annotations_of(app)
+    return REFRESH in conditions.annotations_of(app)
 
 
-def check_syncable(app: RawObject, target: Target) -> None:
+def check_syncable(app: RawObject, target: GitopsTarget) -> None:
     """Refuse a sync while another operation is set or running (Argo CD would not start it).
 
     Raises:
         UserError: saying which operation is in the way.
     """
     if app.get("operation"):
-        who = c.as_text(
-            c.as_mapping(c.as_mapping(app["operation"]).get("initiatedBy")).get("username")
+        initiated = conditions.as_mapping(
+            conditions.as_mapping(app["operation"]).get("initiatedBy")
         )
+        who = conditions.as_text(initiated.get("username"))
         by = f" (started by {who})" if who else ""
         raise errors.UserError(
             f"{target.describe()} on {target.cluster} already has an operation in progress{by}; "
@@ -133,7 +142,7 @@ def check_syncable(app: RawObject, target: Target) -> None:
 
 
 def check_sync_windows(
-    app: RawObject, project: RawObject | None, target: Target, now: datetime
+    app: RawObject, project: RawObject | None, target: GitopsTarget, now: datetime
 ) -> None:
     """Refuse, before anything is written, a sync the AppProject's sync windows forbid at
     `now`, as Argo CD's API, CLI and UI refuse it (argo-cd server/application/application.go
@@ -166,7 +175,7 @@ def sync_patch(app: RawObject, user_id: str, channel_id: str, now: datetime) -> 
     `spec.syncPolicy.syncOptions` and `retry` copied into the operation, since the controller
     reads only the operation's (controller/sync.go: `ServerSideApply`, `CreateNamespace=true`).
     """
-    version = c.as_text(c.metadata(app).get("resourceVersion"))
+    version = conditions.as_text(conditions.metadata(app).get("resourceVersion"))
     annotations = {REQUESTED_BY: f"slack:{user_id}", REQUESTED_WHEN: _rfc3339(now)}
     reason = f"requested from Slack by {user_id}" + (f" in {channel_id}" if channel_id else "")
     sync: dict[str, Any] = {"syncStrategy": {"hook": {}}, "prune": False}
@@ -200,7 +209,7 @@ def is_blocked_by_window(app: RawObject) -> bool:
 class ArgoReport:
     """How a refresh or sync ended, with the Application as it stands afterwards."""
 
-    target: Target
+    target: GitopsTarget
     action: str  # "refresh", "hard refresh" or "sync"
     state: StepState
     app: AppState | None  # None: deleted while waiting, or (state "not read back") unread
@@ -209,7 +218,7 @@ class ArgoReport:
     error: str = ""  # why the Application could not be read after the request
 
 
-def unread_report(target: Target, action: str, elapsed: float, error: str) -> ArgoReport:
+def unread_report(target: GitopsTarget, action: str, elapsed: float, error: str) -> ArgoReport:
     """A refresh or sync that was requested but whose Application could not be read since:
     Argo CD acts on it (a sync runs) whether or not we can see it."""
     return ArgoReport(target, action, "not read back", None, elapsed, error=error)

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.core import conditions as c
-from bot.core import durations, errors
+from bot.core import conditions, durations, errors
 from bot.core.models import RawObject
-from bot.gitops import kinds as gitops_kinds
-from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, StepState, Target, command_for
+from bot.gitops import kinds
+from bot.gitops.target import REQUESTED_BY, REQUESTED_WHEN, GitopsTarget, StepState, command_for
 from bot.rules import flux
 
 # fluxcd/pkg apis/meta/annotations.go (requestedAt, forceAt); helm-controller api/v2 (resetAt).
@@ -49,11 +48,18 @@ def _rfc3339_nano(moment: datetime, nanos: int) -> str:
 
 def taken_tokens(obj: RawObject) -> set[str]:
     """Tokens a new request must differ from: the current request and the last handled one."""
-    return {c.as_text(c.annotations_of(obj).get(REQUESTED_AT)), last_handled(obj)} - {""}
+    return {
+        conditions.as_text(conditions.annotations_of(obj).get(REQUESTED_AT)),
+        last_handled(obj),
+    } - {""}
 
 
 def check_reconcilable(
-    obj: RawObject, target: Target, *, command: str = "/kai", default_cluster: str | None = None
+    obj: RawObject,
+    target: GitopsTarget,
+    *,
+    command: str = "/kai",
+    default_cluster: str | None = None,
 ) -> None:
     """Refuse what Flux would not act on: a suspended object, an OCI HelmRepository.
 
@@ -65,7 +71,7 @@ def check_reconcilable(
     """
     if is_static(obj):
         raise errors.UserError(f"{target.describe()} {STATIC_NOTE}; nothing was changed.")
-    if c.spec(obj).get("suspend") is True:
+    if conditions.spec(obj).get("suspend") is True:
         default = target.cluster if default_cluster is None else default_cluster
         resume = command_for("resume", target, command, default)
         raise errors.UserError(
@@ -84,10 +90,10 @@ STATIC_NOTE = (
 
 def is_static(obj: RawObject) -> bool:
     """An OCI HelmRepository, which source-controller never reconciles (`flux` calls it static)."""
-    return obj.get("kind") == "HelmRepository" and c.spec(obj).get("type") == "oci"
+    return obj.get("kind") == "HelmRepository" and conditions.spec(obj).get("type") == "oci"
 
 
-def direct_source(obj: RawObject, target: Target) -> Target | None:
+def direct_source(obj: RawObject, target: GitopsTarget) -> GitopsTarget | None:
     """The source `--with-source` reconciles before `target` (as `flux reconcile` picks it).
 
     Kustomization: `spec.sourceRef`. HelmRelease: `spec.chartRef`, else its HelmChart
@@ -97,33 +103,37 @@ def direct_source(obj: RawObject, target: Target) -> Target | None:
     Raises:
         UserError: the reference names a kind the bot cannot reconcile.
     """
-    spec = c.spec(obj)
+    spec = conditions.spec(obj)
     if target.kind in ("Kustomization", "HelmChart"):
-        return _ref_target(c.as_mapping(spec.get("sourceRef")), target)
+        return _ref_target(conditions.as_mapping(spec.get("sourceRef")), target)
     if target.kind != "HelmRelease":
         return None
     if spec.get("chartRef"):
-        return _ref_target(c.as_mapping(spec.get("chartRef")), target)
-    chart_ns, _, chart_name = c.as_text(c.status(obj).get("helmChart")).partition("/")
-    if chart_ns and chart_name:
-        return Target("HelmChart", chart_ns, chart_name, target.cluster)
-    source = c.as_mapping(
-        c.as_mapping(c.as_mapping(spec.get("chart")).get("spec")).get("sourceRef")
+        return _ref_target(conditions.as_mapping(spec.get("chartRef")), target)
+    chart_ns, _, chart_name = conditions.as_text(conditions.status(obj).get("helmChart")).partition(
+        "/"
     )
-    namespace = c.as_text(source.get("namespace")) or target.namespace
-    return Target("HelmChart", namespace, f"{target.namespace}-{target.name}", target.cluster)
+    if chart_ns and chart_name:
+        return GitopsTarget("HelmChart", chart_ns, chart_name, target.cluster)
+    source = conditions.as_mapping(
+        conditions.as_mapping(conditions.as_mapping(spec.get("chart")).get("spec")).get("sourceRef")
+    )
+    namespace = conditions.as_text(source.get("namespace")) or target.namespace
+    return GitopsTarget("HelmChart", namespace, f"{target.namespace}-{target.name}", target.cluster)
 
 
-def _ref_target(ref: Mapping[str, Any], owner: Target) -> Target | None:
-    kind, name = c.as_text(ref.get("kind")), c.as_text(ref.get("name"))
+def _ref_target(ref: Mapping[str, Any], owner: GitopsTarget) -> GitopsTarget | None:
+    kind, name = conditions.as_text(ref.get("kind")), conditions.as_text(ref.get("name"))
     if not kind or not name:
         return None
-    if kind not in gitops_kinds.FLUX:
+    if kind not in kinds.FLUX:
         raise errors.UserError(
             f"{owner.describe()} takes its source from a {kind}, which kai-chatops cannot "
             "reconcile; reconcile without --with-source."
         )
-    return Target(kind, c.as_text(ref.get("namespace")) or owner.namespace, name, owner.cluster)
+    return GitopsTarget(
+        kind, conditions.as_text(ref.get("namespace")) or owner.namespace, name, owner.cluster
+    )
 
 
 def is_chain_complete(length: int) -> bool:
@@ -151,7 +161,7 @@ def flux_request_patch(
 
 def last_handled(obj: RawObject) -> str:
     """`status.lastHandledReconcileAt`, "" when Flux has never handled a request."""
-    return c.as_text(c.status(obj).get("lastHandledReconcileAt"))
+    return conditions.as_text(conditions.status(obj).get("lastHandledReconcileAt"))
 
 
 class FluxPhase(enum.Enum):
@@ -170,8 +180,10 @@ def flux_phase(obj: RawObject, handled_before: str) -> FluxPhase:
         return FluxPhase.NOT_HANDLED
     if retry_of(obj) in (Retry.STALLED, Retry.RETRYING):
         return FluxPhase.DONE  # the attempt ended in failure: say so now, not at the timeout
-    conds = c.list_conditions(obj)
-    if c.is_condition_true(c.find_condition(conds, "Reconciling")) or _is_generation_behind(obj):
+    conds = conditions.list_conditions(obj)
+    if conditions.is_condition_true(
+        conditions.find_condition(conds, "Reconciling")
+    ) or _is_generation_behind(obj):
         return FluxPhase.RECONCILING
     return FluxPhase.DONE
 
@@ -191,21 +203,21 @@ def retry_of(obj: RawObject) -> Retry:
     reason `ProgressingWithRetry`: retried (helm-controller internal/reconcile/
     atomic_release.go); `Ready` False with no `Reconciling`, at the current generation: failed,
     requeued at the object's interval (kustomize-controller, source-controller)."""
-    conds = c.list_conditions(obj)
-    if c.is_condition_true(c.find_condition(conds, "Stalled")):
+    conds = conditions.list_conditions(obj)
+    if conditions.is_condition_true(conditions.find_condition(conds, "Stalled")):
         return Retry.STALLED
-    if c.condition_status(c.find_condition(conds, "Ready")) != "False":
+    if conditions.condition_status(conditions.find_condition(conds, "Ready")) != "False":
         return Retry.NONE
-    reconciling = c.find_condition(conds, "Reconciling")
-    if c.is_condition_true(reconciling):
-        retrying = c.condition_reason(reconciling) == flux.RETRYING
+    reconciling = conditions.find_condition(conds, "Reconciling")
+    if conditions.is_condition_true(reconciling):
+        retrying = conditions.condition_reason(reconciling) == flux.RETRYING
         return Retry.RETRYING if retrying else Retry.NONE
     return Retry.NONE if _is_generation_behind(obj) else Retry.AT_INTERVAL
 
 
 def _is_generation_behind(obj: RawObject) -> bool:
-    observed = c.as_int(c.status(obj).get("observedGeneration"))
-    generation = c.object_generation(obj)
+    observed = conditions.as_int(conditions.status(obj).get("observedGeneration"))
+    generation = conditions.object_generation(obj)
     return observed is not None and generation is not None and observed < generation
 
 
@@ -213,7 +225,7 @@ def _is_generation_behind(obj: RawObject) -> bool:
 class StepResult:
     """How one reconcile ended, in Flux's words (`ready`, `reason`, `message` verbatim)."""
 
-    target: Target
+    target: GitopsTarget
     state: StepState
     ready: str = ""  # the Ready condition's status: True, False, Unknown, or "" when absent
     reason: str = ""
@@ -224,18 +236,18 @@ class StepResult:
     retry: str = ""  # a failure: whether Flux tries again (`Retry`'s words)
 
 
-def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
+def judge_flux(obj: RawObject, target: GitopsTarget, token: str) -> StepResult:
     """The result once `flux_phase` is DONE, as `flux reconcile` ends: Ready True succeeded;
     Ready False or Unknown, or Stalled, failed ("reconciliation failed: '<Ready message>'"),
     with whether Flux retries; no Ready condition is unknown ("status can't be determined")."""
-    conds = c.list_conditions(obj)
-    ready = c.find_condition(conds, "Ready")
-    stalled = c.find_condition(conds, "Stalled")
-    status = c.condition_status(ready) or ""
+    conds = conditions.list_conditions(obj)
+    ready = conditions.find_condition(conds, "Ready")
+    stalled = conditions.find_condition(conds, "Stalled")
+    status = conditions.condition_status(ready) or ""
     state: StepState = "unknown"
     if status == "True":
         state = "succeeded"
-    elif status or c.is_condition_true(stalled):
+    elif status or conditions.is_condition_true(stalled):
         state = "failed"
     shown = ready if ready is not None or stalled is None else stalled
     no_ready = "status can't be determined: Flux reports no Ready condition"
@@ -245,8 +257,8 @@ def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
         target,
         state,
         status,
-        c.condition_reason(shown),
-        c.condition_message(shown),
+        conditions.condition_reason(shown),
+        conditions.condition_message(shown),
         applied_revision(obj),
         note,
         token,
@@ -255,7 +267,7 @@ def judge_flux(obj: RawObject, target: Target, token: str) -> StepResult:
 
 
 def judge_flux_timeout(
-    obj: RawObject | None, target: Target, token: str, handled_before: str, waited: str
+    obj: RawObject | None, target: GitopsTarget, token: str, handled_before: str, waited: str
 ) -> StepResult:
     """The result when the wait ran out: what phase it was in and what the object says now."""
     if obj is None:
@@ -274,14 +286,14 @@ def judge_flux_timeout(
     return StepResult(target, "timed out", message=detail, note=note, token=token)
 
 
-def judge_flux_unread(target: Target, token: str, error: str) -> StepResult:
+def judge_flux_unread(target: GitopsTarget, token: str, error: str) -> StepResult:
     """The result when the request was written but the object could not be read afterwards:
     Flux may well act on it, so it is neither done nor failed."""
     note = f"requested, but the object could not be read since: {error}"
     return StepResult(target, "not read back", note=note, token=token)
 
 
-def judge_flux_request_error(target: Target, error: errors.KubeError) -> StepResult:
+def judge_flux_request_error(target: GitopsTarget, error: errors.KubeError) -> StepResult:
     """The result when the reconcile request itself failed: refused (nothing written), or got
     no answer (it may have been written)."""
     if isinstance(error, errors.KubeWriteUnknown):
@@ -315,15 +327,18 @@ def format_wait(seconds: float) -> str:
 
 def applied_revision(obj: RawObject) -> str:
     """The revision the object is at: Kustomization's applied, HelmRelease's chart, a source's."""
-    status = c.status(obj)
-    applied = c.as_text(status.get("lastAppliedRevision"))
+    status = conditions.status(obj)
+    applied = conditions.as_text(status.get("lastAppliedRevision"))
     if applied:
         return applied
     history = status.get("history")
     if isinstance(history, list) and history:
-        latest = c.as_mapping(history[0])
-        chart, version = c.as_text(latest.get("chartName")), c.as_text(latest.get("chartVersion"))
+        latest = conditions.as_mapping(history[0])
+        chart, version = (
+            conditions.as_text(latest.get("chartName")),
+            conditions.as_text(latest.get("chartVersion")),
+        )
         if version:
             return f"{chart}@{version}" if chart else version
-    artifact = c.as_text(c.as_mapping(status.get("artifact")).get("revision"))
-    return artifact or c.as_text(status.get("lastAttemptedRevision"))
+    artifact = conditions.as_text(conditions.as_mapping(status.get("artifact")).get("revision"))
+    return artifact or conditions.as_text(status.get("lastAttemptedRevision"))

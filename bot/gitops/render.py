@@ -12,7 +12,7 @@ from bot.config.settings import GitopsSettings
 from bot.core.rich import Rich, rich_text
 from bot.gitops.argo import AppState, ArgoReport
 from bot.gitops.plan import FluxReport, StepResult
-from bot.gitops.target import StepState, Target
+from bot.gitops.target import GitopsTarget, StepState
 from bot.slack.blocks import Block, Message, context, escape, fit_message, mention, section
 
 ICONS: dict[StepState, str] = {
@@ -50,7 +50,7 @@ def flags_words(flags: str) -> str:
     return " with " + " and ".join(f"{flag} ({FLAG_WORDS[flag]})" for flag in flags.split())
 
 
-def flux_progress(targets: Sequence[Target], user_id: str, *, flags: str = "") -> Message:
+def flux_progress(targets: Sequence[GitopsTarget], user_id: str, *, flags: str = "") -> Message:
     """The reply while Flux works: who asked, what (with `--force` / `--reset` when given), and
     "reconciling…"."""
     final = targets[-1]
@@ -66,7 +66,7 @@ def flux_progress(targets: Sequence[Target], user_id: str, *, flags: str = "") -
     return _public(text, [section(body)])
 
 
-def argo_progress(target: Target, action: str, user_id: str) -> Message:
+def argo_progress(target: GitopsTarget, action: str, user_id: str) -> Message:
     """The reply while Argo CD works on a refresh or a sync."""
     doing = "syncing…" if action == "sync" else "refreshing…"
     who, what = mention(user_id), escape(target.describe())
@@ -175,7 +175,7 @@ def _app_line(app: AppState) -> str:
     return f"Now: sync {app.sync}, health {app.health}{revision}"
 
 
-def already_under_way(target: Target, asked_by: str) -> Message:
+def already_under_way(target: GitopsTarget, asked_by: str) -> Message:
     """The private note refusing a second request while one for the same object runs."""
     what = f"{target.describe()} on {target.cluster} already has a reconcile, refresh or sync"
     rest = "its reply will show the result. Nothing new was requested."
@@ -184,7 +184,7 @@ def already_under_way(target: Target, asked_by: str) -> Message:
     return fit_message({"text": text, "blocks": [section(mrkdwn)], "response_type": "ephemeral"})
 
 
-def sync_confirmation(target: Target, app: AppState) -> tuple[str, list[str]]:
+def sync_confirmation(target: GitopsTarget, app: AppState) -> tuple[str, list[str]]:
     """The title and lines of the Confirm/Cancel message before a sync."""
     title = f"Sync {target.describe()} on {target.cluster}?"
     lines = [
@@ -210,12 +210,6 @@ def sync_audit_text(report: ArgoReport, user_id: str) -> Rich:
     )
 
 
-def change_record(user_id: str, action: str, where: str, how: str) -> Rich:
-    """A request made in a direct message, said in the alert channel: who, what, how it ended."""
-    asked = f" asked for a {action} of {escape(where)}"
-    return rich_text(mention(user_id), asked, f" (in a direct message): {escape(how)}")
-
-
 def describe_shortcuts(gitops: GitopsSettings, command_name: str = "/kai") -> str:
     """One help line per shortcut: what `reconcile kai` and `reconcile keda` act on."""
     lines = []
@@ -230,7 +224,7 @@ def describe_shortcuts(gitops: GitopsSettings, command_name: str = "/kai") -> st
     return "Shortcuts:\n" + "\n".join(lines)
 
 
-def _bold_target(head: str, target: Target) -> str:
+def _bold_target(head: str, target: GitopsTarget) -> str:
     described = target.describe()
     return escape(head).replace(escape(described), f"*{escape(described)}*", 1)
 

@@ -1,4 +1,4 @@
-"""How Flux suspend and resume read in Slack: confirmation, refusals, results, channel record.
+"""How Flux suspend and resume read in Slack: confirmation, refusals, results, channel flux_suspend.
 
 Pure: strings and Block Kit dicts fitted to Slack's limits. Hand-written values (reasons, user
 fields written by hand on the object) are escaped, so none can mention or link anyone; the
@@ -11,14 +11,13 @@ import re
 from datetime import datetime, timedelta
 
 from bot.commands.kinds import FLUX_KIND_WORDS, short_word
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.durations import format_duration
 from bot.core.rich import Rich, rich_text
-from bot.gitops import render as render_gitops
+from bot.gitops import render
 from bot.gitops.suspend import ALREADY_SUSPENDED, ExpiredSuspend, SuspendOutcome, SuspendPlan
-from bot.gitops.target import Target
-from bot.gitops.target import command_for as command_for  # the words of every suggestion
-from bot.rules import flux_suspend as record
+from bot.gitops.target import GitopsTarget, command_for
+from bot.rules import flux_suspend
 from bot.rules.flux_suspend import SuspendRecord
 from bot.slack.blocks import Message, Text, escape, fit_message, mention, section, text_message
 
@@ -31,7 +30,7 @@ WHAT_SUSPEND_DOES = (
 )
 
 
-def where(target: Target) -> str:
+def where(target: GitopsTarget) -> str:
     """`HelmRelease flux-system/kai-scheduler on prod`."""
     return f"{target.describe()} on {target.cluster}"
 
@@ -58,7 +57,7 @@ def confirm_lines(plan: SuspendPlan, *, duration: timedelta | None, now: datetim
     else:
         lines.append("Until someone resumes it.")
     annotations = (plan.patch.get("metadata") or {}).get("annotations") or {}
-    reason = annotations.get(record.SUSPEND_REASON)
+    reason = annotations.get(flux_suspend.SUSPEND_REASON)
     if reason:
         lines.append(f"Reason: {reason}")
     written = ", ".join(k for k, v in annotations.items() if v is not None)
@@ -143,7 +142,7 @@ def resume_result(outcome: SuspendOutcome, user: str) -> Message:
     head = f":arrow_forward: Resumed {escape(where(target))} (spec.suspend: false)."
     if outcome.reconcile is None:
         return _ephemeral(head)
-    result_text, result_blocks = render_gitops.flux_parts(outcome.reconcile, user)
+    result_text, result_blocks = render.flux_parts(outcome.reconcile, user)
     blocks = [section(head), *result_blocks]
     text = f"{head}\n{result_text}"
     return fit_message({"text": text, "blocks": blocks, "response_type": "ephemeral"})
@@ -155,7 +154,7 @@ def details(outcome: SuspendOutcome) -> dict[str, str]:
     found = {"suspended_by": before.by, "suspended_at": before.at, "until": before.until}
     if outcome.plan.action == "suspend":
         annotations = (outcome.plan.patch.get("metadata") or {}).get("annotations") or {}
-        found = {"until": str(annotations.get(record.SUSPEND_UNTIL) or "")}
+        found = {"until": str(annotations.get(flux_suspend.SUSPEND_UNTIL) or "")}
     report = outcome.reconcile
     if report is not None:
         step = report.steps[-1]
@@ -168,7 +167,7 @@ def _reconcile_words(outcome: SuspendOutcome) -> str:
     report = outcome.reconcile
     if report is None:
         return ""
-    return render_gitops.flux_parts(report, "")[0]
+    return render.flux_parts(report, "")[0]
 
 
 def _before(outcome: SuspendOutcome, *, md: bool) -> Rich:
@@ -177,7 +176,7 @@ def _before(outcome: SuspendOutcome, *, md: bool) -> Rich:
 
 def _written_reason(plan: SuspendPlan) -> str:
     annotations = (plan.patch.get("metadata") or {}).get("annotations") or {}
-    return str(annotations.get(record.SUSPEND_REASON) or "")
+    return str(annotations.get(flux_suspend.SUSPEND_REASON) or "")
 
 
 def user_ref(user: str, *, md: bool) -> Rich:
@@ -193,7 +192,7 @@ def show_time(moment: datetime) -> str:
 
 def show_text_time(text: str) -> str:
     """An RFC 3339 annotation as `2026-08-24 10:00 UTC`; as written when it does not parse."""
-    moment = c.parse_timestamp(text)
+    moment = conditions.parse_timestamp(text)
     return show_time(moment) if moment is not None else repr(text)
 
 

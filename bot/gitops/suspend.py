@@ -17,14 +17,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from bot.core import conditions as c
+from bot.access.outcomes import AuditOutcome
+from bot.core import conditions
 from bot.core.models import RawObject
 from bot.gitops.plan import FluxReport
-from bot.gitops.target import AuditOutcome, Target, audit_outcome
-from bot.rules import flux_suspend as record
+from bot.gitops.target import GitopsTarget, audit_outcome
+from bot.rules import flux_suspend
 from bot.rules.flux_suspend import SuspendRecord, read_suspend_record
 
-Action = Literal["suspend", "resume"]
+SuspendAction = Literal["suspend", "resume"]
 ALREADY_SUSPENDED = "it is already suspended"
 NOT_SUSPENDED = "it is not suspended"
 
@@ -33,8 +34,8 @@ NOT_SUSPENDED = "it is not suspended"
 class SuspendPlan:
     """A suspend or resume decided from the object as read; `refusal` set: write nothing."""
 
-    action: Action
-    target: Target
+    action: SuspendAction
+    target: GitopsTarget
     before: SuspendRecord
     patch: Mapping[str, Any] = field(default_factory=dict)
     until: datetime | None = None
@@ -67,7 +68,7 @@ class SuspendOutcome:
 class ExpiredSuspend:
     """A timed suspend of ours whose `suspend-until` has passed."""
 
-    target: Target
+    target: GitopsTarget
     record: SuspendRecord
     until: datetime
     suspended_at: datetime | None
@@ -85,7 +86,7 @@ def format_time(moment: datetime) -> str:
 
 def plan_suspend(
     obj: RawObject,
-    target: Target,
+    target: GitopsTarget,
     *,
     user: str,
     reason: str,
@@ -98,24 +99,24 @@ def plan_suspend(
         return SuspendPlan("suspend", target, before, refusal=ALREADY_SUSPENDED)
     until = now + duration if duration is not None else None
     wanted: dict[str, str | None] = {
-        record.SUSPENDED_BY: user,
-        record.SUSPENDED_AT: format_time(now),
-        record.SUSPEND_REASON: reason or None,
-        record.SUSPEND_UNTIL: format_time(until) if until is not None else None,
+        flux_suspend.SUSPENDED_BY: user,
+        flux_suspend.SUSPENDED_AT: format_time(now),
+        flux_suspend.SUSPEND_REASON: reason or None,
+        flux_suspend.SUSPEND_UNTIL: format_time(until) if until is not None else None,
     }
-    present = c.annotations_of(obj)
+    present = conditions.annotations_of(obj)
     annotations = {k: v for k, v in wanted.items() if v is not None or k in present}
     patch = {"spec": {"suspend": True}, "metadata": {"annotations": annotations}}
     return SuspendPlan("suspend", target, before, patch, until)
 
 
-def plan_resume(obj: RawObject, target: Target) -> SuspendPlan:
+def plan_resume(obj: RawObject, target: GitopsTarget) -> SuspendPlan:
     """`spec.suspend: false`, and our record deleted (merge-patch null)."""
     before = read_suspend_record(obj)
     if not before.suspended:
         return SuspendPlan("resume", target, before, refusal=NOT_SUSPENDED)
-    present = c.annotations_of(obj)
-    stale = {key: None for key in record.RECORD_KEYS if key in present}
+    present = conditions.annotations_of(obj)
+    stale = {key: None for key in flux_suspend.RECORD_KEYS if key in present}
     patch: dict[str, Any] = {"spec": {"suspend": False}}
     if stale:
         patch["metadata"] = {"annotations": stale}
@@ -130,13 +131,16 @@ def find_expired_suspend(obj: RawObject, cluster: str, now: datetime) -> Expired
     object as it now stands decides.
     """
     found = read_suspend_record(obj)
-    until = c.parse_timestamp(found.until)
+    until = conditions.parse_timestamp(found.until)
     if not found.is_ours or until is None or until > now:
         return None
-    target = Target(
-        str(obj.get("kind", "")), c.object_namespace(obj) or "", c.object_name(obj), cluster
+    target = GitopsTarget(
+        str(obj.get("kind", "")),
+        conditions.object_namespace(obj) or "",
+        conditions.object_name(obj),
+        cluster,
     )
-    return ExpiredSuspend(target, found, until, c.parse_timestamp(found.at))
+    return ExpiredSuspend(target, found, until, conditions.parse_timestamp(found.at))
 
 
 def next_due(objs: Sequence[RawObject], now: datetime) -> datetime | None:
@@ -144,7 +148,7 @@ def next_due(objs: Sequence[RawObject], now: datetime) -> datetime | None:
     dues = []
     for obj in objs:
         found = read_suspend_record(obj)
-        until = c.parse_timestamp(found.until)
+        until = conditions.parse_timestamp(found.until)
         if found.is_ours and until is not None and until > now:
             dues.append(until)
     return min(dues, default=None)

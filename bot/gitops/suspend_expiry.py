@@ -19,9 +19,7 @@ from bot.access.audit import Change
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.gitops import kinds as gitops_kinds
-from bot.gitops import ops, suspend_ops
-from bot.gitops import render_suspend as words
+from bot.gitops import kinds, render_suspend, usecase, usecase_suspend
 from bot.gitops.suspend import (
     ExpiredSuspend,
     SuspendOutcome,
@@ -37,13 +35,13 @@ from bot.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
 
-REFS = tuple(gitops_kinds.FLUX[kind] for kind in words.KIND_WORDS)
+REFS = tuple(kinds.FLUX[kind] for kind in render_suspend.KIND_WORDS)
 CHANGED_BY_HAND = "its suspend was changed by hand since"
 EXPIRED = "timed suspend expired"  # the reason of an automatic resume's audit line
 
 
 @dataclass(frozen=True)
-class Sweep:
+class SuspendSweep:
     """What one pass resumed, and when the soonest timed suspend still running is due."""
 
     outcomes: list[SuspendOutcome]
@@ -58,9 +56,9 @@ async def sweep(
     settings: Settings,
     now: datetime,
     *,
-    polling: ops.Polling | None = None,
+    polling: usecase.Polling | None = None,
     journal: audit.Journal | None = None,
-) -> Sweep:
+) -> SuspendSweep:
     """Resume our Flux suspends, in every namespace, whose `suspend-until` has passed, on one
     cluster.
 
@@ -77,13 +75,13 @@ async def sweep(
     found = [find_expired_suspend(obj, kube.cluster, now) for obj in objs]
     expired = [e for e in found if e is not None]
     timeout = settings.gitops.reconcile_timeout.total_seconds()
-    wait = polling or ops.Polling(timeout=timeout)
+    wait = polling or usecase.Polling(timeout=timeout)
     channel = settings.slack.alert_channel
     results = await asyncio.gather(
         *(_resume_expired(kube, e, slack, channel, now, wait, journal) for e in expired)
     )
     held = suspended_objects(objs, kube.cluster)
-    return Sweep([o for o in results if o is not None], next_due(objs, now), held, listed)
+    return SuspendSweep([o for o in results if o is not None], next_due(objs, now), held, listed)
 
 
 async def _resume_expired(
@@ -92,7 +90,7 @@ async def _resume_expired(
     slack: SlackGateway | None,
     channel: str,
     now: datetime,
-    polling: ops.Polling,
+    polling: usecase.Polling,
     journal: audit.Journal | None,
 ) -> SuspendOutcome | None:
     target = expired.target
@@ -103,23 +101,27 @@ async def _resume_expired(
             return SuspendPlan("resume", target, expired.record, refusal=CHANGED_BY_HAND)
         return plan_resume(obj, target)
 
-    record = Change("kai-chatops", "resume", words.where(target), "ok", now, EXPIRED)
+    record = Change("kai-chatops", "resume", render_suspend.where(target), "ok", now, EXPIRED)
     try:
-        outcome = await suspend_ops.resume(
+        outcome = await usecase_suspend.resume(
             kube, target, make_plan, user_id="kai-chatops", clock=lambda: now, polling=polling
         )
     except errors.BotError as e:
-        log.error("could not resume %s after its timed suspend: %s", words.where(target), e)
+        log.error(
+            "could not resume %s after its timed suspend: %s", render_suspend.where(target), e
+        )
         why = " (its timed suspend was over)"
         await audit.record_error(
             record, e, who="kai-chatops", why=why, slack=slack, channel=channel, journal=journal
         )
         return None
     if outcome.written is None:
-        log.info("timed suspend of %s left alone: %s", words.where(target), outcome.plan.refusal)
+        log.info(
+            "timed suspend of %s left alone: %s", render_suspend.where(target), outcome.plan.refusal
+        )
         return None
-    change = replace(record, outcome=outcome.outcome, details=words.details(outcome))
-    text = words.auto_resume_announcement(expired, outcome)
+    change = replace(record, outcome=outcome.outcome, details=render_suspend.details(outcome))
+    text = render_suspend.auto_resume_announcement(expired, outcome)
     await audit.record(change, slack=slack, channel=channel, text=text, journal=journal)
     return outcome
 

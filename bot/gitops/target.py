@@ -6,14 +6,14 @@ Pure: resolves `reconcile KIND NS/NAME`, the `kai|keda` shortcuts (from `gitops`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from bot.access.outcomes import AuditOutcome
 from bot.commands.kinds import short_word
 from bot.config.settings import Settings
 from bot.core import errors
-from bot.gitops import kinds as gitops_kinds
+from bot.gitops import kinds
 from bot.gitops.commands import Reconcile, ReconcileShortcut, Sync
 from bot.kube.kinds import ResourceRef
 
@@ -31,7 +31,6 @@ StepState = Literal[
     "blocked",
     "not read back",  # the request was written; what followed could not be read (docs/design.md §2)
 ]
-AuditOutcome = Literal["ok", "failed", "unknown"]  # `bot.access.audit.Outcome`
 
 # How a step ends, as the audit record's outcome (docs/design.md §2 "Safety": `unknown` when the
 # result
@@ -54,7 +53,7 @@ def audit_outcome(state: StepState) -> AuditOutcome:
 
 
 @dataclass(frozen=True)
-class Target:
+class GitopsTarget:
     """One Flux object or Argo CD Application on one cluster."""
 
     kind: str
@@ -62,37 +61,28 @@ class Target:
     name: str
     cluster: str
 
+    def __post_init__(self) -> None:
+        if self.kind not in kinds.BY_KIND:  # a Confirm or approval record we did not write
+            raise errors.UserError(f"{self.kind!r} is not a GitOps kind; nothing was changed.")
+
     @property
     def ref(self) -> ResourceRef:
-        return gitops_kinds.BY_KIND[self.kind]
+        return kinds.BY_KIND[self.kind]
 
     @property
     def is_application(self) -> bool:
         return self.kind == "Application"
 
-    @property
-    def key(self) -> str:
-        """Identifies the object for the in-flight check: `sim/HelmRelease/ns/name`."""
-        return f"{self.cluster}/{self.kind}/{self.namespace}/{self.name}"
-
     def describe(self) -> str:
         """`HelmRelease flux-system/kai-scheduler`."""
         return f"{self.kind} {self.namespace}/{self.name}"
-
-    def params(self) -> dict[str, str]:
-        """The target as confirmation parameters (strings only)."""
-        return {"kind": self.kind, "ns": self.namespace, "name": self.name, "cluster": self.cluster}
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, str]) -> Target:
-        return cls(params["kind"], params["ns"], params["name"], params["cluster"])
 
 
 @dataclass(frozen=True)
 class Request:
     """What the user asked for, resolved against the configuration."""
 
-    target: Target
+    target: GitopsTarget
     with_source: bool = False
     hard: bool = False
     force: bool = False
@@ -110,7 +100,7 @@ class Request:
         return f"reconcile {self.flags}".strip()
 
 
-def command_for(action: str, target: Target, command: str, default_cluster: str = "") -> str:
+def command_for(action: str, target: GitopsTarget, command: str, default_cluster: str = "") -> str:
     """`/kai resume hr flux-system/kai-scheduler` (with `--cluster` when not the default)."""
     text = f"{command} {action} {short_word(target.kind)} {target.namespace}/{target.name}"
     return text if target.cluster == default_cluster else f"{text} --cluster {target.cluster}"
@@ -125,9 +115,9 @@ def resolve_request(parsed: Reconcile | ReconcileShortcut | Sync, settings: Sett
     """
     cluster = settings.cluster(parsed.cluster).name
     if isinstance(parsed, Sync):
-        return Request(Target("Application", parsed.namespace, parsed.name, cluster))
+        return Request(GitopsTarget("Application", parsed.namespace, parsed.name, cluster))
     if isinstance(parsed, Reconcile):
-        target = Target(parsed.kind, parsed.namespace, parsed.name, cluster)
+        target = GitopsTarget(parsed.kind, parsed.namespace, parsed.name, cluster)
         return Request(target, parsed.with_source, parsed.hard, parsed.force, parsed.reset)
     shortcut = settings.gitops.shortcut(parsed.target)
     if shortcut is None:
@@ -135,7 +125,7 @@ def resolve_request(parsed: Reconcile | ReconcileShortcut | Sync, settings: Sett
             f"`reconcile {parsed.target}` is not configured: set gitops.{parsed.target} in the "
             f"configuration, e.g. {{kind: helmrelease, name: flux-system/{parsed.target}}}."
         )
-    target = Target(shortcut.kind, shortcut.namespace, shortcut.name, cluster)
+    target = GitopsTarget(shortcut.kind, shortcut.namespace, shortcut.name, cluster)
     if parsed.with_source and target.kind not in _WITH_SOURCE_KINDS:
         raise errors.UserError(f"--with-source is not for {target.describe()} (an Application).")
     if parsed.hard and not target.is_application:

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.core import conditions as c
+from bot.core import conditions
 from bot.core.models import RawObject
 
 BLOCKED = "cannot sync: blocked by sync window"  # server/application/application.go `Sync`
@@ -54,22 +54,26 @@ class SyncWindow:
 
 def read_windows(project: RawObject) -> tuple[SyncWindow, ...]:
     """The AppProject's sync windows, as written."""
-    windows = c.spec(project).get("syncWindows")
-    return tuple(_window(c.as_mapping(w)) for w in windows) if isinstance(windows, list) else ()
+    windows = conditions.spec(project).get("syncWindows")
+    return (
+        tuple(_window(conditions.as_mapping(w)) for w in windows)
+        if isinstance(windows, list)
+        else ()
+    )
 
 
 def _window(raw: Mapping[str, Any]) -> SyncWindow:
     return SyncWindow(
-        kind=c.as_text(raw.get("kind")),
-        schedule=c.as_text(raw.get("schedule")),
-        duration=c.as_text(raw.get("duration")),
+        kind=conditions.as_text(raw.get("kind")),
+        schedule=conditions.as_text(raw.get("schedule")),
+        duration=conditions.as_text(raw.get("duration")),
         applications=_texts(raw.get("applications")),
         namespaces=_texts(raw.get("namespaces")),
         clusters=_texts(raw.get("clusters")),
         manual_sync=raw.get("manualSync") is True,
-        time_zone=c.as_text(raw.get("timeZone")),
+        time_zone=conditions.as_text(raw.get("timeZone")),
         and_operator=raw.get("andOperator") is True,
-        description=c.as_text(raw.get("description")),
+        description=conditions.as_text(raw.get("description")),
     )
 
 
@@ -85,11 +89,11 @@ def matching(windows: Sequence[SyncWindow], app: RawObject) -> tuple[SyncWindow,
 
 
 def _matches(window: SyncWindow, app: RawObject) -> bool:
-    destination = c.as_mapping(c.spec(app).get("destination"))
-    app_name = c.as_text(c.metadata(app).get("name"))
-    cluster_names = [c.as_text(destination.get(k)) for k in ("name", "server")]
+    destination = conditions.as_mapping(conditions.spec(app).get("destination"))
+    app_name = conditions.as_text(conditions.metadata(app).get("name"))
+    cluster_names = [conditions.as_text(destination.get(k)) for k in ("name", "server")]
     cluster_names = [name for name in cluster_names if name]  # an empty one never matches
-    namespace = c.as_text(destination.get("namespace"))
+    namespace = conditions.as_text(destination.get("namespace"))
     results = [
         any(_glob(p, v) for p in patterns for v in values)
         for patterns, values in (
@@ -162,7 +166,7 @@ def parse_go_duration(text: str) -> timedelta:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class WindowVerdict:
     """Whether a manual sync may run now, and if not, the windows that forbid it."""
 
     allowed: bool
@@ -177,7 +181,9 @@ class Verdict:
         return f"{BLOCKED} ({named})" if named else BLOCKED
 
 
-def check_manual_sync(windows: Sequence[SyncWindow], app: RawObject, now: datetime) -> Verdict:
+def check_manual_sync(
+    windows: Sequence[SyncWindow], app: RawObject, now: datetime
+) -> WindowVerdict:
     """`SyncWindows.Matches(app).CanSync(true, nil)` at `now`: an active deny window forbids a
     sync unless every active deny window has `manualSync`; else an active allow window
     permits it; else allow windows, none active, forbid it unless all of them have
@@ -187,18 +193,18 @@ def check_manual_sync(windows: Sequence[SyncWindow], app: RawObject, now: dateti
         active = [w for w in applying if is_active(w, now)]
         inactive_allows = [w for w in applying if w.kind == "allow" and w not in active]
     except InvalidWindow as e:
-        return Verdict(False, error=str(e))
+        return WindowVerdict(False, error=str(e))
     denies = [w for w in active if w.kind == "deny"]
     if denies:
         manual = all(w.manual_sync for w in denies)
-        return Verdict(True) if manual else Verdict(False, tuple(denies))
+        return WindowVerdict(True) if manual else WindowVerdict(False, tuple(denies))
     if any(w.kind == "allow" for w in active) or not inactive_allows:
-        return Verdict(True)
+        return WindowVerdict(True)
     if all(w.manual_sync for w in inactive_allows):
-        return Verdict(True)
-    return Verdict(False, tuple(inactive_allows))
+        return WindowVerdict(True)
+    return WindowVerdict(False, tuple(inactive_allows))
 
 
 def project_name(app: RawObject) -> str:
     """The Application's AppProject (`spec.project`; Argo CD's `default` when empty)."""
-    return c.as_text(c.spec(app).get("project")) or "default"
+    return conditions.as_text(conditions.spec(app).get("project")) or "default"

@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from bot.access.approvals import Approval
-from bot.access.render_approval import describe
 from bot.alerts.model import AlertState, ClusterAlerts, Phase, Severity
 from bot.core.durations import format_duration
 from bot.home.model import AlertLine, AlertPhase, ApprovalLine, HeldObject, QueueMark
@@ -97,7 +96,4 @@ def approval_lines(records: Iterable[Approval], now: datetime) -> list[ApprovalL
         (r for r in records if r.state == "waiting" and not r.is_expired(now)),
         key=lambda r: r.expires_at,
     )
-    return [
-        ApprovalLine(r.id, r.requested_by, describe(r.action, r.params), r.expires_at)
-        for r in waiting
-    ]
+    return [ApprovalLine(r.id, r.requested_by, r.what, r.expires_at) for r in waiting]

@@ -1,5 +1,7 @@
-"""KEDA pause and resume: pure plans (`pause`), use-cases (`ops`, `expiry`), their words
-(`render`, `render_changes`), and the subcommands (`commands`).
+"""KEDA pause and resume: pure plans (`pause`), use-cases (`usecase`, `expiry`), their change
+kinds for `bot.changes` (`change`), their words (`render`, `render_changes`), and the
+subcommands (`commands`).
 
-Imports `bot.rules`, `bot.access`, `bot.commands`, the gateways and the core; no other feature.
+Imports `bot.rules`, `bot.access`, `bot.changes.kinds`, `bot.commands`, the gateways and the
+core; no other feature.
 """

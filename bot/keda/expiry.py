@@ -19,15 +19,15 @@ from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.models import RawObject
 from bot.keda import render_changes
-from bot.keda.ops import REFS, AckWait, apply_plan
 from bot.keda.pause import (
     ExpiredPause,
-    Outcome,
+    PauseOutcome,
     Plan,
     find_expired_pause,
     next_due,
     plan_resume,
 )
+from bot.keda.usecase import REFS, AckWait, apply_plan
 from bot.kube import kinds
 from bot.kube.ports import KubeReader, KubeWriter
 from bot.rules import keda
@@ -39,12 +39,12 @@ EXPIRED = "timed pause expired"  # the reason of an automatic resume's audit lin
 
 
 @dataclass(frozen=True)
-class Sweep:
+class PauseSweep:
     """What one pass found: the resumes that wrote something, when the next pause is due, and
     what it saw paused (`held`) in the places it could list in full (`listed`), for the
     reminders of pauses without an end."""
 
-    outcomes: list[Outcome]
+    outcomes: list[PauseOutcome]
     next_due: datetime | None
     held: list[HeldObject] = field(default_factory=list)
     listed: list[Place] = field(default_factory=list)
@@ -58,7 +58,7 @@ async def resume_expired_pauses(
     *,
     wait: AckWait | None = None,
     journal: audit.Journal | None = None,
-) -> list[Outcome]:
+) -> list[PauseOutcome]:
     """Resume our pauses in `keda.namespaces` whose `pause-until` has passed, on one cluster.
 
     Each resume is posted in `slack.alert_channel` ("resumed automatically after 2h", who paused
@@ -80,7 +80,7 @@ async def sweep(
     *,
     wait: AckWait | None = None,
     journal: audit.Journal | None = None,
-) -> Sweep:
+) -> PauseSweep:
     """`resume_expired_pauses`, also saying when the soonest pause still running is due."""
     places = [(ref, ns) for ns in settings.keda.namespaces for ref in REFS]
     pages = await asyncio.gather(*(_list_quietly(kube, ref, ns) for ref, ns in places))
@@ -98,7 +98,7 @@ async def sweep(
         )
     )
     outcomes = [outcome for outcome in results if outcome is not None]
-    return Sweep(outcomes, next_due(objs, now), paused_objects(objs, kube.cluster), listed)
+    return PauseSweep(outcomes, next_due(objs, now), paused_objects(objs, kube.cluster), listed)
 
 
 async def _resume_expired(
@@ -109,7 +109,7 @@ async def _resume_expired(
     now: datetime,
     wait: AckWait,
     journal: audit.Journal | None = None,
-) -> Outcome | None:
+) -> PauseOutcome | None:
     target = expired.target
 
     def make_plan(obj: RawObject) -> Plan:

@@ -8,7 +8,6 @@ pause keys and the record (merge-patch null), never writes "false". No I/O, no c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -20,21 +19,23 @@ from bot.kube import kinds
 from bot.rules import keda
 from bot.rules.keda import PauseState
 
-Action = Literal["pause", "resume"]
+PauseAction = Literal["pause", "resume"]
 RECORD_KEYS = (keda.PAUSED_BY, keda.PAUSED_AT, keda.PAUSE_REASON, keda.PAUSE_UNTIL)
 _REFS = {"ScaledJob": kinds.SCALED_JOB, "ScaledObject": kinds.SCALED_OBJECT}
-# The reason rides in the signed Confirm button, whose value Slack caps at 2000 characters.
-MAX_REASON = 500
 
 
 @dataclass(frozen=True)
-class Target:
+class KedaTarget:
     """One ScaledJob or ScaledObject on one cluster."""
 
     kind: str  # "ScaledJob" or "ScaledObject"
     namespace: str
     name: str
     cluster: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in _REFS:  # a Confirm or approval record we did not write
+            raise errors.UserError(f"{self.kind!r} is not a KEDA kind; nothing was changed.")
 
     @property
     def ref(self) -> kinds.ResourceRef:
@@ -48,19 +49,6 @@ class Target:
         """`ScaledJob annia/annia-worker on sim`."""
         return f"{self.kind} {self.namespace}/{self.name} on {self.cluster}"
 
-    def params(self) -> dict[str, str]:
-        """The target as confirmation parameters (strings only)."""
-        return {
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-            "cluster": self.cluster,
-        }
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, str]) -> Target:
-        return cls(params["kind"], params["namespace"], params["name"], params["cluster"])
-
 
 @dataclass(frozen=True)
 class Plan:
@@ -70,8 +58,8 @@ class Plan:
     `nothing_to_do` says why (already paused, not paused), nothing is written at all.
     """
 
-    action: Action
-    target: Target
+    action: PauseAction
+    target: KedaTarget
     before: PauseState
     annotations: Mapping[str, str | None] = field(default_factory=dict)
     until: datetime | None = None
@@ -86,7 +74,7 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class PauseOutcome:
     """What applying a plan did: the state read back after the write, and whether KEDA followed.
 
     `after` is None when nothing was written. `acknowledged` says whether KEDA's `Paused`
@@ -127,7 +115,7 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Row:
+class KedaRow:
     """One line of the `/kai scaledjobs` listing."""
 
     kind: str
@@ -141,7 +129,7 @@ class Row:
 class ExpiredPause:
     """A timed pause of ours whose `pause-until` has passed."""
 
-    target: Target
+    target: KedaTarget
     state: PauseState
     until: datetime
     paused_at: datetime | None
@@ -168,18 +156,8 @@ def check_namespace(namespace: str, allowed: Sequence[str]) -> None:
     )
 
 
-def check_reason(reason: str) -> None:
-    """Raises UserError for a reason too long to carry in a Confirm button."""
-    # JSON-escaped length: non-ASCII characters take up to 12 characters each in the button.
-    if len(json.dumps(reason)) - 2 > MAX_REASON:
-        raise errors.UserError(
-            f"The reason is too long ({len(reason)} characters); keep it under {MAX_REASON} "
-            "(fewer with emoji or non-Latin letters). Nothing was changed."
-        )
-
-
 def plan_pause(
-    target: Target,
+    target: KedaTarget,
     obj: RawObject,
     *,
     user: str,
@@ -204,7 +182,7 @@ def plan_pause(
     return Plan("pause", target, state, patch, until)
 
 
-def plan_resume(target: Target, obj: RawObject) -> Plan:
+def plan_resume(target: KedaTarget, obj: RawObject) -> Plan:
     """Resume: delete the pause keys (ScaledObject: `paused-replicas` too) and our record."""
     state = keda.read_pause_state(obj)
     if not state.paused:
@@ -220,11 +198,11 @@ def plan_resume(target: Target, obj: RawObject) -> Plan:
     return Plan("resume", target, state, {k: None for k in keys if k in present})
 
 
-def summarise(obj: RawObject) -> Row:
+def summarise(obj: RawObject) -> KedaRow:
     """The listing row of a ScaledJob or ScaledObject: its verdict and its pause state."""
     verdict = keda.evaluate_keda_object(obj)
     state = keda.read_pause_state(obj)
-    return Row(state.kind, verdict.namespace or "", verdict.name, verdict, state)
+    return KedaRow(state.kind, verdict.namespace or "", verdict.name, verdict, state)
 
 
 def find_expired_pause(obj: RawObject, cluster: str, now: datetime) -> ExpiredPause | None:
@@ -239,7 +217,7 @@ def find_expired_pause(obj: RawObject, cluster: str, now: datetime) -> ExpiredPa
     if state.paused_value != "true" or not state.paused_by or until is None or until > now:
         return None
     namespace = conditions.object_namespace(obj) or ""
-    target = Target(state.kind, namespace, conditions.object_name(obj), cluster)
+    target = KedaTarget(state.kind, namespace, conditions.object_name(obj), cluster)
     return ExpiredPause(target, state, until, conditions.parse_timestamp(state.paused_at))
 
 

@@ -17,11 +17,10 @@ from bot.core import conditions
 from bot.core.durations import format_duration
 from bot.core.models import Health
 from bot.core.rich import Rich, rich_text
-from bot.keda.pause import Row, Target
+from bot.keda.pause import KedaRow, KedaTarget
 from bot.rules import keda
 from bot.rules.keda import PauseState
-from bot.slack import blocks as render
-from bot.slack import limits
+from bot.slack import blocks, limits
 from bot.slack.blocks import Block, Message
 
 MAX_LINE = 600  # one object's line, so a hand-written annotation cannot crowd out the rest
@@ -34,14 +33,14 @@ _MINUTE = timedelta(minutes=1)
 
 
 def listing_message(
-    rows: Sequence[Row], *, cluster: str, scope: str, now: datetime, command: str = "/kai"
+    rows: Sequence[KedaRow], *, cluster: str, scope: str, now: datetime, command: str = "/kai"
 ) -> Message:
     """The `/kai scaledjobs` reply: every object grouped by namespace, or a summary if too long."""
     title = f"KEDA ScaledJobs and ScaledObjects on {cluster}: {scope}"
     if not rows:
         note = f"No ScaledJobs or ScaledObjects in {scope} on {cluster}."
-        blocks = [render.header(title), render.section(render.escape(note))]
-        return render.fit_message({"text": note, "blocks": blocks})
+        empty = [blocks.header(title), blocks.section(blocks.escape(note))]
+        return blocks.fit_message({"text": note, "blocks": empty})
     sections, packed = pack_sections(rows, now, BLOCK_BUDGET)
     visible, notes = list(rows), []
     if packed < len(rows):
@@ -54,17 +53,17 @@ def listing_message(
         notes = [left_out_text(left_out, rows, command)]
     counts = count_text(rows)
     text = _fallback_text(title, counts, visible, notes, now)
-    blocks = [render.header(title), render.context(counts), *sections]
-    blocks += [render.context(render.escape(note)) for note in notes]
-    return render.fit_message({"text": text, "blocks": blocks})
+    parts = [blocks.header(title), blocks.context(counts), *sections]
+    parts += [blocks.context(blocks.escape(note)) for note in notes]
+    return blocks.fit_message({"text": text, "blocks": parts})
 
 
 def _fallback_text(
-    title: str, counts: str, visible: Sequence[Row], notes: list[str], now: datetime
+    title: str, counts: str, visible: Sequence[KedaRow], notes: list[str], now: datetime
 ) -> str:
     """The plain text: every line shown, or if too long the ones needing attention, or none."""
     for chosen in (visible, [r for r in visible if needs_attention(r)]):
-        lines = [render.escape(str(object_line(r, now, md=False))) for r in chosen]
+        lines = [blocks.escape(str(object_line(r, now, md=False))) for r in chosen]
         if len(chosen) < len(visible):
             lines.append(f"{len(visible) - len(chosen)} Healthy: see the message.")
         text = "\n".join([title, counts, *lines, *notes])
@@ -73,12 +72,14 @@ def _fallback_text(
     return "\n".join([title, f"{counts} (details in the message)", *notes])
 
 
-def needs_attention(row: Row) -> bool:
+def needs_attention(row: KedaRow) -> bool:
     """Not Healthy, or Healthy with a note (KEDA lagging, a leftover pause record)."""
     return not row.verdict.health.is_healthy or bool(_notes(row))
 
 
-def pack_sections(rows: Sequence[Row], now: datetime, max_blocks: int) -> tuple[list[Block], int]:
+def pack_sections(
+    rows: Sequence[KedaRow], now: datetime, max_blocks: int
+) -> tuple[list[Block], int]:
     """Object lines under namespace headings, in order, in sections of SECTION_BUDGET characters.
 
     Returns:
@@ -87,35 +88,35 @@ def pack_sections(rows: Sequence[Row], now: datetime, max_blocks: int) -> tuple[
     sections: list[Block] = []
     body, pending, packed, namespace = Rich(), 0, 0, None
     for row in rows:
-        title = f"*{render.escape(row.namespace)}*"
+        title = f"*{blocks.escape(row.namespace)}*"
         line = object_line(row, now, md=True)
         addition = line if row.namespace == namespace else rich_text(f"{title}\n", line)
         if body and len(body) + 1 + len(addition) > SECTION_BUDGET:
             if len(sections) == max_blocks:
                 return sections, packed
-            sections.append(render.section(body))
+            sections.append(blocks.section(body))
             body, packed, pending = Rich(), packed + pending, 0
             addition = rich_text(f"{title} (continued)\n", line) if addition == line else addition
         body = rich_text(body, "\n", addition) if body else addition
         pending, namespace = pending + 1, row.namespace
     if body and len(sections) < max_blocks:
-        sections.append(render.section(body))
+        sections.append(blocks.section(body))
         packed += pending
     return sections, packed
 
 
-def _key(row: Row) -> tuple[str, str, str]:
+def _key(row: KedaRow) -> tuple[str, str, str]:
     return (row.namespace, row.kind, row.name)
 
 
-def count_text(rows: Sequence[Row]) -> str:
+def count_text(rows: Sequence[KedaRow]) -> str:
     """`3 objects in 1 namespace: 2 Healthy · 1 Suspended`, worst verdicts first."""
     namespaces = len({r.namespace for r in rows})
     where = f"{_plural(len(rows), 'object')} in {_plural(namespaces, 'namespace')}"
     return f"{where}: {_by_health(rows, ' · ')}"
 
 
-def left_out_text(left_out: Sequence[Row], rows: Sequence[Row], command: str) -> str:
+def left_out_text(left_out: Sequence[KedaRow], rows: Sequence[KedaRow], command: str) -> str:
     """What a summarised listing does not show one by one, and how to see it."""
     namespaces = sorted({r.namespace for r in left_out})
     where = ", ".join(namespaces[:10])
@@ -130,30 +131,30 @@ def left_out_text(left_out: Sequence[Row], rows: Sequence[Row], command: str) ->
     return f"{text} `kubectl get scaledjobs,scaledobjects -n {namespaces[0]}` lists them all."
 
 
-def _by_health(rows: Sequence[Row], separator: str) -> str:
+def _by_health(rows: Sequence[KedaRow], separator: str) -> str:
     counts = Counter(r.verdict.health for r in rows)
     return separator.join(f"{counts[h]} {h.value}" for h in _ORDER if counts[h])
 
 
-def object_line(row: Row, now: datetime, *, md: bool) -> Rich:
+def object_line(row: KedaRow, now: datetime, *, md: bool) -> Rich:
     """One object: verdict, kind and name, its pause (who, when, until, why) or its problem."""
     health = row.verdict.health
-    name = f"*{render.escape(row.name)}*" if md else f"{row.namespace}/{row.name}"
-    line = rich_text(f"{render.ICONS[health]} {name}" if md else name, f" ({row.kind}): ")
+    name = f"*{blocks.escape(row.name)}*" if md else f"{row.namespace}/{row.name}"
+    line = rich_text(f"{blocks.ICONS[health]} {name}" if md else name, f" ({row.kind}): ")
     line += health.value
     notes = _notes(row)
     if row.state.paused:
         line += " — " + pause_words(row.state, now, md=md)
     elif not health.is_healthy:
-        line += " — " + (render.escape(row.verdict.message) if md else row.verdict.message)
+        line += " — " + (blocks.escape(row.verdict.message) if md else row.verdict.message)
         # The verdict's message already carries the disagreement note.
         notes = [n for n in notes if n != row.state.disagreement]
     for note in notes:
-        line += f" (note: {render.escape(note) if md else note})"
-    return render.truncate(line, MAX_LINE)
+        line += f" (note: {blocks.escape(note) if md else note})"
+    return blocks.truncate(line, MAX_LINE)
 
 
-def _notes(row: Row) -> list[str]:
+def _notes(row: KedaRow) -> list[str]:
     state = row.state
     notes = [state.disagreement] if state.disagreement else []
     if not state.paused and (state.paused_by or state.until):
@@ -166,7 +167,7 @@ def pause_words(state: PauseState, now: datetime, *, md: bool) -> Rich:
 
     Hand-written values are escaped for mrkdwn (`md`), so none can mention or link anyone.
     """
-    shown = render.escape if md else str
+    shown = blocks.escape if md else str
     if state.paused_by:
         text = rich_text("paused by ", user_ref(state.paused_by, md=md))
     else:
@@ -197,7 +198,7 @@ def annotation_words(state: PauseState) -> str:
 def user_ref(user: str, *, md: bool) -> Rich:
     """A Slack mention for a user ID we wrote; anything else hand-written, shown as text."""
     if md:
-        return render.mention(user) if _USER_ID.fullmatch(user) else rich_text(render.escape(user))
+        return blocks.mention(user) if _USER_ID.fullmatch(user) else rich_text(blocks.escape(user))
     return rich_text(user)
 
 
@@ -230,7 +231,7 @@ def short_duration(span: timedelta) -> str:
     return format_duration(timedelta(seconds=seconds))
 
 
-def missing_text(target: Target, other_exists: bool) -> str:
+def missing_text(target: KedaTarget, other_exists: bool) -> str:
     """The object does not exist; say so, and point at the other kind when it has that name."""
     text = (
         f"{target.kind} {target.namespace}/{target.name} does not exist on cluster "

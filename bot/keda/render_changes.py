@@ -11,11 +11,11 @@ from datetime import datetime, timedelta
 
 from bot.core.durations import format_duration
 from bot.core.rich import Rich, rich_text
-from bot.keda.pause import ExpiredPause, Outcome, Plan, Target
+from bot.keda.pause import ExpiredPause, KedaTarget, PauseOutcome, Plan
 from bot.keda.render import annotation_words, pause_words, show_time, user_ref
 from bot.rules import keda
 from bot.rules.keda import PauseState
-from bot.slack import blocks as render
+from bot.slack import blocks
 from bot.slack.blocks import Message
 
 _EFFECT = {
@@ -56,7 +56,7 @@ def confirm_lines(
     return lines
 
 
-def resume_args(target: Target) -> str:
+def resume_args(target: KedaTarget) -> str:
     """`annia/annia-worker`, or `scaledobject annia/annia-api`."""
     word = "scaledobject " if target.kind == "ScaledObject" else ""
     return f"{word}{target.namespace}/{target.name}"
@@ -66,13 +66,13 @@ def nothing_message(plan: Plan, now: datetime) -> Message:
     """Nothing to write (already paused, not paused): say so, and how it stands."""
     head = f"{plan.target.describe()}: {plan.nothing_to_do}; nothing was changed."
     if not plan.before.paused:
-        return render.text_message(head, mrkdwn=f":information_source: {render.escape(head)}")
-    plain = render.escape(f"{head} It is {pause_words(plan.before, now, md=False)!s}.")
-    md = rich_text(f"{render.escape(head)} It is ", pause_words(plan.before, now, md=True), ".")
-    return render.text_message(plain, mrkdwn=":information_source: " + md)
+        return blocks.text_message(head, mrkdwn=f":information_source: {blocks.escape(head)}")
+    plain = blocks.escape(f"{head} It is {pause_words(plan.before, now, md=False)!s}.")
+    md = rich_text(f"{blocks.escape(head)} It is ", pause_words(plan.before, now, md=True), ".")
+    return blocks.text_message(plain, mrkdwn=":information_source: " + md)
 
 
-def result_message(outcome: Outcome, *, wait_timeout: float, now: datetime) -> Message:
+def result_message(outcome: PauseOutcome, *, wait_timeout: float, now: datetime) -> Message:
     """The change as the object reads back, then whether KEDA acknowledged it."""
     plan, after = outcome.plan, outcome.after
     if after is None:
@@ -84,15 +84,15 @@ def result_message(outcome: Outcome, *, wait_timeout: float, now: datetime) -> M
             f"it could not be read back afterwards ({outcome.read_error}), so whether KEDA "
             "acknowledged it is not known. List it again to see where it stands."
         )
-        safe = render.escape(text)
-        return render.text_message(safe, mrkdwn=f"{_icon(outcome)} {safe}")
+        safe = blocks.escape(text)
+        return blocks.text_message(safe, mrkdwn=f"{_icon(outcome)} {safe}")
     if not outcome.took_effect:
         text = (
             f"The patch was accepted, but {name} now reads {annotation_words(after)}: "
             "someone changed it at the same time. List it again to see where it stands."
         )
-        safe = render.escape(text)
-        return render.text_message(safe, mrkdwn=f":warning: {safe}")
+        safe = blocks.escape(text)
+        return blocks.text_message(safe, mrkdwn=f":warning: {safe}")
     if plan.action == "pause":
         written = f'it now carries {keda.PAUSED}: "true"'
         written += f", until {show_time(_iso(plan))} (resumed automatically)" if plan.until else ""
@@ -106,11 +106,11 @@ def result_message(outcome: Outcome, *, wait_timeout: float, now: datetime) -> M
         text += ack_words(outcome, wait_timeout)
     if plan.action == "resume" and after.paused_directions:
         text += f" {remaining_words(after)}"
-    safe = render.escape(text)
-    return render.text_message(safe, mrkdwn=f"{_icon(outcome)} {safe}")
+    safe = blocks.escape(text)
+    return blocks.text_message(safe, mrkdwn=f"{_icon(outcome)} {safe}")
 
 
-def ack_words(outcome: Outcome, wait_timeout: float) -> str:
+def ack_words(outcome: PauseOutcome, wait_timeout: float) -> str:
     """Whether KEDA's `Paused` condition followed the annotation."""
     expected = str(_expected_condition(outcome))
     if outcome.acknowledged and outcome.plan.before.condition_paused is (expected == "True"):
@@ -126,34 +126,36 @@ def ack_words(outcome: Outcome, wait_timeout: float) -> str:
     )
 
 
-def announcement_text(outcome: Outcome, *, user: str, requested_by: str, now: datetime) -> Rich:
+def announcement_text(
+    outcome: PauseOutcome, *, user: str, requested_by: str, now: datetime
+) -> Rich:
     """The channel's record of the change (mrkdwn): who, what, why, until when, KEDA's answer."""
     plan = outcome.plan
-    name = render.escape(plan.target.describe())
+    name = blocks.escape(plan.target.describe())
     who = user_ref(user, md=True)
     if requested_by and requested_by != user:
         who = rich_text(who, " (asked by ", user_ref(requested_by, md=True), ")")
     if plan.action == "pause":
         reason = plan.annotations.get(keda.PAUSE_REASON) or "none given"
         until = f"until {show_time(_iso(plan))}" if plan.until else "until resumed"
-        done = rich_text(f" paused {name} {until}. Reason: {render.escape(reason)}.")
+        done = rich_text(f" paused {name} {until}. Reason: {blocks.escape(reason)}.")
     else:
         done = rich_text(f" resumed {name} (it was ", pause_words(plan.before, now, md=True), ").")
     text = rich_text(f"{_icon(outcome)} ", who, done)
     return text + f" {_short_ack(outcome)}{_remaining_note(outcome)}"
 
 
-def auto_resume_text(expired: ExpiredPause, outcome: Outcome) -> Rich:
+def auto_resume_text(expired: ExpiredPause, outcome: PauseOutcome) -> Rich:
     """The channel's record of a timed pause ending (mrkdwn)."""
-    name = render.escape(expired.target.describe())
+    name = blocks.escape(expired.target.describe())
     length = expired.length
     after = f"after {format_duration(length)}" if length is not None else "(its time was up)"
     state = expired.state
     text = rich_text(f":arrow_forward: {name} resumed automatically {after}", " (paused by ")
     text += user_ref(state.paused_by or "unknown", md=True)
     if state.paused_at:
-        text += f" at {render.escape(show_time(state.paused_at))}"
-    text += f": {render.escape(state.reason)})." if state.reason else ", no reason given)."
+        text += f" at {blocks.escape(show_time(state.paused_at))}"
+    text += f": {blocks.escape(state.reason)})." if state.reason else ", no reason given)."
     return text + f" {_short_ack(outcome)}{_remaining_note(outcome)}"
 
 
@@ -168,14 +170,14 @@ def pause_details(state: PauseState) -> dict[str, str]:
     return {key: value for key, value in fields.items() if value}
 
 
-def refused_message(action: str, target: Target, error: Exception) -> Message:
+def refused_message(action: str, target: KedaTarget, error: Exception) -> Message:
     """The cluster answered 403: nothing changed, and what RBAC is missing."""
     text = (
         f"Could not {action} {target.describe()}: the cluster refused it (403 Forbidden), so "
         f"nothing was changed. {error}"
     )
-    safe = render.escape(text)
-    return render.text_message(safe, mrkdwn=f":no_entry: {safe}")
+    safe = blocks.escape(text)
+    return blocks.text_message(safe, mrkdwn=f":no_entry: {safe}")
 
 
 def _when_hint(key: str, duration: timedelta | None) -> str:
@@ -221,7 +223,7 @@ def remaining_words(state: PauseState) -> str:
     )
 
 
-def _remaining_note(outcome: Outcome) -> str:
+def _remaining_note(outcome: PauseOutcome) -> str:
     after = outcome.after
     if outcome.plan.action != "resume" or after is None or not after.paused_directions:
         return ""
@@ -229,14 +231,14 @@ def _remaining_note(outcome: Outcome) -> str:
     return f" Its {directions} pause ({', '.join(keda.direction_keys(after))}) stays."
 
 
-def _expected_condition(outcome: Outcome) -> bool:
+def _expected_condition(outcome: PauseOutcome) -> bool:
     """What KEDA's Paused condition reads once it has followed this change: True after a pause,
     and after a resume while a one-direction pause stays."""
     remaining = outcome.after is not None and bool(outcome.after.paused_directions)
     return outcome.plan.action == "pause" or remaining
 
 
-def _short_ack(outcome: Outcome) -> str:
+def _short_ack(outcome: PauseOutcome) -> str:
     if outcome.read_error:
         return "It could not be read back after the change, so KEDA's answer is not known."
     if not outcome.acknowledged:
@@ -247,7 +249,7 @@ def _short_ack(outcome: Outcome) -> str:
     return "KEDA acknowledged it."
 
 
-def _icon(outcome: Outcome) -> str:
+def _icon(outcome: PauseOutcome) -> str:
     if outcome.read_error:
         return ":grey_question:"
     if not outcome.acknowledged:

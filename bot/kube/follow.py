@@ -6,8 +6,8 @@ request, where polls see it up to a poll interval late, in many. When the API fo
 (403) or the watch breaks (410 Expired, a dropped connection, a stream ended early),
 `watch_until` says the wait is not over and `follow` polls the rest of it. The watch is the
 bot's own read (never impersonated) on the one watch transport (`bot.kube.watches`), holding no
-client thread. The one `follow` of KEDA pauses (`bot.keda.ops`) and GitOps requests
-(`bot.gitops.ops`).
+client thread. The one `follow` of KEDA pauses (`bot.keda.usecase`) and GitOps requests
+(`bot.gitops.usecase`).
 """
 
 from __future__ import annotations

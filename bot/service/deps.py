@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 
-from bot.access import approval_store, confirmations, grouped
-from bot.access import journal as change_journal
+from bot.access import approval_store, confirmations, grouped, journal
 from bot.access.approval_store import ApprovalStore
 from bot.access.gate import Gate
 from bot.access.journal import ChangeJournal
@@ -18,10 +18,13 @@ from bot.alerts.drain import SLACK_BACKOFFS, Poster
 from bot.alerts.lease import LeaderLease, default_identity
 from bot.alerts.store import AlertStore
 from bot.alerts.usecase import AlertDesk
+from bot.changes import registry
+from bot.changes.pipeline import ChangePipeline
 from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.core.models import HealthReport
+from bot.keda.usecase import AckWait
 from bot.kube import gateway as kube_gateway
 from bot.kube.ports import KubeWriter
 from bot.service.inflight import InFlight
@@ -85,7 +88,9 @@ class Deps:
     - `clock` (the service's now; tests move it) and `monotonic` (timing that must survive
       clock steps); `health_checks` (one health check per cluster at a time); `inflight`
       (the work a shutdown waits for); `approvals`, the changes waiting for a second
-      operator (`access.approval`), beside `once`.
+      operator (`access.approval`), beside `once`;
+    - `changes`, the change pipeline every write goes through (`bot.changes`), whose KEDA
+      changes wait `keda_wait` for KEDA's answer.
     """
 
     settings: Settings
@@ -103,11 +108,18 @@ class Deps:
     health_checks: SingleFlight[str, HealthReport] = field(default_factory=SingleFlight)
     inflight: InFlight = field(default_factory=InFlight)
     approvals: ApprovalStore | None = None  # always set by `build_deps`
+    keda_wait: AckWait = field(default_factory=AckWait)
 
     @property
     def gate(self) -> Gate:
         """Who may look and who may change things (`access`), asking Slack for user groups."""
         return Gate(self.settings.access, self.slack)
+
+    @cached_property
+    def changes(self) -> ChangePipeline:
+        """The change pipeline (ask, claim once, approval, as the person, the record), with its
+        own memory of the objects a request is under way for."""
+        return ChangePipeline(self, registry.change_kinds(keda_wait=self.keda_wait))
 
     def kube_for(self, cluster: str | None) -> KubeWriter:
         """The gateway for `--cluster NAME`, or the first configured cluster.
@@ -138,11 +150,13 @@ def build_deps(
     monotonic: Callable[[], float] = time.monotonic,
     slack_timeout: float = slack_client.SLACK_TIMEOUT,
     slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
+    keda_wait: AckWait | None = None,
 ) -> Deps:
     """Connect to every configured cluster and Slack, open the state, and bundle it all.
 
-    The test bed passes its clocks, a short Slack timeout and no backoffs between tries of an
-    alert message; the service takes the defaults.
+    The test bed passes its clocks, a short Slack timeout, no backoffs between tries of an
+    alert message, and a short wait for KEDA (its cluster may run no KEDA); the service takes
+    the defaults.
 
     Raises:
         ConfigError: the state or the Lease cannot be used as configured.
@@ -179,10 +193,11 @@ def build_deps(
         alert_store=store,
         alerts=desk,
         lease=lease,
-        journal=change_journal.open_journal(settings, home),
+        journal=journal.open_journal(settings, home),
         clock=clock,
         monotonic=monotonic,
         approvals=approval_store.open_store(settings, home),
+        keda_wait=keda_wait or AckWait(),
     )
 
 

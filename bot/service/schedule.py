@@ -20,12 +20,12 @@ from typing import Any
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from bot.changes.approval import expire_requests
 from bot.notices.usecase import EvictionNotices
 from bot.service.deps import Deps
 from bot.service.jobs_alerts import LeaseJob, WatchedChecks, drain_alerts, is_leader
 from bot.service.jobs_evictions import EVICTION_EVERY, EvictionJob
 from bot.service.jobs_timed import FIRST_SWEEPS_WITHIN, PauseExpiry, TimedChanges, sweep_suspends
-from handlers.approval import expire_requests
 
 log = logging.getLogger(__name__)
 

@@ -54,7 +54,7 @@ from bot.access.once import ConfigMapOnce
 from bot.alerts.lease import LeaderLease
 from bot.config.settings import LeaseSettings
 from bot.gitops import argo, plan, suspend
-from bot.gitops.target import Target as GitopsTarget
+from bot.gitops.target import GitopsTarget
 from bot.keda import pause
 from bot.kube.gateway import KubeGateway
 
@@ -91,7 +91,7 @@ def test_a_keda_pause_and_resume_as_the_bot_plans_them_are_admitted(
     bot: Caller, seeder: Seeder, kind: Kind
 ) -> None:
     obj = seeder.make(kind)
-    target = pause.Target(kind.kind, KEDA_NS, obj["metadata"]["name"], "tier")
+    target = pause.KedaTarget(kind.kind, KEDA_NS, obj["metadata"]["name"], "tier")
     paused = pause.plan_pause(
         target, obj, user=USER, reason="GPU maintenance", duration=dt.timedelta(hours=2), now=NOW
     )
@@ -110,7 +110,7 @@ def test_a_scaled_object_resume_deletes_paused_replicas_and_is_admitted(
     # Paused by hand to a replica count (KEDA's own annotation): resume deletes that key too.
     held = {"autoscaling.keda.sh/paused": "true", "autoscaling.keda.sh/paused-replicas": "0"}
     obj = seeder.make(SCALED_OBJECT, annotations=held)
-    target = pause.Target("ScaledObject", KEDA_NS, obj["metadata"]["name"], "tier")
+    target = pause.KedaTarget("ScaledObject", KEDA_NS, obj["metadata"]["name"], "tier")
     resumed = pause.plan_resume(target, obj)
     assert resumed.annotations == {k: None for k in held}
     back = admitted(bot.patch(path_of(SCALED_OBJECT, obj), resumed.patch_body(version(obj))))

@@ -26,10 +26,9 @@ from botcalls import BOT_USER, KEDA_NS, SCALED_JOB, Answer, Seeder, admin_caller
 from conftest import BOT_CONTEXT
 from controlplane import ControlPlane, poll
 
-import handlers.keda
 from bot.config.settings import ClusterSettings, KubernetesSettings
 from bot.core import errors
-from bot.keda import ops
+from bot.keda import usecase
 from bot.kube import gateway as kube
 from bot.kube import kinds
 from bot.kube.gateway import KubeGateway
@@ -135,7 +134,11 @@ async def stack(granted: ControlPlane, tmp_path: Path) -> AsyncIterator[ServiceS
     """The service as in the e2e tier, in `id` mode, with the bot's own token."""
     overrides = {"access": {"operators": ["@platform-oncall"], "impersonate": "id"}}
     async with running_service(
-        tmp_path, str(granted.bot_kubeconfig), context=BOT_CONTEXT, config_overrides=overrides
+        tmp_path,
+        str(granted.bot_kubeconfig),
+        context=BOT_CONTEXT,
+        config_overrides=overrides,
+        keda_wait=usecase.AckWait(timeout=0.2, interval=0.05),  # no KEDA controller runs there
     ) as served:
         served.slack.add_user(STRANGER, "stranger")
         served.slack.add_usergroup("S0ONCALL", "platform-oncall", [OPERATOR, STRANGER])
@@ -155,11 +158,9 @@ async def pause(stack: ServiceStack, name: str, user: str) -> str:
 async def test_from_slack_a_members_pause_works_and_a_non_members_is_refused_by_kubernetes(
     stack: ServiceStack,
     granted: ControlPlane,
-    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="kai_chatops.audit")
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=0.2, interval=0.05))
     seeder = Seeder(granted)
     job = seeder.make(SCALED_JOB, prefix="imp")["metadata"]["name"]
     path = SCALED_JOB.path(KEDA_NS, job)

@@ -94,7 +94,7 @@ CALLS: list[Call] = [
     *reads("watch", "scheduling.run.ai", "queues", ALL, "queue starvation: followed"),
     *reads("list watch", "scheduling.run.ai", "podgroups", ALL, "queue starvation: followed"),
     *reads("watch", "apps", "deployments", KAI_NS, "alerts: followed"),
-    # KEDA pause/resume (bot/keda/ops.py, expiry.py; follow.py watches KEDA's Paused)
+    # KEDA pause/resume (bot/keda/usecase.py, expiry.py; follow.py watches KEDA's Paused)
     *[
         call
         for plural in ("scaledjobs", "scaledobjects")
@@ -127,7 +127,7 @@ CALLS: list[Call] = [
     *reads("list", "", "events", KEDA_OPERATOR_NS, "diagnose keda"),
     *reads("list", "discovery.k8s.io", "endpointslices", KEDA_OPERATOR_NS, "diagnose keda"),
     Call("get", "", "pods", KEDA_OPERATOR_NS, subresource="log", where="diagnose keda: a log"),
-    # Flux reconcile, suspend, resume (bot/gitops/ops.py, suspend_ops.py; follow.py watches)
+    # Flux reconcile, suspend, resume (bot/gitops/usecase.py, usecase_suspend.py; follow.py watches)
     *[
         call
         for group, plurals in FLUX_KINDS.items()
@@ -138,7 +138,7 @@ CALLS: list[Call] = [
         )
     ],
     *reads("get patch watch", "source.toolkit.fluxcd.io", "helmcharts", FLUX_NS, "--with-source"),
-    # Argo CD refresh and sync (bot/gitops/ops.py, argo.py), /kai list app
+    # Argo CD refresh and sync (bot/gitops/usecase.py, argo.py), /kai list app
     *reads("get list patch watch", "argoproj.io", "applications", ARGO_NS, "argo refresh/sync"),
     *reads("get", "argoproj.io", "appprojects", ARGO_NS, "argo sync: the sync windows"),
     # Its own Lease and state (bot/alerts/lease.py, store.py, access/once.py, journal.py)

@@ -59,7 +59,14 @@ def waiting(change_id: str = "7KQ2MXD4", now: datetime = T0) -> Approval:
     pending = new_pending(
         "pause", {"kind": "ScaledJob", "cluster": "prod"}, user_id="UASK", channel_id="C1", now=now
     )
-    return approvals.new_approval(pending, channel_id="C1", lines=(), now=now, change_id=change_id)
+    return approvals.new_approval(
+        pending,
+        channel_id="C1",
+        what="pause ScaledJob on prod",
+        lines=(),
+        now=now,
+        change_id=change_id,
+    )
 
 
 async def test_two_replicas_approving_at_once_approve_once(

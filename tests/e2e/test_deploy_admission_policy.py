@@ -213,8 +213,8 @@ async def observed_writes(stack: Stack, clock: Clock) -> list[Write]:
 
 
 @pytest.fixture
-async def writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[list[Write]]:
-    async with workload_stack(tmp_path, monkeypatch) as (stack, clock):
+async def writes(tmp_path: Path) -> AsyncIterator[list[Write]]:
+    async with workload_stack(tmp_path) as (stack, clock):
         yield await observed_writes(stack, clock)
 
 

@@ -48,8 +48,8 @@ SELF_NAMESPACE = "kai-chatops"
 
 
 @pytest.fixture
-async def observed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Stack]:
-    async with workload_stack(tmp_path, monkeypatch) as (stack, clock):
+async def observed(tmp_path: Path) -> AsyncIterator[Stack]:
+    async with workload_stack(tmp_path) as (stack, clock):
         stack.slack.add_usergroup("S0OTHERS", "others", [])
         await run_workload(stack, clock)
         await watches_ended(stack.sim)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,9 +20,8 @@ from typing import Any
 import pytest
 from clocks import Clock
 
-import handlers.keda
 from bot.access.approval_store import ApprovalsUnavailable
-from bot.keda import ops
+from bot.keda import usecase
 from bot.service import schedule
 from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
@@ -30,13 +29,9 @@ from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, 
 API = "keda.sh/v1alpha1"
 HR_API = "helm.toolkit.fluxcd.io/v2"
 PAUSED = "autoscaling.keda.sh/paused"
+# No KEDA controller runs here: do not wait long for one to acknowledge a pause.
+SHORT_WAIT = usecase.AckWait(timeout=0.3, interval=0.05)
 LEAD, DEPUTY, OPS = "U0LEAD", "U0DEPUTY", "U0OPS"
-
-
-@pytest.fixture(autouse=True)
-def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=0.3, interval=0.05))
-    yield
 
 
 def approval_config(kubeconfig: str) -> dict[str, Any]:
@@ -56,7 +51,9 @@ def approval_config(kubeconfig: str) -> dict[str, Any]:
 @pytest.fixture
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
     overrides = approval_config(str(tmp_path / "kubeconfig"))
-    async with running_stack(tmp_path, clock=clock, config_overrides=overrides) as running:
+    async with running_stack(
+        tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=overrides
+    ) as running:
         for user, name in ((LEAD, "lead"), (DEPUTY, "deputy"), (OPS, "ops")):
             running.slack.add_user(user, name)
         running.slack.add_usergroup("S0ONCALL", "platform-oncall", [OPERATOR, LEAD, DEPUTY, OPS])

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from bot import cli
+from bot.changes.approval import check_approvers
 from bot.config import settings as config
 from bot.service.deps import SlackEnv, build_deps
-from handlers.approval_record import check_approvers
 from testbed.sim import Simulator
 from testbed.slackemu import SlackEmulator
 

@@ -19,22 +19,15 @@ import pytest
 from clocks import Clock
 from stack_steps import audit_lines, channel_texts
 
-import handlers.keda
-from bot.gitops import ops as gitops_ops
 from bot.gitops import suspend_expiry
+from bot.gitops import usecase as gitops_usecase
 from bot.keda import expiry
-from bot.keda import ops as keda_ops
+from bot.keda import usecase as keda_usecase
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
 HR_API = "helm.toolkit.fluxcd.io/v2"
-SHORT_WAIT = keda_ops.AckWait(timeout=0.3, interval=0.05)
+SHORT_WAIT = keda_usecase.AckWait(timeout=0.3, interval=0.05)
 NO_ANSWER = "may or may not have been done. Check the object."
-
-
-@pytest.fixture(autouse=True)
-def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    # No KEDA controller runs here: do not wait long for one.
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", SHORT_WAIT)
 
 
 @pytest.fixture
@@ -42,7 +35,7 @@ async def stack(
     tmp_path: Path, clock: Clock, caplog: pytest.LogCaptureFixture
 ) -> AsyncIterator[Stack]:
     caplog.set_level(logging.INFO, logger="kai_chatops.audit")
-    async with running_stack(tmp_path, clock=clock) as running:
+    async with running_stack(tmp_path, keda_wait=SHORT_WAIT, clock=clock) as running:
         yield running
 
 
@@ -180,7 +173,7 @@ async def test_a_timed_resume_whose_write_got_no_answer_is_said_then_done_on_the
 ) -> None:
     await made_due(stack, clock, "suspend hr flux-system/keda for 1h")
     deps = stack.service.deps
-    polling = gitops_ops.Polling(timeout=10)
+    polling = gitops_usecase.Polling(timeout=10)
     stack.sim.faults.add(503, verb="patch", resource="helmreleases", times=1)
 
     first = await suspend_expiry.sweep(

@@ -10,7 +10,7 @@ clock is the test's, moved by hand; the sweeps are the scheduler's jobs, called 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -19,24 +19,18 @@ import pytest
 from clocks import Clock
 from stack_steps import confirm
 
-import handlers.keda
-from bot.keda import ops
+from bot.keda import usecase
 from bot.service import jobs_timed
 from testbed.sim import Simulator, breakage
 from testbed.slackemu.records import PostedMessage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
+# No KEDA controller runs here: do not wait long for one to acknowledge a pause.
+SHORT_WAIT = usecase.AckWait(timeout=0.2, interval=0.05)
 HOUR = timedelta(hours=1)
 KEDA = "keda.sh/v1alpha1"
 FLUX_HR = "helm.toolkit.fluxcd.io/v2"
 PAUSED = "autoscaling.keda.sh/paused"
-
-
-@pytest.fixture(autouse=True)
-def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    # No KEDA controller runs here: do not wait long for one to acknowledge a pause.
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=0.2, interval=0.05))
-    yield
 
 
 def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
@@ -50,7 +44,9 @@ def overrides(tmp_path: Path, **extra: Any) -> dict[str, Any]:
 
 @pytest.fixture
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path, clock=clock, config_overrides=overrides(tmp_path)) as s:
+    async with running_stack(
+        tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=overrides(tmp_path)
+    ) as s:
         yield s
 
 
@@ -140,7 +136,9 @@ async def test_changes_lists_the_pauses_and_suspends_of_every_cluster(
                 {"name": "lab", "kubeconfig": lab_kubeconfig, "context": "sim"},
             ],
         )
-        async with running_stack(tmp_path, clock=clock, config_overrides=two) as stack:
+        async with running_stack(
+            tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=two
+        ) as stack:
             await confirm(stack, "pause annia/annia-worker for 2h node drain")
             suspend = {"spec": {"suspend": True}}
             lab.patch(FLUX_HR, "HelmRelease", "keda", "flux-system", patch=suspend)

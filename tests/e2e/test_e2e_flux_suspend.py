@@ -20,7 +20,7 @@ from clocks import START, Clock
 from gitops_e2e import OCI_REPOSITORY
 from stack_steps import audit_lines, channel_texts, patches
 
-from bot.gitops import ops, suspend_expiry
+from bot.gitops import suspend_expiry, usecase
 from testbed.stack import ALERT_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
 
 PODINFO_RELEASE = {
@@ -213,7 +213,7 @@ async def test_a_timed_suspend_resumes_and_reconciles_by_itself_after_a_restart(
     await confirmed(stack, "suspend hr flux-system/kai-scheduler for 2h node drain")
     await stack.restart_service()
     deps = stack.service.deps
-    polling = ops.Polling(timeout=10)
+    polling = usecase.Polling(timeout=10)
 
     clock.now += timedelta(hours=1)
     early = await suspend_expiry.sweep(
@@ -272,7 +272,11 @@ async def test_a_timed_suspend_in_any_namespace_resumes_by_itself_with_one_list_
     stack.sim.clear_requests()
 
     swept = await suspend_expiry.sweep(
-        deps.kube_for(None), deps.slack, deps.settings, clock.now, polling=ops.Polling(timeout=10)
+        deps.kube_for(None),
+        deps.slack,
+        deps.settings,
+        clock.now,
+        polling=usecase.Polling(timeout=10),
     )
 
     assert [o.plan.target.describe() for o in swept.outcomes] == ["HelmRelease apps/podinfo"]

@@ -20,25 +20,23 @@ from clocks import START, Clock
 from home_views import lines
 from stack_steps import confirm
 
-import handlers.keda
 from bot.access.audit import Change
 from bot.home.render import REFRESH_ACTION
-from bot.keda import ops as keda_ops
+from bot.keda.usecase import AckWait
 from bot.service import jobs_alerts
 from bot.slack import limits
 from testbed.sim import breakage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, OPERATOR, VIEWER, Stack, running_stack
 
-
-@pytest.fixture(autouse=True)
-def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The simulated cluster runs no KEDA controller here: do not wait long for one.
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", keda_ops.AckWait(timeout=0.2, interval=0.05))
+# No KEDA controller runs here: do not wait long for one to acknowledge a pause.
+SHORT_WAIT = AckWait(timeout=0.2, interval=0.05)
 
 
 @pytest.fixture
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path, clock=clock, config_overrides=overrides(tmp_path)) as s:
+    async with running_stack(
+        tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=overrides(tmp_path)
+    ) as s:
         yield s
 
 
@@ -156,7 +154,7 @@ async def test_only_viewers_see_it_and_others_are_told_before_any_cluster_read(
 ) -> None:
     access = {"access": {"operators": [OPERATOR], "viewers": [OPERATOR]}}
     async with running_stack(
-        tmp_path, clock=clock, config_overrides=overrides(tmp_path, **access)
+        tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=overrides(tmp_path, **access)
     ) as stack:
         stack.sim.clear_requests()
 
@@ -192,7 +190,7 @@ async def test_with_the_configmap_backend_another_replica_sees_the_same_changes(
 ) -> None:
     state = {"state": {"backend": "configmap"}, "lease": {"enabled": False}}
     async with running_stack(
-        tmp_path, clock=clock, config_overrides=overrides(tmp_path, **state)
+        tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=overrides(tmp_path, **state)
     ) as stack:
         await confirm(stack, "suspend gitrepo flux-system/flux-system repo move")
         stored = stack.sim.get("v1", "ConfigMap", "kai-chatops-state-changes", "kai-chatops")
@@ -227,7 +225,11 @@ async def test_a_text_from_the_cluster_or_a_user_cannot_mention_anyone_on_the_ta
 
 async def test_socket_mode_delivers_the_event_too(tmp_path: Path, clock: Clock) -> None:
     async with running_stack(
-        tmp_path, clock=clock, socket_mode=True, config_overrides=overrides(tmp_path)
+        tmp_path,
+        keda_wait=SHORT_WAIT,
+        clock=clock,
+        socket_mode=True,
+        config_overrides=overrides(tmp_path),
     ) as stack:
         delivery = await stack.driver.open_home(user_id=OPERATOR)
         assert delivery.mode == "socket" and delivery.acked
@@ -243,7 +245,10 @@ async def test_fifty_clusters_of_findings_stay_within_the_view_limits(
         {"name": f"gpu-{n:02d}", "kubeconfig": kubeconfig, "context": "sim"} for n in range(50)
     ]
     async with running_stack(
-        tmp_path, clock=clock, config_overrides=overrides(tmp_path, clusters=clusters)
+        tmp_path,
+        keda_wait=SHORT_WAIT,
+        clock=clock,
+        config_overrides=overrides(tmp_path, clusters=clusters),
     ) as stack:
         breakage.dependencies_missing(stack.sim)
         breakage.apiservice_down(stack.sim)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 from stack_steps import audit_lines, patches
 
-import handlers.keda
-from bot.keda import expiry, ops
+from bot.keda import expiry, usecase
 from bot.slack import blocks as render
 from testbed.sim.impersonation import Acting
 from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack, running_stack
@@ -23,6 +22,7 @@ from testbed.stack import DEMO_CHANNEL, OPERATOR, Reply, Stack, running_stack
 API = "keda.sh/v1alpha1"
 EMAIL = "oncall@example.com"
 EMAIL_SCOPE = "users:read.email"
+SHORT_WAIT = usecase.AckWait(timeout=0.3, interval=0.05)  # no KEDA controller answers here
 REFUSAL = (
     'scaledjobs.keda.sh "annia-worker" is forbidden: User "oncall@example.com" cannot patch '
     'resource "scaledjobs" in API group "keda.sh" in the namespace "annia"'
@@ -33,15 +33,11 @@ def access(mode: str) -> dict[str, Any]:
     return {"access": {"operators": ["@platform-oncall"], "impersonate": mode}}
 
 
-@pytest.fixture(autouse=True)
-def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=0.3, interval=0.05))
-    yield
-
-
 @pytest.fixture
 async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path, config_overrides=access("email")) as running:
+    async with running_stack(
+        tmp_path, keda_wait=SHORT_WAIT, config_overrides=access("email")
+    ) as running:
         running.slack.add_user(OPERATOR, "oncall-operator", email=EMAIL)
         running.slack.add_usergroup("S0GPU", "gpu-team", [OPERATOR, "U0SOMEONE"])
         running.slack.add_usergroup("S0OTHER", "finance", ["U0SOMEONE"])
@@ -172,7 +168,9 @@ async def test_a_scope_removed_after_the_confirm_was_shown_is_refused_at_the_cli
 
 
 async def test_id_mode_sends_a_flux_reconcile_as_slack_user_id(tmp_path: Path) -> None:
-    async with running_stack(tmp_path, config_overrides=access("id")) as stack:
+    async with running_stack(
+        tmp_path, keda_wait=SHORT_WAIT, config_overrides=access("id")
+    ) as stack:
         stack.sim.clear_requests()
 
         reply = await stack.command("reconcile hr flux-system/kai-scheduler", to_the_end=True)
@@ -195,7 +193,7 @@ async def test_a_timed_pause_ends_as_the_bot_itself(stack: Stack) -> None:
 
     later = deps.clock() + timedelta(hours=2)
     done = await expiry.resume_expired_pauses(
-        deps.kube_for(None), deps.slack, deps.settings, later, wait=ops.AckWait(0.2, 0.05)
+        deps.kube_for(None), deps.slack, deps.settings, later, wait=usecase.AckWait(0.2, 0.05)
     )
 
     assert [o.plan.target.name for o in done] == ["annia-worker"]

@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import shutil
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,8 +20,7 @@ from clocks import START, Clock
 from stack_steps import channel_texts, patches
 from waiting import wait_until
 
-import handlers.keda
-from bot.keda import expiry, ops
+from bot.keda import expiry, usecase
 from bot.service import jobs_timed, schedule
 from bot.slack import blocks as render
 from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, Stack, running_stack
@@ -29,18 +28,13 @@ from testbed.stack import ALERT_CHANNEL, DEMO_CHANNEL, OPERATOR, VIEWER, Reply, 
 API = "keda.sh/v1alpha1"
 PAUSED = "autoscaling.keda.sh/paused"
 REPLICAS = "autoscaling.keda.sh/paused-replicas"
-SHORT_WAIT = ops.AckWait(timeout=0.3, interval=0.05)
-
-
-@pytest.fixture(autouse=True)
-def _short_keda_wait(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", SHORT_WAIT)
-    yield
+SHORT_WAIT = usecase.AckWait(timeout=0.3, interval=0.05)  # no KEDA controller answers here
+LONG_WAIT = usecase.AckWait(timeout=10, interval=0.05)  # for the tests that play KEDA
 
 
 @pytest.fixture
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
-    async with running_stack(tmp_path, clock=clock) as running:
+    async with running_stack(tmp_path, keda_wait=SHORT_WAIT, clock=clock) as running:
         yield running
 
 
@@ -378,19 +372,17 @@ async def fake_keda(stack: Stack, name: str, paused: str) -> None:
     )
 
 
-async def test_keda_acknowledging_the_pause_is_reported(
-    stack: Stack, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=10, interval=0.05))
-    reply = await stack.command("pause annia/annia-worker")
+async def test_keda_acknowledging_the_pause_is_reported(tmp_path: Path, clock: Clock) -> None:
+    async with running_stack(tmp_path, clock=clock, keda_wait=LONG_WAIT) as stack:
+        reply = await stack.command("pause annia/annia-worker")
 
-    keda = asyncio.create_task(fake_keda(stack, "annia-worker", "true"))
-    result = await click(stack, reply)
-    await keda
+        keda = asyncio.create_task(fake_keda(stack, "annia-worker", "true"))
+        result = await click(stack, reply)
+        await keda
 
-    assert result["text"].startswith("ScaledJob annia/annia-worker on sim is paused: it now")
-    assert "KEDA acknowledged it (its Paused condition is True)" in result["text"]
-    assert "KEDA acknowledged it." in channel_texts(stack)[-1]
+        assert result["text"].startswith("ScaledJob annia/annia-worker on sim is paused: it now")
+        assert "KEDA acknowledged it (its Paused condition is True)" in result["text"]
+        assert "KEDA acknowledged it." in channel_texts(stack)[-1]
 
 
 async def test_keda_not_acknowledging_is_said_instead_of_success(stack: Stack) -> None:
@@ -404,7 +396,9 @@ async def test_keda_not_acknowledging_is_said_instead_of_success(stack: Stack) -
 
 
 async def test_all_namespaces_lists_each_kind_once_cluster_wide(tmp_path: Path) -> None:
-    async with running_stack(tmp_path, config_overrides=two_namespaces()) as stack:
+    async with running_stack(
+        tmp_path, keda_wait=SHORT_WAIT, config_overrides=two_namespaces()
+    ) as stack:
         stack.sim.apply(scaled_job("billing", "invoice-renderer"))
         stack.sim.clear_requests()
 
@@ -417,7 +411,9 @@ async def test_all_namespaces_lists_each_kind_once_cluster_wide(tmp_path: Path) 
 
 
 async def test_the_configured_namespaces_are_listed_by_default(tmp_path: Path) -> None:
-    async with running_stack(tmp_path, config_overrides=two_namespaces()) as stack:
+    async with running_stack(
+        tmp_path, keda_wait=SHORT_WAIT, config_overrides=two_namespaces()
+    ) as stack:
         stack.sim.apply(scaled_job("billing", "invoice-renderer"))
 
         reply = await stack.command("scaledjobs")
@@ -461,11 +457,12 @@ SCALE_IN = "autoscaling.keda.sh/paused-scale-in"
 
 
 async def test_e2e_keda_one_direction_pause_stays_and_is_named_after_resume(
-    tmp_path: Path, clock: Clock, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, clock: Clock
 ) -> None:
     """KEDA keeps Paused True for a scale-in pause: the resume is acknowledged, not timed out."""
-    monkeypatch.setattr(handlers.keda, "ACK_WAIT", ops.AckWait(timeout=10, interval=0.05))
-    async with running_stack(tmp_path, clock=clock, keda_controller=True) as stack:
+    async with running_stack(
+        tmp_path, clock=clock, keda_wait=LONG_WAIT, keda_controller=True
+    ) as stack:
         by_hand = {"metadata": {"annotations": {SCALE_IN: "true"}}}
         stack.sim.patch(API, "ScaledObject", "annia-api", "annia", patch=by_hand)
         await click(stack, await stack.command("pause scaledobject annia/annia-api"))

@@ -18,7 +18,7 @@ import pytest
 from alert_stack import Gate
 from clocks import Clock
 
-from bot.gitops import ops, suspend_expiry
+from bot.gitops import suspend_expiry, usecase
 from testbed.stack import ALERT_CHANNEL, Stack, running_stack
 
 API = "helm.toolkit.fluxcd.io/v2"
@@ -51,7 +51,7 @@ async def test_a_record_changed_by_hand_between_the_sweeps_list_and_read_is_left
 
     sweeping = asyncio.create_task(
         suspend_expiry.sweep(
-            deps.kube_for(None), deps.slack, deps.settings, clock.now, polling=ops.Polling(5)
+            deps.kube_for(None), deps.slack, deps.settings, clock.now, polling=usecase.Polling(5)
         )
     )
     await asyncio.wait_for(read.arrived.wait(), timeout=10)  # listed, found expired, reading

@@ -16,7 +16,7 @@ KEY = confirmations.derive_key("xoxb-secret")
 PARAMS = {"kind": "ScaledJob", "namespace": "annia", "name": "annia-worker", "reason": "drain"}
 
 
-def pending() -> confirmations.Pending:
+def pending() -> confirmations.AskedChange:
     return confirmations.new_pending("pause", PARAMS, user_id="U1", channel_id="C1", now=T0)
 
 

@@ -17,11 +17,11 @@ from bot.gitops import argo, plan
 from bot.gitops import render as render_gitops
 from bot.gitops.plan import FluxReport, StepResult
 from bot.gitops.suspend import SuspendOutcome, SuspendPlan
-from bot.gitops.target import StepState, Target, audit_outcome
+from bot.gitops.target import GitopsTarget, StepState, audit_outcome
 from bot.rules.flux_suspend import SuspendRecord
 
-HR = Target("HelmRelease", "flux-system", "keda", "prod")
-APP = Target("Application", "argocd", "kai-scheduler", "prod")
+HR = GitopsTarget("HelmRelease", "flux-system", "keda", "prod")
+APP = GitopsTarget("Application", "argocd", "kai-scheduler", "prod")
 EXPECTED: dict[str, str] = {
     "succeeded": "ok",
     "skipped": "ok",

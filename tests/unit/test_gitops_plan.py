@@ -15,10 +15,10 @@ from bot.gitops import render as render_gitops
 from bot.gitops import target as gitops_target
 from bot.gitops.commands import Reconcile, ReconcileShortcut, Sync
 from bot.gitops.plan import FluxPhase, FluxReport, StepResult
-from bot.gitops.target import Target
+from bot.gitops.target import GitopsTarget
 
 NOW = datetime(2026, 8, 24, 8, 15, 30, 482913, tzinfo=UTC)
-HR = Target("HelmRelease", "flux-system", "kai-scheduler", "prod")
+HR = GitopsTarget("HelmRelease", "flux-system", "kai-scheduler", "prod")
 TOKEN = "2026-08-24T08:15:30.482913Z"
 
 
@@ -93,7 +93,7 @@ def test_the_request_patch_sets_only_the_token_and_who_asked() -> None:
 def test_a_suspended_object_is_refused_naming_our_own_resume_command(
     kind: str, command: str, default_cluster: str | None, resume: str
 ) -> None:
-    target = Target(kind, "flux-system", "x", "prod")
+    target = GitopsTarget(kind, "flux-system", "x", "prod")
     with pytest.raises(errors.UserError) as refused:
         plan.check_reconcilable(
             flux_object(kind, spec={"suspend": True}),
@@ -108,7 +108,7 @@ def test_a_suspended_object_is_refused_naming_our_own_resume_command(
 
 
 def test_an_oci_helm_repository_cannot_be_reconciled_on_demand() -> None:
-    repo = Target("HelmRepository", "flux-system", "kai", "prod")
+    repo = GitopsTarget("HelmRepository", "flux-system", "kai", "prod")
     with pytest.raises(errors.UserError, match="cannot be reconciled on demand"):
         plan.check_reconcilable(flux_object("HelmRepository", spec={"type": "oci"}), repo)
 
@@ -127,19 +127,19 @@ def test_an_ordinary_object_is_reconcilable() -> None:
             "Kustomization",
             {"sourceRef": {"kind": "GitRepository", "name": "fleet"}},
             {},
-            Target("GitRepository", "flux-system", "fleet", "prod"),
+            GitopsTarget("GitRepository", "flux-system", "fleet", "prod"),
         ),
         (
             "Kustomization",
             {"sourceRef": {"kind": "OCIRepository", "name": "apps", "namespace": "shared"}},
             {},
-            Target("OCIRepository", "shared", "apps", "prod"),
+            GitopsTarget("OCIRepository", "shared", "apps", "prod"),
         ),
         (
             "HelmRelease",
             {"chart": {"spec": {"sourceRef": {"kind": "HelmRepository", "name": "kai"}}}},
             {},
-            Target("HelmChart", "flux-system", "flux-system-kai-scheduler", "prod"),
+            GitopsTarget("HelmChart", "flux-system", "flux-system-kai-scheduler", "prod"),
         ),
         (
             "HelmRelease",
@@ -149,25 +149,25 @@ def test_an_ordinary_object_is_reconcilable() -> None:
                 }
             },
             {},
-            Target("HelmChart", "s", "flux-system-kai-scheduler", "prod"),
+            GitopsTarget("HelmChart", "s", "flux-system-kai-scheduler", "prod"),
         ),
         (
             "HelmRelease",
             {"chart": {"spec": {"sourceRef": {"kind": "HelmRepository", "name": "kai"}}}},
             {"helmChart": "charts/custom"},
-            Target("HelmChart", "charts", "custom", "prod"),
+            GitopsTarget("HelmChart", "charts", "custom", "prod"),
         ),
         (
             "HelmRelease",
             {"chartRef": {"kind": "OCIRepository", "name": "kai-chart"}},
             {},
-            Target("OCIRepository", "flux-system", "kai-chart", "prod"),
+            GitopsTarget("OCIRepository", "flux-system", "kai-chart", "prod"),
         ),
         (
             "HelmChart",
             {"sourceRef": {"kind": "HelmRepository", "name": "kedacore"}},
             {},
-            Target("HelmRepository", "flux-system", "kedacore", "prod"),
+            GitopsTarget("HelmRepository", "flux-system", "kedacore", "prod"),
         ),
         ("GitRepository", {"url": "ssh://git@example.com/fleet"}, {}, None),
     ],
@@ -183,10 +183,10 @@ def test_an_ordinary_object_is_reconcilable() -> None:
     ],
 )
 def test_the_source_reconciled_first_is_the_one_flux_would_pick(
-    kind: str, spec: dict[str, Any], status: dict[str, Any], expected: Target | None
+    kind: str, spec: dict[str, Any], status: dict[str, Any], expected: GitopsTarget | None
 ) -> None:
     obj = flux_object(kind, spec=spec, status=status)
-    target = Target(kind, "flux-system", "kai-scheduler", "prod")
+    target = GitopsTarget(kind, "flux-system", "kai-scheduler", "prod")
     assert plan.direct_source(obj, target) == expected
 
 
@@ -195,7 +195,7 @@ def test_a_source_of_a_kind_the_bot_cannot_reconcile_is_refused() -> None:
         "Kustomization", spec={"sourceRef": {"kind": "ExternalArtifact", "name": "x"}}
     )
     with pytest.raises(errors.UserError, match="reconcile without --with-source"):
-        plan.direct_source(obj, Target("Kustomization", "flux-system", "apps", "prod"))
+        plan.direct_source(obj, GitopsTarget("Kustomization", "flux-system", "apps", "prod"))
 
 
 # --- progress and results ---------------------------------------------------------------------
@@ -404,8 +404,8 @@ def test_the_applied_revision_is_read_where_each_kind_keeps_it(
 
 
 def test_the_outcome_of_a_chain_is_its_first_step_that_did_not_succeed() -> None:
-    skipped = StepResult(Target("HelmRepository", "flux-system", "kai", "prod"), "skipped")
-    chart = StepResult(Target("HelmChart", "flux-system", "c", "prod"), "failed")
+    skipped = StepResult(GitopsTarget("HelmRepository", "flux-system", "kai", "prod"), "skipped")
+    chart = StepResult(GitopsTarget("HelmChart", "flux-system", "c", "prod"), "failed")
     release = StepResult(HR, "not started")
     assert FluxReport((skipped, StepResult(HR, "succeeded")), 1.0).outcome == "succeeded"
     assert FluxReport((skipped, chart, release), 1.0).outcome == "failed"
@@ -463,7 +463,7 @@ def test_explicit_commands_resolve_without_configuration() -> None:
 
 # --- Argo CD ----------------------------------------------------------------------------------
 
-APP = Target("Application", "argocd", "kai-scheduler", "prod")
+APP = GitopsTarget("Application", "argocd", "kai-scheduler", "prod")
 
 
 def application(**fields: Any) -> dict[str, Any]:
@@ -613,8 +613,8 @@ def test_the_application_state_names_sync_health_revision_and_errors() -> None:
 
 
 def test_a_chain_result_lists_every_step_in_order_with_flux_words() -> None:
-    repo = Target("HelmRepository", "flux-system", "kai", "prod")
-    chart = Target("HelmChart", "flux-system", "flux-system-kai-scheduler", "prod")
+    repo = GitopsTarget("HelmRepository", "flux-system", "kai", "prod")
+    chart = GitopsTarget("HelmChart", "flux-system", "flux-system-kai-scheduler", "prod")
     steps = (
         StepResult(repo, "skipped", note=plan.STATIC_NOTE),
         StepResult(chart, "succeeded", "True", "ChartPullSucceeded", "pulled", "v0.17.0", "", "t1"),

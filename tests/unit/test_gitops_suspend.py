@@ -23,11 +23,11 @@ from bot.gitops.suspend import (
     plan_resume,
     plan_suspend,
 )
-from bot.gitops.target import Target
+from bot.gitops.target import GitopsTarget
 from bot.rules.flux_suspend import read_suspend_record
 
 NOW = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
-TARGET = Target("HelmRelease", "flux-system", "keda", "prod")
+TARGET = GitopsTarget("HelmRelease", "flux-system", "keda", "prod")
 BY, AT, REASON, UNTIL = (
     "kai-chatops/suspended-by",
     "kai-chatops/suspended-at",

@@ -12,8 +12,8 @@ from typing import Any
 
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.keda.ops import AckWait, pause
-from bot.keda.pause import Target
+from bot.keda.pause import KedaTarget
+from bot.keda.usecase import AckWait, pause
 from bot.kube.kinds import ResourceRef
 
 SCALED_JOB = {
@@ -49,7 +49,7 @@ class ReadsFailAfterTheWrite:
 
 async def test_a_pause_whose_read_back_fails_is_still_reported_as_written() -> None:
     kube = ReadsFailAfterTheWrite()
-    target = Target("ScaledJob", "annia", "annia-worker", "sim")
+    target = KedaTarget("ScaledJob", "annia", "annia-worker", "sim")
     outcome = await pause(
         kube,  # type: ignore[arg-type]
         target,

@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 from objects import keda_conditions, keda_object
 
+from bot.changes.params import check_reason
 from bot.core import errors
 from bot.keda import render as render_keda
 from bot.keda import render_changes
 from bot.keda.pause import (
-    Outcome,
+    KedaRow,
+    KedaTarget,
+    PauseOutcome,
     Plan,
-    Row,
-    Target,
     check_namespace,
-    check_reason,
     find_expired_pause,
     plan_pause,
     plan_resume,
@@ -30,8 +30,8 @@ from bot.slack import blocks, limits
 
 NOW = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
 PAUSED, REPLICAS = keda.PAUSED, keda.PAUSED_REPLICAS
-JOB = Target("ScaledJob", "annia", "annia-worker", "prod")
-SO = Target("ScaledObject", "annia", "annia-api", "prod")
+JOB = KedaTarget("ScaledJob", "annia", "annia-worker", "prod")
+SO = KedaTarget("ScaledObject", "annia", "annia-api", "prod")
 RECORD = {
     keda.PAUSED_BY: "U0123ABCD",
     keda.PAUSED_AT: "2026-08-24T06:00:00Z",
@@ -41,7 +41,7 @@ RECORD = {
 
 
 def obj(
-    target: Target, annotations: dict[str, str] | None = None, paused: str = "False"
+    target: KedaTarget, annotations: dict[str, str] | None = None, paused: str = "False"
 ) -> dict[str, Any]:
     conditions = keda_conditions(target.kind, paused=paused)
     found = keda_object(
@@ -51,7 +51,7 @@ def obj(
     return found
 
 
-def pause(target: Target, annotations: dict[str, str] | None, **kwargs: Any) -> Plan:
+def pause(target: KedaTarget, annotations: dict[str, str] | None, **kwargs: Any) -> Plan:
     options: dict[str, Any] = {"user": "U0OPS", "reason": "", "duration": None} | kwargs
     return plan_pause(target, obj(target, annotations), now=NOW, **options)
 
@@ -81,7 +81,7 @@ def pause(target: Target, annotations: dict[str, str] | None, **kwargs: Any) -> 
 )
 @pytest.mark.parametrize("target", [JOB, SO], ids=["ScaledJob", "ScaledObject"])
 def test_pause_writes_exactly_paused_true_and_our_record(
-    target: Target, reason: str, duration: timedelta | None, expected: dict[str, str]
+    target: KedaTarget, reason: str, duration: timedelta | None, expected: dict[str, str]
 ) -> None:
     plan = pause(target, None, reason=reason, duration=duration)
 
@@ -118,7 +118,7 @@ def test_pause_deletes_a_stale_record_left_by_a_resume_by_hand() -> None:
     ],
 )
 def test_pausing_reads_the_annotations_as_keda_does(
-    target: Target, annotations: dict[str, str], already_paused: bool
+    target: KedaTarget, annotations: dict[str, str], already_paused: bool
 ) -> None:
     plan = pause(target, annotations)
 
@@ -141,7 +141,7 @@ def test_pausing_reads_the_annotations_as_keda_does(
     ],
 )
 def test_resume_deletes_the_pause_keys_present_and_never_writes_false(
-    target: Target, annotations: dict[str, str], deleted: list[str]
+    target: KedaTarget, annotations: dict[str, str], deleted: list[str]
 ) -> None:
     plan = plan_resume(target, obj(target, annotations, paused="True"))
 
@@ -164,7 +164,7 @@ def test_resume_deletes_the_pause_keys_present_and_never_writes_false(
     ],
 )
 def test_resuming_what_is_not_paused_writes_nothing_and_says_why(
-    target: Target, annotations: dict[str, str] | None, why: str
+    target: KedaTarget, annotations: dict[str, str] | None, why: str
 ) -> None:
     plan = plan_resume(target, obj(target, annotations))
 
@@ -225,7 +225,7 @@ def row(
     annotations: dict[str, str] | None = None,
     paused: str = "False",
     ready: str = "True",
-) -> Row:
+) -> KedaRow:
     found = keda_object(
         "ScaledJob",
         name,
@@ -277,7 +277,7 @@ def test_a_leftover_pause_record_on_an_unpaused_object_is_noted() -> None:
     assert line.startswith("annia/w (ScaledJob): Healthy (note: a kai-chatops pause record")
 
 
-def many_rows(namespaces: int, per_namespace: int, paused_every: int) -> list[Row]:
+def many_rows(namespaces: int, per_namespace: int, paused_every: int) -> list[KedaRow]:
     rows = []
     for n in range(namespaces):
         for i in range(per_namespace):
@@ -378,10 +378,10 @@ def test_the_resume_confirmation_lists_what_is_removed_with_its_value() -> None:
     ]
 
 
-def written(acknowledged: bool, annotations: dict[str, str] | None = None) -> Outcome:
+def written(acknowledged: bool, annotations: dict[str, str] | None = None) -> PauseOutcome:
     plan = pause(JOB, None, duration=timedelta(hours=2))
     after = keda.read_pause_state(obj(JOB, annotations or {PAUSED: "true"}, paused="False"))
-    return Outcome(plan, after, acknowledged, 10.0)
+    return PauseOutcome(plan, after, acknowledged, 10.0)
 
 
 def test_a_result_without_keda_acknowledging_does_not_claim_success() -> None:
@@ -427,7 +427,7 @@ def test_a_result_overtaken_by_a_concurrent_change_says_so() -> None:
     ],
 )
 def test_a_written_change_is_unknown_only_when_it_could_not_be_read_back(
-    outcome: Outcome, audit_outcome: str, note: str
+    outcome: PauseOutcome, audit_outcome: str, note: str
 ) -> None:
     assert (outcome.audit_outcome, outcome.audit_note) == (audit_outcome, note)
 
@@ -456,7 +456,9 @@ def test_a_result_not_read_back_says_it_was_written_and_that_keda_is_not_known()
 def test_the_automatic_resume_names_its_length_who_paused_it_and_why() -> None:
     expired = find_expired_pause(obj(JOB, {PAUSED: "true", **RECORD}, "True"), "prod", NOW)
     assert expired is not None
-    outcome = Outcome(plan_resume(JOB, obj(JOB, {PAUSED: "true"}, "True")), expired.state, True)
+    outcome = PauseOutcome(
+        plan_resume(JOB, obj(JOB, {PAUSED: "true"}, "True")), expired.state, True
+    )
 
     text = blocks.neutralise(render_changes.auto_resume_text(expired, outcome))
 
@@ -493,7 +495,7 @@ SCALE_IN, SCALE_OUT = keda.PAUSED_SCALE_IN, keda.PAUSED_SCALE_OUT
     ],
 )
 def test_keda_one_direction_pause_is_named_and_resume_removes_only_what_pause_writes(
-    target: Target, annotations: dict[str, str], removed: list[str], remaining: list[str]
+    target: KedaTarget, annotations: dict[str, str], removed: list[str], remaining: list[str]
 ) -> None:
     plan = plan_resume(target, obj(target, annotations, paused="True"))
     assert sorted(plan.annotations) == sorted(removed)
@@ -501,7 +503,7 @@ def test_keda_one_direction_pause_is_named_and_resume_removes_only_what_pause_wr
 
     left = {k: v for k, v in annotations.items() if k not in removed}
     after = keda.read_pause_state(obj(target, left, paused="True" if remaining else "False"))
-    outcome = Outcome(plan, after, acknowledged=True)
+    outcome = PauseOutcome(plan, after, acknowledged=True)
     text = render_changes.result_message(outcome, wait_timeout=10, now=NOW)["text"]
     announced = str(render_changes.announcement_text(outcome, user="U1", requested_by="", now=NOW))
 

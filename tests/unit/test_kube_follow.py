@@ -13,11 +13,11 @@ import pytest
 
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.keda.pause import Target
+from bot.keda.pause import KedaTarget
 from bot.kube import follow, kinds
 from bot.kube.kinds import ResourceRef
 
-TARGET = Target("ScaledJob", "annia", "annia-worker", "sim")
+TARGET = KedaTarget("ScaledJob", "annia", "annia-worker", "sim")
 
 
 class Reads:

@@ -33,13 +33,20 @@ from bot.gitops import render_suspend
 from bot.gitops.argo import AppState, ArgoReport
 from bot.gitops.plan import FluxReport, StepResult
 from bot.gitops.suspend import ALREADY_SUSPENDED, ExpiredSuspend, SuspendOutcome, SuspendPlan
-from bot.gitops.target import Target as GitopsTarget
+from bot.gitops.target import GitopsTarget
 from bot.health import render as render_health
 from bot.home import render as render_home
 from bot.home.model import AlertLine, ChangeLine, ClusterStatus, HeldObject, Home
 from bot.keda import render as render_keda
 from bot.keda import render_changes
-from bot.keda.pause import Outcome, Target, find_expired_pause, plan_pause, plan_resume, summarise
+from bot.keda.pause import (
+    KedaTarget,
+    PauseOutcome,
+    find_expired_pause,
+    plan_pause,
+    plan_resume,
+    summarise,
+)
 from bot.rules import keda
 from bot.rules.flux_suspend import SuspendRecord
 from bot.slack import blocks
@@ -47,7 +54,7 @@ from bot.slack import blocks
 OPERATOR, GROUP = "U0OPERATOR", "S0ONCALL"
 ALLOWED = {f"<@{OPERATOR}>", f"<!subteam^{GROUP}>"}  # the bot's own mentions, nothing else
 NOW = datetime(2026, 8, 24, 8, 0, tzinfo=UTC)
-JOB = Target("ScaledJob", "annia", "annia-worker", "prod")
+JOB = KedaTarget("ScaledJob", "annia", "annia-worker", "prod")
 HR = GitopsTarget("HelmRelease", "flux-system", "kai-scheduler", "prod")
 APP = GitopsTarget("Application", "argocd", "kai-scheduler", "prod")
 
@@ -93,7 +100,7 @@ def keda_messages() -> Iterator[tuple[str, Message]]:
             f"{name} confirmation",
             blocks.confirmation_message(render_changes.confirm_title(plan), lines, "sealed"),
         )
-        outcome = Outcome(plan, keda.read_pause_state(paused), False, 10.0)
+        outcome = PauseOutcome(plan, keda.read_pause_state(paused), False, 10.0)
         yield f"{name} result", render_changes.result_message(outcome, wait_timeout=10, now=NOW)
         announced = render_changes.announcement_text(
             outcome, user=OPERATOR, requested_by=OPERATOR, now=NOW
@@ -105,7 +112,7 @@ def keda_messages() -> Iterator[tuple[str, Message]]:
     yield "refused", render_changes.refused_message("pause", JOB, errors.KubeForbidden(HOSTILE))
     expired = find_expired_pause(paused, "prod", NOW)
     assert expired is not None
-    outcome = Outcome(resume, keda.read_pause_state(running), True, 1.0)
+    outcome = PauseOutcome(resume, keda.read_pause_state(running), True, 1.0)
     yield "automatic resume", blocks.text_message(render_changes.auto_resume_text(expired, outcome))
 
 

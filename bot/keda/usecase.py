@@ -13,20 +13,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from bot.config.settings import Settings
 from bot.core import conditions, errors
 from bot.core.models import RawObject
-from bot.keda import render as render_keda
+from bot.keda import commands, render
 from bot.keda.pause import (
-    Outcome,
+    KedaRow,
+    KedaTarget,
+    PauseOutcome,
     Plan,
-    Row,
-    Target,
     plan_pause,
     plan_resume,
     summarise,
 )
-from bot.kube import follow as kube_follow
-from bot.kube import kinds
+from bot.kube import follow, kinds
 from bot.kube.ports import KubeReader, KubeWriter
 from bot.rules import keda
 
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 
 REFS = (kinds.SCALED_JOB, kinds.SCALED_OBJECT)
 CONFLICT_RETRIES = 2  # re-read and re-decide this many times after a 409
-PlanMaker = Callable[[RawObject], Plan]
+PausePlanMaker = Callable[[RawObject], Plan]
 
 
 @dataclass(frozen=True)
@@ -45,14 +45,57 @@ class AckWait:
     interval: float = 0.5
 
     @property
-    def polling(self) -> kube_follow.Polling:
+    def polling(self) -> follow.Polling:
         """Polls every `interval` when the watch cannot be used."""
-        return kube_follow.Polling(
-            self.timeout, first=self.interval, factor=1.0, longest=self.interval
+        return follow.Polling(self.timeout, first=self.interval, factor=1.0, longest=self.interval)
+
+
+async def listing(
+    kube: KubeReader, parsed: commands.ScaledJobs, settings: Settings
+) -> tuple[list[KedaRow], str]:
+    """`/kai scaledjobs`: the rows, and how the reply names where they were listed.
+
+    Raises:
+        UserError: no namespace given and `keda.namespaces` is empty, or a cluster-wide list
+            is forbidden (naming the one-namespace form instead).
+        KubeError: the cluster is unreachable or forbids a namespace's list.
+    """
+    namespaces, scope = listing_scope(parsed, settings)
+    try:
+        return await list_rows(kube, namespaces), scope
+    except errors.KubeForbidden as e:
+        if namespaces is not None:
+            raise
+        example = (settings.keda.namespaces or ("NAMESPACE",))[0]
+        raise errors.UserError(
+            "Listing across all namespaces needs cluster-wide list rights on scaledjobs and "
+            "scaledobjects (keda.sh), which kai-chatops lacks here; list one namespace instead, "
+            f"e.g. `{settings.slack.command} scaledjobs {example}`. ({e})"
+        ) from e
+
+
+def listing_scope(
+    parsed: commands.ScaledJobs, settings: Settings
+) -> tuple[Sequence[str] | None, str]:
+    """The namespaces to list (None: cluster-wide) and how the reply names them.
+
+    Raises:
+        UserError: no namespace given and `keda.namespaces` is empty.
+    """
+    if parsed.all_namespaces:
+        return None, "all namespaces"
+    if parsed.namespace:
+        return [parsed.namespace], f"namespace {parsed.namespace}"
+    configured = list(settings.keda.namespaces)
+    if not configured:
+        raise errors.UserError(
+            "keda.namespaces is empty in the configuration: give a NAMESPACE or --all-namespaces."
         )
+    label = "namespace" if len(configured) == 1 else "namespaces"
+    return configured, f"{label} {', '.join(configured)}"
 
 
-async def list_rows(kube: KubeReader, namespaces: Sequence[str] | None) -> list[Row]:
+async def list_rows(kube: KubeReader, namespaces: Sequence[str] | None) -> list[KedaRow]:
     """Every ScaledJob and ScaledObject with its verdict, by namespace, kind and name.
 
     `namespaces=None` lists cluster-wide: one paginated list per kind, whatever the number of
@@ -70,7 +113,7 @@ async def list_rows(kube: KubeReader, namespaces: Sequence[str] | None) -> list[
     return sorted(rows, key=lambda row: (row.namespace, row.kind, row.name))
 
 
-async def read_target(kube: KubeReader, target: Target) -> RawObject:
+async def read_target(kube: KubeReader, target: KedaTarget) -> RawObject:
     """The object.
 
     Raises:
@@ -80,20 +123,20 @@ async def read_target(kube: KubeReader, target: Target) -> RawObject:
     obj = await kube.get_object(target.ref, target.name, target.namespace)
     if obj is not None:
         return obj
-    other = Target(target.other_kind, target.namespace, target.name, target.cluster)
+    other = KedaTarget(target.other_kind, target.namespace, target.name, target.cluster)
     try:
         other_exists = await kube.get_object(other.ref, other.name, other.namespace) is not None
     except errors.KubeError:
         other_exists = False
     if other_exists:
-        raise errors.UserError(render_keda.missing_text(target, other_exists))
-    message = render_keda.missing_text(target, other_exists)
+        raise errors.UserError(render.missing_text(target, other_exists))
+    message = render.missing_text(target, other_exists)
     raise errors.ObjectMissing(message, target.kind, target.namespace, target.name)
 
 
 async def prepare_pause(
     kube: KubeReader,
-    target: Target,
+    target: KedaTarget,
     *,
     user: str,
     reason: str,
@@ -105,21 +148,21 @@ async def prepare_pause(
     return plan_pause(target, obj, user=user, reason=reason, duration=duration, now=now)
 
 
-async def prepare_resume(kube: KubeReader, target: Target) -> Plan:
+async def prepare_resume(kube: KubeReader, target: KedaTarget) -> Plan:
     """Read the object and decide the resume (for the confirmation); writes nothing."""
     return plan_resume(target, await read_target(kube, target))
 
 
 async def pause(
     kube: KubeWriter,
-    target: Target,
+    target: KedaTarget,
     *,
     user: str,
     reason: str,
     duration: timedelta | None,
     now: datetime,
     wait: AckWait,
-) -> Outcome:
+) -> PauseOutcome:
     """Pause the object as it now stands, then report what KEDA did (see `apply_plan`)."""
 
     def make_plan(obj: RawObject) -> Plan:
@@ -128,14 +171,14 @@ async def pause(
     return await apply_plan(kube, target, make_plan, wait)
 
 
-async def resume(kube: KubeWriter, target: Target, *, wait: AckWait) -> Outcome:
+async def resume(kube: KubeWriter, target: KedaTarget, *, wait: AckWait) -> PauseOutcome:
     """Resume the object as it now stands, then report what KEDA did (see `apply_plan`)."""
     return await apply_plan(kube, target, lambda obj: plan_resume(target, obj), wait)
 
 
 async def apply_plan(
-    kube: KubeWriter, target: Target, make_plan: PlanMaker, wait: AckWait
-) -> Outcome:
+    kube: KubeWriter, target: KedaTarget, make_plan: PausePlanMaker, wait: AckWait
+) -> PauseOutcome:
     """Read, decide, merge-patch with the resourceVersion read, read back, wait for KEDA.
 
     A 409 (changed meanwhile) re-reads and decides again, up to `CONFLICT_RETRIES` times; a plan
@@ -149,7 +192,7 @@ async def apply_plan(
         obj = await read_target(kube, target)
         plan = make_plan(obj)
         if plan.nothing_to_do:
-            return Outcome(plan)
+            return PauseOutcome(plan)
         version = conditions.as_text(conditions.metadata(obj).get("resourceVersion"))
         try:
             written = await kube.patch_object(
@@ -166,7 +209,7 @@ async def apply_plan(
 
 async def _wait_for_keda(
     kube: KubeReader, plan: Plan, wait: AckWait, *, written: RawObject
-) -> Outcome:
+) -> PauseOutcome:
     """Follow the object from our write (`bot.kube.follow`) until KEDA's `Paused` condition
     matches, or the wait ends.
 
@@ -187,18 +230,18 @@ async def _wait_for_keda(
         return obj is None or _is_settled(keda.read_pause_state(obj), expected)
 
     try:
-        obj, _ = await kube_follow.follow(
+        obj, _ = await follow.follow(
             kube, target, is_settled,
             written=written, deadline=started + wait.timeout, polling=wait.polling,
         )  # fmt: skip
     except errors.KubeError as e:
         log.warning("%s: cannot read it back after the change: %s", target.describe(), e)
         state = keda.read_pause_state(written)
-        return Outcome(plan, state, False, loop.time() - started, read_error=str(e))
+        return PauseOutcome(plan, state, False, loop.time() - started, read_error=str(e))
     if obj is None:
         raise errors.UserError(f"{target.describe()} was deleted right after the change.")
     state = keda.read_pause_state(obj)
-    return Outcome(plan, state, _is_acknowledged(state, expected), loop.time() - started)
+    return PauseOutcome(plan, state, _is_acknowledged(state, expected), loop.time() - started)
 
 
 def _is_acknowledged(state: keda.PauseState, expected: bool) -> bool:

@@ -1,7 +1,7 @@
 """Flux suspend and resume on one cluster: read, decide, merge-patch, and after a resume reconcile.
 
 The use-case layer: decisions are `bot.gitops.suspend`'s; the reconcile after a resume is the one
-`/kai reconcile` runs (`bot.gitops.ops.run_flux`: a fresh `requestedAt`, then the wait on
+`/kai reconcile` runs (`bot.gitops.usecase.run_flux`: a fresh `requestedAt`, then the wait on
 `lastHandledReconcileAt`), as `flux resume` waits for the object to reconcile (fluxcd/flux2
 cmd/flux/resume.go `reconcile`). Writes carry the resourceVersion read, so a concurrent change is
 read again and decided again, never overwritten. No Slack here.
@@ -14,44 +14,47 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from bot.core import conditions as c
-from bot.core import errors
+from bot.core import conditions, errors
 from bot.core.models import RawObject
-from bot.gitops import ops
+from bot.gitops import usecase
 from bot.gitops.plan import FluxReport, judge_flux_request_error
 from bot.gitops.suspend import SuspendOutcome, SuspendPlan, plan_resume, plan_suspend
-from bot.gitops.target import Target
+from bot.gitops.target import GitopsTarget
 from bot.kube.ports import KubeWriter
 
 log = logging.getLogger(__name__)
 
-PlanMaker = Callable[[RawObject], SuspendPlan]
+SuspendPlanMaker = Callable[[RawObject], SuspendPlan]
 
 
-async def prepare(kube: KubeWriter, target: Target, make_plan: PlanMaker) -> SuspendPlan:
+async def prepare(
+    kube: KubeWriter, target: GitopsTarget, make_plan: SuspendPlanMaker
+) -> SuspendPlan:
     """Read the object and decide (for the confirmation); writes nothing.
 
     Raises:
         UserError: the object does not exist; KubeError: the cluster refused or is unreachable.
     """
-    return make_plan(await ops.read_target(kube, target))
+    return make_plan(await usecase.read_target(kube, target))
 
 
 def suspending(
-    target: Target, *, user: str, reason: str, duration: timedelta | None, now: datetime
-) -> PlanMaker:
+    target: GitopsTarget, *, user: str, reason: str, duration: timedelta | None, now: datetime
+) -> SuspendPlanMaker:
     """The suspend decision for the object as it is read."""
     return lambda obj: plan_suspend(
         obj, target, user=user, reason=reason, duration=duration, now=now
     )
 
 
-def resuming(target: Target) -> PlanMaker:
+def resuming(target: GitopsTarget) -> SuspendPlanMaker:
     """The resume decision for the object as it is read."""
     return lambda obj: plan_resume(obj, target)
 
 
-async def suspend(kube: KubeWriter, target: Target, make_plan: PlanMaker) -> SuspendOutcome:
+async def suspend(
+    kube: KubeWriter, target: GitopsTarget, make_plan: SuspendPlanMaker
+) -> SuspendOutcome:
     """Suspend the object as it now stands (see `apply_plan`)."""
     plan, written = await apply_plan(kube, target, make_plan)
     return SuspendOutcome(plan, written)
@@ -59,12 +62,12 @@ async def suspend(kube: KubeWriter, target: Target, make_plan: PlanMaker) -> Sus
 
 async def resume(
     kube: KubeWriter,
-    target: Target,
-    make_plan: PlanMaker,
+    target: GitopsTarget,
+    make_plan: SuspendPlanMaker,
     *,
     user_id: str,
-    clock: ops.Clock,
-    polling: ops.Polling,
+    clock: usecase.Clock,
+    polling: usecase.Polling,
 ) -> SuspendOutcome:
     """Resume the object as it now stands, then request a reconcile and wait for its result.
 
@@ -77,10 +80,12 @@ async def resume(
     plan, written = await apply_plan(kube, target, make_plan)
     if written is None:
         return SuspendOutcome(plan)
-    step = ops.FluxStep(target, written)
+    step = usecase.FluxStep(target, written)
     started = asyncio.get_running_loop().time()
     try:
-        report = await ops.run_flux(kube, (step,), user_id=user_id, clock=clock, polling=polling)
+        report = await usecase.run_flux(
+            kube, (step,), user_id=user_id, clock=clock, polling=polling
+        )
     except errors.KubeError as e:
         log.warning("%s resumed, but its reconcile failed: %s", target.describe(), e)
         elapsed = asyncio.get_running_loop().time() - started
@@ -89,7 +94,7 @@ async def resume(
 
 
 async def apply_plan(
-    kube: KubeWriter, target: Target, make_plan: PlanMaker
+    kube: KubeWriter, target: GitopsTarget, make_plan: SuspendPlanMaker
 ) -> tuple[SuspendPlan, RawObject | None]:
     """Read, decide, merge-patch with the resourceVersion read; on 409 read and decide again.
 
@@ -97,20 +102,20 @@ async def apply_plan(
 
     Raises:
         UserError: the object does not exist; KubeError: forbidden, unreachable, or still
-            conflicting after `ops.CONFLICT_RETRIES` attempts.
+            conflicting after `usecase.CONFLICT_RETRIES` attempts.
     """
-    for attempt in range(1, ops.CONFLICT_RETRIES + 1):
-        obj = await ops.read_target(kube, target)
+    for attempt in range(1, usecase.CONFLICT_RETRIES + 1):
+        obj = await usecase.read_target(kube, target)
         plan = make_plan(obj)
         if plan.refusal:
             return plan, None
-        version = c.as_text(c.metadata(obj).get("resourceVersion"))
+        version = conditions.as_text(conditions.metadata(obj).get("resourceVersion"))
         try:
             written = await kube.patch_object(
                 target.ref, target.name, target.namespace, plan.patch_body(version)
             )
         except errors.KubeConflict:
-            if attempt == ops.CONFLICT_RETRIES:
+            if attempt == usecase.CONFLICT_RETRIES:
                 raise
             log.info("%s changed while we patched it; reading it again", target.describe())
             continue

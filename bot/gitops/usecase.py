@@ -16,26 +16,27 @@ from typing import Any
 
 from bot.core import errors
 from bot.core.models import RawObject
-from bot.gitops import argo, plan, windows
-from bot.gitops import kinds as gitops_kinds
+from bot.gitops import argo, kinds, plan, windows
 from bot.gitops.plan import FluxPhase, FluxReport, StepResult
-from bot.gitops.target import Request, StepState, Target
+from bot.gitops.target import GitopsTarget, Request, StepState
 from bot.kube import follow
-from bot.kube.follow import Polling as Polling  # re-exported: callers build a wait as ops.Polling
+from bot.kube.follow import Polling as Polling  # re-exported: callers build a wait here
 from bot.kube.follow import Sleep
 from bot.kube.ports import KubeWriter
 
 CONFLICT_RETRIES = 5  # as `flux` and `argocd` retry a conflicting write
 
 Clock = Callable[[], datetime]
-OnRequested = Callable[[Target, str], Awaitable[None]]  # (what was patched, the token / value)
+OnRequested = Callable[
+    [GitopsTarget, str], Awaitable[None]
+]  # (what was patched, the token / value)
 
 
 @dataclass(frozen=True)
 class FluxStep:
     """One object to reconcile, as read before the request."""
 
-    target: Target
+    target: GitopsTarget
     obj: RawObject
     force: bool = False  # HelmRelease: also forceAt (a one-off install or upgrade)
     reset: bool = False  # HelmRelease: also resetAt (the failure counts start over)
@@ -45,7 +46,7 @@ class FluxStep:
         return plan.is_static(self.obj)
 
 
-async def read_target(kube: KubeWriter, target: Target, role: str = "") -> RawObject:
+async def read_target(kube: KubeWriter, target: GitopsTarget, role: str = "") -> RawObject:
     """The object, read once.
 
     Raises:
@@ -173,7 +174,7 @@ async def _request_flux(
 
 async def run_refresh(
     kube: KubeWriter,
-    target: Target,
+    target: GitopsTarget,
     *,
     hard: bool,
     user_id: str,
@@ -211,7 +212,7 @@ async def run_refresh(
     return _argo_report(target, action, state, app, loop.time() - started, polling)
 
 
-async def read_syncable(kube: KubeWriter, target: Target, now: datetime) -> RawObject:
+async def read_syncable(kube: KubeWriter, target: GitopsTarget, now: datetime) -> RawObject:
     """The Application, once it is known that Argo CD would start a manual sync of it now:
     no operation in the way, and its AppProject's sync windows allow it (the AppProject is
     read in the Application's namespace, Argo CD's own in the usual install).
@@ -222,15 +223,13 @@ async def read_syncable(kube: KubeWriter, target: Target, now: datetime) -> RawO
     """
     app = await read_target(kube, target)
     argo.check_syncable(app, target)
-    project = await kube.get_object(
-        gitops_kinds.APP_PROJECT, windows.project_name(app), target.namespace
-    )
+    project = await kube.get_object(kinds.APP_PROJECT, windows.project_name(app), target.namespace)
     argo.check_sync_windows(app, project, target, now)
     return app
 
 
 async def start_sync(
-    kube: KubeWriter, target: Target, *, user_id: str, channel_id: str, clock: Clock
+    kube: KubeWriter, target: GitopsTarget, *, user_id: str, channel_id: str, clock: Clock
 ) -> RawObject:
     """Write the `operation` field (guarded by the resourceVersion read), re-checking on 409.
 
@@ -250,7 +249,7 @@ async def start_sync(
 
 
 async def wait_sync(
-    kube: KubeWriter, target: Target, *, polling: Polling, written: RawObject | None = None
+    kube: KubeWriter, target: GitopsTarget, *, polling: Polling, written: RawObject | None = None
 ) -> argo.ArgoReport:
     """Wait until the controller clears `operation`, or says a sync window holds it; report
     `status.operationState`. `written`: the Application as `start_sync` left it. A read that
@@ -276,7 +275,7 @@ async def wait_sync(
 
 
 def _argo_report(
-    target: Target,
+    target: GitopsTarget,
     action: str,
     state: StepState,
     app: RawObject | None,
@@ -291,7 +290,7 @@ def _argo_report(
 
 async def _request_refresh(
     kube: KubeWriter,
-    target: Target,
+    target: GitopsTarget,
     hard: bool,
     user_id: str,
     clock: Clock,
