@@ -166,11 +166,16 @@ def mentions(entries: Sequence[str]) -> Rich:
     return rich_join(" ", (mention(e) if not e.startswith("@") else escape(e) for e in entries))
 
 
+def _where(alert: AlertState) -> str:
+    """Its cluster, or a fleet incident's clusters (`AlertState.where`), a long list cut."""
+    if not alert.key.is_fleet:
+        return alert.where
+    return f"{len(alert.clusters)} clusters: {listed(alert.clusters)}"
+
+
 def _root_text(alert: AlertState, label: str) -> str:
     seen = alert.observation
-    where = f"{len(alert.clusters)} clusters: {listed(alert.clusters)}"
-    where = where if alert.key.is_fleet else alert.where
-    text = f"[{label}] {where}: {seen.key.subject} {seen.key.condition}: {seen.title}"
+    text = f"[{label}] {_where(alert)}: {seen.key.subject} {seen.key.condition}: {seen.title}"
     message = " ".join(_redacted(seen.message).split())
     return f"{text}: {truncate(message, _FALLBACK_MESSAGE)}" if message else text
 
@@ -265,7 +270,7 @@ def _ordered(alerts: Iterable[AlertState]) -> list[AlertState]:
 def _listing_line(alert: AlertState, hold: timedelta) -> Text:
     seen = alert.observation
     head = (
-        f"{SEVERITY_ICONS[seen.severity]} `{alert.alert_id}` {escape(alert.where)} · "
+        f"{SEVERITY_ICONS[seen.severity]} `{alert.alert_id}` {escape(_where(alert))} · "
         f"{escape(seen.key.subject)} {escape(seen.key.condition)}: {escape(seen.title)}"
     )
     if alert.phase is Phase.PENDING:

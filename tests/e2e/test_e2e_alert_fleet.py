@@ -68,6 +68,14 @@ async def check(stack: Stack, clock: Clock, *clusters: str) -> None:
         await jobs_alerts.check_cluster(stack.service.deps, cluster)
 
 
+async def break_three(stack: Stack, clock: Clock, pair: Simulator) -> None:
+    """Every cluster checked while healthy; then sim, b and c lose kai-config's dependencies
+    (lab stays healthy)."""
+    await check(stack, clock, "sim", "b", "c", "lab")
+    breakage.dependencies_missing(stack.sim)
+    breakage.dependencies_missing(pair)
+
+
 def roots(stack: Stack) -> list[PostedMessage]:
     return stack.slack.root_messages(ALERT_CHANNEL)
 
@@ -98,9 +106,7 @@ async def test_a_failure_on_three_clusters_is_one_incident_from_root_to_resoluti
 ) -> None:
     clock = Clock()
     async with fleet_stack(tmp_path, clock) as (stack, pair, lab):
-        await check(stack, clock, "sim", "b", "c", "lab")
-        breakage.dependencies_missing(stack.sim)
-        breakage.dependencies_missing(pair)
+        await break_three(stack, clock, pair)
         await check(stack, clock, "sim")
         assert roots(stack) == []  # sim waits to learn whether the fleet fires it too
         await stack.restart_service()  # what it waits for survives a restart
@@ -201,9 +207,7 @@ async def test_a_cluster_removed_from_the_configuration_is_no_longer_watched_nev
 ) -> None:
     clock = Clock()
     async with fleet_stack(tmp_path, clock) as (stack, pair, _):
-        await check(stack, clock, "sim", "b", "c", "lab")
-        breakage.dependencies_missing(stack.sim)
-        breakage.dependencies_missing(pair)
+        await break_three(stack, clock, pair)
         await check(stack, clock, "sim", "b", "c")
         [root] = roots(stack)
         assert "Clusters (3):* sim, b, c" in shown(stack, root)

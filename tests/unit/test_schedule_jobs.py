@@ -287,6 +287,10 @@ async def test_a_replica_that_takes_the_lease_over_checks_its_clusters_at_once()
     finally:
         for check in checks:
             await check.close()  # type: ignore[attr-defined]
+    for check in checks:  # a takeover's wake (or a change) after the service stopped: nothing
+        check.wake()  # type: ignore[attr-defined]
+    await asyncio.sleep(0.05)
+    assert len(desk.checked) == 2
 
 
 async def test_one_clusters_slow_sweep_holds_up_no_other_clusters_and_never_overlaps() -> None:
