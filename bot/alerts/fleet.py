@@ -214,7 +214,7 @@ def _roll_call(
     joined = [c for c in firing_now if c not in before]
     left = [c for c in before if c not in firing_now]
     if not joined and not left:
-        return _tell(incident, now, tell_every)
+        return _tell(incident, now, tell_every, ())
     incident = replace(
         incident,
         clusters=(*incident.clusters, *(c for c in joined if c not in incident.clusters)),
@@ -224,7 +224,7 @@ def _roll_call(
     )
     if _root_unsent(incident):
         return replace(incident, untold=())
-    return outbox.owe(_tell(incident, now, tell_every), EffectKind.EDIT)
+    return outbox.owe(_tell(incident, now, tell_every, (*joined, *left)), EffectKind.EDIT)
 
 
 def _toggled(untold: tuple[str, ...], changed: list[str]) -> tuple[str, ...]:
@@ -245,12 +245,15 @@ def _root_unsent(incident: AlertState) -> bool:
     )
 
 
-def _tell(incident: AlertState, now: datetime, every: timedelta) -> AlertState:
+def _tell(
+    incident: AlertState, now: datetime, every: timedelta, changed: Sequence[str]
+) -> AlertState:
     """The thread told who joined, in one reply naming them all, and who left (recovered, and
     no longer watched), at most once per `every` each, and all that is left to tell once none
     is firing: a fleet breaking (or recovering) cluster by cluster is a reply or two, not one
     per cluster (a channel posts about one message a second). A cluster that joined and left
-    again before it was told is not told at all (the root's list shows it)."""
+    again before it was told is not told at all (the root's list shows it). `changed`: the
+    clusters that joined or left just now."""
     if not incident.untold:
         return incident
     firing = incident.firing_clusters
@@ -258,13 +261,19 @@ def _tell(incident: AlertState, now: datetime, every: timedelta) -> AlertState:
     left = [c for c in incident.untold if c not in firing]
     told: list[str] = []
     if joined and _may_tell(incident.joins_told, now, every):
-        incident = _reply(replace(incident, joins_told=now), NoteKind.JOINED, joined, now)
+        since = _since(incident.joins_told, joined, changed)
+        incident = replace(incident, joins_told=now)
+        incident = _reply(
+            incident, Note(NoteKind.JOINED, since or now, until=since and now), joined
+        )
         told += joined
     if left and (not firing or _may_tell(incident.leaves_told, now, every)):
-        recovered = [c for c in left if c not in incident.unwatched]
-        unwatched = [c for c in left if c in incident.unwatched]
-        incident = _reply(replace(incident, leaves_told=now), NoteKind.RECOVERED, recovered, now)
-        incident = _reply(incident, NoteKind.RECOVERED, unwatched, now, unwatched=True)
+        since = _since(incident.leaves_told, left, changed)
+        note = Note(NoteKind.RECOVERED, since or now, until=since and now)
+        incident = replace(incident, leaves_told=now)
+        incident = _reply(incident, note, [c for c in left if c not in incident.unwatched])
+        gone = [c for c in left if c in incident.unwatched]
+        incident = _reply(incident, replace(note, unwatched=True), gone)
         told += left
     return replace(incident, untold=tuple(c for c in incident.untold if c not in told))
 
@@ -273,19 +282,19 @@ def _may_tell(last: datetime | None, now: datetime, every: timedelta) -> bool:
     return last is None or now - last >= every
 
 
-def _reply(
-    incident: AlertState,
-    kind: NoteKind,
-    clusters: Sequence[str],
-    now: datetime,
-    *,
-    unwatched: bool = False,
-) -> AlertState:
+def _since(last: datetime | None, named: Sequence[str], changed: Sequence[str]) -> datetime | None:
+    """When the clusters a reply names changed, if not all just now: after the last reply of
+    its kind (the reply says "between then and now")."""
+    return None if last is None or all(c in changed for c in named) else last
+
+
+def _reply(incident: AlertState, note: Note, clusters: Sequence[str]) -> AlertState:
+    """`incident` owing one reply naming `clusters` (none: nothing)."""
     if not clusters:
         return incident
-    names = CLUSTERS_SEPARATOR.join(clusters)
-    note = Note(kind, now, reason=names, unwatched=unwatched)
-    return outbox.owe(incident, EffectKind.REPLY, note)
+    return outbox.owe(
+        incident, EffectKind.REPLY, replace(note, reason=CLUSTERS_SEPARATOR.join(clusters))
+    )
 
 
 def _observation(group: Group, alerts: Sequence[AlertState]) -> Observation:

@@ -67,7 +67,9 @@ class Escalation(enum.Enum):
 @dataclass(frozen=True)
 class Note:
     """What a thread reply says: who, when, why; `still_bad` after a silence ends; of a fleet
-    incident's RECOVERED note, `unwatched` when its clusters left the configuration instead."""
+    incident's RECOVERED note, `unwatched` when its clusters left the configuration instead.
+    `until`: a silence's end; a fleet note's clusters changed between `at` and `until` (None:
+    at `at`)."""
 
     kind: NoteKind
     at: datetime

@@ -116,8 +116,9 @@ def _ended(alert: AlertState, note: Note) -> str:
 def _joined(alert: AlertState, note: Note) -> str:
     names = note.clusters
     fire = "fires" if len(names) == 1 else "fire"
+    when = f", since {format_time(note.at)}" if note.until is None else f" ({_between(note)})"
     return (
-        f":heavy_plus_sign: {escape(_and(names))} {fire} it too, since {format_time(note.at)}: "
+        f":heavy_plus_sign: {escape(_and(names))} {fire} it too{when}: "
         f"{len(alert.firing_clusters)} of {len(alert.clusters)} clusters firing."
     )
 
@@ -126,13 +127,20 @@ def _recovered(alert: AlertState, note: Note) -> str:
     firing = len(alert.firing_clusters)
     if note.unwatched:
         rest = f"{firing} still firing." if firing else "no cluster still watched fires it."
+        when = f"by {format_time(note.at)}" if note.until is None else _between(note)
         return (
-            f"{UNWATCHED_ICON} No longer watched since {format_time(note.at)} (removed from "
-            f"the configuration, so not seen to clear): {escape(listed(note.clusters))}; {rest}"
+            f"{UNWATCHED_ICON} No longer watched (removed from the configuration {when}, so "
+            f"not seen to clear): {escape(listed(note.clusters))}; {rest}"
         )
     rest = f"{firing} still firing." if firing else "none left firing."
-    names = escape(_and(note.clusters))
-    return f"{RESOLVED_ICON} {names} recovered at {format_time(note.at)}; {rest}"
+    when = f"at {format_time(note.at)}" if note.until is None else _between(note)
+    return f"{RESOLVED_ICON} {escape(_and(note.clusters))} recovered {when}; {rest}"
+
+
+def _between(note: Note) -> str:
+    """When the clusters of a fleet reply told together changed: after the last reply of its
+    kind, by this one."""
+    return f"between {format_time(note.at)} and {format_time(note.until or note.at)}"
 
 
 def _and(names: tuple[str, ...]) -> str:

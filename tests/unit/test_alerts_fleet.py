@@ -324,7 +324,9 @@ def test_a_fleet_breaking_cluster_by_cluster_is_told_once_per_interval_the_root_
     each at once, the thread tells them together once the interval has passed. Who left is
     told on its own clock; all that is left to tell is told when the last one recovers."""
     incident, said = told(open_fleet("a", "b", "c").alerts[FLEET_KEY], "abcd", timedelta(0))
-    assert said == ["joined d"]
+    assert said == ["joined d"] and "d fires it too, since 2026-03-01 10:00:00 UTC" in words(
+        incident
+    )
     for at, firing_now in ((1, "abcde"), (2, "abcdef"), (3, "abcdefg")):
         incident, said = told(incident, firing_now, timedelta(seconds=at))
         assert said == [] and kinds(incident) == ["edit"]
@@ -333,6 +335,8 @@ def test_a_fleet_breaking_cluster_by_cluster_is_told_once_per_interval_the_root_
     assert said == ["recovered b"]  # told on its own clock, the joiners still later
     incident, said = told(incident, "acdefg", WAIT)
     assert said == ["joined e, f, g"] and kinds(incident) == ["joined"]  # the root shows it
+    between = "between 2026-03-01 10:00:00 UTC and 2026-03-01 10:00:30 UTC"
+    assert f"e, f and g fire it too ({between}): 6 of 7 clusters firing" in words(incident)
     incident, said = told(incident, "adefg", WAIT + timedelta(seconds=1), gone="bc")
     assert said == []  # b was told within the interval: c waits
     incident, said = told(incident, "", WAIT + timedelta(seconds=2), gone="abcdefg")
