@@ -4,8 +4,8 @@ Time to page: the whole stack on loopback with `alerts.hold` and `alerts.interva
 (default 0 s and 1 s), the real scheduler running the checks; each round flips kai-config's
 DependenciesFulfilled to False in the simulator at a random moment within an interval and times
 until the root message is at the Slack emulator (goal, issue 26: p99 <= hold + 1 s), then heals
-and waits for the resolution. The rounds begin once the cluster's first check has run (a fleet's
-first checks are spread over the first interval after a start). Requests: one check cycle on the
+and waits for the resolution. The rounds begin once the cluster's first check has run (the
+test bed's service begins its own checks after its first interval). Requests: one check cycle on the
 default scenario and on a cluster grown by many shards and Deployments (goal: the same small
 constant).
 
@@ -67,9 +67,9 @@ async def detection(workdir: Path, rounds: int, hold: float, interval: float) ->
 
 
 async def following(stack: Stack) -> None:
-    """The service as it runs after its first interval: the cluster's first check done (a
-    fleet's first checks are spread over the first interval), every collection it reads
-    followed. A cause already there when the service starts is seen at that first check."""
+    """The service as it runs after its first check: the cluster's first check done (run
+    here: the test bed's service begins its own after its first interval), every collection it
+    reads followed. A cause already there when the service starts is seen at that first check."""
     (job,) = [j for j in stack.service.schedule.jobs if j.name == f"alerts-{CLUSTER}"]
     assert isinstance(job.run, jobs_alerts.WatchedChecks)
     await job.run.check()

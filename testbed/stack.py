@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -181,6 +181,7 @@ async def running_stack(
     slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
     keda_controller: bool = False,
     keda_wait: AckWait | None = None,
+    first_checks_after: timedelta | None = None,
 ) -> AsyncIterator[Stack]:
     """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards.
 
@@ -191,7 +192,9 @@ async def running_stack(
     message (tests of outages make them zero). The simulator runs its Flux and Argo CD
     controllers, and with `keda_controller` also a KEDA one that answers pause annotations;
     `keda_wait` is how long a pause or resume waits for KEDA's answer (short where no KEDA
-    runs).
+    runs). The service's own alert checks begin `first_checks_after` its start: by default
+    after one `alerts.interval`, so a test drives the checks of the first interval itself and
+    counts the requests a command makes alone; `timedelta(0)` is the service's own timing.
     """
     simulator = Simulator(scenarios=scenarios, controllers=not keda_controller)
     async with simulator as sim:
@@ -208,6 +211,7 @@ async def running_stack(
             slack_timeout=slack_timeout,
             slack_backoffs=slack_backoffs,
             keda_wait=keda_wait,
+            first_checks_after=first_checks_after,
             extend=lambda served: Stack(
                 **{f.name: getattr(served, f.name) for f in fields(ServiceStack)}, sim=sim
             ),
@@ -235,6 +239,7 @@ async def running_service(
     slack_timeout: float = SLACK_TIMEOUT,
     slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
     keda_wait: AckWait | None = None,
+    first_checks_after: timedelta | None = None,
     extend: Callable[[ServiceStack], S] = _as_is,  # type: ignore[assignment]
 ) -> AsyncIterator[S]:
     """Start the emulator and the service (configured by `demo_config` for the cluster of
@@ -264,7 +269,8 @@ async def running_service(
                 slack_backoffs=slack_backoffs,
                 keda_wait=keda_wait,
             )
-            return Service(deps, env, host="127.0.0.1", port=0)
+            first = settings.alerts.interval if first_checks_after is None else first_checks_after
+            return Service(deps, env, host="127.0.0.1", port=0, first_checks_after=first)
 
         service = make_service()
         await service.start()

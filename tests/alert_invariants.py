@@ -28,6 +28,10 @@ from typing import Any
 from bot.alerts.model import ClusterAlerts
 from testbed.slackemu import ApiCall, PostedMessage, SlackEmulator, metadata_by
 
+# A root edited to its end: resolved, or (a fleet incident whose last clusters left the
+# configuration) ended, never called resolved.
+RESOLVED = ("[RESOLVED", "[ENDED")
+
 METADATA_EVENT = "kai_chatops_effect"
 STRAY_STEPS = 3  # check steps a non-holder's doubling copy may stand while reads fail
 CHANNEL_WRITES = frozenset({"chat.postMessage", "chat.update", "chat.delete"})
@@ -146,7 +150,7 @@ class ChannelWatch:
         for incident, roots in self._roots().items():
             if len(roots) > 1:
                 self._saw("twice", incident, late=False)
-            firing = [r for r in roots if not r.text.startswith("[RESOLVED")]
+            firing = [r for r in roots if not r.text.startswith(RESOLVED)]
             if incident in self.resolved and firing:
                 self._saw("lie", incident, call.held or all(r.ts in self.late for r in firing))
             if len(firing) < len(roots):
@@ -166,7 +170,7 @@ class ChannelWatch:
             if kind == "twice":
                 right = len(shown) <= 1
             else:
-                right = all(r.text.startswith("[RESOLVED") for r in shown)
+                right = all(r.text.startswith(RESOLVED) for r in shown)
             if right:
                 self.shown_late += 1
             else:
@@ -189,7 +193,7 @@ class ChannelWatch:
         for roots in self._roots().values():
             for root in roots:
                 found = _FAILURE.search(str(root.blocks[0].get("text", {}).get("text", "")))
-                if found and not root.text.startswith(("[RESOLVED", "[GROUPED")):
+                if found and not root.text.startswith((*RESOLVED, "[GROUPED")):
                     live[f"failure {found.group(1)} {found.group(2)}"] += 1
         return [failure for failure, count in live.items() if count > 1]
 
@@ -303,7 +307,7 @@ def _check_resolution(
     if "escalated" in notes and "acknowledged" in notes[: notes.index("escalated")]:
         verdict.fail(f"{incident}: escalated after it was acknowledged: {notes}")
     # An incident ends resolved, or grouped into a fleet incident (`alerts.group_clusters`).
-    for end, label in (("resolved", "[RESOLVED"), ("grouped", "[GROUPED")):
+    for end, label in (("resolved", RESOLVED), ("grouped", ("[GROUPED",))):
         ended_root = root.text.startswith(label)
         if end in notes and notes[-1] != end:
             verdict.fail(f"{incident}: something said after it was {end}: {notes}")
@@ -325,7 +329,7 @@ def resolved_incidents(slack: SlackEmulator, channel: str) -> list[PostedMessage
     return [
         m
         for m in slack.root_messages(channel)
-        if str(payload(m).get("effect") or "").endswith(":0") and m.text.startswith("[RESOLVED")
+        if str(payload(m).get("effect") or "").endswith(":0") and m.text.startswith(RESOLVED)
     ]
 
 

@@ -214,6 +214,10 @@ def _load_alert(raw: Mapping[str, Any]) -> AlertState:
         clusters=_names(raw.get("clusters")),
         recovered=_names(raw.get("recovered")),
         paged=_names(raw.get("paged")),
+        unwatched=_names(raw.get("unwatched")),
+        untold=_names(raw.get("untold")),
+        joins_told=parse_timestamp(raw.get("joins_told")),
+        leaves_told=parse_timestamp(raw.get("leaves_told")),
     )
     return _migrated(alert, raw)
 
@@ -265,6 +269,7 @@ def _load_note(raw: Mapping[str, Any]) -> Note:
         reason=str(raw.get("reason") or ""),
         until=parse_timestamp(raw.get("until")),
         still_bad=bool(raw.get("still_bad", True)),
+        unwatched=bool(raw.get("unwatched")),
     )
 
 

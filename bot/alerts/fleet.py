@@ -4,8 +4,11 @@ An alert of one kind, object and condition (a *group*) firing on `group_clusters
 more is one *fleet incident*, kept in a state document of its own (`FLEET`), with its own
 root, thread and outbox: the same delivery as every alert. Each cluster's alert still fires and
 resolves after `hold` on its cluster's state; once grouped it is a *member* (its `fleet` names
-the incident) and says nothing itself. The fleet incident says who joined and who recovered
-in its thread, and resolves when its last member has recovered.
+the incident) and says nothing itself. The fleet incident's root lists its clusters as they
+join, recover, or leave the configuration ("no longer watched", never "recovered"); its thread
+tells who joined and who left in one reply each, at most once per `alerts.interval`. It
+resolves when its last member has recovered, and ends without claiming so when the last ones
+left the configuration.
 
 Already paged, then folded in: clusters whose own root went out before the group reached the
 count (each paged once, as any alert below the count does) have that incident closed with a
@@ -25,6 +28,7 @@ from datetime import datetime, timedelta
 
 from bot.alerts import machine, outbox
 from bot.alerts.model import (
+    CLUSTERS_SEPARATOR,
     FLEET,
     WAITING,
     AlertKey,
@@ -146,24 +150,29 @@ def _released(alert: AlertState, channel: str, now: datetime) -> AlertState:
 
 
 def advance(
-    fleet: ClusterAlerts, states: Sequence[ClusterAlerts], now: datetime, policy: machine.Policy
+    fleet: ClusterAlerts,
+    states: Sequence[ClusterAlerts],
+    now: datetime,
+    policy: machine.Policy,
+    tell_every: timedelta = timedelta(0),
 ) -> machine.Transition:
-    """The fleet incidents after the clusters' states `states` changed: a new one for a group
-    whose members appeared, a reply (and the root edited) per cluster that joined or
-    recovered, the resolution once no member is left. The hold was each member's own: the
-    fleet incident fires and resolves at once (`hold` 0)."""
+    """The fleet incidents after the clusters' states `states` (every configured cluster's)
+    changed: a new one for a group whose members appeared, its root edited and its thread told
+    who joined or left (`_roll_call`), the resolution once no member is left. The hold was each
+    member's own: the fleet incident fires and resolves at once (`hold` 0)."""
     members: dict[Group, list[AlertState]] = {}
     for state in states:
         for alert in state.alerts.values():
             if alert.grouped and alert.is_active:
                 members.setdefault(group_of(alert.key), []).append(alert)
+    watched = frozenset(s.cluster for s in states)
     effects: list[Owed] = []
     for key, incident in fleet.alerts.items():
         if incident.is_active:
             clusters = [a.key.cluster for a in members.get(group_of(key), [])]
-            incident, owed = _roll_call(incident, clusters, now)
-            fleet = fleet.with_alert(incident)
-            effects.extend(owed)
+            called = _roll_call(incident, clusters, watched, now, tell_every)
+            fleet = fleet.with_alert(called)
+            effects.extend(o for o in called.outbox if o not in incident.outbox)
     seen = [_observation(group, alerts) for group, alerts in members.items()]
     observed = machine.observe(fleet, seen, now, replace(policy, hold=timedelta(0)))
     fleet = observed.state
@@ -192,26 +201,100 @@ def shown_once(
 
 
 def _roll_call(
-    incident: AlertState, firing_now: Sequence[str], now: datetime
-) -> tuple[AlertState, list[Owed]]:
-    """Who joined and who recovered since the last look: one reply each, then the root edited
-    to list them."""
-    still = [c for c in incident.clusters if c not in incident.recovered]
-    joined = [c for c in firing_now if c not in still]
-    left = [c for c in still if c not in firing_now]
+    incident: AlertState,
+    firing_now: Sequence[str],
+    watched: frozenset[str],
+    now: datetime,
+    tell_every: timedelta,
+) -> AlertState:
+    """Who joined and who left since the last look: the root edited to list them at once (a
+    cluster that left the configuration is "no longer watched", never "recovered"), and the
+    thread told (`_tell`). Clusters that join before the root was sent are in its list."""
+    before = incident.firing_clusters
+    joined = [c for c in firing_now if c not in before]
+    left = [c for c in before if c not in firing_now]
     if not joined and not left:
-        return incident, []
-    clusters = (*incident.clusters, *(c for c in joined if c not in incident.clusters))
-    recovered = tuple(c for c in (*incident.recovered, *left) if c not in joined)
-    incident = replace(incident, clusters=clusters, recovered=recovered)
-    notes = [
-        *(Note(NoteKind.JOINED, now, reason=c) for c in joined),
-        *(Note(NoteKind.RECOVERED, now, reason=c) for c in left),
-    ]
-    for note in notes:
-        incident = outbox.owe(incident, EffectKind.REPLY, note)
-    incident = outbox.owe(incident, EffectKind.EDIT)
-    return incident, list(incident.outbox[-(len(joined) + len(left) + 1) :])
+        return _tell(incident, now, tell_every, ())
+    incident = replace(
+        incident,
+        clusters=(*incident.clusters, *(c for c in joined if c not in incident.clusters)),
+        recovered=_moved(incident.recovered, [c for c in left if c in watched], joined),
+        unwatched=_moved(incident.unwatched, [c for c in left if c not in watched], joined),
+        untold=_toggled(incident.untold, [*joined, *left]),
+    )
+    if _root_unsent(incident):
+        return replace(incident, untold=())
+    return outbox.owe(_tell(incident, now, tell_every, (*joined, *left)), EffectKind.EDIT)
+
+
+def _toggled(untold: tuple[str, ...], changed: list[str]) -> tuple[str, ...]:
+    """The clusters the thread has not told about after `changed` each joined or left: one
+    that changes back before it was told is as the thread last told it."""
+    kept = [c for c in untold if c not in changed]
+    return (*kept, *(c for c in changed if c not in untold))
+
+
+def _moved(names: tuple[str, ...], added: list[str], removed: list[str]) -> tuple[str, ...]:
+    return tuple(c for c in (*names, *added) if c not in removed)
+
+
+def _root_unsent(incident: AlertState) -> bool:
+    """Its root never tried yet: it will list every cluster as it is when it goes out."""
+    return not incident.root_ts and any(
+        o.kind is EffectKind.ROOT and not o.was_attempted for o in incident.outbox
+    )
+
+
+def _tell(
+    incident: AlertState, now: datetime, every: timedelta, changed: Sequence[str]
+) -> AlertState:
+    """The thread told who joined, in one reply naming them all, and who left (recovered, and
+    no longer watched), at most once per `every` each, and all that is left to tell once none
+    is firing: a fleet breaking (or recovering) cluster by cluster is a reply or two, not one
+    per cluster (a channel posts about one message a second). A cluster that joined and left
+    again before it was told is not told at all (the root's list shows it). `changed`: the
+    clusters that joined or left just now."""
+    if not incident.untold:
+        return incident
+    firing = incident.firing_clusters
+    joined = [c for c in incident.untold if c in firing]
+    left = [c for c in incident.untold if c not in firing]
+    told: list[str] = []
+    if joined and _may_tell(incident.joins_told, now, every):
+        since = _since(incident.joins_told, joined, changed)
+        incident = replace(incident, joins_told=now)
+        incident = _reply(
+            incident, Note(NoteKind.JOINED, since or now, until=since and now), joined
+        )
+        told += joined
+    if left and (not firing or _may_tell(incident.leaves_told, now, every)):
+        since = _since(incident.leaves_told, left, changed)
+        note = Note(NoteKind.RECOVERED, since or now, until=since and now)
+        incident = replace(incident, leaves_told=now)
+        incident = _reply(incident, note, [c for c in left if c not in incident.unwatched])
+        gone = [c for c in left if c in incident.unwatched]
+        incident = _reply(incident, replace(note, unwatched=True), gone)
+        told += left
+    return replace(incident, untold=tuple(c for c in incident.untold if c not in told))
+
+
+def _may_tell(last: datetime | None, now: datetime, every: timedelta) -> bool:
+    return last is None or now - last >= every
+
+
+def _since(last: datetime | None, named: Sequence[str], changed: Sequence[str]) -> datetime | None:
+    """When the clusters a reply names changed, if not all just now: after the last reply of
+    its kind (the reply says "between then and now")."""
+    return None if last is None or all(c in changed for c in named) else last
+
+
+def _reply(incident: AlertState, note: Note, clusters: Sequence[str]) -> AlertState:
+    """`incident` owing one reply naming `clusters` (none: nothing)."""
+    if not clusters:
+        return incident
+    return outbox.owe(
+        incident, EffectKind.REPLY, replace(note, reason=CLUSTERS_SEPARATOR.join(clusters))
+    )
 
 
 def _observation(group: Group, alerts: Sequence[AlertState]) -> Observation:

@@ -47,9 +47,12 @@ class NoteKind(enum.Enum):
     SILENCE_EXPIRED = "silence expired"
     ESCALATED = "escalated"  # still firing, unanswered, `escalate_after` after it fired
     RESOLVED = "resolved"
-    # A fleet incident's thread (`bot.alerts.fleet`); the note's `reason` names the cluster.
-    JOINED = "joined"  # a cluster began firing the same alert
-    RECOVERED = "recovered"  # a cluster's alert resolved (after `hold`, as its own would)
+    # A fleet incident's thread (`bot.alerts.fleet`); the note's `reason` names the clusters
+    # (`Note.clusters`).
+    JOINED = "joined"  # clusters began firing the same alert
+    # Clusters stopped firing it: their alerts resolved (after `hold`, as their own would), or
+    # (`Note.unwatched`) they left the configuration, so nobody knows whether they recovered.
+    RECOVERED = "recovered"
     GROUPED = "grouped"  # a cluster's own incident now followed in the fleet's (`reason`: ID)
 
 
@@ -63,7 +66,10 @@ class Escalation(enum.Enum):
 
 @dataclass(frozen=True)
 class Note:
-    """What a thread reply says: who, when, why; `still_bad` after a silence ends."""
+    """What a thread reply says: who, when, why; `still_bad` after a silence ends; of a fleet
+    incident's RECOVERED note, `unwatched` when its clusters left the configuration instead.
+    `until`: a silence's end; a fleet note's clusters changed between `at` and `until` (None:
+    at `at`)."""
 
     kind: NoteKind
     at: datetime
@@ -71,6 +77,16 @@ class Note:
     reason: str = ""
     until: datetime | None = None
     still_bad: bool = True
+    unwatched: bool = False
+
+    @property
+    def clusters(self) -> tuple[str, ...]:
+        """The clusters a fleet incident's JOINED or RECOVERED note names, in its `reason`
+        (a cluster name holds no comma)."""
+        return tuple(self.reason.split(CLUSTERS_SEPARATOR)) if self.reason else ()
+
+
+CLUSTERS_SEPARATOR = ", "
 
 
 class EffectKind(enum.Enum):
@@ -211,12 +227,21 @@ class AlertState:
     # Grouping across clusters (`bot.alerts.fleet`). A cluster's alert: `fleet` is the ID of
     # the fleet incident that follows it (it has no thread of its own) or WAITING, `paged` its
     # cluster when its own root paged before it was grouped. A fleet incident: `clusters` every
-    # cluster that fired it, in order, `recovered` those no longer firing, `paged` the
-    # clusters whose own roots paged already (so its root pages nobody again).
+    # cluster that fired it, in order, `recovered` those whose alert resolved, `unwatched` those
+    # that left the configuration while firing (neither is firing now), `paged` the clusters
+    # whose own roots paged already (so its root pages nobody again).
     fleet: str = ""
     clusters: tuple[str, ...] = ()
     recovered: tuple[str, ...] = ()
     paged: tuple[str, ...] = ()
+    unwatched: tuple[str, ...] = ()
+    # A fleet incident's thread tells who joined (and who left) at most once per
+    # `alerts.interval` (`bot.alerts.fleet`): `untold` the clusters whose joining or leaving it
+    # has not told yet (the root's list shows them already), `joins_told` and `leaves_told`
+    # when it last told each.
+    untold: tuple[str, ...] = ()
+    joins_told: datetime | None = None
+    leaves_told: datetime | None = None
 
     @property
     def key(self) -> AlertKey:
@@ -257,6 +282,12 @@ class AlertState:
         if not self.key.is_fleet:
             return self.key.cluster
         return f"{len(self.clusters)} clusters: {', '.join(self.clusters)}"
+
+    @property
+    def firing_clusters(self) -> tuple[str, ...]:
+        """A fleet incident's clusters that fire it now: neither recovered nor unwatched."""
+        gone = {*self.recovered, *self.unwatched}
+        return tuple(c for c in self.clusters if c not in gone)
 
     @property
     def has_thread(self) -> bool:

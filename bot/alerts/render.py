@@ -39,6 +39,8 @@ SILENCE_ACTIONS = {SILENCE_1H_ACTION: timedelta(hours=1), SILENCE_4H_ACTION: tim
 
 SEVERITY_ICONS = {Severity.CRITICAL: ":rotating_light:", Severity.WARNING: ":warning:"}
 RESOLVED_ICON = ":white_check_mark:"
+UNWATCHED_ICON = ":heavy_minus_sign:"  # clusters that left the configuration: not recovered
+LISTED_CHARS = 1000  # of a list of clusters in one message; longer is cut, "and N more"
 _FALLBACK_MESSAGE = 300  # characters of the operator's message in the notification text
 
 
@@ -83,6 +85,8 @@ def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) 
     label = f"RESOLVED ({seen.severity.value})" if resolved else seen.severity.value.upper()
     if resolved and alert.fleet:
         label = f"GROUPED ({seen.severity.value})"
+    if resolved and ended_unwatched(alert):
+        icon, label = UNWATCHED_ICON, f"ENDED ({seen.severity.value})"
     paging = Rich() if resolved else mentions(paged)
     facts: list[Text] = [
         f"{icon} *{label}* · *{escape(seen.title)}*",
@@ -91,7 +95,7 @@ def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) 
         f"*Condition:* {escape(key.condition)}",
     ]
     if alert.paged and key.is_fleet:
-        facts.append(f"*Already paged by its own alert on:* {escape(', '.join(alert.paged))}")
+        facts.append(f"*Already paged by its own alert on:* {escape(listed(alert.paged))}")
     if seen.reason:
         facts.append(f"*Reason:* {escape(seen.reason)}")
     facts.append(f"*Since:* {format_time(seen.since or alert.first_seen)}")
@@ -111,13 +115,43 @@ def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) 
 
 
 def _clusters_fact(alert: AlertState) -> str:
-    """`*Cluster:* a`; a fleet incident's clusters, those recovered marked so."""
+    """`*Cluster:* a`; a fleet incident's clusters, those recovered or no longer watched (left
+    the configuration) marked so."""
     if not alert.key.is_fleet:
         return f"*Cluster:* {escape(alert.key.cluster)}"
-    shown = [f"{c} (recovered)" if c in alert.recovered else c for c in alert.clusters]
-    firing = len(alert.clusters) - len(alert.recovered)
-    count = f"{len(alert.clusters)}, {firing} firing" if alert.recovered else len(alert.clusters)
-    return f"*Clusters ({count}):* {escape(', '.join(shown))}"
+    shown = [_marked(alert, c) for c in alert.clusters]
+    firing = len(alert.firing_clusters)
+    count = f"{len(alert.clusters)}, {firing} firing" if firing < len(alert.clusters) else firing
+    return f"*Clusters ({count}):* {escape(listed(shown))}"
+
+
+def _marked(alert: AlertState, cluster: str) -> str:
+    if cluster in alert.recovered:
+        return f"{cluster} (recovered)"
+    return f"{cluster} (no longer watched)" if cluster in alert.unwatched else cluster
+
+
+def listed(names: Sequence[str], limit: int = LISTED_CHARS) -> str:
+    """`a, b, c`; cut to `a, b and 7 more` where the whole list would pass `limit` characters
+    (a fleet of a thousand clusters, within Slack's limits)."""
+    whole = ", ".join(names)
+    if len(whole) <= limit:
+        return whole
+    kept: list[str] = []
+    length = 0
+    for name in names:
+        more = f" and {len(names) - len(kept) - 1} more"
+        if length + len(", ") * bool(kept) + len(name) + len(more) > limit:
+            break
+        length += len(", ") * bool(kept) + len(name)
+        kept.append(name)
+    return f"{', '.join(kept)} and {len(names) - len(kept)} more"
+
+
+def ended_unwatched(alert: AlertState) -> bool:
+    """A fleet incident that ended with clusters that left the configuration while firing:
+    nobody saw them recover, so it is never called resolved."""
+    return alert.key.is_fleet and bool(alert.unwatched)
 
 
 def _redacted(text: str) -> str:
@@ -132,9 +166,16 @@ def mentions(entries: Sequence[str]) -> Rich:
     return rich_join(" ", (mention(e) if not e.startswith("@") else escape(e) for e in entries))
 
 
+def _where(alert: AlertState) -> str:
+    """Its cluster, or a fleet incident's clusters (`AlertState.where`), a long list cut."""
+    if not alert.key.is_fleet:
+        return alert.where
+    return f"{len(alert.clusters)} clusters: {listed(alert.clusters)}"
+
+
 def _root_text(alert: AlertState, label: str) -> str:
     seen = alert.observation
-    text = f"[{label}] {alert.where}: {seen.key.subject} {seen.key.condition}: {seen.title}"
+    text = f"[{label}] {_where(alert)}: {seen.key.subject} {seen.key.condition}: {seen.title}"
     message = " ".join(_redacted(seen.message).split())
     return f"{text}: {truncate(message, _FALLBACK_MESSAGE)}" if message else text
 
@@ -152,6 +193,10 @@ def _describe_phase(alert: AlertState) -> Text:
     if phase is Phase.RESOLVED and alert.fleet and alert.resolved_at is not None:
         at = format_time(alert.resolved_at)
         return f"grouped at {at} into fleet incident `{alert.fleet}`, followed there"
+    if phase is Phase.RESOLVED and ended_unwatched(alert) and alert.resolved_at is not None:
+        fired = fired_for(alert, alert.resolved_at)
+        at = format_time(alert.resolved_at)
+        return f"ended at {at} after firing for {fired}: no cluster still watched fires it"
     if phase is Phase.RESOLVED and alert.resolved_at is not None:
         fired = fired_for(alert, alert.resolved_at)
         return f"resolved at {format_time(alert.resolved_at)} after firing for {fired}"
@@ -225,7 +270,7 @@ def _ordered(alerts: Iterable[AlertState]) -> list[AlertState]:
 def _listing_line(alert: AlertState, hold: timedelta) -> Text:
     seen = alert.observation
     head = (
-        f"{SEVERITY_ICONS[seen.severity]} `{alert.alert_id}` {escape(alert.where)} · "
+        f"{SEVERITY_ICONS[seen.severity]} `{alert.alert_id}` {escape(_where(alert))} · "
         f"{escape(seen.key.subject)} {escape(seen.key.condition)}: {escape(seen.title)}"
     )
     if alert.phase is Phase.PENDING:

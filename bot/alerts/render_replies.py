@@ -1,7 +1,8 @@
 """How the replies in an alert's thread look: a reminder, who acknowledged or silenced it and
-why, the end of a silence, the escalation, a fleet incident's clusters joining and recovering,
-and the resolution. Pure, fitted to Slack's limits; every time shown comes from the alert or
-the note. (The first reply, the diagnosis, is stored rendered: `render_evidence`.)
+why, the end of a silence, the escalation, a fleet incident's clusters joining, recovering or
+no longer watched, and the resolution (a fleet incident's end, once no cluster still watched
+fires it). Pure, fitted to Slack's limits; every time shown comes from the alert or the note.
+(The first reply, the diagnosis, is stored rendered: `render_evidence`.)
 """
 
 from __future__ import annotations
@@ -9,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from bot.alerts.model import AlertState, Note, NoteKind
-from bot.alerts.render import RESOLVED_ICON, elapsed, fired_for, format_time, mentions
+from bot.alerts.render import (
+    RESOLVED_ICON,
+    UNWATCHED_ICON,
+    elapsed,
+    ended_unwatched,
+    fired_for,
+    format_time,
+    listed,
+    mentions,
+)
 from bot.core.rich import Rich, rich_text
 from bot.slack.blocks import Message, Text, escape, fit_message, mention, section
 
@@ -84,6 +94,8 @@ def _silence_expired(alert: AlertState, note: Note) -> Rich:
 
 
 def _resolved(alert: AlertState, note: Note) -> str:
+    if ended_unwatched(alert):
+        return _ended(alert, note)
     cleared = alert.clear_since or note.at
     return (
         f"{RESOLVED_ICON} Resolved at {format_time(note.at)}: clear since {format_time(cleared)}. "
@@ -91,17 +103,53 @@ def _resolved(alert: AlertState, note: Note) -> str:
     )
 
 
-def _joined(alert: AlertState, note: Note) -> str:
+def _ended(alert: AlertState, note: Note) -> str:
+    """The end of a fleet incident some of whose clusters left the configuration while firing:
+    no cluster still watched fires it, and nobody saw those recover."""
     return (
-        f":heavy_plus_sign: {escape(note.reason)} fires it too, since {format_time(note.at)}: "
-        f"{len(alert.clusters) - len(alert.recovered)} of {len(alert.clusters)} clusters firing."
+        f"{UNWATCHED_ICON} Ended at {format_time(note.at)}: no cluster still watched fires it. "
+        f"No longer watched (removed from the configuration, so not seen to clear): "
+        f"{escape(listed(alert.unwatched))}. It fired for {fired_for(alert, note.at)}."
+    )
+
+
+def _joined(alert: AlertState, note: Note) -> str:
+    names = note.clusters
+    fire = "fires" if len(names) == 1 else "fire"
+    when = f", since {format_time(note.at)}" if note.until is None else f" ({_between(note)})"
+    return (
+        f":heavy_plus_sign: {escape(_and(names))} {fire} it too{when}: "
+        f"{len(alert.firing_clusters)} of {len(alert.clusters)} clusters firing."
     )
 
 
 def _recovered(alert: AlertState, note: Note) -> str:
-    firing = len(alert.clusters) - len(alert.recovered)
+    firing = len(alert.firing_clusters)
+    if note.unwatched:
+        rest = f"{firing} still firing." if firing else "no cluster still watched fires it."
+        when = f"by {format_time(note.at)}" if note.until is None else _between(note)
+        return (
+            f"{UNWATCHED_ICON} No longer watched (removed from the configuration {when}, so "
+            f"not seen to clear): {escape(listed(note.clusters))}; {rest}"
+        )
     rest = f"{firing} still firing." if firing else "none left firing."
-    return f"{RESOLVED_ICON} {escape(note.reason)} recovered at {format_time(note.at)}; {rest}"
+    when = f"at {format_time(note.at)}" if note.until is None else _between(note)
+    return f"{RESOLVED_ICON} {escape(_and(note.clusters))} recovered {when}; {rest}"
+
+
+def _between(note: Note) -> str:
+    """When the clusters of a fleet reply told together changed: after the last reply of its
+    kind, by this one."""
+    return f"between {format_time(note.at)} and {format_time(note.until or note.at)}"
+
+
+def _and(names: tuple[str, ...]) -> str:
+    """`a`, `a and b`, `a, b and c`; a long list cut as `listed` cuts it."""
+    shown = listed(names)
+    if len(names) < 2 or shown.endswith(" more"):
+        return shown
+    head, _, last = shown.rpartition(", ")
+    return f"{head} and {last}"
 
 
 def _grouped(alert: AlertState, note: Note) -> str:

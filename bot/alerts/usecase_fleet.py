@@ -64,10 +64,11 @@ class FleetIncidents:
     async def regroup(self, now: datetime) -> Regrouped:
         """Fold every cluster's alerts of a group that just became fleet-wide (their own
         incidents end, pointing at the fleet's), then bring the fleet incidents up to date:
-        opened, joined, recovered, resolved. Clusters first: a member the fleet state does not
-        know yet is found at the next check; a fleet incident never owes a root a cluster owes
-        too. Returns the clusters folded and the fleet state saved. Never raises (logged; the
-        next check does it again)."""
+        opened, joined, recovered, no longer watched (left the configuration), resolved; the
+        thread tells who joined or left at most once per `alerts.interval`. Clusters first: a
+        member the fleet state does not know yet is found at the next check; a fleet incident
+        never owes a root a cluster owes too. Returns the clusters folded and the fleet state
+        saved. Never raises (logged; the next check does it again)."""
         context = self._context
         if not context.groups_clusters:
             return Regrouped()
@@ -81,8 +82,10 @@ class FleetIncidents:
                 await self._fold(folding, groups, now)
                 if folding:  # else what was just read is what the fleet is advanced from
                     states = await context.states()
-                policy = context.policy
-                advance: AlertStep = lambda f: fleet.advance(f, states, now, policy)  # noqa: E731
+                policy, every = context.policy, context.settings.alerts.interval
+                advance: AlertStep = lambda f: fleet.advance(  # noqa: E731
+                    f, states, now, policy, tell_every=every
+                )
                 advanced = await context.apply(FLEET, advance)
         except StoreUnavailable as e:
             log.error("fleet incidents: cannot use the state store: %s", e)

@@ -35,11 +35,15 @@ class WakeOnChange:
         self.runs = 0
         self._lock = asyncio.Lock()
         self._again = False
+        self._closed = False
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
 
     def wake(self) -> None:
-        """Run as soon as the run under way (if any) is done."""
+        """Run as soon as the run under way (if any) is done; never once closed (a change, or
+        a takeover's wake, that comes after the service stopped)."""
+        if self._closed:
+            return
         if self._lock.locked():
             self._again = True
         elif self._task is None or self._task.done():
@@ -71,7 +75,8 @@ class WakeOnChange:
             self._timer = asyncio.get_running_loop().call_later(max(0.0, delay), self.wake)
 
     async def close(self) -> None:
-        """Stop: no timer, no run under way, no copies followed."""
+        """Stop: no timer, no run under way, no copies followed, no wake from now on."""
+        self._closed = True
         if self._timer is not None:
             self._timer.cancel()
         if self._task is not None:

@@ -1,7 +1,7 @@
 """The alert jobs: one cluster's check (on the Lease holder), its watched-copies loop, the drain
 and the Lease renewal.
 
-Plain `async def f(deps)` functions and one job object (`WatchedChecks`), which
+Plain `async def f(deps)` functions and two job objects (`WatchedChecks`, `LeaseJob`), which
 `bot.service.schedule` runs; tests call them directly and move `deps.clock`. The loop that
 wakes a check when what it read changes is `bot.kube.wakeup`, beside the copies it follows;
 this module only binds it to the alert desk.
@@ -9,7 +9,9 @@ this module only binds it to the alert desk.
 
 from __future__ import annotations
 
-from datetime import datetime
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 
 from bot.kube import threads
 from bot.kube.informer import CachedKube
@@ -68,12 +70,13 @@ async def drain_alerts(deps: Deps) -> None:
         await deps.alerts.drain(cluster.name)
 
 
-async def keep_lease(deps: Deps) -> None:
+async def keep_lease(deps: Deps) -> bool:
     """Take or renew the Lease (a no-op without one). When the Lease cannot be used at all no
     replica may be running the checks: that is said in the alert channel once (not once per
-    replica), and so is its end. A replica that just became the holder drains at once."""
+    replica), and so is its end. A replica that just became the holder drains at once.
+    Returns whether it just became the holder."""
     if deps.lease is None:
-        return
+        return False
     was_leader = deps.lease.is_leader()
     await deps.lease.renew(deps.clock())
     error = deps.lease.last_error
@@ -91,3 +94,21 @@ async def keep_lease(deps: Deps) -> None:
     )
     if deps.lease.is_leader() and not was_leader:
         await drain_alerts(deps)
+        return True
+    return False
+
+
+class LeaseJob:
+    """The Lease renewal (`keep_lease`), and when this replica takes the Lease over, every
+    cluster's check run again within seconds, each at its offset: a replica that did not hold
+    the Lease checked nothing and follows nothing, so a takeover (a failover, a rolling
+    deploy) is not blind until each cluster's next interval."""
+
+    def __init__(self, checks: Sequence[tuple[WatchedChecks, timedelta]]) -> None:
+        self.checks = tuple(checks)
+
+    async def __call__(self, deps: Deps) -> None:
+        if await keep_lease(deps):
+            loop = asyncio.get_running_loop()
+            for check, after in self.checks:
+                loop.call_later(after.total_seconds(), check.wake)

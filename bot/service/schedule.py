@@ -1,11 +1,12 @@
 """The service's timed jobs, on APScheduler's `AsyncIOScheduler` in the running event loop.
 
 This module only starts and stops jobs: the list of them (one alert check per cluster every
-`alerts.interval`, the Lease renewal, the drain, the timed-change tick, the eviction watches,
-approval expiry) and any `Job` the composition root adds. The jobs themselves are
-`bot.service.jobs_alerts`, `jobs_timed` and `jobs_evictions`. A job never overlaps itself
-(`max_instances=1`) and missed runs collapse into one (`coalesce`): a slow cluster delays its
-next check, never stacks them. A failing run is logged and the schedule goes on.
+`alerts.interval`, the first ones within seconds of the start, the Lease renewal, the drain,
+the timed-change tick, the eviction watches, approval expiry) and any `Job` the composition
+root adds. The jobs themselves are `bot.service.jobs_alerts`, `jobs_timed` and
+`jobs_evictions`. A job never overlaps itself (`max_instances=1`) and missed runs collapse into
+one (`coalesce`): a slow cluster delays its next check, never stacks them. A failing run is
+logged and the schedule goes on.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.changes.approval import expire_requests
 from bot.notices.usecase import EvictionNotices
 from bot.service.deps import Deps
-from bot.service.jobs_alerts import WatchedChecks, drain_alerts, is_leader, keep_lease
+from bot.service.jobs_alerts import LeaseJob, WatchedChecks, drain_alerts, is_leader
 from bot.service.jobs_evictions import EVICTION_EVERY, EvictionJob
 from bot.service.jobs_timed import FIRST_SWEEPS_WITHIN, PauseExpiry, TimedChanges, sweep_suspends
 
@@ -31,12 +32,18 @@ log = logging.getLogger(__name__)
 JobFunction = Callable[[Deps], Awaitable[None]]
 PAUSE_TICK = timedelta(seconds=2)  # how often the soonest known due time is looked at
 APPROVAL_TICK = timedelta(seconds=30)  # how often requests past their 15 minutes are ended
+# A fleet's first alert checks after a start (or a takeover of the Lease): each cluster's first
+# list is judged at once, so they all come within a few seconds (a cause already there is paged
+# `hold` after the start, not up to an interval later), FIRST_CHECK_GAP apart so that a
+# thousand clusters do not all list at the same instant.
+FIRST_CHECKS_WITHIN = timedelta(seconds=5)
+FIRST_CHECK_GAP = timedelta(milliseconds=20)
 
 
 @dataclass(frozen=True)
 class Job:
     """A job: `run(deps)` every `every`; the first run after `every`, or at once (`at_start`),
-    or after `first_after` (to spread per-cluster jobs over their interval).
+    or after `first_after` (to spread per-cluster jobs over their first seconds).
 
     A job that posts or changes things should begin with `if not is_leader(deps): return`, so
     only one replica does it.
@@ -66,32 +73,43 @@ async def expire_approvals(deps: Deps) -> None:
         await expire_requests(deps)
 
 
-def alert_jobs(deps: Deps) -> list[Job]:
+def alert_jobs(deps: Deps, first_checks_after: timedelta = timedelta(0)) -> list[Job]:
     """The Lease renewal (first, at once), per configured cluster the alert check, and one tick
     for every cluster's timed-pause and timed-suspend expiries (whoever holds the Lease runs
     them; the expiry is stored on the object).
 
-    The clusters' first checks (and first sweeps) are spread evenly over one interval, the last
-    one an interval after the start: a fleet's checks then come a few at a time, never all at
-    once, and each cluster is still checked every interval.
+    The clusters' first checks come within a few seconds of the start (`first_checks`; after
+    `first_checks_after`, the test bed's: its tests drive the checks of the first interval),
+    then every interval; when this replica takes the Lease over, its checks run again the same
+    way. The first sweeps are spread evenly over FIRST_SWEEPS_WITHIN.
     """
     jobs = [Job("alerts-drain", drain_alerts, deps.settings.alerts.interval, at_start=True)]
-    if deps.lease is not None:
-        jobs.append(Job("lease", keep_lease, deps.lease.renew_every, at_start=True))
     clusters = deps.settings.clusters
     interval = deps.settings.alerts.interval
+    checks = [WatchedChecks(deps, cluster.name) for cluster in clusters]
+    firsts = [first_checks_after + at for at in first_checks(len(clusters), interval)]
+    if deps.lease is not None:
+        lease = LeaseJob(list(zip(checks, firsts, strict=True)))
+        jobs.append(Job("lease", lease, deps.lease.renew_every, at_start=True))
     expiries: list[PauseExpiry] = []
-    for index, cluster in enumerate(clusters, start=1):
-        share = index / len(clusters)
-        check = WatchedChecks(deps, cluster.name)
-        jobs.append(Job(f"alerts-{cluster.name}", check, interval, first_after=interval * share))
-        first = FIRST_SWEEPS_WITHIN * share
-        expiries.append(PauseExpiry(cluster.name, first_sweep_after=first))
-        expiries.append(PauseExpiry(cluster.name, first_sweep_after=first, sweep=sweep_suspends))
+    for index, (cluster, check, first) in enumerate(zip(clusters, checks, firsts, strict=True)):
+        jobs.append(Job(f"alerts-{cluster.name}", check, interval, first_after=first))
+        sweep_first = FIRST_SWEEPS_WITHIN * ((index + 1) / len(clusters))
+        expiries.append(PauseExpiry(cluster.name, first_sweep_after=sweep_first))
+        expiries.append(
+            PauseExpiry(cluster.name, first_sweep_after=sweep_first, sweep=sweep_suspends)
+        )
     jobs.append(Job("timed-changes", TimedChanges(expiries), PAUSE_TICK))
     if deps.settings.access.approval is not None:
         jobs.append(Job("approval-expiry", expire_approvals, APPROVAL_TICK))
     return jobs
+
+
+def first_checks(clusters: int, interval: timedelta) -> list[timedelta]:
+    """When each of `clusters` clusters is first checked after a start: the first at once, the
+    others FIRST_CHECK_GAP apart, all within FIRST_CHECKS_WITHIN (and within the interval)."""
+    spread = min(interval, FIRST_CHECKS_WITHIN, FIRST_CHECK_GAP * clusters)
+    return [spread * (index / clusters) for index in range(clusters)]
 
 
 class Schedule:
@@ -111,8 +129,8 @@ class Schedule:
         """
         for job in self.jobs:
             first: dict[str, Any] = {"next_run_time": datetime.now(UTC)} if job.at_start else {}
-            if job.first_after is not None:
-                first = {"start_date": datetime.now(UTC) + job.first_after}
+            if job.first_after is not None:  # then every `every` from that first run
+                first = {"next_run_time": datetime.now(UTC) + job.first_after}
             self.scheduler.add_job(
                 self._runner(job),
                 "interval",
@@ -163,7 +181,10 @@ class Schedule:
         return run
 
 
-def build_scheduler(deps: Deps, extra_jobs: Sequence[Job] = ()) -> Schedule:
+def build_scheduler(
+    deps: Deps, extra_jobs: Sequence[Job] = (), first_checks_after: timedelta = timedelta(0)
+) -> Schedule:
     """The alert jobs (see `alert_jobs`), the eviction watches, plus `extra_jobs`, not started
     yet."""
-    return Schedule(deps, [*alert_jobs(deps), *eviction_jobs(deps), *extra_jobs])
+    alerts = alert_jobs(deps, first_checks_after)
+    return Schedule(deps, [*alerts, *eviction_jobs(deps), *extra_jobs])

@@ -11,6 +11,7 @@ import gc
 import logging
 import signal
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -40,11 +41,12 @@ class Service:
         host: str = "0.0.0.0",
         port: int = 3000,
         extra_jobs: Sequence[schedule.Job] = (),
+        first_checks_after: timedelta = timedelta(0),
     ):
         self.deps, self.env = deps, env
         self._host, self._port = host, port
         self._client = deps.slack.client
-        self.schedule = schedule.build_scheduler(self.deps, extra_jobs)
+        self.schedule = schedule.build_scheduler(self.deps, extra_jobs, first_checks_after)
         # HTTP mode: requests are signed, so replays are caught (Socket Mode has no signature).
         self._seen = None if env.socket_mode else signing.SeenRequests(self.deps.once)
         self._hooks = signing.allowed_hooks(env.api_url)

@@ -8,9 +8,11 @@ checks behind the test's back, and a new alert waits twice that long for the fle
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 
 from alert_invariants import check_channel
@@ -18,11 +20,16 @@ from clocks import Clock
 
 from bot.alerts.model import AlertKey
 from bot.service import jobs_alerts
+from bot.service.deps import build_deps
+from bot.service.server import Service
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
 INTERVAL = 3600
+INTERVAL_TIME = timedelta(
+    seconds=INTERVAL
+)  # the scheduler's checks begin after it, as the test bed's
 ONCALL = "<@U0ONCALL>"
 
 
@@ -61,6 +68,14 @@ async def check(stack: Stack, clock: Clock, *clusters: str) -> None:
         await jobs_alerts.check_cluster(stack.service.deps, cluster)
 
 
+async def break_three(stack: Stack, clock: Clock, pair: Simulator) -> None:
+    """Every cluster checked while healthy; then sim, b and c lose kai-config's dependencies
+    (lab stays healthy)."""
+    await check(stack, clock, "sim", "b", "c", "lab")
+    breakage.dependencies_missing(stack.sim)
+    breakage.dependencies_missing(pair)
+
+
 def roots(stack: Stack) -> list[PostedMessage]:
     return stack.slack.root_messages(ALERT_CHANNEL)
 
@@ -91,9 +106,7 @@ async def test_a_failure_on_three_clusters_is_one_incident_from_root_to_resoluti
 ) -> None:
     clock = Clock()
     async with fleet_stack(tmp_path, clock) as (stack, pair, lab):
-        await check(stack, clock, "sim", "b", "c", "lab")
-        breakage.dependencies_missing(stack.sim)
-        breakage.dependencies_missing(pair)
+        await break_three(stack, clock, pair)
         await check(stack, clock, "sim")
         assert roots(stack) == []  # sim waits to learn whether the fleet fires it too
         await stack.restart_service()  # what it waits for survives a restart
@@ -173,3 +186,83 @@ async def test_below_the_count_each_cluster_pages_alone_then_the_fleet_folds_the
             assert f"fleet incident, `{fleet_id}`" in replies(stack, root)[-1]
         assert ONCALL not in shown(stack, fleet_root)  # the fleet root pages nobody again
         assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
+
+
+def without(stack: Stack, clock: Clock, *removed: str) -> None:
+    """The service's next start reads a configuration with `removed` taken out (their alert
+    state stays in the store, as it would)."""
+    kept = tuple(c for c in stack.settings.clusters if c.name not in removed)
+    settings = dataclasses.replace(stack.settings, clusters=kept)
+    env = stack.service.env
+
+    def make_service() -> Service:
+        deps = build_deps(settings, env, clock=clock, monotonic=clock.monotonic)
+        return Service(deps, env, host="127.0.0.1", port=0, first_checks_after=INTERVAL_TIME)
+
+    stack.make_service = make_service
+
+
+async def test_a_cluster_removed_from_the_configuration_is_no_longer_watched_never_recovered(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    async with fleet_stack(tmp_path, clock) as (stack, pair, _):
+        await break_three(stack, clock, pair)
+        await check(stack, clock, "sim", "b", "c")
+        [root] = roots(stack)
+        assert "Clusters (3):* sim, b, c" in shown(stack, root)
+
+        without(stack, clock, "c")
+        await stack.restart_service()
+        await check(stack, clock, "sim", "b", "lab")
+        said = replies(stack, root)[-1]
+        assert said.startswith(":heavy_minus_sign: No longer watched") and "c" in said
+        assert "c (no longer watched)" in shown(stack, root)
+        assert "recovered" not in said and "recovered" not in shown(stack, root)
+
+        without(stack, clock, "sim", "b", "c")  # the last clusters firing it leave too
+        await stack.restart_service()
+        await check(stack, clock, "lab")
+        after_diagnosis = replies(stack, root)[1:]
+        assert after_diagnosis[-1].startswith(":heavy_minus_sign: Ended at")
+        for text in [*after_diagnosis, shown(stack, root)]:
+            assert "recovered" not in text.lower() and "resolved" not in text.lower(), text
+        assert shown(stack, root).startswith("[ENDED (critical)] 3 clusters")
+        assert "sim (no longer watched), b (no longer watched)" in shown(stack, root)
+        assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
+
+
+async def test_twelve_clusters_failing_at_once_are_one_root_and_a_reply_or_two_not_one_each(
+    tmp_path: Path,
+) -> None:
+    """Twelve contexts of one simulator break together; their checks come one after another
+    (a fleet's checks are spread, and each takes its turn at the fleet's state): one root lists
+    them all as they come, and the thread says who joined in a reply or two, not one per
+    cluster (a channel posts about one message a second)."""
+    clock = Clock()
+    names = [f"gpu-{i:02}" for i in range(12)]
+    async with Simulator(scenarios=["default"]) as fleet:
+        kubeconfig = fleet.write_kubeconfig(
+            str(tmp_path / "fleet"), names[0], more_contexts=names[1:]
+        )
+        config = {
+            "clusters": [{"name": n, "kubeconfig": kubeconfig, "context": n} for n in names],
+            "alerts": {"hold": "0s", "interval": f"{INTERVAL}s", "group_clusters": 3},
+            "state": {"path": str(tmp_path / "state.sqlite")},
+        }
+        async with running_stack(
+            tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=config
+        ) as stack:
+            await check(stack, clock, *names)
+            breakage.dependencies_missing(fleet)
+            await check(stack, clock, *names)
+            [root] = roots(stack)
+            assert f"Clusters (12):* {', '.join(names)}" in shown(stack, root)
+            clock.advance(INTERVAL)
+            await check(stack, clock, *names)  # the next round: what is left to tell is told
+
+            said = replies(stack, root)
+            assert said[0].startswith("Diagnosis of ") and len(said) <= 3, said
+            assert all(name in "".join([*said, shown(stack, root)]) for name in names)
+            assert len(stack.slack.calls_to("chat.postMessage")) <= 4
+            assert check_channel(stack.slack, ALERT_CHANNEL).problems == []

@@ -16,10 +16,13 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from alert_stack import roots
+from clocks import Clock
 from waiting import wait_until
 
 from bot.access.audit import Change
+from bot.alerts.render import format_time
 from bot.rules import keda
 from bot.service import jobs_alerts, jobs_timed
 from testbed.sim import breakage
@@ -240,3 +243,37 @@ async def test_an_object_of_megabytes_is_followed_like_any_other(tmp_path: Path)
         await paged(stack)
 
         assert relists(stack) == []  # by the watch alone: never a list again for want of it
+
+
+@pytest.mark.clock_from_now
+async def test_a_cause_there_at_the_start_is_paged_a_hold_after_it_not_an_interval_later(
+    tmp_path: Path, clock: Clock
+) -> None:
+    """The service starts with kai-config's dependencies already unfulfilled. Its clock stands
+    still but where the test moves it, and the interval is an hour: the first check comes at
+    once (a fleet's first checks are spread over a few seconds, not over the interval), sees
+    the cause at the start, and the page follows when the hold has run out on the service's
+    clock."""
+    async with running_stack(
+        tmp_path,
+        clock=clock,
+        monotonic=clock.monotonic,
+        config_overrides=overrides(tmp_path),
+        slack_backoffs=(0.0, 0.0, 0.0),
+        first_checks_after=timedelta(0),  # the service's own start, not the test bed's
+    ) as stack:
+        breakage.dependencies_missing(stack.sim)
+        await stack.restart_service()
+        started = clock()
+        checks = checks_of(stack)
+        await wait_until(lambda: checks.runs >= 1, PAGED_WITHIN, "the first check")
+        listing = await stack.command("alerts")
+        assert f"pending: fires at {format_time(started + timedelta(seconds=HOLD))}" in (
+            listing.text
+        )
+        assert roots(stack) == []  # the hold is kept
+
+        clock.advance(HOLD)
+        await paged(stack)  # the hold running out wakes the check: no interval waited for
+        (root,) = roots(stack)
+        assert f"firing since {format_time(started + timedelta(seconds=HOLD))}" in str(root.blocks)

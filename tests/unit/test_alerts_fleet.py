@@ -6,27 +6,31 @@ that joins or recovers, the resolution once the last recovered, and nobody paged
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.alerts import fleet, machine
+from bot.alerts import fleet, machine, render, render_replies
 from bot.alerts.model import (
     FLEET,
     WAITING,
     AlertKey,
     AlertState,
     ClusterAlerts,
+    NoteKind,
     Observation,
     Phase,
     Severity,
 )
+from bot.slack.limits import check_message
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 HOLD = timedelta(seconds=60)
 POLICY = machine.Policy(HOLD, timedelta(hours=4), 3, "C0ALERTS")
 GROUP = ("Config", "kai-config", "DependenciesFulfilled")
+FLEET_KEY = fleet.fleet_key(GROUP)
 
 
 def seen(cluster: str, severity: Severity = Severity.CRITICAL) -> Observation:
@@ -152,7 +156,8 @@ def test_a_cluster_that_joins_or_recovers_is_a_reply_and_the_root_is_edited(
     now_firing: list[str], expected_replies: list[str], recovered: tuple[str, ...]
 ) -> None:
     before = delivered(open_fleet("a", "b", "c"))
-    states = [firing(c, member=True) for c in now_firing]
+    # Every configured cluster has a state; one whose alert resolved holds it no more.
+    states = [firing(c, member=True) if c in now_firing else ClusterAlerts(c) for c in "abcd"]
     after = fleet.advance(before, states, T0 + HOLD, POLICY).state
     incident = after.alerts[fleet.fleet_key(GROUP)]
     replies = [f"{o.note.kind.value} {o.note.reason}" for o in incident.outbox if o.note]
@@ -236,3 +241,133 @@ def test_clusters_that_all_waited_open_one_fleet_incident_that_pages_once() -> N
         (),
         ["root", "diagnosis"],
     )
+
+
+def notes(alert: AlertState) -> list[str]:
+    """The fleet notes owed: `joined d, e`, `recovered b`, `unwatched c`."""
+    said = []
+    for owed in alert.outbox:
+        if owed.note is not None and owed.note.kind in (NoteKind.JOINED, NoteKind.RECOVERED):
+            kind = "unwatched" if owed.note.unwatched else owed.note.kind.value
+            said.append(f"{kind} {owed.note.reason}")
+    return said
+
+
+def words(alert: AlertState) -> str:
+    """Every reply the incident owes and its root, as Slack would show them."""
+    shown = [render.root_message(alert, command="/kai")]
+    shown += [render_replies.reply_message(alert, o.note) for o in alert.outbox if o.note]
+    return "\n".join(f"{m['text']}\n{m['blocks']}" for m in shown)
+
+
+def test_a_cluster_removed_from_the_configuration_is_no_longer_watched_never_recovered() -> None:
+    """c is no longer configured: it has no state among the clusters' (b recovered, a fires)."""
+    before = delivered(open_fleet("a", "b", "c"))
+    states = [firing("a", member=True), ClusterAlerts("b")]
+    incident = fleet.advance(before, states, T0 + HOLD, POLICY).state.alerts[FLEET_KEY]
+    assert (incident.recovered, incident.unwatched) == (("b",), ("c",))
+    assert notes(incident) == ["recovered b", "unwatched c"]
+    shown = words(incident)
+    assert "c (no longer watched)" in shown and "b (recovered)" in shown
+    assert "c recovered" not in shown and "c (recovered)" not in shown
+    assert "No longer watched" in shown
+
+
+def test_the_last_firing_clusters_removed_end_the_incident_without_a_word_of_recovery() -> None:
+    before = delivered(open_fleet("a", "b", "c"))
+    after = fleet.advance(before, [], T0 + HOLD, POLICY).state
+    assert after.alerts == {}
+    [ended] = after.closing
+    assert kinds(ended) == ["recovered", "resolved", "edit", "sweep"]
+    assert ended.unwatched == ("a", "b", "c")
+    shown = words(ended)
+    assert "resolved" not in shown.lower() and "recovered" not in shown.lower()
+    assert "[ENDED (critical)]" in shown and "no cluster still watched fires it" in shown
+
+
+def test_a_removed_cluster_that_comes_back_firing_joins_again() -> None:
+    gone = delivered(
+        fleet.advance(
+            delivered(open_fleet("a", "b", "c")),
+            [firing(c, member=True) for c in ("a", "b")],
+            T0,
+            POLICY,
+        ).state
+    )
+    states = [firing(c, member=True) for c in ("a", "b", "c")]
+    incident = fleet.advance(gone, states, T0 + HOLD, POLICY).state.alerts[FLEET_KEY]
+    assert (incident.unwatched, notes(incident)) == ((), ["joined c"])
+
+
+def test_clusters_that_join_at_once_are_one_reply_and_one_edit_not_one_each() -> None:
+    before = delivered(open_fleet("a", "b", "c"))
+    states = [firing(c, member=True) for c in "abcdef"]
+    incident = fleet.advance(before, states, T0, POLICY, WAIT).state.alerts[FLEET_KEY]
+    assert notes(incident) == ["joined d, e, f"] and kinds(incident) == ["joined", "edit"]
+    assert "d, e and f fire it too" in words(incident)
+
+
+def told(
+    incident: AlertState, firing_now: str, at: timedelta, gone: str = ""
+) -> tuple[AlertState, list[str]]:
+    """The incident delivered, then advanced at T0 + `at` with `firing_now` firing (and the
+    clusters of `gone` configured, not firing); the replies it owes."""
+    fleet_state = delivered(ClusterAlerts(FLEET, {FLEET_KEY: incident}))
+    states = [firing(c, member=True) for c in firing_now] + [ClusterAlerts(c) for c in gone]
+    after = fleet.advance(fleet_state, states, T0 + at, POLICY, WAIT).state
+    incident = after.alerts.get(FLEET_KEY) or after.closing[-1]
+    return incident, notes(incident)
+
+
+def test_a_fleet_breaking_cluster_by_cluster_is_told_once_per_interval_the_root_at_once() -> None:
+    """d joins: told at once. e, f and g join one by one within the interval: the root lists
+    each at once, the thread tells them together once the interval has passed. Who left is
+    told on its own clock; all that is left to tell is told when the last one recovers."""
+    incident, said = told(open_fleet("a", "b", "c").alerts[FLEET_KEY], "abcd", timedelta(0))
+    assert said == ["joined d"] and "d fires it too, since 2026-03-01 10:00:00 UTC" in words(
+        incident
+    )
+    for at, firing_now in ((1, "abcde"), (2, "abcdef"), (3, "abcdefg")):
+        incident, said = told(incident, firing_now, timedelta(seconds=at))
+        assert said == [] and kinds(incident) == ["edit"]
+    assert incident.clusters == tuple("abcdefg") and incident.untold == tuple("efg")
+    incident, said = told(incident, "acdefg", timedelta(seconds=4), gone="b")
+    assert said == ["recovered b"]  # told on its own clock, the joiners still later
+    incident, said = told(incident, "acdefg", WAIT)
+    assert said == ["joined e, f, g"] and kinds(incident) == ["joined"]  # the root shows it
+    between = "between 2026-03-01 10:00:00 UTC and 2026-03-01 10:00:30 UTC"
+    assert f"e, f and g fire it too ({between}): 6 of 7 clusters firing" in words(incident)
+    incident, said = told(incident, "adefg", WAIT + timedelta(seconds=1), gone="bc")
+    assert said == []  # b was told within the interval: c waits
+    incident, said = told(incident, "", WAIT + timedelta(seconds=2), gone="abcdefg")
+    assert said == ["recovered c, a, d, e, f, g"] and incident.phase is Phase.RESOLVED
+
+
+def test_a_cluster_that_joins_and_recovers_before_it_was_told_is_not_told_at_all() -> None:
+    incident, said = told(open_fleet("a", "b", "c").alerts[FLEET_KEY], "abcd", timedelta(0))
+    incident, said = told(incident, "abcde", timedelta(seconds=1))
+    incident, said = told(incident, "abcd", timedelta(seconds=2), gone="e")
+    assert incident.untold == () and incident.recovered == ("e",)
+    incident, said = told(incident, "abcd", WAIT)
+    assert said == []
+
+
+def test_clusters_that_join_before_the_root_is_sent_are_in_its_list_without_a_reply() -> None:
+    opened = open_fleet("a", "b", "c")
+    states = [firing(c, member=True) for c in ("a", "b", "c", *(f"d{i}" for i in range(9)))]
+    incident = fleet.advance(opened, states, T0, POLICY).state.alerts[FLEET_KEY]
+    assert kinds(incident) == ["root", "diagnosis"]
+    assert len(incident.clusters) == 12 and notes(incident) == []
+
+
+def test_a_long_list_of_clusters_is_cut_within_slacks_limits() -> None:
+    before = delivered(open_fleet("a", "b", "c"))
+    names = ("a", "b", "c", *(f"gpu-{i:04}" for i in range(999)))
+    states = [firing(c, member=True) for c in names]
+    incident = fleet.advance(before, states, T0, POLICY).state.alerts[FLEET_KEY]
+    [joined] = [o.note for o in incident.outbox if o.note]
+    reply = render_replies.reply_message(incident, joined)
+    root = render.root_message(incident, command="/kai")
+    for message in (reply, root):
+        assert check_message(message) == []
+        assert re.search(r"and \d+ more", str(message["blocks"]))

@@ -202,7 +202,10 @@ async def test_stopping_cancels_a_run_under_way() -> None:
     assert cancelled.is_set()
 
 
-async def test_a_fleets_first_checks_are_spread_over_one_interval() -> None:
+async def test_a_fleets_first_checks_come_within_seconds_then_every_interval() -> None:
+    """A cause already there at a start is judged at its cluster's first check: the first
+    checks come a few milliseconds apart from the start (the first at once), not spread over
+    the interval; then each cluster is checked every interval."""
     fleet = config.parse_settings(
         {
             "clusters": [{"name": f"c{i}"} for i in range(4)],
@@ -219,8 +222,75 @@ async def test_a_fleets_first_checks_are_spread_over_one_interval() -> None:
         intervals = {j.trigger.interval for j in jobs if j.name.startswith("alerts-")}
     finally:
         await planned.stop()
-    assert [round(firsts[f"alerts-c{i}"]) for i in range(4)] == [10, 20, 30, 40]
+    offsets = [firsts[f"alerts-c{i}"] for i in range(4)]
+    assert offsets == sorted(offsets) and max(offsets) < 1
     assert intervals == {timedelta(seconds=40)}
+
+
+def first_checks(clusters: int, interval: str) -> list[timedelta]:
+    fleet = config.parse_settings(
+        {
+            "clusters": [{"name": f"c{i}"} for i in range(clusters)],
+            "slack": {"alert_channel": "C0ALERTS"},
+            "alerts": {"interval": interval},
+        }
+    )
+    jobs = schedule.alert_jobs(deps(settings=fleet))
+    return [j.first_after for j in jobs if j.name.startswith("alerts-c") and j.first_after]
+
+
+def test_a_thousand_clusters_first_checks_are_spread_over_five_seconds_none_at_once() -> None:
+    offsets = first_checks(1000, "30s")
+    assert offsets == sorted(offsets) and len(set(offsets)) == 999  # the first is at once
+    assert offsets[-1] <= timedelta(seconds=5)
+    assert max(first_checks(10, "1s")) < timedelta(seconds=1)  # never past the interval
+
+
+class TakenLease(Lease):
+    """A Lease another replica held until this one takes it, at its next renewal."""
+
+    last_error = None
+    namespace, name, identity, last_holder = "kai-chatops", "alerts", "me", ""
+
+    async def renew(self, now: datetime) -> bool:
+        self.held = True
+        return await super().renew(now)
+
+
+class TroubleDesk(Desk):
+    async def note_trouble(self, *_: Any, **__: Any) -> None:
+        return None
+
+
+async def test_a_replica_that_takes_the_lease_over_checks_its_clusters_at_once() -> None:
+    """Until then it checked nothing (and followed nothing): its checks run again within
+    seconds of the takeover, not at each cluster's next interval."""
+    desk = TroubleDesk()
+    calls = dict.fromkeys(("server_version", "read_pod_log", "patch_object", "create_object"))
+    gateways = {n: SimpleNamespace(cluster=n, **calls) for n in ("prod", "staging")}
+    lease = TakenLease(held=False)
+    the_deps = dataclasses.replace(deps(lease, desk), kube=gateways)  # type: ignore[arg-type]
+    jobs = {j.name: j.run for j in schedule.alert_jobs(the_deps)}
+    checks = [jobs["alerts-prod"], jobs["alerts-staging"]]
+    assert all(isinstance(c, jobs_alerts.WatchedChecks) for c in checks)
+    try:
+        for check in checks:
+            await check(the_deps)  # the first checks, while another replica holds the Lease
+        assert desk.checked == [] and desk.drained == []
+        await jobs["lease"](the_deps)
+        assert desk.drained == ["prod", "staging"]
+        for _ in range(100):
+            if len(desk.checked) == 2:
+                break
+            await asyncio.sleep(0.01)
+        assert sorted(g.cluster for g in desk.checked) == ["prod", "staging"]  # type: ignore[attr-defined]
+    finally:
+        for check in checks:
+            await check.close()  # type: ignore[attr-defined]
+    for check in checks:  # a takeover's wake (or a change) after the service stopped: nothing
+        check.wake()  # type: ignore[attr-defined]
+    await asyncio.sleep(0.05)
+    assert len(desk.checked) == 2
 
 
 async def test_one_clusters_slow_sweep_holds_up_no_other_clusters_and_never_overlaps() -> None:
