@@ -1,11 +1,11 @@
 """The outbound Slack gateway: posting, editing, finding and deleting messages, and user groups.
 
-The only module besides the app wiring that talks to the Slack Web API. 429s are retried by the
-client's rate-limit handler (after `Retry-After`); nothing else is retried behind the caller's
-back. Every other failure becomes `SlackUnavailable`, which says which of the two remaining
-outcomes a write had: surely not applied (Slack answered with an error, or no connection was
-made), or unknown (a timeout, a dropped connection, a 5xx: Slack may have applied it).
-Group membership, each member's groups and `users.info` are cached for a minute
+The only module besides the app wiring that talks to the Slack Web API. Each call is spent from
+the client's budget (`bot.slack.budget`), which also meets 429s; nothing else is retried behind
+the caller's back. Every other failure becomes `SlackUnavailable`, which says which of the two
+remaining outcomes a write had: surely not applied (Slack answered with an error, or no
+connection was made), or unknown (a timeout, a dropped connection, a 5xx: Slack may have
+applied it). Group membership, each member's groups and `users.info` are cached for a minute
 (`usergroups.list` and `usergroups.users.list` are Tier 2 methods).
 """
 
@@ -21,6 +21,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core import errors
+from bot.slack.client import SlackNotSent
 
 log = logging.getLogger(__name__)
 
@@ -327,4 +328,4 @@ def _never_sent(e: BaseException) -> bool:
     """Whether the request surely never reached Slack: the connection itself was refused or
     could not be made (DNS, TCP, TLS). Everything else (a timeout, a dropped connection, a
     broken answer) may have happened after Slack applied the call."""
-    return isinstance(e, aiohttp.ClientConnectorError | ConnectionRefusedError)
+    return isinstance(e, aiohttp.ClientConnectorError | ConnectionRefusedError | SlackNotSent)
