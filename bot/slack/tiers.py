@@ -13,6 +13,8 @@ Internal, customer-built apps (how kai-chatops is installed) keep Tier 3 for
 from __future__ import annotations
 
 PER_MINUTE = {1: 1, 2: 20, 3: 50, 4: 100}  # each tier's published floor ("N+ per minute")
+# Tier 1: "a small amount of burst behavior is tolerated" (a Socket Mode reconnect or two).
+TOLERATED_BURST = {1: 3}
 TIER_OF = {
     "apps.connections.open": 1,
     "usergroups.list": 2,
@@ -32,6 +34,13 @@ TIER_OF = {
 POST_METHOD = "chat.postMessage"
 POSTS_PER_CHANNEL_PER_MINUTE = 60
 WINDOW_SECONDS = 60.0
+
+
+def tolerated(method: str) -> int | None:
+    """The calls of `method` Slack takes within any one minute, its tolerated burst included
+    (what the emulator enforces); None as for `per_minute`."""
+    tier = TIER_OF.get(method)
+    return None if tier is None else max(PER_MINUTE[tier], TOLERATED_BURST.get(tier, 0))
 
 
 def per_minute(method: str) -> int | None:

@@ -51,4 +51,4 @@ class RateLimits:
         if method == tiers.POST_METHOD:
             limit = self.allowance.get(method, tiers.POSTS_PER_CHANNEL_PER_MINUTE)
             return (method, str(params.get("channel") or "")), limit
-        return (method, ""), self.allowance.get(method, tiers.per_minute(method))
+        return (method, ""), self.allowance.get(method, tiers.tolerated(method))
