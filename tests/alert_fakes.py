@@ -79,6 +79,9 @@ class FakeSlack:
     ) -> list[Mapping[str, Any]]:
         return [m for m in self.stored if m["thread_ts"] == thread_ts]
 
+    async def thread_head(self, channel: str, thread_ts: str) -> Mapping[str, Any] | None:
+        return next((m for m in self.stored if m["ts"] == thread_ts), None)
+
     async def newest_ts(self, channel: str) -> str:
         return str(self.stored[-1]["ts"]) if self.stored else ""
 

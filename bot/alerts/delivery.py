@@ -18,19 +18,24 @@ import enum
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from bot.alerts import render, render_evidence, render_reminders, render_replies
+from bot.alerts.looks import ts_order
 from bot.alerts.model import AlertState, EffectKind, Note, NoteKind, Owed, Phase, Severity
 from bot.core.metrics import Metrics
-from bot.slack import blocks
+from bot.slack import blocks, budget
 from bot.slack.gateway import SlackUnavailable
 
 log = logging.getLogger(__name__)
 
 METADATA_EVENT = "kai_chatops_effect"  # Slack metadata event_type: letters and underscores
+SEND_MARGIN = 1.0  # seconds before the end of the right to act by which a call must be sent
+SCANS_KEPT = 600.0  # seconds a read of a channel is kept, to serve other looks at it
+LONG_READ = 200  # messages (a page): a thread this long is read on, not read whole again
 
 
 class MessageSender(Protocol):
@@ -60,6 +65,8 @@ class MessageSender(Protocol):
         self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
     ) -> list[Mapping[str, Any]]: ...
 
+    async def thread_head(self, channel: str, thread_ts: str) -> Mapping[str, Any] | None: ...
+
     async def newest_ts(self, channel: str) -> str: ...
 
     async def resolve_mentions(self, entries: Iterable[str]) -> list[str]: ...
@@ -88,13 +95,39 @@ class CallOutcome(enum.Enum):
 @dataclass(frozen=True)
 class Sent:
     """The record of one Slack write, as `send` hands it to the drain: what it came to
-    (`CallOutcome`), the message's `ts` when applied, the error otherwise, and `permanent` when
-    not applied and never will be (an edit of a deleted message)."""
+    (`CallOutcome`), the message's `ts` when applied, the error otherwise, `permanent` when
+    not applied and never will be (an edit of a deleted message), and `in_flight` when its
+    answer never came (a timeout, a dropped connection): only then may it still land later."""
 
     outcome: CallOutcome
     ts: str = ""
     error: str = ""
     permanent: bool = False
+    in_flight: bool = False
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """What is known of a channel (or a thread) from `after` to `newest` (the newest ts
+    read), as of the `number`th read, begun at `read_at` (the drain's monotonic clock): its
+    messages carrying effect IDs."""
+
+    number: int
+    read_at: float
+    after: str
+    newest: str
+    effects: dict[str, list[Copy]]
+    size: int = 0  # messages the last read saw
+    whole: bool = True  # the last read was of everything since `after` (not read on)
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """How recent a read must be to serve a look: begun at or after `since` (the drain's
+    monotonic clock) and made after the first `after_read` reads."""
+
+    since: float
+    after_read: int
 
 
 @dataclass(frozen=True)
@@ -156,12 +189,16 @@ class AlertMessages:
         paging: Paging = Paging(),
         *,
         command: str,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._sender = sender
         self._metrics = metrics
         self._paging = paging
         self._command = command  # the configured slash command, named in every root
+        self._monotonic = monotonic  # the drain's clock, which `fresh_since` is read on
         self._newest: dict[str, str] = {}  # channel -> the newest Slack ts seen there
+        self._scans: dict[tuple[str, str], _Scan] = {}  # (channel, thread) -> last read
+        self.reads = 0  # reads of a channel or thread made so far, for `Fresh`
 
     async def send(
         self,
@@ -179,10 +216,13 @@ class AlertMessages:
         sender = self._sender
         if sender is None:
             return Sent(CallOutcome.NOT_APPLIED, error="no Slack")
+        # A call that cannot get Slack's budget before the right to act ends is never sent:
+        # surely not applied, not "unknown" (`bot.slack.budget`).
+        sent_by = None if within is None else time.monotonic() + max(0.0, within - SEND_MARGIN)
         try:
-            ts = await asyncio.wait_for(
-                self._call(sender, alert, owed, attempt, (channel, thread)), timeout=within
-            )
+            with budget.urgency(budget.current().priority, sent_by=sent_by):
+                call = self._call(sender, alert, owed, attempt, (channel, thread))
+                ts = await asyncio.wait_for(call, timeout=within)
         except TimeoutError:
             return self._failed(
                 owed, SlackUnavailable("abandoned at the end of its time to act", ambiguous=True)
@@ -197,7 +237,8 @@ class AlertMessages:
         self._metrics.slack_sends.labels("error").inc()
         outcome = CallOutcome.UNKNOWN if e.ambiguous else CallOutcome.NOT_APPLIED
         log.warning("%s: %s (%s)", owed.effect_id, e, outcome.value)
-        return Sent(outcome, error=str(e), permanent=e.is_permanent)
+        in_flight = e.ambiguous and not e.answered
+        return Sent(outcome, error=str(e), permanent=e.is_permanent, in_flight=in_flight)
 
     async def anchor(self, channel: str) -> str:
         """A Slack ts that anything posted from now on comes after: the newest this process
@@ -220,10 +261,74 @@ class AlertMessages:
         return None if found is None else [c.ts for c in found.get(effect_id, [])]
 
     async def find_effects(
-        self, channel: str, *, thread_ts: str = "", after: str = ""
+        self,
+        channel: str,
+        *,
+        thread_ts: str = "",
+        after: str = "",
+        fresh: Fresh | None = None,
+        scan_from: str | None = None,
     ) -> dict[str, list[Copy]] | None:
         """Every message carrying an effect ID in the channel, or in one thread, newer than
-        `after`: effect ID -> copies, oldest first; None when Slack could not be read."""
+        `after`: effect ID -> copies, oldest first; None when Slack could not be read.
+
+        With `fresh`, a read of the same channel or thread as recent as that, from no later
+        than `after`, answers instead of a new one: one read of a channel serves every
+        incident that looks at it. `scan_from` (older than `after`) widens a new read so
+        that it can serve the others too.
+        """
+        key = (channel, thread_ts)
+        kept = self._scans.get(key)
+        if fresh is not None and kept is not None and _serves(kept, fresh, after):
+            return _newer(kept.effects, after)
+        start = after
+        if scan_from is not None and ts_order(scan_from) < ts_order(after):
+            start = scan_from
+        self.reads += 1
+        number, read_at = self.reads, self._monotonic()
+        # A channel, or a thread too long for one page, is read on from what was read before.
+        known = kept if kept is not None and (not thread_ts or kept.size >= LONG_READ) else None
+        if known is not None and ts_order(known.after) <= ts_order(start):
+            scan = await self._read_on(channel, thread_ts, known, number, read_at)
+        else:
+            scan = await self._read_from(channel, thread_ts, start, number, read_at)
+        if scan is None:
+            return None
+        self._keep(key, scan)
+        return _newer(scan.effects, after)
+
+    async def _read_from(
+        self, channel: str, thread_ts: str, start: str, number: int, read_at: float
+    ) -> _Scan | None:
+        read = await self._read_effects(channel, thread_ts, start)
+        if read is None:
+            return None
+        effects, newest, size = read
+        return _Scan(number, read_at, start, newest or start, effects, size)
+
+    async def _read_on(
+        self, channel: str, thread_ts: str, known: _Scan, number: int, read_at: float
+    ) -> _Scan | None:
+        """A channel read before, read on from the newest message it saw: a message a later
+        read has not seen can only be newer (Slack stamps it when it lands), so what the two
+        reads saw together is the whole channel since `known.after`. A channel is a busy
+        place; this reads a page where the whole would be many."""
+        read = await self._read_effects(channel, thread_ts, known.newest)
+        if read is None:
+            return None
+        effects, newest, size = read
+        merged = {e: list(c) for e, c in known.effects.items()}
+        for effect, copies in effects.items():
+            seen = {c.ts for c in merged.get(effect, [])}
+            merged.setdefault(effect, []).extend(c for c in copies if c.ts not in seen)
+        newest = newest or known.newest
+        return _Scan(number, read_at, known.after, newest, merged, known.size + size, False)
+
+    async def _read_effects(
+        self, channel: str, thread_ts: str, after: str
+    ) -> tuple[dict[str, list[Copy]], str, int] | None:
+        """The messages newer than `after` that carry effect IDs, the newest ts read, and how
+        many messages were read."""
         if self._sender is None:
             return None
         try:
@@ -234,12 +339,40 @@ class AlertMessages:
             log.warning("cannot look for alert messages in Slack: %s", e)
             return None
         effects: dict[str, list[Copy]] = {}
-        for message in sorted(found, key=lambda m: _ts_order(str(m.get("ts")))):
-            self._saw(channel, str(message.get("ts") or ""))
+        newest = ""
+        for message in sorted(found, key=lambda m: ts_order(str(m.get("ts")))):
+            newest = str(message.get("ts") or "") or newest
+            self._saw(channel, newest)
             if effect := effect_of(message):
                 copy = Copy(str(message.get("ts")), str(_payload(message).get("shown") or ""))
                 effects.setdefault(effect, []).append(copy)
-        return effects
+        return effects, newest, len(found)
+
+    def _keep(self, key: tuple[str, str], scan: _Scan) -> None:
+        """Keep `scan` for later looks; forget reads too old to serve any."""
+        self._scans[key] = scan
+        stale = [k for k, s in self._scans.items() if s.read_at < scan.read_at - SCANS_KEPT]
+        for old in stale:
+            del self._scans[old]
+
+    async def root_now(self, alert: AlertState) -> Copy | None:
+        """The root as Slack shows it now (its ts and the digest it carries): from the read of
+        its thread just made when that read was whole, else read afresh (one call); None
+        when it is gone or Slack cannot say."""
+        channel, incident = alert.root_channel, f"{alert.incident}:0"
+        kept = self._scans.get((channel, alert.root_ts))
+        if kept is not None and kept.whole:
+            return next((c for c in kept.effects.get(incident, []) if c.ts == alert.root_ts), None)
+        if self._sender is None:
+            return None
+        try:
+            head = await self._sender.thread_head(channel, alert.root_ts)
+        except SlackUnavailable as e:
+            log.warning("cannot read the root of %s: %s", alert.incident, e)
+            return None
+        if head is None or effect_of(head) != incident:
+            return None
+        return Copy(str(head.get("ts")), str(_payload(head).get("shown") or ""))
 
     async def root_shown(self, alert: AlertState) -> str:
         """The digest of the root message as the state says it should look now."""
@@ -256,7 +389,7 @@ class AlertMessages:
         return render.root_message(alert, paged, command=self._command)
 
     def _saw(self, channel: str, ts: str) -> None:
-        if ts and _ts_order(ts) > _ts_order(self._newest.get(channel, "")):
+        if ts and ts_order(ts) > ts_order(self._newest.get(channel, "")):
             self._newest[channel] = ts
 
     async def delete(self, channel: str, ts: str) -> bool:
@@ -267,10 +400,19 @@ class AlertMessages:
             await self._sender.delete(channel, ts)
         except SlackUnavailable as e:
             if e.error == "message_not_found":
+                self._forget(channel, ts)
                 return True
             log.warning("cannot delete the extra copy %s in %s: %s", ts, channel, e)
             return False
+        self._forget(channel, ts)
         return True
+
+    def _forget(self, channel: str, ts: str) -> None:
+        """A message is gone: no kept read of the channel may show it any more."""
+        for (where, thread), scan in list(self._scans.items()):
+            if where == channel:
+                effects = {e: [c for c in cs if c.ts != ts] for e, cs in scan.effects.items()}
+                self._scans[(where, thread)] = replace(scan, effects=effects)
 
     async def post_notice(self, channel: str, text: str) -> bool:
         """A plain message in the alert channel; whether Slack confirmed it."""
@@ -336,6 +478,14 @@ async def _resolved(sender: MessageSender, entries: tuple[str, ...]) -> list[str
     return await sender.resolve_mentions(entries) if entries else []
 
 
-def _ts_order(ts: str) -> tuple[int, int]:
-    seconds, _, micros = ts.partition(".")
-    return (int(seconds), int(micros)) if seconds.isdigit() and micros.isdigit() else (0, 0)
+def _serves(scan: _Scan, fresh: Fresh, after: str) -> bool:
+    """Whether `scan` is recent enough for `fresh` and reaches back to `after`."""
+    recent = scan.read_at >= fresh.since and scan.number > fresh.after_read
+    return recent and ts_order(scan.after) <= ts_order(after)
+
+
+def _newer(effects: Mapping[str, list[Copy]], after: str) -> dict[str, list[Copy]]:
+    """The copies of each effect newer than `after` (effects with none left out)."""
+    bound = ts_order(after)
+    newer = {e: [c for c in copies if ts_order(c.ts) > bound] for e, copies in effects.items()}
+    return {e: copies for e, copies in newer.items() if copies}

@@ -44,10 +44,13 @@ class SlackUnavailable(errors.BotError):
     Otherwise the write surely was not applied; `error` is Slack's error code, if it gave one.
     """
 
-    def __init__(self, message: str, *, ambiguous: bool = False, error: str = "") -> None:
+    def __init__(
+        self, message: str, *, ambiguous: bool = False, error: str = "", answered: bool = False
+    ) -> None:
         super().__init__(message)
         self.ambiguous = ambiguous
         self.error = error
+        self.answered = answered  # Slack answered (even a 5xx): nothing of it can land later
 
     @property
     def is_permanent(self) -> bool:
@@ -160,6 +163,28 @@ class SlackGateway:
             if cursor in seen:  # a cursor that loops would never end: "could not read"
                 raise SlackUnavailable(f"{method} returned the cursor {cursor!r} twice")
             seen.add(cursor)
+
+    async def thread_head(self, channel: str, thread_ts: str) -> Mapping[str, Any] | None:
+        """A thread's parent message as it stands now, with its metadata (one
+        `conversations.replies` page of one); None when the thread is gone.
+
+        Raises:
+            SlackUnavailable: Slack could not be read.
+        """
+        try:
+            page = await self._call(
+                "conversations_replies",
+                channel=channel,
+                ts=thread_ts,
+                limit=1,
+                include_all_metadata=True,
+            )
+        except SlackUnavailable as e:
+            if e.error == "thread_not_found":
+                return None
+            raise
+        messages = page.get("messages") or []
+        return messages[0] if messages else None
 
     async def newest_ts(self, channel: str) -> str:
         """The `ts` of the newest message in the channel ("" for an empty channel): a point
@@ -321,7 +346,9 @@ def _answered_with_error(method: str, e: SlackApiError) -> SlackUnavailable:
     failed after the write was done."""
     status = int(getattr(e.response, "status_code", 200) or 200)
     code = str(e.response.get("error") or f"HTTP {status}")
-    return SlackUnavailable(f"Slack {method} failed: {code}", ambiguous=status >= 500, error=code)
+    return SlackUnavailable(
+        f"Slack {method} failed: {code}", ambiguous=status >= 500, error=code, answered=True
+    )
 
 
 def _never_sent(e: BaseException) -> bool:
