@@ -14,7 +14,8 @@ import logging
 from collections.abc import Callable, Sequence
 
 from bot.alerts import outbox
-from bot.alerts.delivery import AlertMessages, Attempt, Fresh
+from bot.alerts.channel_reads import Fresh
+from bot.alerts.delivery import AlertMessages, Attempt
 from bot.alerts.model import AlertState, EffectKind, NoticeThread, Owed
 from bot.alerts.outbox import Place
 
@@ -39,16 +40,18 @@ class Converger:
     ) -> bool | None:
         """Whether the channel agreed with `alert` (nothing to delete, the root right): False
         when a repair was needed, None when Slack could not be read to the end. A read of the
-        channel as recent as `fresh` serves (`AlertMessages.find_effects`); a new one starts
+        channel as recent as `fresh` serves (`bot.alerts.channel_reads`); a new one starts
         at `scan_from` when that is older than the root's anchor, so that it serves the other
         incidents looking at the same channel."""
         if not alert.root_ts:
             return True  # nothing posted yet that could have copies
         channel = alert.root_channel
-        roots = await self._messages.find_effects(
+        roots = await self._messages.channels.find_effects(
             channel, after=alert.root_anchor, fresh=fresh, scan_from=scan_from
         )
-        thread = await self._messages.find_effects(channel, thread_ts=alert.root_ts, fresh=fresh)
+        thread = await self._messages.channels.find_effects(
+            channel, thread_ts=alert.root_ts, fresh=fresh
+        )
         if roots is None or thread is None:
             return None
         found = {
@@ -75,7 +78,7 @@ class Converger:
         fix it anyway), the edit is applied again."""
         if any(o.kind in (EffectKind.ROOT, EffectKind.EDIT) for o in alert.outbox):
             return True
-        kept = await self._messages.root_now(alert)
+        kept = await self._messages.channels.root_now(alert)
         if kept is None:
             return True  # deleted, or unreadable: nothing to correct now
         if kept.shown == await self._messages.root_shown(alert):

@@ -20,11 +20,11 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.alerts import render, render_evidence, render_reminders, render_replies
-from bot.alerts.looks import ts_order
+from bot.alerts.channel_reads import METADATA_EVENT, ChannelReads, MessageReader
 from bot.alerts.model import AlertState, EffectKind, Note, NoteKind, Owed, Phase, Severity
 from bot.core.metrics import Metrics
 from bot.slack import blocks, budget
@@ -32,13 +32,10 @@ from bot.slack.gateway import SlackUnavailable
 
 log = logging.getLogger(__name__)
 
-METADATA_EVENT = "kai_chatops_effect"  # Slack metadata event_type: letters and underscores
 SEND_MARGIN = 1.0  # seconds before the end of the right to act by which a call must be sent
-SCANS_KEPT = 600.0  # seconds a read of a channel is kept, to serve other looks at it
-LONG_READ = 200  # messages (a page): a thread this long is read on, not read whole again
 
 
-class MessageSender(Protocol):
+class MessageSender(MessageReader, Protocol):
     """Posting, editing, finding and deleting messages (`bot.slack.gateway.SlackGateway`)."""
 
     async def post(
@@ -60,14 +57,6 @@ class MessageSender(Protocol):
     ) -> None: ...
 
     async def delete(self, channel: str, ts: str) -> None: ...
-
-    async def find_messages(
-        self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
-    ) -> list[Mapping[str, Any]]: ...
-
-    async def thread_head(self, channel: str, thread_ts: str) -> Mapping[str, Any] | None: ...
-
-    async def newest_ts(self, channel: str) -> str: ...
 
     async def resolve_mentions(self, entries: Iterable[str]) -> list[str]: ...
 
@@ -107,44 +96,11 @@ class Sent:
 
 
 @dataclass(frozen=True)
-class _Scan:
-    """What is known of a channel (or a thread) from `after` to `newest` (the newest ts
-    read), as of the `number`th read, begun at `read_at` (the drain's monotonic clock): its
-    messages carrying effect IDs."""
-
-    number: int
-    read_at: float
-    after: str
-    newest: str
-    effects: dict[str, list[Copy]]
-    size: int = 0  # messages the last read saw
-    whole: bool = True  # the last read was of everything since `after` (not read on)
-
-
-@dataclass(frozen=True)
-class Fresh:
-    """How recent a read must be to serve a look: begun at or after `since` (the drain's
-    monotonic clock) and made after the first `after_read` reads."""
-
-    since: float
-    after_read: int
-
-
-@dataclass(frozen=True)
 class Attempt:
     """Who tries an effect, under which attempt ID: written into the message's metadata."""
 
     attempt: str
     by: str
-
-
-@dataclass(frozen=True)
-class Copy:
-    """A message found in Slack carrying an effect ID: its ts and, for a root, the digest of
-    what it shows (`shown`, "" when unknown)."""
-
-    ts: str
-    shown: str = ""
 
 
 def effect_metadata(owed: Owed, attempt: Attempt, *, shown: str = "") -> dict[str, Any]:
@@ -166,19 +122,6 @@ def digest(message: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(message, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _payload(message: Mapping[str, Any]) -> Mapping[str, Any]:
-    metadata = message.get("metadata")
-    if not isinstance(metadata, Mapping) or metadata.get("event_type") != METADATA_EVENT:
-        return {}
-    payload = metadata.get("event_payload")
-    return payload if isinstance(payload, Mapping) else {}
-
-
-def effect_of(message: Mapping[str, Any]) -> str:
-    """The effect ID a message found in Slack carries ("" for any other message)."""
-    return str(_payload(message).get("effect") or "")
-
-
 class AlertMessages:
     """One effect at a time through a sender; a missing sender (no Slack) applies nothing."""
 
@@ -195,10 +138,7 @@ class AlertMessages:
         self._metrics = metrics
         self._paging = paging
         self._command = command  # the configured slash command, named in every root
-        self._monotonic = monotonic  # the drain's clock, which `fresh_since` is read on
-        self._newest: dict[str, str] = {}  # channel -> the newest Slack ts seen there
-        self._scans: dict[tuple[str, str], _Scan] = {}  # (channel, thread) -> last read
-        self.reads = 0  # reads of a channel or thread made so far, for `Fresh`
+        self.channels = ChannelReads(sender, monotonic=monotonic)  # what is read back
 
     async def send(
         self,
@@ -230,7 +170,7 @@ class AlertMessages:
         except SlackUnavailable as e:
             return self._failed(owed, e)
         self._metrics.slack_sends.labels("ok").inc()
-        self._saw(alert.root_channel if alert is not None and alert.root_channel else channel, ts)
+        self.channels.saw(alert.root_channel if alert and alert.root_channel else channel, ts)
         return Sent(CallOutcome.APPLIED, ts=ts)
 
     def _failed(self, owed: Owed, e: SlackUnavailable) -> Sent:
@@ -241,138 +181,16 @@ class AlertMessages:
         return Sent(outcome, error=str(e), permanent=e.is_permanent, in_flight=in_flight)
 
     async def anchor(self, channel: str) -> str:
-        """A Slack ts that anything posted from now on comes after: the newest this process
-        has seen in `channel`, else the channel's newest message ("" when Slack cannot say:
-        a later search then reads the whole channel)."""
-        if channel in self._newest or self._sender is None:
-            return self._newest.get(channel, "")
-        try:
-            self._saw(channel, await self._sender.newest_ts(channel))
-        except SlackUnavailable as e:
-            log.warning("cannot read the newest message of %s: %s", channel, e)
-        return self._newest.get(channel, "")
+        """A Slack ts that anything posted from now on comes after (`ChannelReads.anchor`)."""
+        return await self.channels.anchor(channel)
 
     async def find_copies(
         self, channel: str, effect_id: str, *, thread_ts: str = "", after: str = ""
     ) -> list[str] | None:
         """The ts of every message carrying `effect_id` newer than `after`, oldest first;
         None when Slack could not be read to the end (then nobody knows whether one exists)."""
-        found = await self.find_effects(channel, thread_ts=thread_ts, after=after)
+        found = await self.channels.find_effects(channel, thread_ts=thread_ts, after=after)
         return None if found is None else [c.ts for c in found.get(effect_id, [])]
-
-    async def find_effects(
-        self,
-        channel: str,
-        *,
-        thread_ts: str = "",
-        after: str = "",
-        fresh: Fresh | None = None,
-        scan_from: str | None = None,
-    ) -> dict[str, list[Copy]] | None:
-        """Every message carrying an effect ID in the channel, or in one thread, newer than
-        `after`: effect ID -> copies, oldest first; None when Slack could not be read.
-
-        With `fresh`, a read of the same channel or thread as recent as that, from no later
-        than `after`, answers instead of a new one: one read of a channel serves every
-        incident that looks at it. `scan_from` (older than `after`) widens a new read so
-        that it can serve the others too.
-        """
-        key = (channel, thread_ts)
-        kept = self._scans.get(key)
-        if fresh is not None and kept is not None and _serves(kept, fresh, after):
-            return _newer(kept.effects, after)
-        start = after
-        if scan_from is not None and ts_order(scan_from) < ts_order(after):
-            start = scan_from
-        self.reads += 1
-        number, read_at = self.reads, self._monotonic()
-        # A channel, or a thread too long for one page, is read on from what was read before.
-        known = kept if kept is not None and (not thread_ts or kept.size >= LONG_READ) else None
-        if known is not None and ts_order(known.after) <= ts_order(start):
-            scan = await self._read_on(channel, thread_ts, known, number, read_at)
-        else:
-            scan = await self._read_from(channel, thread_ts, start, number, read_at)
-        if scan is None:
-            return None
-        self._keep(key, scan)
-        return _newer(scan.effects, after)
-
-    async def _read_from(
-        self, channel: str, thread_ts: str, start: str, number: int, read_at: float
-    ) -> _Scan | None:
-        read = await self._read_effects(channel, thread_ts, start)
-        if read is None:
-            return None
-        effects, newest, size = read
-        return _Scan(number, read_at, start, newest or start, effects, size)
-
-    async def _read_on(
-        self, channel: str, thread_ts: str, known: _Scan, number: int, read_at: float
-    ) -> _Scan | None:
-        """A channel read before, read on from the newest message it saw: a message a later
-        read has not seen can only be newer (Slack stamps it when it lands), so what the two
-        reads saw together is the whole channel since `known.after`. A channel is a busy
-        place; this reads a page where the whole would be many."""
-        read = await self._read_effects(channel, thread_ts, known.newest)
-        if read is None:
-            return None
-        effects, newest, size = read
-        merged = {e: list(c) for e, c in known.effects.items()}
-        for effect, copies in effects.items():
-            seen = {c.ts for c in merged.get(effect, [])}
-            merged.setdefault(effect, []).extend(c for c in copies if c.ts not in seen)
-        newest = newest or known.newest
-        return _Scan(number, read_at, known.after, newest, merged, known.size + size, False)
-
-    async def _read_effects(
-        self, channel: str, thread_ts: str, after: str
-    ) -> tuple[dict[str, list[Copy]], str, int] | None:
-        """The messages newer than `after` that carry effect IDs, the newest ts read, and how
-        many messages were read."""
-        if self._sender is None:
-            return None
-        try:
-            found = await self._sender.find_messages(
-                channel, thread_ts=thread_ts or None, oldest=after or None
-            )
-        except SlackUnavailable as e:
-            log.warning("cannot look for alert messages in Slack: %s", e)
-            return None
-        effects: dict[str, list[Copy]] = {}
-        newest = ""
-        for message in sorted(found, key=lambda m: ts_order(str(m.get("ts")))):
-            newest = str(message.get("ts") or "") or newest
-            self._saw(channel, newest)
-            if effect := effect_of(message):
-                copy = Copy(str(message.get("ts")), str(_payload(message).get("shown") or ""))
-                effects.setdefault(effect, []).append(copy)
-        return effects, newest, len(found)
-
-    def _keep(self, key: tuple[str, str], scan: _Scan) -> None:
-        """Keep `scan` for later looks; forget reads too old to serve any."""
-        self._scans[key] = scan
-        stale = [k for k, s in self._scans.items() if s.read_at < scan.read_at - SCANS_KEPT]
-        for old in stale:
-            del self._scans[old]
-
-    async def root_now(self, alert: AlertState) -> Copy | None:
-        """The root as Slack shows it now (its ts and the digest it carries): from the read of
-        its thread just made when that read was whole, else read afresh (one call); None
-        when it is gone or Slack cannot say."""
-        channel, incident = alert.root_channel, f"{alert.incident}:0"
-        kept = self._scans.get((channel, alert.root_ts))
-        if kept is not None and kept.whole:
-            return next((c for c in kept.effects.get(incident, []) if c.ts == alert.root_ts), None)
-        if self._sender is None:
-            return None
-        try:
-            head = await self._sender.thread_head(channel, alert.root_ts)
-        except SlackUnavailable as e:
-            log.warning("cannot read the root of %s: %s", alert.incident, e)
-            return None
-        if head is None or effect_of(head) != incident:
-            return None
-        return Copy(str(head.get("ts")), str(_payload(head).get("shown") or ""))
 
     async def root_shown(self, alert: AlertState) -> str:
         """The digest of the root message as the state says it should look now."""
@@ -388,10 +206,6 @@ class AlertMessages:
             return render_reminders.root_message(alert, command=self._command)
         return render.root_message(alert, paged, command=self._command)
 
-    def _saw(self, channel: str, ts: str) -> None:
-        if ts and ts_order(ts) > ts_order(self._newest.get(channel, "")):
-            self._newest[channel] = ts
-
     async def delete(self, channel: str, ts: str) -> bool:
         """Delete a copy that lost; whether Slack confirmed (or it was already gone)."""
         if self._sender is None:
@@ -400,19 +214,12 @@ class AlertMessages:
             await self._sender.delete(channel, ts)
         except SlackUnavailable as e:
             if e.error == "message_not_found":
-                self._forget(channel, ts)
+                self.channels.forget(channel, ts)
                 return True
             log.warning("cannot delete the extra copy %s in %s: %s", ts, channel, e)
             return False
-        self._forget(channel, ts)
+        self.channels.forget(channel, ts)
         return True
-
-    def _forget(self, channel: str, ts: str) -> None:
-        """A message is gone: no kept read of the channel may show it any more."""
-        for (where, thread), scan in list(self._scans.items()):
-            if where == channel:
-                effects = {e: [c for c in cs if c.ts != ts] for e, cs in scan.effects.items()}
-                self._scans[(where, thread)] = replace(scan, effects=effects)
 
     async def post_notice(self, channel: str, text: str) -> bool:
         """A plain message in the alert channel; whether Slack confirmed it."""
@@ -476,16 +283,3 @@ class AlertMessages:
 async def _resolved(sender: MessageSender, entries: tuple[str, ...]) -> list[str]:
     """The entries as mentions take them (`@handles` resolved by the gateway, cached)."""
     return await sender.resolve_mentions(entries) if entries else []
-
-
-def _serves(scan: _Scan, fresh: Fresh, after: str) -> bool:
-    """Whether `scan` is recent enough for `fresh` and reaches back to `after`."""
-    recent = scan.read_at >= fresh.since and scan.number > fresh.after_read
-    return recent and ts_order(scan.after) <= ts_order(after)
-
-
-def _newer(effects: Mapping[str, list[Copy]], after: str) -> dict[str, list[Copy]]:
-    """The copies of each effect newer than `after` (effects with none left out)."""
-    bound = ts_order(after)
-    newer = {e: [c for c in copies if ts_order(c.ts) > bound] for e, copies in effects.items()}
-    return {e: copies for e, copies in newer.items() if copies}

@@ -35,10 +35,10 @@ from typing import TypeVar
 
 from bot.alerts import outbox
 from bot.alerts.converge import Converger
-from bot.alerts.delivery import AlertMessages, Attempt, CallOutcome, Fresh, Sent
-from bot.alerts.looks import Looks, ts_order
+from bot.alerts.delivery import AlertMessages, Attempt, CallOutcome, Sent
 from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, NoticeThread, Owed
 from bot.alerts.outbox import NOTICES, Confirmation, Place
+from bot.alerts.reconcile import Reconciler
 from bot.alerts.store import AlertStore, Repair, StoreUnavailable, update
 from bot.slack import budget
 
@@ -84,10 +84,6 @@ class Progress(enum.Enum):
 class _Memory:
     """What this process remembers between drains of one cluster."""
 
-    term: int | None = None  # the holder term whose reconciliation has begun
-    # Incidents whose channel is looked at again (now, and once a late call can no longer
-    # land): after a takeover, an uncertain call and a closing.
-    looks: Looks = field(default_factory=Looks)
     absent: dict[tuple[str, str], float] = field(default_factory=dict)  # attempt -> first miss
     # Attempts whose call Slack answered (if with a 5xx): not found means not applied.
     answered: set[tuple[str, str]] = field(default_factory=set)
@@ -115,6 +111,7 @@ class Drain:
         self._sleep = sleep
         self._backoffs = tuple(backoffs)
         self._converger = Converger(messages, poster.identity, poster.acting_left)
+        self._looks = Reconciler(self._converger, messages.channels, poster)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._memory: defaultdict[str, _Memory] = defaultdict(_Memory)
 
@@ -139,66 +136,14 @@ class Drain:
                 owing = outbox.owing(state)
                 for where in owing if only is None else [w for w in owing if w in only]:
                     await self._drain_one(cluster, where)
-                await self._reconcile(cluster, (await self._store.load(cluster)).state)
+                await self._looks.reconcile(cluster, (await self._store.load(cluster)).state)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
 
     def _is_idle(self, cluster: str, state: ClusterAlerts) -> bool:
-        """Whether a drain of `state` would do nothing: no outbox holds anything, and this
-        replica's reconciliation is neither due (a new holder term) nor has a look due."""
-        memory = self._memory[cluster]
-        if memory.term != self._poster.term():
-            return False
-        due = memory.looks.due(self._poster.monotonic())
-        return not due and outbox.owes_nothing(state)
-
-    async def _reconcile(self, cluster: str, state: ClusterAlerts) -> None:
-        """Look at the channels of the incidents that may disagree with the state: when this
-        replica becomes the holder, every open one and those closed within `settle` (a
-        deposed replica's calls may land until then), now and once `settle` has passed; and
-        those looked at after an uncertain call."""
-        if not self._poster.is_holder():
-            return
-        memory, term = self._memory[cluster], self._poster.term()
-        if memory.term != term:
-            self._watch(cluster, _lately_live(state, self._poster.clock(), self._poster.settle))
-            memory.term = term
-        now = self._poster.monotonic()
-        with budget.urgency(budget.Priority.CONVERGE):
-            for incident in memory.looks.due(now):
-                alert = outbox.find_known(state, incident)
-                if alert is None:
-                    memory.looks.forget(incident)
-                    continue
-                look = memory.looks.due_at[incident]
-                agreed = await self._converger.converge(
-                    alert,
-                    fresh=Fresh(look.at, look.after_read),
-                    scan_from=self._scan_from(look.channel, now),
-                )
-                reads = self._messages.reads
-                memory.looks.looked(incident, agreed, self._poster.monotonic(), reads=reads)
-
-    def _scan_from(self, channel: str, now: float) -> str | None:
-        """The oldest anchor of the looks due now in `channel`, on every cluster: one read of
-        the channel from there serves them all."""
-        anchors = [m.looks.oldest_anchor(channel, now) for m in self._memory.values()]
-        known = [a for a in anchors if a is not None]
-        return min(known, key=ts_order) if known else None
-
-    def _watch(self, cluster: str, places: Sequence[Place], *, eager: bool = False) -> None:
-        """Look at each incident's channel now and once `settle` from now has passed (at
-        every drain until then, when `eager`)."""
-        looks = [(p.incident, p.root_channel, p.root_anchor) for p in places if p.root_ts]
-        self._watch_looks(cluster, looks, eager=eager)
-
-    def _watch_looks(
-        self, cluster: str, looks: Sequence[tuple[str, str, str]], *, eager: bool = False
-    ) -> None:
-        now = self._poster.monotonic()
-        until = now + self._poster.settle.total_seconds()
-        reads = self._messages.reads
-        self._memory[cluster].looks.watch(looks, now, until, eager=eager, reads=reads)
+        """Whether a drain of `state` would do nothing: no outbox holds anything, and no
+        look at the channel is due (`Reconciler.is_due`)."""
+        return not self._looks.is_due(cluster) and outbox.owes_nothing(state)
 
     async def _drain_one(self, cluster: str, where: str) -> None:
         """The outbox of one incident (or of the notices), head first, until empty or stuck."""
@@ -263,7 +208,7 @@ class Drain:
                 await self._converger.delete(channel, copies[1:])
                 # Other tries of it may still be on their way: look until they cannot land.
                 root = alert.root_anchor if alert is not None and alert.root_anchor else owed.anchor
-                self._watch_looks(cluster, [(where, channel, root)], eager=True)
+                self._looks.watch_looks(cluster, [(where, channel, root)], eager=True)
                 return Progress.MOVED
             if owed.kind is EffectKind.ROOT and not self._waited_out(cluster, owed):
                 return Progress.LATER
@@ -293,7 +238,7 @@ class Drain:
             return Progress.MOVED  # no longer the head: someone else sent it
         sent = await self._messages.send(alert, owed, attempt, "", within=self._within())
         if tried_before.was_attempted or sent.in_flight:  # a try may land after this one
-            self._watch(cluster, [alert], eager=True)
+            self._looks.watch(cluster, [alert], eager=True)
         if sent.outcome is CallOutcome.APPLIED or sent.permanent:
             await self._change(cluster, _drop(where, owed))
             return Progress.MOVED
@@ -322,7 +267,7 @@ class Drain:
             self._memory[cluster].answered.add((owed.effect_id, attempt.attempt))
         if sent.outcome is CallOutcome.UNKNOWN and where != NOTICES:
             root = alert.root_anchor if alert is not None else anchor
-            self._watch_looks(cluster, [(where, channel, root)], eager=True)  # on its way
+            self._looks.watch_looks(cluster, [(where, channel, root)], eager=True)  # on its way
         if sent.outcome is CallOutcome.NOT_APPLIED:
             await self._change(cluster, _unmark(where, owed, attempt))
         if sent.outcome is not CallOutcome.APPLIED:
@@ -335,7 +280,7 @@ class Drain:
             # An earlier attempt's copy may still be on its way: look until it cannot land.
             await self._delete_other_copies(owed, (channel, thread, sent.ts))
             root = alert.root_anchor if alert is not None else owed.anchor
-            self._watch_looks(cluster, [(where, channel, root)], eager=True)
+            self._looks.watch_looks(cluster, [(where, channel, root)], eager=True)
         return Progress.RETRY if verdict is Confirmation.CONTESTED else Progress.MOVED
 
     async def _delete_other_copies(self, owed: Owed, kept: tuple[str, str, str]) -> bool:
@@ -358,7 +303,7 @@ class Drain:
             agreed = alert is None or bool(await self._converger.converge(alert))
         state = await self._change(cluster, _swept(where, agreed))
         if alert is not None and outbox.head(state, where) is None:
-            self._watch(cluster, [alert])  # closed: a late call may still land a while
+            self._looks.watch(cluster, [alert])  # closed: a late call may still land a while
         return Progress.MOVED if outbox.head(state, where) is None else Progress.LATER
 
     async def _not_applied(self, cluster: str, where: str, owed: Owed, sent: Sent) -> Progress:
@@ -412,19 +357,6 @@ def _swept(where: str, agreed: bool) -> Change[ClusterAlerts]:
         return swept, swept
 
     return change
-
-
-LIVELY_AFTER_CLOSE = timedelta(minutes=5)  # a closed incident's calls end within this of it
-
-
-def _lately_live(state: ClusterAlerts, now: datetime, settle: timedelta) -> list[Place]:
-    """What a deposed holder may have been sending to: every open incident and reminder, the
-    closing ones, those closed within `settle` (and the minutes a closing takes), and the
-    lively notice threads. An incident closed long ago is not read again."""
-    recent_since = now - settle - LIVELY_AFTER_CLOSE
-    recent = [a for a in state.recent if a.resolved_at is None or a.resolved_at >= recent_since]
-    places: list[Place] = [*state.alerts.values(), *state.reminders.values(), *state.closing]
-    return [*places, *recent, *outbox.lively_threads(state, now)]
 
 
 def _priority(place: Place | None) -> budget.Priority:

@@ -25,7 +25,7 @@ class Look:
     channel: str = ""
     anchor: str = ""  # the oldest Slack ts its roots can have (the root's anchor)
     eager: bool = False  # a copy is on its way: look at every drain until `until`
-    # The reads of the channel made before this look was set (`AlertMessages.reads`): only a
+    # The reads of the channel made before this look was set (`ChannelReads.reads`): only a
     # later one may serve it, even on a clock that stood still meanwhile.
     after_read: int = 0
 
