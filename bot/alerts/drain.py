@@ -113,6 +113,7 @@ class Drain:
         self._converger = Converger(messages, poster.identity, poster.acting_left)
         self._looks = Reconciler(self._converger, messages.channels, poster)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._waiting: defaultdict[str, int] = defaultdict(int)  # drains waiting for the lock
         self._memory: defaultdict[str, _Memory] = defaultdict(_Memory)
 
     async def drain(
@@ -130,13 +131,16 @@ class Drain:
         trouble (each is logged; what is left is tried at the next drain)."""
         if known is not None and self._is_idle(cluster, known):
             return
+        self._waiting[cluster] += 1  # a drain that looks at channels gives way to this one
         async with self._locks[cluster]:
+            self._waiting[cluster] -= 1
             try:
                 state = (await self._store.load(cluster)).state
                 owing = outbox.owing(state)
                 for where in owing if only is None else [w for w in owing if w in only]:
                     await self._drain_one(cluster, where)
-                await self._looks.reconcile(cluster, (await self._store.load(cluster)).state)
+                state = (await self._store.load(cluster)).state
+                await self._looks.reconcile(cluster, state, lambda: self._waiting[cluster] > 0)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
 

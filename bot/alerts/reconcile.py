@@ -10,7 +10,7 @@ convergence reads: they wait behind everything a person waits for (`bot.slack.bu
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -51,8 +51,12 @@ class Reconciler:
             return True
         return bool(known.looks.due(self._poster.monotonic()))
 
-    async def reconcile(self, cluster: str, state: ClusterAlerts) -> None:
-        """Make the looks at `cluster`'s channels that are due (on the holder only)."""
+    async def reconcile(
+        self, cluster: str, state: ClusterAlerts, give_way: Callable[[], bool] = lambda: False
+    ) -> None:
+        """Make the looks at `cluster`'s channels that are due (on the holder only); stop
+        between two looks when `give_way` says a drain with something owed waits (the rest
+        stay due: a page never waits behind a round of looks)."""
         if not self._poster.is_holder():
             return
         known, term = self._clusters[cluster], self._poster.term()
@@ -62,6 +66,8 @@ class Reconciler:
         now = self._poster.monotonic()
         with budget.urgency(budget.Priority.CONVERGE):
             for incident in known.looks.due(now):
+                if give_way():
+                    return
                 await self._look(known.looks, state, incident, now)
 
     async def _look(self, looks: Looks, state: ClusterAlerts, incident: str, now: float) -> None:
