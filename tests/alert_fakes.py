@@ -75,7 +75,12 @@ class FakeSlack:
         self.stored = [m for m in self.stored if m["ts"] != ts]
 
     async def find_messages(
-        self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
+        self,
+        channel: str,
+        *,
+        thread_ts: str | None = None,
+        oldest: str | None = None,
+        latest: str | None = None,
     ) -> list[Mapping[str, Any]]:
         return [m for m in self.stored if m["thread_ts"] == thread_ts]
 

@@ -25,7 +25,7 @@ from bot.slack.gateway import SlackUnavailable
 log = logging.getLogger("bot.alerts.delivery")  # the name these warnings always had
 
 METADATA_EVENT = "kai_chatops_effect"  # Slack metadata event_type: letters and underscores
-SCANS_KEPT = 600.0  # seconds a read of a channel is kept, to serve other looks at it
+THREADS_KEPT = 500  # threads whose last read is kept (channels' always are)
 LONG_READ = 200  # messages (a page): a thread this long is read on, not read whole again
 
 
@@ -33,7 +33,12 @@ class MessageReader(Protocol):
     """Reading messages back (`bot.slack.gateway.SlackGateway`)."""
 
     async def find_messages(
-        self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
+        self,
+        channel: str,
+        *,
+        thread_ts: str | None = None,
+        oldest: str | None = None,
+        latest: str | None = None,
     ) -> list[Mapping[str, Any]]: ...
 
     async def thread_head(self, channel: str, thread_ts: str) -> Mapping[str, Any] | None: ...
@@ -126,7 +131,11 @@ class ChannelReads:
         number, read_at = self.reads, self._monotonic()
         # A channel, or a thread too long for one page, is read on from what was read before.
         known = kept if kept is not None and (not thread_ts or kept.size >= LONG_READ) else None
-        if known is not None and ts_order(known.after) <= ts_order(start):
+        if known is not None and ts_order(start) < ts_order(known.after):
+            known = await self._read_back(channel, thread_ts, known, start)
+            if known is None:
+                return None
+        if known is not None:
             scan = await self._read_on(channel, thread_ts, known, number, read_at)
         else:
             scan = await self._read_from(channel, thread_ts, start, number, read_at)
@@ -162,16 +171,31 @@ class ChannelReads:
         newest = newest or known.newest
         return _Scan(number, read_at, known.after, newest, merged, known.size + size, False)
 
+    async def _read_back(
+        self, channel: str, thread_ts: str, known: _Scan, start: str
+    ) -> _Scan | None:
+        """A kept read widened to begin at `start`: only what lies between `start` and where
+        it began is read (None when that cannot be read: then all is read afresh)."""
+        read = await self._read_effects(channel, thread_ts, start, up_to=known.after)
+        if read is None:
+            return None
+        effects, _, size = read
+        merged = {e: list(c) for e, c in effects.items()}
+        for effect, copies in known.effects.items():
+            seen = {c.ts for c in merged.get(effect, [])}
+            merged.setdefault(effect, []).extend(c for c in copies if c.ts not in seen)
+        return replace(known, after=start, effects=merged, size=known.size + size)
+
     async def _read_effects(
-        self, channel: str, thread_ts: str, after: str
+        self, channel: str, thread_ts: str, after: str, *, up_to: str = ""
     ) -> tuple[dict[str, list[Copy]], str, int] | None:
-        """The messages newer than `after` that carry effect IDs, the newest ts read, and how
-        many messages were read."""
+        """The messages newer than `after` (and no newer than `up_to`, when given) that carry
+        effect IDs, the newest ts read, and how many messages were read."""
         if self._reader is None:
             return None
         try:
             found = await self._reader.find_messages(
-                channel, thread_ts=thread_ts or None, oldest=after or None
+                channel, thread_ts=thread_ts or None, oldest=after or None, latest=up_to or None
             )
         except SlackUnavailable as e:
             log.warning("cannot look for alert messages in Slack: %s", e)
@@ -187,10 +211,12 @@ class ChannelReads:
         return effects, newest, len(found)
 
     def _keep(self, key: tuple[str, str], scan: _Scan) -> None:
-        """Keep `scan` for later looks; forget reads too old to serve any."""
+        """Keep `scan` for later looks: every channel's, and the `THREADS_KEPT` threads read
+        last (a kept read is its effects' IDs and ts, a few bytes each)."""
+        self._scans.pop(key, None)
         self._scans[key] = scan
-        stale = [k for k, s in self._scans.items() if s.read_at < scan.read_at - SCANS_KEPT]
-        for old in stale:
+        threads = [k for k in self._scans if k[1]]
+        for old in threads[: max(0, len(threads) - THREADS_KEPT)]:
             del self._scans[old]
 
     async def root_now(self, alert: AlertState) -> Copy | None:

@@ -212,7 +212,8 @@ class Drain:
                 await self._converger.delete(channel, copies[1:])
                 # Other tries of it may still be on their way: look until they cannot land.
                 root = alert.root_anchor if alert is not None and alert.root_anchor else owed.anchor
-                self._looks.watch_looks(cluster, [(where, channel, root)], eager=True)
+                ours = owed.attempted_by == self._poster.identity
+                self._looks.watch_looks(cluster, [(where, channel, root)], eager=True, ours=ours)
                 return Progress.MOVED
             if owed.kind is EffectKind.ROOT and not self._waited_out(cluster, owed):
                 return Progress.LATER
@@ -242,7 +243,8 @@ class Drain:
             return Progress.MOVED  # no longer the head: someone else sent it
         sent = await self._messages.send(alert, owed, attempt, "", within=self._within())
         if tried_before.was_attempted or sent.in_flight:  # a try may land after this one
-            self._looks.watch(cluster, [alert], eager=True)
+            ours = tried_before.attempted_by in ("", self._poster.identity)
+            self._looks.watch(cluster, [alert], eager=True, ours=ours)
         if sent.outcome is CallOutcome.APPLIED or sent.permanent:
             await self._change(cluster, _drop(where, owed))
             return Progress.MOVED
@@ -271,7 +273,8 @@ class Drain:
             self._memory[cluster].answered.add((owed.effect_id, attempt.attempt))
         if sent.outcome is CallOutcome.UNKNOWN and where != NOTICES:
             root = alert.root_anchor if alert is not None else anchor
-            self._looks.watch_looks(cluster, [(where, channel, root)], eager=True)  # on its way
+            looks = [(where, channel, root)]
+            self._looks.watch_looks(cluster, looks, eager=True, ours=True)  # ours, on its way
         if sent.outcome is CallOutcome.NOT_APPLIED:
             await self._change(cluster, _unmark(where, owed, attempt))
         if sent.outcome is not CallOutcome.APPLIED:
@@ -284,7 +287,8 @@ class Drain:
             # An earlier attempt's copy may still be on its way: look until it cannot land.
             await self._delete_other_copies(owed, (channel, thread, sent.ts))
             root = alert.root_anchor if alert is not None else owed.anchor
-            self._looks.watch_looks(cluster, [(where, channel, root)], eager=True)
+            ours = owed.attempted_by == self._poster.identity
+            self._looks.watch_looks(cluster, [(where, channel, root)], eager=True, ours=ours)
         return Progress.RETRY if verdict is Confirmation.CONTESTED else Progress.MOVED
 
     async def _delete_other_copies(self, owed: Owed, kept: tuple[str, str, str]) -> bool:
@@ -307,7 +311,9 @@ class Drain:
             agreed = alert is None or bool(await self._converger.converge(alert))
         state = await self._change(cluster, _swept(where, agreed))
         if alert is not None and outbox.head(state, where) is None:
-            self._looks.watch(cluster, [alert])  # closed: a late call may still land a while
+            # Closed: a late call may still land a while (looked at eagerly if it ever had one
+            # on its way, `Looks`; this replica's calls within their landing bound).
+            self._looks.watch(cluster, [alert], ours=True)
         return Progress.MOVED if outbox.head(state, where) is None else Progress.LATER
 
     async def _not_applied(self, cluster: str, where: str, owed: Owed, sent: Sent) -> Progress:

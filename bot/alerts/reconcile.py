@@ -90,20 +90,28 @@ class Reconciler:
         known = [a for a in anchors if a is not None]
         return min(known, key=ts_order) if known else None
 
-    def watch(self, cluster: str, places: Sequence[Place], *, eager: bool = False) -> None:
-        """Look at each incident's channel now and once `settle` from now has passed (at
-        every drain until then, when `eager`)."""
+    def watch(
+        self, cluster: str, places: Sequence[Place], *, eager: bool = False, ours: bool = False
+    ) -> None:
+        """Look at each incident's channel now and once a late call can no longer land (at
+        every drain until then, when `eager`): `settle` from now, or, when the only call that
+        may still land is one of this replica's (`ours`), its landing bound."""
         looks = [(p.incident, p.root_channel, p.root_anchor) for p in places if p.root_ts]
-        self.watch_looks(cluster, looks, eager=eager)
+        self.watch_looks(cluster, looks, eager=eager, ours=ours)
 
     def watch_looks(
-        self, cluster: str, looks: Sequence[tuple[str, str, str]], *, eager: bool = False
+        self,
+        cluster: str,
+        looks: Sequence[tuple[str, str, str]],
+        *,
+        eager: bool = False,
+        ours: bool = False,
     ) -> None:
         """`watch`, of (incident, channel, root anchor) triples."""
         now = self._poster.monotonic()
-        until = now + self._poster.settle.total_seconds()
+        late = self._poster.landing_bound if ours else self._poster.settle.total_seconds()
         reads = self._channels.reads
-        self._clusters[cluster].looks.watch(looks, now, until, eager=eager, reads=reads)
+        self._clusters[cluster].looks.watch(looks, now, now + late, eager=eager, reads=reads)
 
 
 LIVELY_AFTER_CLOSE = timedelta(minutes=5)  # a closed incident's calls end within this of it

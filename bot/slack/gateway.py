@@ -135,11 +135,17 @@ class SlackGateway:
         await self._call("chat_delete", channel=channel, ts=ts)
 
     async def find_messages(
-        self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
+        self,
+        channel: str,
+        *,
+        thread_ts: str | None = None,
+        oldest: str | None = None,
+        latest: str | None = None,
     ) -> list[Mapping[str, Any]]:
         """The channel's top-level messages newer than `oldest` (`conversations.history`), or
-        one thread's messages newer than it (`conversations.replies`), with their metadata:
-        every page, however many, since a partial answer would read as "absent".
+        one thread's messages newer than it (`conversations.replies`), and no newer than
+        `latest` when given, with their metadata: every page, however many, since a partial
+        answer would read as "absent".
 
         Raises:
             SlackUnavailable: Slack could not be read to the end.
@@ -152,6 +158,7 @@ class SlackGateway:
         }
         params |= {"ts": thread_ts} if thread_ts else {}
         params |= {"oldest": oldest} if oldest else {}
+        params |= {"latest": latest, "inclusive": True} if latest else {}
         found: list[Mapping[str, Any]] = []
         cursor, seen = "", set()
         while True:

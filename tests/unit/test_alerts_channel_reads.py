@@ -25,11 +25,18 @@ class Channel:
         self.asked: list[str | None] = []
 
     async def find_messages(
-        self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
+        self,
+        channel: str,
+        *,
+        thread_ts: str | None = None,
+        oldest: str | None = None,
+        latest: str | None = None,
     ) -> list[Mapping[str, Any]]:
-        self.asked.append(oldest)
-        bound = float(oldest) if oldest else 0.0
-        return [m for m in self.messages if m["thread_ts"] == thread_ts and float(m["ts"]) > bound]
+        self.asked.append(oldest if latest is None else f"{oldest}..{latest}")
+        low, high = float(oldest) if oldest else 0.0, float(latest) if latest else 1e12
+        return [
+            m for m in self.messages if m["thread_ts"] == thread_ts and low < float(m["ts"]) <= high
+        ]
 
     async def thread_head(self, channel: str, thread_ts: str) -> Mapping[str, Any] | None:
         return next((m for m in self.messages if m["ts"] == thread_ts), None)
@@ -77,7 +84,12 @@ async def test_a_deleted_copy_is_forgotten_by_every_kept_read() -> None:
 async def test_a_read_that_fails_is_dont_know_and_keeps_nothing() -> None:
     class Down(Channel):
         async def find_messages(
-            self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
+            self,
+            channel: str,
+            *,
+            thread_ts: str | None = None,
+            oldest: str | None = None,
+            latest: str | None = None,
         ) -> list[Mapping[str, Any]]:
             from bot.slack.gateway import SlackUnavailable
 
@@ -86,3 +98,13 @@ async def test_a_read_that_fails_is_dont_know_and_keeps_nothing() -> None:
     reads = ChannelReads(Down())
     assert await reads.find_effects("C1", after="") is None
     assert await reads.find_effects("C1", after="", fresh=Fresh(0.0, 0)) is None
+
+
+async def test_a_look_from_an_older_anchor_reads_only_what_lies_before_the_kept_read() -> None:
+    slack, now = Channel(), [10.0]
+    reads = ChannelReads(slack, monotonic=lambda: now[0])
+    slack.messages = [message("100.000001", "old:0"), message("100.000500", "new:0")]
+    await reads.find_effects("C1", after="100.000400")
+    found = await reads.find_effects("C1", after="")  # an older incident's look
+    assert slack.asked == ["100.000400", "None..100.000400", "100.000500"]
+    assert found is not None and set(found) == {"old:0", "new:0"}
