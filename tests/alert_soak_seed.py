@@ -63,8 +63,8 @@ class Soak:
         stack.slack.observers.append(self.watch)
         stack.slack.fault_rule = self._fault
         self.causes: list[int] = []  # the step each incident's cause came
-        # Steps a post was faulted or held, or a replica died or lost the Lease: what may
-        # delay a page (the checks read a watched copy; the state retries its own faults).
+        # Steps a post was faulted or held, a replica died, or the Lease moved: what may delay
+        # a page (the checks read a watched copy; the state retries its own faults).
         self.disturbed: set[int] = set()
         stack.slack.clock_offset = plan.slack_clock
         self.steps = 0
@@ -257,9 +257,10 @@ class Soak:
     async def step(self) -> None:
         process = ("restart", "kill mid-post", "lease failover", "failover, post in flight")
         before = sum(self.figures.faults[kind] for kind in process)
-        step = self.watch.step
+        step, holder = self.watch.step, lease_holder(self.stack.sim)
         await self._step()
-        if sum(self.figures.faults[kind] for kind in process) != before:
+        moved = lease_holder(self.stack.sim) != holder  # a takeover's first checks come late
+        if moved or sum(self.figures.faults[kind] for kind in process) != before:
             self.disturbed.add(step)
 
     async def _step(self) -> None:
