@@ -73,6 +73,7 @@ class Figures:
     notices: int = 0  # eviction notices and replies found in their channel
     faults: Counter[str] = field(default_factory=Counter)
     seen_twice: int = 0
+    late_pages: int = 0  # pages later than the first check after `hold`, no post of theirs faulted
     lies: int = 0
     shown_late: int = 0  # late edits seen showing a lie, repaired within a step (the honest limit)
     strays: int = 0
@@ -89,6 +90,7 @@ class Figures:
         self.notices += other.notices
         self.faults.update(other.faults)
         self.seen_twice += other.seen_twice
+        self.late_pages += other.late_pages
         self.lies += other.lies
         self.shown_late += other.shown_late
         self.strays += other.strays
@@ -109,7 +111,8 @@ class Figures:
             f"{self.diagnoses}, escalations {self.escalations}), evictions {self.evictions} "
             f"(notices and replies {self.notices}), faults injected "
             f"{sum(self.faults.values())} ({faults}); late landings shown for a step "
-            f"{self.shown_late}; pages seen twice {self.seen_twice}, "
+            f"{self.shown_late}; pages seen twice {self.seen_twice}, late pages "
+            f"{self.late_pages}, "
             f"lies {self.lies}, non-holder posts left standing {self.strays}, "
             f"lost {self.lost}, duplicated {self.duplicated}"
         )

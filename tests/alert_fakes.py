@@ -75,9 +75,17 @@ class FakeSlack:
         self.stored = [m for m in self.stored if m["ts"] != ts]
 
     async def find_messages(
-        self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
+        self,
+        channel: str,
+        *,
+        thread_ts: str | None = None,
+        oldest: str | None = None,
+        latest: str | None = None,
     ) -> list[Mapping[str, Any]]:
         return [m for m in self.stored if m["thread_ts"] == thread_ts]
+
+    async def thread_head(self, channel: str, thread_ts: str) -> Mapping[str, Any] | None:
+        return next((m for m in self.stored if m["ts"] == thread_ts), None)
 
     async def newest_ts(self, channel: str) -> str:
         return str(self.stored[-1]["ts"]) if self.stored else ""

@@ -138,6 +138,7 @@ class ChannelWatch:
     late: set[str] = field(default_factory=set)  # ts of posts that landed late
     pending: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, incident): step
     step: int = 0
+    first_shown: dict[str, int] = field(default_factory=dict)  # incident -> step its root came
     # With `alerts.group_clusters`: one failure (object and condition) on several clusters is
     # one incident, so two live roots of it at once, whatever their incidents, page twice.
     per_failure: bool = False
@@ -148,6 +149,7 @@ class ChannelWatch:
         if call.held and call.method == "chat.postMessage" and call.ok:
             self.late.add(str(call.response.get("ts")))
         for incident, roots in self._roots().items():
+            self.first_shown.setdefault(incident, self.step)
             if len(roots) > 1:
                 self._saw("twice", incident, late=False)
             firing = [r for r in roots if not r.text.startswith(RESOLVED)]

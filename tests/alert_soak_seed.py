@@ -30,9 +30,11 @@ from bot.service import jobs_alerts
 from bot.service.server import Service
 from testbed.sim import breakage, evictions
 from testbed.slackemu import Hold, metadata_by
+from testbed.slackemu.records import Fault
 from testbed.stack import ALERT_CHANNEL, CLUSTER, Stack
 
 STEP = 30  # seconds between checks
+HOLD_STEPS = 2  # the alerts' `hold` (60 s) in steps: a page comes at the check after it
 MAX_STEPS = 40  # per phase of an incident, and for the quiet period at the end
 NOISE = 1200  # messages people post at once into a busy channel or thread
 NOTICES = "C0EVICTIONS"  # where the eviction notices go ("*")
@@ -59,7 +61,11 @@ class Soak:
         self.watch = ChannelWatch(stack.slack, ALERT_CHANNEL, per_failure=bool(plan.fleet))
         self.clusters = plan.fleet or (CLUSTER,)
         stack.slack.observers.append(self.watch)
-        stack.slack.fault_rule = self.chaos
+        stack.slack.fault_rule = self._fault
+        self.causes: list[int] = []  # the step each incident's cause came
+        # Steps a post was faulted or held, a replica died, or the Lease moved: what may delay
+        # a page (the checks read a watched copy; the state retries its own faults).
+        self.disturbed: set[int] = set()
         stack.slack.clock_offset = plan.slack_clock
         self.steps = 0
         self.held = self.hold_writes()
@@ -70,8 +76,22 @@ class Soak:
 
     def hold_writes(self) -> tuple[Hold, str | None, int]:
         """A fresh hold on random writes, with the Lease holder and step it began at."""
-        hold = self.stack.slack.hold_calls(self.chaos.holds)
+        hold = self.stack.slack.hold_calls(self._holds)
         return hold, lease_holder(self.stack.sim), self.steps
+
+    def _fault(self, method: str) -> Fault | None:
+        """The chaos's fault for a call; a post's step is noted (a page it delays is not
+        late)."""
+        fault = self.chaos(method)
+        if fault is not None and method == "chat.postMessage":
+            self.disturbed.add(self.watch.step)
+        return fault
+
+    def _holds(self, method: str, params: Mapping[str, Any]) -> bool:
+        held = self.chaos.holds(method, params)
+        if held and method == "chat.postMessage":
+            self.disturbed.add(self.watch.step)
+        return held
 
     async def run(self, incidents: int) -> Figures:
         slow_edit: Hold | None = None
@@ -79,6 +99,7 @@ class Soak:
             bury = self.plan.busy and number % 2 == 0
             self.evict()
             breakage.dependencies_missing(self.stack.sim)
+            self.causes.append(self.watch.step)
             if bury:  # the root lands, its answer is lost, and history cannot be read
                 self.stack.slack.fail_next("chat.postMessage", status=200, mode="drop_after")
                 self.chaos.history_down = True
@@ -234,6 +255,15 @@ class Soak:
         )
 
     async def step(self) -> None:
+        process = ("restart", "kill mid-post", "lease failover", "failover, post in flight")
+        before = sum(self.figures.faults[kind] for kind in process)
+        step, holder = self.watch.step, lease_holder(self.stack.sim)
+        await self._step()
+        moved = lease_holder(self.stack.sim) != holder  # a takeover's first checks come late
+        if moved or sum(self.figures.faults[kind] for kind in process) != before:
+            self.disturbed.add(step)
+
+    async def _step(self) -> None:
         self.clock.advance(STEP)
         self.steps += 1
         self.fault_the_api_server()
@@ -395,6 +425,9 @@ class Soak:
         self.figures.diagnoses += replies_noted(self.stack.slack, ALERT_CHANNEL, "diagnosis")
         self.figures.escalations += replies_noted(self.stack.slack, ALERT_CHANNEL, "escalated")
         self.figures.seen_twice += len(self.watch.twice)
+        late = self.late_pages()
+        self.figures.late_pages += len(late)
+        self.figures.problems += [f"seed {seed}: {p}" for p in late]
         self.figures.lies += len(self.watch.lies)
         self.figures.problems += [f"seed {seed}: {i}: a page seen twice" for i in self.watch.twice]
         self.figures.problems += [
@@ -404,6 +437,20 @@ class Soak:
         self.figures.duplicated += verdict.duplicated + max(0, found - wanted)
         self.figures.problems += [f"seed {seed}: {p}" for p in verdict.problems]
         return self.figures
+
+    def late_pages(self) -> list[str]:
+        """Each page that came later than the check after its `hold` though none of its posts
+        was faulted or held and no replica died or lost the Lease from its cause to its coming:
+        a page waiting behind reads or Slack's budget."""
+        if self.plan.fleet:  # a fleet incident waits for its clusters on purpose
+            return []
+        shown = sorted(self.watch.first_shown.values())
+        late = []
+        for number, (cause, came) in enumerate(zip(self.causes, shown, strict=False)):
+            window = set(range(cause, came + 1))
+            if came > cause + HOLD_STEPS and not window & self.disturbed:
+                late.append(f"page {number + 1}: its cause at step {cause}, shown at {came}")
+        return late
 
 
 def _key(cluster: str, uid: str) -> str:

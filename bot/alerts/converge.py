@@ -14,7 +14,8 @@ import logging
 from collections.abc import Callable, Sequence
 
 from bot.alerts import outbox
-from bot.alerts.delivery import AlertMessages, Attempt, Copy
+from bot.alerts.channel_reads import Fresh
+from bot.alerts.delivery import AlertMessages, Attempt
 from bot.alerts.model import AlertState, EffectKind, NoticeThread, Owed
 from bot.alerts.outbox import Place
 
@@ -34,14 +35,23 @@ class Converger:
         self._identity = identity
         self._acting_left = acting_left
 
-    async def converge(self, alert: Place) -> bool | None:
+    async def converge(
+        self, alert: Place, *, fresh: Fresh | None = None, scan_from: str | None = None
+    ) -> bool | None:
         """Whether the channel agreed with `alert` (nothing to delete, the root right): False
-        when a repair was needed, None when Slack could not be read to the end."""
+        when a repair was needed, None when Slack could not be read to the end. A read of the
+        channel as recent as `fresh` serves (`bot.alerts.channel_reads`); a new one starts
+        at `scan_from` when that is older than the root's anchor, so that it serves the other
+        incidents looking at the same channel."""
         if not alert.root_ts:
             return True  # nothing posted yet that could have copies
         channel = alert.root_channel
-        roots = await self._messages.find_effects(channel, after=alert.root_anchor)
-        thread = await self._messages.find_effects(channel, thread_ts=alert.root_ts)
+        roots = await self._messages.channels.find_effects(
+            channel, after=alert.root_anchor, fresh=fresh, scan_from=scan_from
+        )
+        thread = await self._messages.channels.find_effects(
+            channel, thread_ts=alert.root_ts, fresh=fresh
+        )
         if roots is None or thread is None:
             return None
         found = {
@@ -54,7 +64,7 @@ class Converger:
             await self.delete(channel, extra)
         if isinstance(alert, NoticeThread):
             return not extra  # a notice is never edited: its copies are all there is
-        root_right = await self._root_right(alert, roots.get(f"{alert.incident}:0", []))
+        root_right = await self._root_right(alert)
         return not extra and root_right
 
     async def delete(self, channel: str, copies: Sequence[str]) -> None:
@@ -62,14 +72,15 @@ class Converger:
         for ts in copies:
             await self._messages.delete(channel, ts)
 
-    async def _root_right(self, alert: AlertState, copies: list[Copy]) -> bool:
-        """Whether the kept root shows what the state says; if not (and no edit or root is
-        still owed, which would fix it anyway), the edit is applied again."""
+    async def _root_right(self, alert: AlertState) -> bool:
+        """Whether the kept root shows what the state says (as Slack shows it now: a slow edit
+        may have landed on it since); if not (and no edit or root is still owed, which would
+        fix it anyway), the edit is applied again."""
         if any(o.kind in (EffectKind.ROOT, EffectKind.EDIT) for o in alert.outbox):
             return True
-        kept = next((c for c in copies if c.ts == alert.root_ts), None)
+        kept = await self._messages.channels.root_now(alert)
         if kept is None:
-            return True  # someone deleted the root: there is nothing left to correct
+            return True  # deleted, or unreadable: nothing to correct now
         if kept.shown == await self._messages.root_shown(alert):
             return True
         log.warning("%s: the root does not show the state; editing it again", alert.incident)

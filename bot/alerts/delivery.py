@@ -18,22 +18,24 @@ import enum
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from bot.alerts import render, render_evidence, render_reminders, render_replies
+from bot.alerts.channel_reads import METADATA_EVENT, ChannelReads, MessageReader
 from bot.alerts.model import AlertState, EffectKind, Note, NoteKind, Owed, Phase, Severity
 from bot.core.metrics import Metrics
-from bot.slack import blocks
+from bot.slack import blocks, budget
 from bot.slack.gateway import SlackUnavailable
 
 log = logging.getLogger(__name__)
 
-METADATA_EVENT = "kai_chatops_effect"  # Slack metadata event_type: letters and underscores
+SEND_MARGIN = 1.0  # seconds before the end of the right to act by which a call must be sent
 
 
-class MessageSender(Protocol):
+class MessageSender(MessageReader, Protocol):
     """Posting, editing, finding and deleting messages (`bot.slack.gateway.SlackGateway`)."""
 
     async def post(
@@ -55,12 +57,6 @@ class MessageSender(Protocol):
     ) -> None: ...
 
     async def delete(self, channel: str, ts: str) -> None: ...
-
-    async def find_messages(
-        self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
-    ) -> list[Mapping[str, Any]]: ...
-
-    async def newest_ts(self, channel: str) -> str: ...
 
     async def resolve_mentions(self, entries: Iterable[str]) -> list[str]: ...
 
@@ -88,13 +84,15 @@ class CallOutcome(enum.Enum):
 @dataclass(frozen=True)
 class Sent:
     """The record of one Slack write, as `send` hands it to the drain: what it came to
-    (`CallOutcome`), the message's `ts` when applied, the error otherwise, and `permanent` when
-    not applied and never will be (an edit of a deleted message)."""
+    (`CallOutcome`), the message's `ts` when applied, the error otherwise, `permanent` when
+    not applied and never will be (an edit of a deleted message), and `in_flight` when its
+    answer never came (a timeout, a dropped connection): only then may it still land later."""
 
     outcome: CallOutcome
     ts: str = ""
     error: str = ""
     permanent: bool = False
+    in_flight: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,15 +101,6 @@ class Attempt:
 
     attempt: str
     by: str
-
-
-@dataclass(frozen=True)
-class Copy:
-    """A message found in Slack carrying an effect ID: its ts and, for a root, the digest of
-    what it shows (`shown`, "" when unknown)."""
-
-    ts: str
-    shown: str = ""
 
 
 def effect_metadata(owed: Owed, attempt: Attempt, *, shown: str = "") -> dict[str, Any]:
@@ -133,19 +122,6 @@ def digest(message: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(message, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _payload(message: Mapping[str, Any]) -> Mapping[str, Any]:
-    metadata = message.get("metadata")
-    if not isinstance(metadata, Mapping) or metadata.get("event_type") != METADATA_EVENT:
-        return {}
-    payload = metadata.get("event_payload")
-    return payload if isinstance(payload, Mapping) else {}
-
-
-def effect_of(message: Mapping[str, Any]) -> str:
-    """The effect ID a message found in Slack carries ("" for any other message)."""
-    return str(_payload(message).get("effect") or "")
-
-
 class AlertMessages:
     """One effect at a time through a sender; a missing sender (no Slack) applies nothing."""
 
@@ -156,12 +132,13 @@ class AlertMessages:
         paging: Paging = Paging(),
         *,
         command: str,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._sender = sender
         self._metrics = metrics
         self._paging = paging
         self._command = command  # the configured slash command, named in every root
-        self._newest: dict[str, str] = {}  # channel -> the newest Slack ts seen there
+        self.channels = ChannelReads(sender, monotonic=monotonic)  # what is read back
 
     async def send(
         self,
@@ -179,10 +156,13 @@ class AlertMessages:
         sender = self._sender
         if sender is None:
             return Sent(CallOutcome.NOT_APPLIED, error="no Slack")
+        # A call that cannot get Slack's budget before the right to act ends is never sent:
+        # surely not applied, not "unknown" (`bot.slack.budget`).
+        sent_by = None if within is None else time.monotonic() + max(0.0, within - SEND_MARGIN)
         try:
-            ts = await asyncio.wait_for(
-                self._call(sender, alert, owed, attempt, (channel, thread)), timeout=within
-            )
+            with budget.urgency(budget.current().priority, sent_by=sent_by):
+                call = self._call(sender, alert, owed, attempt, (channel, thread))
+                ts = await asyncio.wait_for(call, timeout=within)
         except TimeoutError:
             return self._failed(
                 owed, SlackUnavailable("abandoned at the end of its time to act", ambiguous=True)
@@ -190,56 +170,27 @@ class AlertMessages:
         except SlackUnavailable as e:
             return self._failed(owed, e)
         self._metrics.slack_sends.labels("ok").inc()
-        self._saw(alert.root_channel if alert is not None and alert.root_channel else channel, ts)
+        self.channels.saw(alert.root_channel if alert and alert.root_channel else channel, ts)
         return Sent(CallOutcome.APPLIED, ts=ts)
 
     def _failed(self, owed: Owed, e: SlackUnavailable) -> Sent:
         self._metrics.slack_sends.labels("error").inc()
         outcome = CallOutcome.UNKNOWN if e.ambiguous else CallOutcome.NOT_APPLIED
         log.warning("%s: %s (%s)", owed.effect_id, e, outcome.value)
-        return Sent(outcome, error=str(e), permanent=e.is_permanent)
+        in_flight = e.ambiguous and not e.answered
+        return Sent(outcome, error=str(e), permanent=e.is_permanent, in_flight=in_flight)
 
     async def anchor(self, channel: str) -> str:
-        """A Slack ts that anything posted from now on comes after: the newest this process
-        has seen in `channel`, else the channel's newest message ("" when Slack cannot say:
-        a later search then reads the whole channel)."""
-        if channel in self._newest or self._sender is None:
-            return self._newest.get(channel, "")
-        try:
-            self._saw(channel, await self._sender.newest_ts(channel))
-        except SlackUnavailable as e:
-            log.warning("cannot read the newest message of %s: %s", channel, e)
-        return self._newest.get(channel, "")
+        """A Slack ts that anything posted from now on comes after (`ChannelReads.anchor`)."""
+        return await self.channels.anchor(channel)
 
     async def find_copies(
         self, channel: str, effect_id: str, *, thread_ts: str = "", after: str = ""
     ) -> list[str] | None:
         """The ts of every message carrying `effect_id` newer than `after`, oldest first;
         None when Slack could not be read to the end (then nobody knows whether one exists)."""
-        found = await self.find_effects(channel, thread_ts=thread_ts, after=after)
+        found = await self.channels.find_effects(channel, thread_ts=thread_ts, after=after)
         return None if found is None else [c.ts for c in found.get(effect_id, [])]
-
-    async def find_effects(
-        self, channel: str, *, thread_ts: str = "", after: str = ""
-    ) -> dict[str, list[Copy]] | None:
-        """Every message carrying an effect ID in the channel, or in one thread, newer than
-        `after`: effect ID -> copies, oldest first; None when Slack could not be read."""
-        if self._sender is None:
-            return None
-        try:
-            found = await self._sender.find_messages(
-                channel, thread_ts=thread_ts or None, oldest=after or None
-            )
-        except SlackUnavailable as e:
-            log.warning("cannot look for alert messages in Slack: %s", e)
-            return None
-        effects: dict[str, list[Copy]] = {}
-        for message in sorted(found, key=lambda m: _ts_order(str(m.get("ts")))):
-            self._saw(channel, str(message.get("ts") or ""))
-            if effect := effect_of(message):
-                copy = Copy(str(message.get("ts")), str(_payload(message).get("shown") or ""))
-                effects.setdefault(effect, []).append(copy)
-        return effects
 
     async def root_shown(self, alert: AlertState) -> str:
         """The digest of the root message as the state says it should look now."""
@@ -255,10 +206,6 @@ class AlertMessages:
             return render_reminders.root_message(alert, command=self._command)
         return render.root_message(alert, paged, command=self._command)
 
-    def _saw(self, channel: str, ts: str) -> None:
-        if ts and _ts_order(ts) > _ts_order(self._newest.get(channel, "")):
-            self._newest[channel] = ts
-
     async def delete(self, channel: str, ts: str) -> bool:
         """Delete a copy that lost; whether Slack confirmed (or it was already gone)."""
         if self._sender is None:
@@ -267,9 +214,11 @@ class AlertMessages:
             await self._sender.delete(channel, ts)
         except SlackUnavailable as e:
             if e.error == "message_not_found":
+                self.channels.forget(channel, ts)
                 return True
             log.warning("cannot delete the extra copy %s in %s: %s", ts, channel, e)
             return False
+        self.channels.forget(channel, ts)
         return True
 
     async def post_notice(self, channel: str, text: str) -> bool:
@@ -334,8 +283,3 @@ class AlertMessages:
 async def _resolved(sender: MessageSender, entries: tuple[str, ...]) -> list[str]:
     """The entries as mentions take them (`@handles` resolved by the gateway, cached)."""
     return await sender.resolve_mentions(entries) if entries else []
-
-
-def _ts_order(ts: str) -> tuple[int, int]:
-    seconds, _, micros = ts.partition(".")
-    return (int(seconds), int(micros)) if seconds.isdigit() and micros.isdigit() else (0, 0)

@@ -38,7 +38,9 @@ from bot.alerts.converge import Converger
 from bot.alerts.delivery import AlertMessages, Attempt, CallOutcome, Sent
 from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, NoticeThread, Owed
 from bot.alerts.outbox import NOTICES, Confirmation, Place
+from bot.alerts.reconcile import Reconciler
 from bot.alerts.store import AlertStore, Repair, StoreUnavailable, update
+from bot.slack import budget
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +84,9 @@ class Progress(enum.Enum):
 class _Memory:
     """What this process remembers between drains of one cluster."""
 
-    term: int | None = None  # the holder term whose reconciliation has begun
-    # Incidents to converge at every drain until the channel agreed at or after a deadline
-    # (monotonic seconds; 0: once it agreed): a call may still land until then.
-    watch: dict[str, float] = field(default_factory=dict)
     absent: dict[tuple[str, str], float] = field(default_factory=dict)  # attempt -> first miss
+    # Attempts whose call Slack answered (if with a 5xx): not found means not applied.
+    answered: set[tuple[str, str]] = field(default_factory=set)
 
 
 class Drain:
@@ -111,7 +111,9 @@ class Drain:
         self._sleep = sleep
         self._backoffs = tuple(backoffs)
         self._converger = Converger(messages, poster.identity, poster.acting_left)
+        self._looks = Reconciler(self._converger, messages.channels, poster)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._waiting: defaultdict[str, int] = defaultdict(int)  # drains waiting for the lock
         self._memory: defaultdict[str, _Memory] = defaultdict(_Memory)
 
     async def drain(
@@ -122,67 +124,30 @@ class Drain:
         known: ClusterAlerts | None = None,
     ) -> None:
         """Send everything `cluster` owes that Slack takes now (of the incidents `only`, if
-        given). `known`: the state as the caller has just loaded or saved it; when it owes
-        nothing and no incident is being converged, there is nothing to do, and the store is
-        not read again (a check at rest). Never raises for Slack or store trouble (each is
-        logged; what is left is tried at the next drain)."""
+        given), then look at the channels due a look. `known`: the state as the caller has
+        just loaded or saved it; when it owes nothing and no look is due, there is nothing to
+        do, and the store is not read again (a check at rest). What is owed goes first: a new
+        page never waits behind a read of the channel. Never raises for Slack or store
+        trouble (each is logged; what is left is tried at the next drain)."""
         if known is not None and self._is_idle(cluster, known):
             return
+        self._waiting[cluster] += 1  # a drain that looks at channels gives way to this one
         async with self._locks[cluster]:
+            self._waiting[cluster] -= 1
             try:
                 state = (await self._store.load(cluster)).state
-                await self._reconcile(cluster, state)
                 owing = outbox.owing(state)
                 for where in owing if only is None else [w for w in owing if w in only]:
                     await self._drain_one(cluster, where)
+                state = (await self._store.load(cluster)).state
+                await self._looks.reconcile(cluster, state, lambda: self._waiting[cluster] > 0)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
 
     def _is_idle(self, cluster: str, state: ClusterAlerts) -> bool:
-        """Whether a drain of `state` would do nothing: no outbox holds anything, and this
-        replica's reconciliation is neither due (a new holder term) nor under way (incidents
-        watched after an uncertain call)."""
-        memory = self._memory[cluster]
-        settled = memory.term == self._poster.term() and not memory.watch
-        return settled and outbox.owes_nothing(state)
-
-    async def _reconcile(self, cluster: str, state: ClusterAlerts) -> None:
-        """Converge the incidents whose channel may disagree with the state: every open and
-        recently closed one for `settle` after this replica becomes the holder (a deposed
-        replica's calls may land until then), and those watched after an uncertain call."""
-        if not self._poster.is_holder():
-            return
-        memory, term = self._memory[cluster], self._poster.term()
-        if memory.term != term:
-            known: list[Place] = [*state.alerts.values(), *state.reminders.values()]
-            known += [*state.closing, *state.recent]
-            known += outbox.lively_threads(state, self._poster.clock())
-            self._watch(cluster, [a.incident for a in known if a.root_ts])
-            memory.term = term
-        now = self._poster.monotonic()
-        for incident, until in sorted(memory.watch.items()):
-            alert = outbox.find_known(state, incident)
-            if alert is None or (await self._converge(alert) and now >= until):
-                del memory.watch[incident]
-
-    async def _converge(self, alert: Place) -> bool:
-        """One convergence of `alert`, its look tried again (with backoff) when Slack could not
-        be read: a copy that doubles a message is deleted at the first look that succeeds."""
-        for pause in (*self._backoffs, None):
-            agreed = await self._converger.converge(alert)
-            if agreed is not None:
-                return agreed
-            if pause is None or not self._poster.is_holder():
-                return False
-            await self._sleep(pause)
-        return False
-
-    def _watch(self, cluster: str, incidents: Sequence[str]) -> None:
-        """Converge `incidents` at every drain for `settle` from now, and until they agree."""
-        until = self._poster.monotonic() + self._poster.settle.total_seconds()
-        watch = self._memory[cluster].watch
-        for incident in incidents:
-            watch[incident] = max(watch.get(incident, 0.0), until)
+        """Whether a drain of `state` would do nothing: no outbox holds anything, and no
+        look at the channel is due (`Reconciler.is_due`)."""
+        return not self._looks.is_due(cluster) and outbox.owes_nothing(state)
 
     async def _drain_one(self, cluster: str, where: str) -> None:
         """The outbox of one incident (or of the notices), head first, until empty or stuck."""
@@ -205,7 +170,11 @@ class Drain:
             tries += 1
 
     async def _deliver(self, cluster: str, where: str, place: Place | None, owed: Owed) -> Progress:
-        """One step on the head."""
+        """One step on the head, at the urgency of who waits for it (`_priority`)."""
+        with budget.urgency(_priority(place)):
+            return await self._step(cluster, where, place, owed)
+
+    async def _step(self, cluster: str, where: str, place: Place | None, owed: Owed) -> Progress:
         if isinstance(place, NoticeThread):  # its root, or a reply under it once it is posted
             thread = place.root_ts if owed.kind is not EffectKind.ROOT else ""
             return await self._send_new(cluster, where, None, owed, (place.channel, thread))
@@ -241,6 +210,10 @@ class Drain:
             if copies:
                 await self._change(cluster, _adopt(where, owed, channel, copies[0]))
                 await self._converger.delete(channel, copies[1:])
+                # Other tries of it may still be on their way: look until they cannot land.
+                root = alert.root_anchor if alert is not None and alert.root_anchor else owed.anchor
+                ours = owed.attempted_by == self._poster.identity
+                self._looks.watch_looks(cluster, [(where, channel, root)], eager=True, ours=ours)
                 return Progress.MOVED
             if owed.kind is EffectKind.ROOT and not self._waited_out(cluster, owed):
                 return Progress.LATER
@@ -248,20 +221,30 @@ class Drain:
 
     def _waited_out(self, cluster: str, owed: Owed) -> bool:
         """Whether a root not found has been missing for `landing_bound` on this replica's
-        clock: only then can no slow copy of it still land, and a second page is no risk."""
-        absent = self._memory[cluster].absent
-        first = absent.setdefault((owed.effect_id, owed.attempt), self._poster.monotonic())
+        clock: only then can no slow copy of it still land, and a second page is no risk. A
+        call Slack answered (a 5xx) cannot land later: not found, it was not applied."""
+        memory, attempt = self._memory[cluster], (owed.effect_id, owed.attempt)
+        if attempt in memory.answered:
+            return True
+        first = memory.absent.setdefault(attempt, self._poster.monotonic())
         return self._poster.monotonic() - first >= self._poster.landing_bound
 
     async def _edit(
         self, cluster: str, where: str, alert: AlertState | None, owed: Owed
     ) -> Progress:
-        """Edits are idempotent: an unknown outcome is sent again, no look-up needed."""
+        """Edits are idempotent: an unknown outcome is sent again, no look-up needed. Each
+        try is marked first, so that a holder after us knows one may still land (an edit of
+        an older state, landing last, is undone by the looks that follow: `Looks`)."""
         if alert is None or not alert.root_ts:
             await self._change(cluster, _drop(where, owed))
             return Progress.MOVED
-        attempt = Attempt("", self._poster.identity)
+        attempt, tried_before = Attempt(secrets.token_hex(6), self._poster.identity), owed
+        if not await self._change(cluster, _mark(where, owed, attempt, self._poster.clock(), "")):
+            return Progress.MOVED  # no longer the head: someone else sent it
         sent = await self._messages.send(alert, owed, attempt, "", within=self._within())
+        if tried_before.was_attempted or sent.in_flight:  # a try may land after this one
+            ours = tried_before.attempted_by in ("", self._poster.identity)
+            self._looks.watch(cluster, [alert], eager=True, ours=ours)
         if sent.outcome is CallOutcome.APPLIED or sent.permanent:
             await self._change(cluster, _drop(where, owed))
             return Progress.MOVED
@@ -286,8 +269,12 @@ class Drain:
         sent = await self._messages.send(
             alert, owed, attempt, channel, within=self._within(), thread=thread
         )
+        if sent.outcome is CallOutcome.UNKNOWN and not sent.in_flight:
+            self._memory[cluster].answered.add((owed.effect_id, attempt.attempt))
         if sent.outcome is CallOutcome.UNKNOWN and where != NOTICES:
-            self._watch(cluster, [where])  # it may land any time: watch its channel
+            root = alert.root_anchor if alert is not None else anchor
+            looks = [(where, channel, root)]
+            self._looks.watch_looks(cluster, looks, eager=True, ours=True)  # ours, on its way
         if sent.outcome is CallOutcome.NOT_APPLIED:
             await self._change(cluster, _unmark(where, owed, attempt))
         if sent.outcome is not CallOutcome.APPLIED:
@@ -297,9 +284,11 @@ class Drain:
             log.warning("%s: another copy is kept; deleting ours", owed.effect_id)
             await self._converger.delete(channel, [sent.ts])
         elif verdict is Confirmation.RECORDED and owed.was_attempted:
-            kept = (channel, thread, sent.ts)
-            if not await self._delete_other_copies(owed, kept):
-                self._watch(cluster, [where])  # copies may stand: converge it
+            # An earlier attempt's copy may still be on its way: look until it cannot land.
+            await self._delete_other_copies(owed, (channel, thread, sent.ts))
+            root = alert.root_anchor if alert is not None else owed.anchor
+            ours = owed.attempted_by == self._poster.identity
+            self._looks.watch_looks(cluster, [(where, channel, root)], eager=True, ours=ours)
         return Progress.RETRY if verdict is Confirmation.CONTESTED else Progress.MOVED
 
     async def _delete_other_copies(self, owed: Owed, kept: tuple[str, str, str]) -> bool:
@@ -316,11 +305,15 @@ class Drain:
 
     async def _sweep(self, cluster: str, where: str, alert: AlertState | None) -> Progress:
         """The last thing a resolved incident owes: the channel converged, seen agreeing in
-        `SETTLE_PASSES` drains in a row (a post Slack did after we gave up lands meanwhile)."""
-        agreed = alert is None or await self._converge(alert)
+        `SETTLE_PASSES` drains in a row (a post Slack did after we gave up lands meanwhile);
+        a look that could not read Slack counts as not agreeing."""
+        with budget.urgency(budget.Priority.CONVERGE):
+            agreed = alert is None or bool(await self._converger.converge(alert))
         state = await self._change(cluster, _swept(where, agreed))
         if alert is not None and outbox.head(state, where) is None:
-            self._watch(cluster, [where])  # closed: a late call may still land a while
+            # Closed: a late call may still land a while (looked at eagerly if it ever had one
+            # on its way, `Looks`; this replica's calls within their landing bound).
+            self._looks.watch(cluster, [alert], ours=True)
         return Progress.MOVED if outbox.head(state, where) is None else Progress.LATER
 
     async def _not_applied(self, cluster: str, where: str, owed: Owed, sent: Sent) -> Progress:
@@ -374,3 +367,11 @@ def _swept(where: str, agreed: bool) -> Change[ClusterAlerts]:
         return swept, swept
 
     return change
+
+
+def _priority(place: Place | None) -> budget.Priority:
+    """Whose call it is: an incident's page and its thread first; notice threads (evictions)
+    and reminders of forgotten pauses after everything a person waits for."""
+    if isinstance(place, NoticeThread) or (place is not None and place.key.is_reminder):
+        return budget.Priority.BACKGROUND
+    return budget.Priority.PAGE

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from bot.alerts import machine, usecase_reminders
+from bot.alerts.courier import Couriers
 from bot.alerts.delivery import MessageSender
 from bot.alerts.drain import SLACK_BACKOFFS, Poster, Sleep
 from bot.alerts.model import AlertState, ClusterAlerts
@@ -56,6 +57,7 @@ class AlertDesk:
         evidence = Evidence(context)
         self._check = Check(context, FleetIncidents(context, evidence), evidence, self._troubles)
         self._commands = OnCallCommands(context)
+        self._couriers = Couriers()
 
     @property
     def policy(self) -> machine.Policy:
@@ -69,6 +71,7 @@ class AlertDesk:
         *,
         still_leader: Callable[[], bool] = lambda: True,
         reads: KubeReader | None = None,
+        deliver_apart: bool = False,
     ) -> datetime | None:
         """One check of `kube.cluster` (`usecase_check`): read (through `reads` when given: a
         local copy kept current by watches), decide, save, post. Never raises for Kubernetes,
@@ -78,8 +81,26 @@ class AlertDesk:
         `still_leader` is asked again once the (possibly slow) read is done: a replica that lost
         the Lease meanwhile must leave the posting to the new holder. Each new incident's
         diagnosis is gathered after its root went out, then posted as its first reply.
+        With `deliver_apart` (the scheduled checks) the sending is left to the cluster's
+        courier (`bot.alerts.courier`): the check returns once the state is saved, and no
+        check waits for Slack.
         """
-        return await self._check.run(kube, reads or kube, now, still_leader)
+        couriers = self._couriers if deliver_apart else None
+        return await self._check.run(kube, reads or kube, now, still_leader, couriers)
+
+    def drain_apart(self, cluster: str) -> None:
+        """`drain`, left to the cluster's courier: the caller (the Lease job, say) does not wait
+        for Slack."""
+        self._couriers.send(cluster, lambda: self.drain(cluster), kind="drain")
+
+    async def deliveries_done(self) -> None:
+        """Wait until the couriers have sent what the checks handed them."""
+        await self._couriers.idle()
+
+    async def close(self) -> None:
+        """Stop the deliveries under way (the state keeps what they owe: sent at the next
+        start, or by the next holder)."""
+        await self._couriers.close()
 
     async def remind(
         self, cluster: str, held: Sequence[HeldObject], places: Sequence[Place], now: datetime

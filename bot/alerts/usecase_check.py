@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from bot.alerts import due, machine, queue_checks, rules, verdicts
+from bot.alerts.courier import Couriers
 from bot.alerts.machine import AlertStep, Transition
 from bot.alerts.model import ClusterAlerts, Observation, Phase
 from bot.alerts.store import StoreUnavailable
@@ -46,10 +47,16 @@ class Check:
         self._verdicts = verdicts.Verdicts(self._judge, timeout)
 
     async def run(
-        self, kube: PodLogReader, reads: KubeReader, now: datetime, still_leader: Callable[[], bool]
+        self,
+        kube: PodLogReader,
+        reads: KubeReader,
+        now: datetime,
+        still_leader: Callable[[], bool],
+        couriers: Couriers | None = None,
     ) -> datetime | None:
         """Read through `reads`, then save and deliver unless this replica lost the Lease
-        meanwhile; when a hold it saw runs out (`due.next_look`). Never raises."""
+        meanwhile (the delivery handed to `couriers` when given, so the check does not wait
+        for Slack); when a hold it saw runs out (`due.next_look`). Never raises."""
         cluster, context = kube.cluster, self._context
         step = await self._step(reads, now)  # reading needs no lock
         if not still_leader():
@@ -65,7 +72,10 @@ class Check:
                 return None
         self._count_alerts(stepped.state)
         await self._troubles.store_trouble(cluster, now, None)
-        await self._deliver(kube, now, stepped)
+        if couriers is None:
+            await self._deliver(kube, now, stepped)
+        else:
+            couriers.send(cluster, lambda: self._deliver(kube, now, stepped))
         return due.next_look(stepped.state, context.settings.alerts.hold)
 
     async def _deliver(self, kube: PodLogReader, now: datetime, stepped: Transition) -> None:

@@ -62,8 +62,10 @@ class DeskContext:
     ) -> DeskContext:
         """The context of one desk: its messages and drain over `store` and `slack`."""
         paging = Paging(settings.alerts.mention, settings.alerts.escalate_to)
-        messages = AlertMessages(slack, metrics, paging, command=settings.slack.command)
         poster = poster or Poster(default_identity(), lambda: True, lambda: datetime.now(UTC))
+        messages = AlertMessages(
+            slack, metrics, paging, command=settings.slack.command, monotonic=poster.monotonic
+        )
         channel = settings.slack.alert_channel
         drain = Drain(
             store, messages, poster, channel, repair=repair_damaged, sleep=sleep, backoffs=backoffs

@@ -27,15 +27,20 @@ def is_leader(deps: Deps) -> bool:
 
 
 async def check_cluster(
-    deps: Deps, cluster: str, *, reads: KubeReader | None = None
+    deps: Deps, cluster: str, *, reads: KubeReader | None = None, deliver_apart: bool = False
 ) -> datetime | None:
-    """The alert check of one cluster (reading through `reads` when given); does nothing
+    """The alert check of one cluster (reading through `reads` when given; its sending left to
+    the cluster's courier with `deliver_apart`, as the scheduled checks do); does nothing
     unless this replica holds the Lease. Returns when a hold it saw runs out."""
     if not is_leader(deps):
         return None
     with threads.scheduled(), deps.metrics.alert_check_seconds.time():
         return await deps.alerts.run_check(
-            deps.kube[cluster], deps.clock(), still_leader=lambda: is_leader(deps), reads=reads
+            deps.kube[cluster],
+            deps.clock(),
+            still_leader=lambda: is_leader(deps),
+            reads=reads,
+            deliver_apart=deliver_apart,
         )
 
 
@@ -58,16 +63,18 @@ class WatchedChecks(WakeOnChange):
         await self.run()
 
     async def _check(self, reads: CachedKube) -> datetime | None:
-        return await check_cluster(self.deps, self.cluster, reads=reads)
+        return await check_cluster(self.deps, self.cluster, reads=reads, deliver_apart=True)
 
 
 async def drain_alerts(deps: Deps) -> None:
     """Deliver what the alerts of every cluster still owe Slack (on the Lease holder): at
-    start-up, and when this replica becomes the holder, so nothing waits for the next check."""
+    start-up, and when this replica becomes the holder, so nothing waits for the next check.
+    Each cluster's drain is left to its courier: the job (the Lease's, on a takeover) never
+    waits for Slack, and a slow cluster's drain holds up no other."""
     if not is_leader(deps):
         return
     for cluster in deps.settings.clusters:
-        await deps.alerts.drain(cluster.name)
+        deps.alerts.drain_apart(cluster.name)
 
 
 async def keep_lease(deps: Deps) -> bool:

@@ -127,6 +127,7 @@ class Service:
             await self.deps.inflight.cancel_running()
         await self.probes.watch.stop()
         await self.schedule.stop()
+        await self.deps.alerts.close()
         if self.deps.lease is not None:  # None: no Lease is configured
             await self.deps.lease.release(self.deps.clock())
         if self._runner is not None:

@@ -1,11 +1,11 @@
 """The outbound Slack gateway: posting, editing, finding and deleting messages, and user groups.
 
-The only module besides the app wiring that talks to the Slack Web API. 429s are retried by the
-client's rate-limit handler (after `Retry-After`); nothing else is retried behind the caller's
-back. Every other failure becomes `SlackUnavailable`, which says which of the two remaining
-outcomes a write had: surely not applied (Slack answered with an error, or no connection was
-made), or unknown (a timeout, a dropped connection, a 5xx: Slack may have applied it).
-Group membership, each member's groups and `users.info` are cached for a minute
+The only module besides the app wiring that talks to the Slack Web API. Each call is spent from
+the client's budget (`bot.slack.budget`), which also meets 429s; nothing else is retried behind
+the caller's back. Every other failure becomes `SlackUnavailable`, which says which of the two
+remaining outcomes a write had: surely not applied (Slack answered with an error, or no
+connection was made), or unknown (a timeout, a dropped connection, a 5xx: Slack may have
+applied it). Group membership, each member's groups and `users.info` are cached for a minute
 (`usergroups.list` and `usergroups.users.list` are Tier 2 methods).
 """
 
@@ -21,6 +21,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.core import errors
+from bot.slack.client import SlackNotSent
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +44,13 @@ class SlackUnavailable(errors.BotError):
     Otherwise the write surely was not applied; `error` is Slack's error code, if it gave one.
     """
 
-    def __init__(self, message: str, *, ambiguous: bool = False, error: str = "") -> None:
+    def __init__(
+        self, message: str, *, ambiguous: bool = False, error: str = "", answered: bool = False
+    ) -> None:
         super().__init__(message)
         self.ambiguous = ambiguous
         self.error = error
+        self.answered = answered  # Slack answered (even a 5xx): nothing of it can land later
 
     @property
     def is_permanent(self) -> bool:
@@ -131,11 +135,17 @@ class SlackGateway:
         await self._call("chat_delete", channel=channel, ts=ts)
 
     async def find_messages(
-        self, channel: str, *, thread_ts: str | None = None, oldest: str | None = None
+        self,
+        channel: str,
+        *,
+        thread_ts: str | None = None,
+        oldest: str | None = None,
+        latest: str | None = None,
     ) -> list[Mapping[str, Any]]:
         """The channel's top-level messages newer than `oldest` (`conversations.history`), or
-        one thread's messages newer than it (`conversations.replies`), with their metadata:
-        every page, however many, since a partial answer would read as "absent".
+        one thread's messages newer than it (`conversations.replies`), and no newer than
+        `latest` when given, with their metadata: every page, however many, since a partial
+        answer would read as "absent".
 
         Raises:
             SlackUnavailable: Slack could not be read to the end.
@@ -148,6 +158,7 @@ class SlackGateway:
         }
         params |= {"ts": thread_ts} if thread_ts else {}
         params |= {"oldest": oldest} if oldest else {}
+        params |= {"latest": latest, "inclusive": True} if latest else {}
         found: list[Mapping[str, Any]] = []
         cursor, seen = "", set()
         while True:
@@ -159,6 +170,28 @@ class SlackGateway:
             if cursor in seen:  # a cursor that loops would never end: "could not read"
                 raise SlackUnavailable(f"{method} returned the cursor {cursor!r} twice")
             seen.add(cursor)
+
+    async def thread_head(self, channel: str, thread_ts: str) -> Mapping[str, Any] | None:
+        """A thread's parent message as it stands now, with its metadata (one
+        `conversations.replies` page of one); None when the thread is gone.
+
+        Raises:
+            SlackUnavailable: Slack could not be read.
+        """
+        try:
+            page = await self._call(
+                "conversations_replies",
+                channel=channel,
+                ts=thread_ts,
+                limit=1,
+                include_all_metadata=True,
+            )
+        except SlackUnavailable as e:
+            if e.error == "thread_not_found":
+                return None
+            raise
+        messages = page.get("messages") or []
+        return messages[0] if messages else None
 
     async def newest_ts(self, channel: str) -> str:
         """The `ts` of the newest message in the channel ("" for an empty channel): a point
@@ -320,11 +353,13 @@ def _answered_with_error(method: str, e: SlackApiError) -> SlackUnavailable:
     failed after the write was done."""
     status = int(getattr(e.response, "status_code", 200) or 200)
     code = str(e.response.get("error") or f"HTTP {status}")
-    return SlackUnavailable(f"Slack {method} failed: {code}", ambiguous=status >= 500, error=code)
+    return SlackUnavailable(
+        f"Slack {method} failed: {code}", ambiguous=status >= 500, error=code, answered=True
+    )
 
 
 def _never_sent(e: BaseException) -> bool:
     """Whether the request surely never reached Slack: the connection itself was refused or
     could not be made (DNS, TCP, TLS). Everything else (a timeout, a dropped connection, a
     broken answer) may have happened after Slack applied the call."""
-    return isinstance(e, aiohttp.ClientConnectorError | ConnectionRefusedError)
+    return isinstance(e, aiohttp.ClientConnectorError | ConnectionRefusedError | SlackNotSent)

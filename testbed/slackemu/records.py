@@ -40,6 +40,11 @@ class ApiCall:
         """Whether the emulator answered `ok: true`."""
         return bool(self.response.get("ok"))
 
+    @property
+    def rate_limited(self) -> bool:
+        """Refused with a 429 for being above Slack's tier (not a test's injected fault)."""
+        return self.status == 429 and not self.faulted
+
 
 @dataclass(frozen=True)
 class HookPost:

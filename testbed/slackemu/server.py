@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -21,6 +21,7 @@ from testbed.slackemu.controls import EmulatorControls
 from testbed.slackemu.home import views_publish
 from testbed.slackemu.hooks import HookRegistry
 from testbed.slackemu.methods import MESSAGE_METHODS, METHODS, error
+from testbed.slackemu.ratelimits import RateLimits
 from testbed.slackemu.records import (
     ApiCall,
     Fault,
@@ -57,6 +58,7 @@ class SlackEmulator(EmulatorControls):
         app_id: str = "A0EMULATOR",
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = time.time,
+        rate_limits: bool | Mapping[str, int] = True,
     ) -> None:
         workspace = Workspace(
             team_id=team_id,
@@ -75,6 +77,10 @@ class SlackEmulator(EmulatorControls):
         # Called with every recorded call, as it is recorded (a test notes who held a Lease).
         self.observers: list[Callable[[ApiCall], None]] = []
         self._clock = clock
+        # Slack's tiers (`testbed.slackemu.ratelimits`), on unless a test turns them off; a
+        # mapping sets some methods' calls per minute.
+        allowance = rate_limits if isinstance(rate_limits, Mapping) else {}
+        self.rate_limits = RateLimits(clock, allowance) if rate_limits is not False else None
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
 
@@ -158,6 +164,9 @@ class SlackEmulator(EmulatorControls):
         except BadRequestBodyError as exc:
             params, body_error = {}, str(exc)
         token = take_token(request, params)
+        retry_after = self._over_limit(method, params, token, fault)
+        if retry_after is not None:
+            return self._refuse(request, method, params, token, retry_after)
         hold = await self._hold(method, params, fault)
         served = None if fault is not None and fault.applies_call else fault
         status, answer, headers = self._answer(method, params, token, served, body_error)
@@ -173,6 +182,32 @@ class SlackEmulator(EmulatorControls):
         return await self._respond(
             request, fault, web.json_response(answer, status=status or 200, headers=headers)
         )
+
+    def _over_limit(
+        self, method: str, params: dict[str, Any], token: str | None, fault: Fault | None
+    ) -> int | None:
+        """`Retry-After` for a call above its tier (a test's own fault comes first; a call
+        that does not authenticate is refused for that, as no app's budget can be charged)."""
+        if fault is not None or self.rate_limits is None:
+            return None
+        if self._check_token(method, token) is not None:
+            return None
+        return self.rate_limits.admit(method, params)
+
+    def _refuse(
+        self,
+        request: web.Request,
+        method: str,
+        params: dict[str, Any],
+        token: str | None,
+        retry_after: int,
+    ) -> web.Response:
+        """A 429 as Slack sends it: `ratelimited`, `Retry-After`, nothing carried out."""
+        answer = error("ratelimited")
+        call = ApiCall(method, params, token, request.method, self._clock(), 429, answer)
+        self._record_call(call)
+        headers = {"Retry-After": str(retry_after)}
+        return web.json_response(answer, status=429, headers=headers)
 
     async def _respond(
         self, request: web.Request, fault: Fault | None, answer: web.Response

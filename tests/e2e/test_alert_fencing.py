@@ -33,9 +33,9 @@ async def test_a_replica_that_lost_the_lease_after_saving_its_attempt_posts_noth
 ) -> None:
     never = Poster("replica-a", lambda: False, lambda: T0)
     await fire(make_desk(store, FakeSlack(), poster=never), gateway, sim)  # owed, not sent
-    # The holder while the drain looks (its reconciliation, the notices, the incident), then
-    # deposed between saving its attempt and posting.
-    answers = iter([True, True, True])
+    # The holder while the drain looks (the notices, the incident: what is owed goes before
+    # any reconciliation), then deposed between saving its attempt and posting.
+    answers = iter([True, True])
 
     losing = Poster("replica-b", lambda: next(answers, False), lambda: T0)
     slack = FakeSlack()

@@ -546,3 +546,65 @@ async def test_held_calls_of_one_poster_wait_on_the_wire_and_land_on_release(
     hold.release()
     await slack.wait_for(lambda: hold.all_landed)
     assert [m.text for m in slack.messages(CHANNEL)] == ["fast", "slow"]
+
+
+# --- Slack's rate-limit tiers (testbed/slackemu/ratelimits.py, bot/slack/tiers.py) ----------
+
+
+async def test_a_tier_3_method_above_50_calls_a_minute_is_answered_429_and_not_carried_out(
+    slack: SlackEmulator, client: AsyncWebClient
+) -> None:
+    client.retry_handlers = []  # slack_sdk would wait out Retry-After and try again
+    posted = await client.chat_postMessage(channel=CHANNEL, text="to edit")
+    for n in range(50):
+        await client.chat_update(channel=CHANNEL, ts=posted["ts"], text=f"edit {n}")
+    with pytest.raises(SlackApiError) as refused:
+        await client.chat_update(channel=CHANNEL, ts=posted["ts"], text="one too many")
+    assert refused.value.response.status_code == 429
+    assert refused.value.response["error"] == "ratelimited"
+    assert 1 <= int(refused.value.response.headers["Retry-After"]) <= 60
+    assert slack.messages(CHANNEL)[0].text == "edit 49"  # the refused edit was not applied
+    last = slack.calls[-1]
+    assert last.rate_limited and last.method == "chat.update"
+
+
+async def test_posts_are_limited_per_channel_and_other_methods_keep_their_own_allowance(
+    client: AsyncWebClient,
+) -> None:
+    client.retry_handlers = []
+    async with SlackEmulator(rate_limits={"chat.postMessage": 3}) as slack:
+        client = AsyncWebClient(token=slack.bot_token, base_url=slack.api_url)
+        client.retry_handlers = []
+        for n in range(3):
+            await client.chat_postMessage(channel=CHANNEL, text=f"page {n}")
+        with pytest.raises(SlackApiError) as refused:
+            await client.chat_postMessage(channel=CHANNEL, text="page 3")
+        assert refused.value.response.status_code == 429
+        await client.chat_postMessage(channel="C0OTHER", text="another channel")
+        await client.conversations_history(channel=CHANNEL)
+        assert [m.text for m in slack.messages(CHANNEL)] == ["page 0", "page 1", "page 2"]
+
+
+async def test_a_tier_frees_itself_a_minute_after_the_calls_that_filled_it() -> None:
+    now = [1000.0]
+    async with SlackEmulator(clock=lambda: now[0], rate_limits={"usergroups.list": 2}) as slack:
+        client = AsyncWebClient(token=slack.bot_token, base_url=slack.api_url)
+        client.retry_handlers = []
+        await client.usergroups_list()
+        now[0] += 30
+        await client.usergroups_list()
+        with pytest.raises(SlackApiError) as refused:
+            await client.usergroups_list()
+        assert refused.value.response.headers["Retry-After"] == "30"
+        now[0] += 30.5  # the first call has left the window, the second has not
+        await client.usergroups_list()
+        with pytest.raises(SlackApiError):
+            await client.usergroups_list()
+
+
+async def test_without_rate_limits_a_test_may_call_as_often_as_it_likes() -> None:
+    async with SlackEmulator(rate_limits=False) as slack:
+        client = AsyncWebClient(token=slack.bot_token, base_url=slack.api_url)
+        for _ in range(60):
+            await client.conversations_history(channel=CHANNEL)
+        assert not any(call.rate_limited for call in slack.calls)

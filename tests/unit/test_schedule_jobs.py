@@ -55,6 +55,9 @@ class Desk:
     async def drain(self, cluster: str) -> None:
         self.drained.append(cluster)
 
+    def drain_apart(self, cluster: str) -> None:  # the drain the Lease job hands a courier
+        self.drained.append(cluster)
+
 
 class Journal:
     """The change journal: the entries another replica (or this one) added, newest first."""

@@ -1,0 +1,69 @@
+"""Slack's budget (bot/slack/budget.py): a lane serves the most urgent caller first, refuses a
+caller whose deadline came unsent, and a 429 closes it for everyone until Retry-After."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot.slack import tiers
+from bot.slack.budget import Budget, Lane, NotSent, Priority, Urgency
+
+
+def _lane(per_minute: float = 1200.0, burst: int = 1) -> Lane:
+    return Lane(per_minute, burst=burst, monotonic=asyncio.get_running_loop().time)
+
+
+async def test_waiting_calls_are_served_most_urgent_first_whatever_order_they_came_in() -> None:
+    lane = _lane()
+    await lane.take(Urgency())  # the one token of the burst: everyone after this waits
+    served: list[Priority] = []
+
+    async def call(priority: Priority) -> None:
+        await lane.take(Urgency(priority))
+        served.append(priority)
+
+    order = [Priority.BACKGROUND, Priority.CONVERGE, Priority.ANSWER, Priority.PAGE]
+    await asyncio.gather(*(call(p) for p in order))
+    assert served == [Priority.PAGE, Priority.ANSWER, Priority.CONVERGE, Priority.BACKGROUND]
+    assert lane.waited == 4
+
+
+async def test_a_call_whose_deadline_comes_first_is_not_sent_and_the_next_is_still_served() -> None:
+    lane = _lane(per_minute=60.0)  # one token a second
+    await lane.take(Urgency())
+    loop = asyncio.get_running_loop()
+    with pytest.raises(NotSent):
+        await lane.take(Urgency(Priority.PAGE, sent_by=loop.time() + 0.01))
+    await asyncio.wait_for(lane.take(Urgency(Priority.BACKGROUND)), 5)
+
+
+async def test_a_429_closes_the_lane_for_every_caller_until_retry_after_has_passed() -> None:
+    lane = _lane(burst=5)
+    loop = asyncio.get_running_loop()
+    lane.close_for(0.2)
+    reopens = loop.time() + 0.2
+    await lane.take(Urgency(Priority.PAGE))
+    assert loop.time() >= reopens
+    assert lane.waited == 1
+
+
+async def test_a_lane_without_waiters_spends_its_burst_at_once() -> None:
+    lane = _lane(per_minute=6.0, burst=3)
+    for _ in range(3):
+        await lane.take(Urgency())
+    assert lane.waited == 0
+
+
+def test_lanes_spend_a_little_under_slacks_allowance_with_bursts_of_a_tenth() -> None:
+    budget = Budget(monotonic=lambda: 0.0)
+    history = budget.lane("conversations.history")
+    assert history is not None
+    assert history.rate * 60 == pytest.approx(50 * 0.9)
+    assert history.burst == 5
+    assert budget.lane("conversations.history") is history  # one lane per method
+    post_a, post_b = budget.lane(tiers.POST_METHOD, "C1"), budget.lane(tiers.POST_METHOD, "C2")
+    assert post_a is not None and post_a is not post_b  # posts: one lane per channel
+    assert post_a.rate * 60 == pytest.approx(60 * 0.9)
+    assert budget.lane("auth.test") is None
