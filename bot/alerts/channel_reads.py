@@ -47,7 +47,7 @@ class MessageReader(Protocol):
 
 
 @dataclass(frozen=True)
-class Copy:
+class MessageCopy:
     """A message found in Slack carrying an effect ID: its ts and, for a root, the digest of
     what it shows (`shown`, "" when unknown)."""
 
@@ -65,7 +65,7 @@ class _Scan:
     read_at: float
     after: str
     newest: str
-    effects: dict[str, list[Copy]]
+    effects: dict[str, list[MessageCopy]]
     size: int = 0  # messages the last read saw
     whole: bool = True  # the last read was of everything since `after` (not read on)
 
@@ -111,7 +111,7 @@ class ChannelReads:
         after: str = "",
         fresh: Fresh | None = None,
         scan_from: str | None = None,
-    ) -> dict[str, list[Copy]] | None:
+    ) -> dict[str, list[MessageCopy]] | None:
         """Every message carrying an effect ID in the channel, or in one thread, newer than
         `after`: effect ID -> copies, oldest first; None when Slack could not be read.
 
@@ -188,7 +188,7 @@ class ChannelReads:
 
     async def _read_effects(
         self, channel: str, thread_ts: str, after: str, *, up_to: str = ""
-    ) -> tuple[dict[str, list[Copy]], str, int] | None:
+    ) -> tuple[dict[str, list[MessageCopy]], str, int] | None:
         """The messages newer than `after` (and no newer than `up_to`, when given) that carry
         effect IDs, the newest ts read, and how many messages were read."""
         if self._reader is None:
@@ -200,13 +200,15 @@ class ChannelReads:
         except SlackUnavailable as e:
             log.warning("cannot look for alert messages in Slack: %s", e)
             return None
-        effects: dict[str, list[Copy]] = {}
+        effects: dict[str, list[MessageCopy]] = {}
         newest = ""
         for message in sorted(found, key=lambda m: ts_order(str(m.get("ts")))):
             newest = str(message.get("ts") or "") or newest
             self.saw(channel, newest)
             if effect := effect_of(message):
-                copy = Copy(str(message.get("ts")), str(_payload(message).get("shown") or ""))
+                copy = MessageCopy(
+                    str(message.get("ts")), str(_payload(message).get("shown") or "")
+                )
                 effects.setdefault(effect, []).append(copy)
         return effects, newest, len(found)
 
@@ -219,7 +221,7 @@ class ChannelReads:
         for old in threads[: max(0, len(threads) - THREADS_KEPT)]:
             del self._scans[old]
 
-    async def root_now(self, alert: AlertState) -> Copy | None:
+    async def root_now(self, alert: AlertState) -> MessageCopy | None:
         """The root as Slack shows it now (its ts and the digest it carries): from the read of
         its thread just made when that read was whole, else read afresh (one call); None
         when it is gone or Slack cannot say."""
@@ -236,7 +238,7 @@ class ChannelReads:
             return None
         if head is None or effect_of(head) != incident:
             return None
-        return Copy(str(head.get("ts")), str(_payload(head).get("shown") or ""))
+        return MessageCopy(str(head.get("ts")), str(_payload(head).get("shown") or ""))
 
     def saw(self, channel: str, ts: str) -> None:
         """A message of `channel` was seen with this ts (Slack's clock moved on there)."""
@@ -270,7 +272,7 @@ def _serves(scan: _Scan, fresh: Fresh, after: str) -> bool:
     return recent and ts_order(scan.after) <= ts_order(after)
 
 
-def _newer(effects: Mapping[str, list[Copy]], after: str) -> dict[str, list[Copy]]:
+def _newer(effects: Mapping[str, list[MessageCopy]], after: str) -> dict[str, list[MessageCopy]]:
     """The copies of each effect newer than `after` (effects with none left out)."""
     bound = ts_order(after)
     newer = {e: [c for c in copies if ts_order(c.ts) > bound] for e, copies in effects.items()}

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 
 log = logging.getLogger(__name__)
 
-Work = Callable[[], Awaitable[None]]
+Errand = Callable[[], Awaitable[None]]
 
 
 class Couriers:
@@ -25,9 +25,9 @@ class Couriers:
 
     def __init__(self) -> None:
         self._running: dict[str, asyncio.Task[None]] = {}
-        self._next: dict[str, dict[str, Work]] = {}  # cluster -> kind -> the latest work
+        self._next: dict[str, dict[str, Errand]] = {}  # cluster -> kind -> the latest work
 
-    def send(self, cluster: str, work: Work, *, kind: str = "check") -> None:
+    def send(self, cluster: str, work: Errand, *, kind: str = "check") -> None:
         """Run `work` for `cluster` now, or right after the delivery under way (replacing
         any work of the same `kind` still waiting)."""
         waiting = self._next.setdefault(cluster, {})
@@ -52,7 +52,7 @@ class Couriers:
             except Exception:
                 log.exception("delivery of the alerts of cluster %s failed", cluster)
 
-    def _take(self, cluster: str) -> Work | None:
+    def _take(self, cluster: str) -> Errand | None:
         waiting = self._next.get(cluster)
         if not waiting:
             self._next.pop(cluster, None)

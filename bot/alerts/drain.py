@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 SLACK_BACKOFFS = (1.0, 2.0, 4.0)  # seconds between tries of an effect within one drain
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
-Change = Callable[[ClusterAlerts], tuple[ClusterAlerts, T]]
+StateChange = Callable[[ClusterAlerts], tuple[ClusterAlerts, T]]
 
 
 @dataclass(frozen=True)
@@ -327,11 +327,11 @@ class Drain:
         """How long a call may take: never past this replica's right to act."""
         return self._poster.acting_left()
 
-    async def _change(self, cluster: str, change: Change[T]) -> T:
+    async def _change(self, cluster: str, change: StateChange[T]) -> T:
         return await update(self._store, cluster, change, repair=self._repair)
 
 
-def _mark(where: str, owed: Owed, attempt: Attempt, at: datetime, anchor: str) -> Change[bool]:
+def _mark(where: str, owed: Owed, attempt: Attempt, at: datetime, anchor: str) -> StateChange[bool]:
     def change(state: ClusterAlerts) -> tuple[ClusterAlerts, bool]:
         marked = outbox.attempted(
             state, where, owed.effect_id, attempt.attempt, attempt.by, at, anchor
@@ -343,25 +343,25 @@ def _mark(where: str, owed: Owed, attempt: Attempt, at: datetime, anchor: str) -
 
 def _confirm(
     where: str, owed: Owed, attempt: Attempt, channel: str, ts: str
-) -> Change[Confirmation]:
+) -> StateChange[Confirmation]:
     return lambda state: outbox.confirmed(
         state, where, owed.effect_id, attempt.attempt, channel, ts
     )
 
 
-def _adopt(where: str, owed: Owed, channel: str, ts: str) -> Change[None]:
+def _adopt(where: str, owed: Owed, channel: str, ts: str) -> StateChange[None]:
     return lambda state: (outbox.adopted(state, where, owed.effect_id, channel, ts), None)
 
 
-def _unmark(where: str, owed: Owed, attempt: Attempt) -> Change[None]:
+def _unmark(where: str, owed: Owed, attempt: Attempt) -> StateChange[None]:
     return lambda state: (outbox.unattempted(state, where, owed.effect_id, attempt.attempt), None)
 
 
-def _drop(where: str, owed: Owed) -> Change[None]:
+def _drop(where: str, owed: Owed) -> StateChange[None]:
     return lambda state: (outbox.dropped(state, where, owed.effect_id), None)
 
 
-def _swept(where: str, agreed: bool) -> Change[ClusterAlerts]:
+def _swept(where: str, agreed: bool) -> StateChange[ClusterAlerts]:
     def change(state: ClusterAlerts) -> tuple[ClusterAlerts, ClusterAlerts]:
         swept = outbox.swept(state, where, agreed=agreed)
         return swept, swept

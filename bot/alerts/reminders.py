@@ -33,7 +33,7 @@ from bot.alerts.model import (
     Severity,
 )
 from bot.core.conditions import parse_timestamp
-from bot.rules.held import HeldObject, Place, covers
+from bot.rules.held import HeldObject, KindScope, covers
 
 OFF = timedelta(0)
 FirstSeen = dict[tuple[str, str, str, str], datetime]
@@ -74,7 +74,7 @@ def since_of(alert: AlertState) -> datetime:
 def remind(
     state: ClusterAlerts,
     held: Iterable[HeldObject],
-    places: Sequence[Place],
+    places: Sequence[KindScope],
     now: datetime,
     policy: ReminderPolicy,
 ) -> Transition:

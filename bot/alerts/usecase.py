@@ -26,7 +26,7 @@ from bot.alerts.usecase_trouble import TroubleNotices, Words
 from bot.config.settings import Settings
 from bot.core.metrics import Metrics
 from bot.kube.ports import KubeReader, PodLogReader
-from bot.rules.held import HeldObject, Place
+from bot.rules.held import HeldObject, KindScope
 
 
 class AlertDesk:
@@ -103,7 +103,7 @@ class AlertDesk:
         await self._couriers.close()
 
     async def remind(
-        self, cluster: str, held: Sequence[HeldObject], places: Sequence[Place], now: datetime
+        self, cluster: str, held: Sequence[HeldObject], places: Sequence[KindScope], now: datetime
     ) -> None:
         """Reminders of the pauses and suspends without an end that a sweep saw held in
         `places` (`usecase_reminders`): saved with what they owe, then delivered (on the

@@ -13,7 +13,7 @@ from bot.alerts import reminders
 from bot.alerts.machine import AlertStep
 from bot.alerts.store import StoreUnavailable
 from bot.alerts.usecase_context import LOGGER, DeskContext
-from bot.rules.held import HeldObject, Place
+from bot.rules.held import HeldObject, KindScope
 
 log = logging.getLogger(LOGGER)
 
@@ -22,7 +22,7 @@ async def remind(
     context: DeskContext,
     cluster: str,
     held: Sequence[HeldObject],
-    places: Sequence[Place],
+    places: Sequence[KindScope],
     now: datetime,
 ) -> None:
     """`AlertDesk.remind`: nothing when `changes.remind_after` is 0. Never raises for store or

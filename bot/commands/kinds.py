@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Literal, TypeAlias
 
-PauseKind = Literal["ScaledJob", "ScaledObject"]
-ReconcileKind = Literal[
+PausableKind = Literal["ScaledJob", "ScaledObject"]
+ReconcilableKind = Literal[
     "HelmRelease",
     "Kustomization",
     "GitRepository",
@@ -24,7 +24,7 @@ FluxKind = Literal[
     "HelmRepository",
     "OCIRepository",
 ]
-ListKind: TypeAlias = ReconcileKind | PauseKind
+ListKind: TypeAlias = ReconcilableKind | PausableKind
 
 # Canonical kind, then the words that name it (case-insensitive), as docs/design.md §1.3 lists them.
 FLUX_KIND_WORDS: tuple[tuple[FluxKind, str, str], ...] = (
@@ -34,14 +34,14 @@ FLUX_KIND_WORDS: tuple[tuple[FluxKind, str, str], ...] = (
     ("HelmRepository", "helmrepository", "helmrepo"),
     ("OCIRepository", "ocirepository", "ocirepo"),
 )
-KIND_WORDS: tuple[tuple[ReconcileKind, str, str], ...] = (
+KIND_WORDS: tuple[tuple[ReconcilableKind, str, str], ...] = (
     *FLUX_KIND_WORDS,
     ("Application", "application", "app"),
 )
-KINDS: dict[str, ReconcileKind] = {word: kind for kind, *words in KIND_WORDS for word in words}
+KINDS: dict[str, ReconcilableKind] = {word: kind for kind, *words in KIND_WORDS for word in words}
 # The kinds `suspend` and `resume KIND` take: the Flux words of `KINDS` (not Application).
 FLUX_KINDS: dict[str, FluxKind] = {word: kind for kind, *words in FLUX_KIND_WORDS for word in words}
-PAUSE_KINDS: dict[str, PauseKind] = {"scaledjob": "ScaledJob", "scaledobject": "ScaledObject"}
+PAUSE_KINDS: dict[str, PausableKind] = {"scaledjob": "ScaledJob", "scaledobject": "ScaledObject"}
 LIST_KINDS: dict[str, ListKind] = {**KINDS, **PAUSE_KINDS, "sj": "ScaledJob", "so": "ScaledObject"}
 # Each kind's short word, the one replies suggest (`/kai resume hr …`, `/kai list sj`).
 SHORT_WORDS: dict[str, str] = {kind: short for kind, _, short in KIND_WORDS} | {

@@ -19,7 +19,7 @@ from bot.commands.kinds import (
     KIND_WORDS,
     KINDS,
     FluxKind,
-    ReconcileKind,
+    ReconcilableKind,
     listed,
 )
 from bot.commands.registry import Extension, Subcommand
@@ -30,7 +30,7 @@ _WITH_SOURCE_KINDS = ("HelmRelease", "Kustomization")
 
 @dataclass(frozen=True)
 class Reconcile:
-    kind: ReconcileKind
+    kind: ReconcilableKind
     namespace: str
     name: str
     with_source: bool = False

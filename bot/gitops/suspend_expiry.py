@@ -30,7 +30,7 @@ from bot.gitops.suspend import (
 )
 from bot.kube.kinds import ResourceRef
 from bot.kube.ports import KubeReader, KubeWriter
-from bot.rules.held import HeldObject, Place, suspended_objects
+from bot.rules.held import HeldObject, KindScope, suspended_objects
 from bot.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class SuspendSweep:
     outcomes: list[SuspendOutcome]
     next_due: datetime | None
     held: list[HeldObject] = field(default_factory=list)  # suspended, for the reminders
-    listed: list[Place] = field(default_factory=list)  # the kinds listed in full
+    listed: list[KindScope] = field(default_factory=list)  # the kinds listed in full
 
 
 async def sweep(
@@ -69,7 +69,7 @@ async def sweep(
     """
     pages = await asyncio.gather(*(_list_quietly(kube, ref) for ref in REFS))
     objs = [obj for page in pages if page is not None for obj in page]
-    listed: list[Place] = [
+    listed: list[KindScope] = [
         (r.kind, None) for r, p in zip(REFS, pages, strict=True) if p is not None
     ]
     found = [find_expired_suspend(obj, kube.cluster, now) for obj in objs]

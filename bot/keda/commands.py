@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from bot.commands.grammar import Args
-from bot.commands.kinds import PAUSE_KINDS, PauseKind
+from bot.commands.kinds import PAUSE_KINDS, PausableKind
 from bot.commands.registry import Subcommand
 
 
@@ -22,7 +22,7 @@ class ScaledJobs:
 
 @dataclass(frozen=True)
 class Pause:
-    kind: PauseKind
+    kind: PausableKind
     namespace: str
     name: str
     duration: timedelta | None  # None: until resumed
@@ -32,7 +32,7 @@ class Pause:
 
 @dataclass(frozen=True)
 class Resume:
-    kind: PauseKind
+    kind: PausableKind
     namespace: str
     name: str
     cluster: str | None = None
@@ -59,7 +59,7 @@ def parse_resume(args: Args) -> Resume:
     return Resume(kind, namespace, name, args.finish())
 
 
-def _take_pause_kind(args: Args) -> PauseKind:
+def _take_pause_kind(args: Args) -> PausableKind:
     if args.words and args.words[0].lower() in PAUSE_KINDS:
         return PAUSE_KINDS[args.words.pop(0).lower()]
     return "ScaledJob"

@@ -31,7 +31,7 @@ from bot.keda.usecase import REFS, AckWait, apply_plan
 from bot.kube import kinds
 from bot.kube.ports import KubeReader, KubeWriter
 from bot.rules import keda
-from bot.rules.held import HeldObject, Place, paused_objects
+from bot.rules.held import HeldObject, KindScope, paused_objects
 from bot.slack.gateway import SlackGateway
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class PauseSweep:
     outcomes: list[PauseOutcome]
     next_due: datetime | None
     held: list[HeldObject] = field(default_factory=list)
-    listed: list[Place] = field(default_factory=list)
+    listed: list[KindScope] = field(default_factory=list)
 
 
 async def resume_expired_pauses(
@@ -85,7 +85,7 @@ async def sweep(
     places = [(ref, ns) for ns in settings.keda.namespaces for ref in REFS]
     pages = await asyncio.gather(*(_list_quietly(kube, ref, ns) for ref, ns in places))
     objs = [obj for page in pages if page is not None for obj in page]
-    listed: list[Place] = [
+    listed: list[KindScope] = [
         (ref.kind, ns) for (ref, ns), page in zip(places, pages, strict=True) if page is not None
     ]
     found = [find_expired_pause(obj, kube.cluster, now) for obj in objs]

@@ -20,7 +20,7 @@ from bot.core.models import RawObject
 from bot.kube.kinds import ResourceRef
 from bot.kube.ports import CollectionFollower
 
-Listed = Callable[[list[RawObject]], Awaitable[None]]  # every object, as listed
+OnListed = Callable[[list[RawObject]], Awaitable[None]]  # every object, as listed
 Changed = Callable[[str, RawObject], Awaitable[None]]  # one watch event: (type, object)
 
 
@@ -37,7 +37,7 @@ class ListThenWatch:
         ref: ResourceRef,
         namespace: str | None = None,
         *,
-        listed: Listed,
+        listed: OnListed,
         changed: Changed,
         label_selector: str | None = None,
         field_selector: str | None = None,

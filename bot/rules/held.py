@@ -18,7 +18,7 @@ from bot.core.models import RawObject
 from bot.rules import keda
 from bot.rules.flux_suspend import read_suspend_record
 
-Place = tuple[str, str | None]  # a kind and a namespace (None: every namespace)
+KindScope = tuple[str, str | None]  # a kind and a namespace (None: every namespace)
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ def suspended_objects(objs: Iterable[RawObject], cluster: str) -> list[HeldObjec
     return held
 
 
-def covers(places: Iterable[Place], kind: str, namespace: str) -> bool:
+def covers(places: Iterable[KindScope], kind: str, namespace: str) -> bool:
     """Whether a read of `places` (each listed in full) would have seen an object of `kind` in
     `namespace` held, if it were: only then does not seeing it mean it is no longer held."""
     wanted = {(kind, namespace), (kind, None)}

@@ -9,7 +9,7 @@ import pytest
 
 from bot.alerts.commands import Ack, Alerts, Silence, Unsilence
 from bot.commands.grammar import Command
-from bot.commands.kinds import ReconcileKind
+from bot.commands.kinds import ReconcilableKind
 from bot.commands.registry import Help
 from bot.core import errors
 from bot.gitops.commands import FluxResume, Reconcile, ReconcileShortcut, Suspend, Sync
@@ -18,7 +18,7 @@ from bot.keda.commands import Pause, Resume, ScaledJobs
 from bot.subcommands import GRAMMAR
 
 H = timedelta(hours=1)
-KIND_WORDS: list[tuple[str, ReconcileKind]] = [
+KIND_WORDS: list[tuple[str, ReconcilableKind]] = [
     ("helmrelease", "HelmRelease"),
     ("hr", "HelmRelease"),
     ("HelmRelease", "HelmRelease"),
