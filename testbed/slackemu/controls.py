@@ -110,6 +110,11 @@ class EmulatorControls(EmulatorViews):
         queue = self._faults.setdefault(method, deque())
         queue.extend(Fault(status, retry_after, error, mode, delay, gate) for _ in range(times))
 
+    def faults_left(self, method: str) -> int:
+        """How many of the failures `fail_next` queued for `method` no call has taken yet (a
+        test knows its call reached Slack once this drops)."""
+        return len(self._faults.get(method, ()))
+
     async def _hold(self, method: str, params: dict[str, Any], fault: Fault | None) -> bool:
         """Hold a call on the wire if a `delay_before` fault or a `Hold` says so; whether it
         was held (it is carried out when this returns)."""
