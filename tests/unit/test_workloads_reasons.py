@@ -61,14 +61,24 @@ def entry(reason: str, message: str, details: dict[str, Any] | None = None) -> d
             id="NonPreemptibleOverQuota",
         ),
         pytest.param(
-            entry("QueueDoesNotExist", "Queue 'team-z' does not exist"),
-            "Queue 'team-z' does not exist: create that Queue, or label the workload "
-            "kai.scheduler/queue=<an existing leaf queue> and resubmit it",
+            entry("QueueDoesNotExist", "Queue 'team-a' does not exist"),
+            "its queue team-a does not exist, so the scheduler will not place it: create Queue "
+            "team-a (a leaf queue), or resubmit the workload labelled kai.scheduler/queue=<an "
+            "existing leaf queue> (a PodGroup's queue never changes once it exists)",
             id="QueueDoesNotExist",
         ),
         pytest.param(
-            entry("PreemptionDelayNotElapsed", "preemption delay of 5m has not elapsed"),
-            "it is within its preemption delay (spec.preemptionDelay): it is tried again after it",
+            entry(
+                "PreemptionDelayNotElapsed",
+                "Workload is within its preemption delay window (5m0s) and may not trigger "
+                "evictions before 2026-08-07T10:05:00Z",
+            ),
+            "there is no room for it in free GPUs, and its preemption delay "
+            "(spec.preemptionDelay, or the pod annotation kai.scheduler/preemption-delay) keeps "
+            "it from evicting other workloads to make room until its delay has passed: it is "
+            "tried again every cycle and may preempt or reclaim from then; the delay counts from "
+            "its creation and starts again after each eviction. Wait, or submit it without the "
+            "delay",
             id="PreemptionDelayNotElapsed",
         ),
         pytest.param(
