@@ -10,8 +10,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from why_answers import explain
 
-from bot.workloads import pending, queues, render, starvation, why
+from bot.workloads import pending, queues, render, starvation
 
 NOW = datetime(2026, 8, 7, 12, 0, tzinfo=UTC)
 CREATED = "2026-08-07T09:00:00Z"  # three hours before NOW
@@ -156,20 +157,6 @@ def test_pending_explains_the_preemption_delay_with_the_time_it_ends() -> None:
     ) in entry
 
 
-def ask(
-    pod: dict[str, Any], group: dict[str, Any], queue: dict[str, Any] | None
-) -> why.Explanation:
-    return why.explain(
-        pod,
-        kai_scheduler="kai-scheduler",
-        group=group,
-        queue=queue,
-        bind_request=None,
-        events=(),
-        command="/kai",
-    )
-
-
 def test_why_gives_the_preemption_delay_as_what_to_do_before_the_other_reasons() -> None:
     pod = {
         "metadata": {
@@ -181,7 +168,7 @@ def test_why_gives_the_preemption_delay_as_what_to_do_before_the_other_reasons()
         "status": {"phase": "Pending"},
     }
 
-    answer = ask(pod, delayed_group(), TEAM_A)
+    answer = explain(pod, delayed_group(), TEAM_A)
 
     assert answer.reasons == (
         f"PodSchedulingErrors: {NO_ROOM}",
@@ -202,7 +189,7 @@ def test_a_group_whose_queue_does_not_exist_is_said_so_with_or_without_the_reaso
         "status": {"phase": "Pending"},
     }
 
-    answers = [ask(pod, g, None).advice for g in (said, unsaid)]
+    answers = [explain(pod, g).advice for g in (said, unsaid)]
 
     assert answers[0] == answers[1]
     assert answers[0].startswith(

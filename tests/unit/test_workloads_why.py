@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from why_answers import explain
 
 from bot.workloads import pending, queues, why
 from bot.workloads.quantities import parse_quantity, show
@@ -80,15 +81,7 @@ NO_REASON = (
 
 
 def ask(pod: dict[str, Any], group: dict[str, Any] | None, **read: Any) -> why.Explanation:
-    return why.explain(
-        pod,
-        kai_scheduler=KAI,
-        group=group,
-        queue=read.get("queue"),
-        bind_request=read.get("bind"),
-        events=read.get("events", ()),
-        command="/gpu",
-    )
+    return explain(pod, group, command="/gpu", **read)
 
 
 CASES = {
