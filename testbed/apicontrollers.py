@@ -1,11 +1,14 @@
-"""The simulator's Flux, Argo CD and KEDA controllers, run against a real API server.
+"""The simulator's Flux, Argo CD, KEDA and KAI operator stand-ins, run against a real API server.
 
 The cluster tier (tests/cluster/) has a real kube-apiserver but no Flux, Argo CD or KEDA: this
 process plays them, answering `requestedAt`, `refresh`, `operation` and the pause annotations
 exactly as `testbed.sim.controllers` does inside the simulator, through the official client, so
-what the bot sees differs only in what the real server itself decides. Run it as a process of
-its own: `python -m testbed.apicontrollers --kubeconfig PATH [--keda]`; it prints `ready` once
-it follows every type, and stops on SIGTERM.
+what the bot sees differs only in what the real server itself decides. With `--kai-release` it
+also writes kai-config's and the SchedulingShards' conditions as that KAI release's operator
+does (`testbed.sim.kai_operator`: v0.12, v0.13, v0.16, v0.17), from the operand workloads it
+finds. Run it as a process of its own:
+`python -m testbed.apicontrollers --kubeconfig PATH [--keda] [--kai-release v0.17]`; it prints
+`ready` once it follows every type, and stops on SIGTERM.
 """
 
 from __future__ import annotations
@@ -23,8 +26,10 @@ from typing import Any, Literal
 from kubernetes import client, config, dynamic
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
+from testbed.sim import kai_releases
 from testbed.sim import status as st
 from testbed.sim.controllers import Controllers
+from testbed.sim.kai_releases import KaiRelease
 from testbed.sim.resources import ResourceType
 from testbed.sim.selectors import Selector
 
@@ -53,6 +58,10 @@ class ApiServerStore:
 
     def get(self, rtype: ResourceType, namespace: str | None, name: str) -> dict[str, Any]:
         return self._call(lambda: self._resource(rtype).get(name=name, namespace=namespace or None))
+
+    def items(self, rtype: ResourceType, namespace: str | None) -> list[dict[str, Any]]:
+        listed = self._call(lambda: self._resource(rtype).get(namespace=namespace or None))
+        return list(listed.get("items") or [])
 
     def create(self, rtype: ResourceType, namespace: str | None, body: Any) -> dict[str, Any]:
         resource = self._resource(rtype)
@@ -142,10 +151,10 @@ class ApiServerStore:
         return answer
 
 
-async def run(kubeconfig: str, *, keda: bool) -> int:
+async def run(kubeconfig: str, *, keda: bool, kai: KaiRelease | None = None) -> int:
     api = config.new_client_from_config(config_file=kubeconfig)  # type: ignore[no-untyped-call]
     store = ApiServerStore(api)
-    controllers = Controllers(store, keda=keda)
+    controllers = Controllers(store, keda=keda, kai=kai)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -165,9 +174,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m testbed.apicontrollers", description=__doc__)
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--keda", action="store_true", help="also answer KEDA pause annotations")
+    parser.add_argument(
+        "--kai-release",
+        choices=sorted(kai_releases.RELEASES),
+        help="also write KAI's conditions as this release's operator does",
+    )
     args = parser.parse_args(argv)
+    kai = kai_releases.release(args.kai_release) if args.kai_release else None
     with contextlib.suppress(KeyboardInterrupt):
-        return asyncio.run(run(args.kubeconfig, keda=args.keda))
+        return asyncio.run(run(args.kubeconfig, keda=args.keda, kai=kai))
     return 0
 
 

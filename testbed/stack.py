@@ -182,6 +182,8 @@ async def running_stack(
     keda_controller: bool = False,
     keda_wait: AckWait | None = None,
     first_checks_after: timedelta | None = None,
+    kai_release: str | None = None,
+    sim_clock: Callable[[], datetime] = utc_now,
 ) -> AsyncIterator[Stack]:
     """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards.
 
@@ -195,8 +197,15 @@ async def running_stack(
     runs). The service's own alert checks begin `first_checks_after` its start: by default
     after one `alerts.interval`, so a test drives the checks of the first interval itself and
     counts the requests a command makes alone; `timedelta(0)` is the service's own timing.
+    `kai_release` is the KAI release the simulated cluster runs (`testbed.sim.kai_releases`),
+    `sim_clock` the simulator's idea of now (the times it stamps on what it stores).
     """
-    simulator = Simulator(scenarios=scenarios, controllers=not keda_controller)
+    simulator = Simulator(
+        scenarios=scenarios,
+        controllers=not keda_controller,
+        kai_release=kai_release,
+        clock=sim_clock,
+    )
     async with simulator as sim:
         if keda_controller:
             sim.start_controllers(keda=True)

@@ -20,7 +20,7 @@ from bot.alerts import queue_checks
 from bot.keda.usecase import AckWait
 from bot.kube.informer import CachedKube
 from bot.service import jobs_alerts, jobs_timed
-from testbed.sim import breakage, evictions
+from testbed.sim import breakage, evictions, kai_scheduler
 from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
 # A Kustomization built from a Bucket: `--with-source` reads, patches and follows the Bucket
@@ -107,8 +107,9 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
 
 
 async def eviction_told(stack: Stack, clock: Clock) -> None:
-    """A reclaim (its Event at the service's time) told in the alert channel; then the
-    service's jobs stop, which ends the eviction watch (the simulator logs a watch at its end)."""
+    """A reclaim (its Event at the service's time) and a stale gang told in the alert channel;
+    then the service's jobs stop, which ends the eviction watch (the simulator logs a watch at
+    its end)."""
     evictions.reclaim(stack.sim)
     group = stack.sim.get(evictions.PODGROUP, "PodGroup", evictions.EVICTED, evictions.EVICTED_NS)
     notes = evictions.kai_annotations("reclaim", 1, evictions.RECLAIMER, evictions.RECLAIMER_NS)
@@ -116,6 +117,11 @@ async def eviction_told(stack: Stack, clock: Clock) -> None:
     stack.sim.apply(event)
     await stack.slack.wait_for(
         lambda: any("KAI reclaimed" in m.text for m in stack.slack.messages(ALERT_CHANNEL)),
+        timeout=15,
+    )
+    kai_scheduler.stale_gang(stack.sim)  # told after a read of its namespace's pods
+    await stack.slack.wait_for(
+        lambda: any("as a stale gang" in m.text for m in stack.slack.messages(ALERT_CHANNEL)),
         timeout=15,
     )
     # The watch resumes after the pass that listed it; the alert store's copy of its state
@@ -215,12 +221,14 @@ async def alert_cycle(stack: Stack, clock: Clock) -> None:
 
 @asynccontextmanager
 async def workload_stack(tmp_path: Path) -> AsyncIterator[tuple[Stack, Clock]]:
-    """The stack as a cluster runs it (ConfigMap state, a KEDA controller), with a clock."""
+    """The stack as a cluster runs it (ConfigMap state, a KEDA controller), with a clock that
+    the simulator's stamps follow too (an Evict Event is told only when it is recent)."""
     clock = Clock()
     configmap_state = {"state": {"backend": "configmap"}, "notices": {"evictions": True}}
     async with running_stack(
         tmp_path,
         clock=clock,
+        sim_clock=clock,
         keda_controller=True,
         keda_wait=AckWait(timeout=0.2),
         config_overrides=configmap_state,

@@ -1,15 +1,22 @@
-"""A whole healthy cluster snapshot for the health-report tests, and a finding lookup."""
+"""A whole healthy cluster snapshot for the health-report tests, the report of one at a fixed
+`now`, and a finding lookup."""
 
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from objects import apiservice, deployment, kai_conditions, kai_config, shard
 
 from bot.core.models import ClusterSnapshot, Finding, HealthReport, RawObject
+from bot.health import report
 from bot.health.report import KAI_CRDS
 
+NOW = datetime(2026, 8, 10, 12, 0, tzinfo=UTC)
+TIMEOUT = timedelta(minutes=15)
+RECENT = "2026-08-10T11:55:00Z"  # 5 minutes before NOW
+OLD = "2026-08-10T11:35:00Z"  # 25 minutes before NOW
 KAI_OPERANDS = ("admission", "binder", "pod-grouper", "podgroup-controller", "queue-controller")
 
 
@@ -49,3 +56,8 @@ def find_finding(report: HealthReport, subject: str) -> Finding:
     matches = [f for f in report.findings if f.subject == subject]
     assert len(matches) == 1, [f.subject for f in report.findings]
     return matches[0]
+
+
+def report_of(snap: ClusterSnapshot) -> HealthReport:
+    """The live report of `snap` on cluster `prod` at NOW, with a 15-minute timeout."""
+    return report.build_report(snap, cluster="prod", now=NOW, progressing_timeout=TIMEOUT)

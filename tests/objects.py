@@ -145,6 +145,59 @@ def deployment(
     }
 
 
+def daemonset(
+    name: str = "numa-placement-exporter",
+    namespace: str = "kai-scheduler",
+    *,
+    desired: int = 3,
+    available: int | None = None,
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A DaemonSet as KAI's operator builds one (`app=<name>` only, KAI-Scheduler
+    pkg/operator/operands/common/common.go `DaemonSetForKAIConfig`), as the list gives it."""
+    ready = desired if available is None else available
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "generation": 1,
+            "labels": {"app": name, **(labels or {})},
+        },
+        "spec": {"selector": {"matchLabels": {"app": name}}},
+        "status": {
+            "observedGeneration": 1,
+            "desiredNumberScheduled": desired,
+            "currentNumberScheduled": desired,
+            "updatedNumberScheduled": desired,
+            "numberReady": ready,
+            "numberAvailable": ready,
+        },
+    }
+
+
+RELEASE_SHAPES = ("v0.12", "v0.13", "v0.16", "v0.17")
+
+
+def release_conditions(
+    release: str, generation: int, at: str = KAI_TIME, **overrides: Any
+) -> list[dict[str, Any]]:
+    """The KAI conditions as `release`'s operator leaves a finished pass: v0.12.0 with no
+    `Ready` and `Reconciling` True for good (reason `reconciled`), v0.13.0 and later with
+    `Ready` and `Reconciling` False (KAI-Scheduler pkg/operator/controller/status_reconciler/
+    status_reconciler.go at each tag)."""
+    if release != "v0.12":
+        return kai_conditions(generation, at, **overrides)
+    forever = condition(
+        "Reconciling",
+        "True",
+        generation,
+        reason="reconciled",
+        message="Reconciliation completed successfully",
+        at=at,
+    )
+    return kai_conditions(generation, at, **{"Ready": None, "Reconciling": forever, **overrides})
+
+
 def apiservice(
     status: str | None = "True",
     reason: str = "Passed",

@@ -41,6 +41,12 @@ _CHECK_PROGRESSING = (
     "The kai-operator logs (`kubectl -n {ns} logs deploy/kai-operator`): it has not updated "
     "these conditions for longer than {timeout}."
 )
+_CHECK_RECONCILING = (
+    "The kai-operator began a pass over this object more than {timeout} ago and has not ended "
+    "it (it sets Reconciling False at the end of every pass, even a failed one): is it "
+    "running, and is it the leader? `kubectl -n {ns} logs deploy/kai-operator`; until it "
+    "ends, the other conditions may be stale."
+)
 _CHECK_APISERVICE = {
     "MissingEndpoints": "No ready pod backs Service {svc}: are KEDA's metrics-apiserver pods "
     "running and Ready? (`kubectl -n {ns} get pods,endpointslices`)",
@@ -155,23 +161,22 @@ def _config_alerts(
 def _progressing_alerts(
     cluster: str, kind: str, obj: RawObject, now: datetime, timeout: timedelta, namespace: str
 ) -> list[Observation]:
-    """A warning when the KAI conditions stayed Progressing longer than the timeout."""
+    """A warning when the operator stopped reconciling the object (`kai.find_stall`): its
+    conditions Progressing, or a pass reported running, for longer than the timeout."""
     reading = kai.assess_kai_object(obj)
-    since = conditions.last_write_time(obj)
-    if reading.health is not Health.PROGRESSING or since is None or now - since <= timeout:
+    stall = kai.find_stall(obj, reading, now, timeout)
+    if stall is None:
         return []
-    age = format_duration(now - since, "coarse")
+    check = _CHECK_PROGRESSING if stall.shown_by == "Progressing" else _CHECK_RECONCILING
     return [
         Observation(
-            key=AlertKey(cluster, kind, conditions.object_name(obj), "Progressing"),
+            key=AlertKey(cluster, kind, conditions.object_name(obj), stall.shown_by),
             severity=Severity.WARNING,
-            title=f"operator not reconciling: Progressing for {age}",
-            reason="Progressing",
+            title=stall.headline,
+            reason=stall.shown_by,
             message=reading.message,
-            check_first=_CHECK_PROGRESSING.format(
-                ns=namespace, timeout=format_duration(timeout, "coarse")
-            ),
-            since=since,
+            check_first=check.format(ns=namespace, timeout=format_duration(timeout, "coarse")),
+            since=stall.since,
         )
     ]
 

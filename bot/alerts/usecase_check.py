@@ -99,7 +99,7 @@ class Check:
         try:
             snapshot, starved = await asyncio.gather(
                 usecase.read_snapshot(
-                    kube, settings.kai.namespace, settings.keda.apiservice, with_crds=False
+                    kube, settings.kai.namespace, settings.keda.apiservice, whole=False
                 ),
                 queue_checks.starved_queues(
                     kube, now, after=settings.alerts.starved_after, command=self._context.command

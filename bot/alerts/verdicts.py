@@ -5,7 +5,8 @@ Checks read a local copy kept current by watches, so at rest every check reads t
 objects; judging them again is most of a check's cost. A snapshot is known by its objects'
 resourceVersions (`fingerprint`: the API server gives an object a new one at every write), so
 what is kept per cluster is a few strings, never the objects. The one rule that reads the clock
-is a KAI Config or SchedulingShard Progressing since its last write: it turns into an alert once
+is a stopped operator: a KAI Config or SchedulingShard Progressing since its last write, or
+reporting a pass running since it began (`kai.stall_clocks`), turns into an alert once
 `kai.progressing_timeout` has passed, and from then on its title tells the age. So an answer is
 reused while the snapshot is the same and no such object has passed its timeout
 (`unchanged_until`); a rule that reads `now` in any other way must be told here too. Pure: no
@@ -20,7 +21,7 @@ from datetime import datetime, timedelta
 
 from bot.alerts.model import Observation
 from bot.core import conditions
-from bot.core.models import ClusterSnapshot, Health, RawObject
+from bot.core.models import ClusterSnapshot, RawObject
 from bot.rules import kai
 
 Judge = Callable[[str, ClusterSnapshot, datetime], list[Observation]]  # cluster, snapshot, now
@@ -30,16 +31,16 @@ def unchanged_until(snapshot: ClusterSnapshot, timeout: timedelta) -> datetime |
     """The last moment at which judging `snapshot` still gives what it gives now (or at any
     earlier moment); None when the answer never changes with the clock alone.
 
-    A KAI object Progressing since `since` is no alert while `now - since <= timeout`, then an
-    alert whose title grows with its age: nothing after `since + timeout` can be reused.
+    A KAI object Progressing, or reporting a pass running, since `since` is no alert while
+    `now - since <= timeout`, then an alert whose title grows with its age
+    (`kai.stall_clocks`): nothing after `since + timeout` can be reused.
     """
-    moments = []
-    for obj in (snapshot.kai_config, *snapshot.shards):
-        if obj is None or kai.assess_kai_object(obj).health is not Health.PROGRESSING:
-            continue
-        since = conditions.last_write_time(obj)
-        if since is not None:
-            moments.append(since + timeout)
+    moments = [
+        since + timeout
+        for obj in (snapshot.kai_config, *snapshot.shards)
+        if obj is not None
+        for _, since in kai.stall_clocks(obj, kai.assess_kai_object(obj))
+    ]
     return min(moments, default=None)
 
 
@@ -51,6 +52,7 @@ def fingerprint(snapshot: ClusterSnapshot) -> tuple[object, ...]:
         _version(snapshot.kai_config),
         tuple(map(_version, snapshot.shards)),
         tuple(map(_version, snapshot.deployments)),
+        tuple(map(_version, snapshot.daemonsets)),
         snapshot.crd_names,
         _version(snapshot.apiservice),
         snapshot.kai_namespace,

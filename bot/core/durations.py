@@ -1,6 +1,8 @@
-"""Compact durations as people type them (`30s`, `2h`, `1d`, `1h30m`) and back.
+"""Compact durations as people type them (`30s`, `2h`, `1d`, `1h30m`) and back, and Go's
+durations as controllers write them (`5m0s`, `1.5h`).
 
-Pure: used by the configuration parser and the slash-command parser; no clock, no I/O.
+Pure: used by the configuration parser, the slash-command parser and the rules that read
+durations from objects; no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ EXPECTED = "expected a duration like 30m, 2h, 1d or 1h30m"
 # Units at most once each, largest first: "1h30m" and "90m" parse, "30m1h" and "1h1h" do not.
 _DURATION = re.compile(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", re.IGNORECASE | re.ASCII)
 _UNITS = (("d", 86400), ("h", 3600), ("m", 60), ("s", 1))
+# Go's time.ParseDuration: a sequence of decimal numbers, each with a unit.
+_GO_DURATION = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 # Longer than anything on call plans for, and far from timedelta's overflow at `now + d`.
 LONGEST = timedelta(days=365)
 
@@ -70,3 +75,21 @@ def _compact(seconds: int) -> str:
         if amount:
             parts.append(f"{amount}{unit}")
     return "".join(parts) or "0s"
+
+
+def parse_go_duration(text: str) -> timedelta:
+    """Go's `time.ParseDuration` (`8h`, `1h30m`, `90s`, `1.5h`, `5m0s`): how Kubernetes objects
+    carry a `metav1.Duration`.
+
+    Raises:
+        ValueError: anything Go would refuse (`cannot parse duration '...'`).
+    """
+    body = text[1:] if text[:1] in "+-" else text
+    if body == "0":
+        return timedelta()
+    parts = _GO_DURATION.findall(body)
+    valid = body and "".join(n + u for n, u in parts) == body
+    if not valid or any(n in ("", ".") for n, _ in parts):
+        raise ValueError(f"cannot parse duration '{text}'")
+    seconds = sum(float(n) * _GO_UNITS[u] for n, u in parts)
+    return timedelta(seconds=-seconds if text.startswith("-") else seconds)

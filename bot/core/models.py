@@ -111,7 +111,8 @@ class ClusterSnapshot:
     """Everything a KAI/APIService health check reads, gathered in a constant number of calls.
 
     `None` for an object means the API answered 404 for it; `crd_names` is None when the CRDs
-    were not read (the alert check: no alert rests on them).
+    were not read, `daemonsets` empty when the DaemonSets were not (the alert check: no alert
+    rests on either).
     """
 
     kai_config: RawObject | None
@@ -120,4 +121,5 @@ class ClusterSnapshot:
     crd_names: frozenset[str] | None
     apiservice: RawObject | None
     kai_namespace: str
+    daemonsets: tuple[RawObject, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)

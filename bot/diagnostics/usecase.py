@@ -17,7 +17,7 @@ from bot.diagnostics import assemble, evidence, selectors
 from bot.diagnostics.assemble import Namespace
 from bot.diagnostics.model import Component, Diagnosis
 from bot.diagnostics.subjects import DeploymentSubject, KaiSubject, KedaSubject, Subject
-from bot.health import deployments, report
+from bot.health import deployments, operands, report
 from bot.kube import kinds
 from bot.kube.ports import PodLogReader
 
@@ -91,8 +91,8 @@ async def _kai(
     )
     if len(wanted) == 1 and not missing:
         notes.append("Every KAI operand and shard scheduler is available.")
-    operands = deployments.list_operands(listed, operand_namespace)
-    found = tuple(f"{conditions.object_namespace(d)}/{conditions.object_name(d)}" for d in operands)
+    owned = operands.find_operands(operand_namespace, deployments=listed)
+    found = tuple(f"{operand_namespace}/{o.name}" for o in owned)
     return missing + components, notes, found
 
 
@@ -100,10 +100,10 @@ def _kai_deployments(
     listed: Sequence[RawObject], subject: KaiSubject, operand_namespace: str, schedulers: set[str]
 ) -> list[RawObject]:
     operator = deployments.find_deployment(listed, subject.namespace, report.OPERATOR_DEPLOYMENT)
-    operands = deployments.list_operands(listed, operand_namespace)
-    operands += [d for d in listed if conditions.object_name(d) in schedulers and d not in operands]
+    owned = [o.workload for o in operands.find_operands(operand_namespace, deployments=listed)]
+    owned += [d for d in listed if conditions.object_name(d) in schedulers and d not in owned]
     chosen = [operator] if operator is not None else []
-    for deployment in sorted(operands, key=conditions.object_name):
+    for deployment in sorted(owned, key=conditions.object_name):
         named = conditions.object_name(deployment) in subject.named
         if deployment is not operator and (named or not _is_available(deployment)):
             chosen.append(deployment)

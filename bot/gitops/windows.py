@@ -10,20 +10,17 @@ clock: `now` is passed in.
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from bot.core import conditions
+from bot.core import conditions, durations
 from bot.core.models import RawObject
 
 BLOCKED = "cannot sync: blocked by sync window"  # server/application/application.go `Sync`
 INVALID = "cannot sync: invalid sync window"
-_GO_DURATION = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
-_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 
 
 class InvalidWindow(ValueError):
@@ -154,15 +151,10 @@ def parse_go_duration(text: str) -> timedelta:
     Raises:
         InvalidWindow: anything Go would refuse.
     """
-    body = text[1:] if text[:1] in "+-" else text
-    if body == "0":
-        return timedelta()
-    parts = _GO_DURATION.findall(body)
-    valid = body and "".join(n + u for n, u in parts) == body
-    if not valid or any(n in ("", ".") for n, _ in parts):
-        raise InvalidWindow(f"cannot parse duration '{text}'")
-    seconds = sum(float(n) * _UNITS[u] for n, u in parts)
-    return timedelta(seconds=-seconds if text.startswith("-") else seconds)
+    try:
+        return durations.parse_go_duration(text)
+    except ValueError as e:
+        raise InvalidWindow(str(e)) from e
 
 
 @dataclass(frozen=True)

@@ -12,25 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bot.core import conditions
-from bot.core.models import Finding, Health, RawObject
-
-MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
-MANAGED_BY_OPERATOR = "kai-operator"
-APP_LABEL = "app"
-# KAI releases whose operator labels its operands only `app=<name>` (KAI-Scheduler v0.13
-# pkg/operator/operands/common/common.go `BuildDeploymentSpec`): their operand Deployments by
-# name (pkg/operator/operands/{admission,binder,node_scale_adjuster,pod_group_controller,
-# pod_grouper,queue_controller}/resources.go); shard schedulers are found by name apart.
-APP_LABELLED_OPERANDS = frozenset(
-    {
-        "admission",
-        "binder",
-        "node-scale-adjuster",
-        "podgroup-controller",
-        "pod-grouper",
-        "queue-controller",
-    }
-)
+from bot.core.models import Health, RawObject
 
 
 def deployment_subject(namespace: str, name: str) -> str:
@@ -50,21 +32,6 @@ def find_deployment(
         ),
         None,
     )
-
-
-def list_operands(deployments: Iterable[RawObject], namespace: str) -> list[RawObject]:
-    """The Deployments the KAI operator built in `namespace`, either labelling: managed-by=
-    kai-operator (newer releases), or `app=<name>` with a name KAI's v0.13 operator gives one."""
-    return [d for d in deployments if conditions.object_namespace(d) == namespace and is_operand(d)]
-
-
-def is_operand(deployment: RawObject) -> bool:
-    """Whether the KAI operator built this Deployment, by either release's labels."""
-    labels = conditions.labels_of(deployment)
-    if labels.get(MANAGED_BY_LABEL) == MANAGED_BY_OPERATOR:
-        return True
-    name = conditions.object_name(deployment)
-    return name in APP_LABELLED_OPERANDS and labels.get(APP_LABEL) == name
 
 
 def desired_replicas(deployment: RawObject) -> int:
@@ -108,30 +75,6 @@ def assess_deployment(deployment: RawObject, *, as_kai: bool = False) -> conditi
     if updated != replicas or _is_rollout_unobserved(deployment):
         return conditions.Assessment(Health.PROGRESSING, f"rolling out ({counts})")
     return conditions.Assessment(Health.HEALTHY, f"available ({counts})")
-
-
-def assess_operands(operands: Iterable[RawObject], namespace: str) -> list[Finding]:
-    """One Healthy finding naming the available operands, plus one finding per other operand."""
-    healthy: list[str] = []
-    findings: list[Finding] = []
-    for deployment in sorted(operands, key=conditions.object_name):
-        reading = assess_deployment(deployment, as_kai=True)
-        if reading.health is Health.HEALTHY:
-            healthy.append(conditions.object_name(deployment))
-            continue
-        subject = deployment_subject(namespace, conditions.object_name(deployment))
-        findings.append(Finding(subject, reading.health, reading.headline, reading.detail))
-    if not healthy and not findings:
-        summary = (
-            f"none found: no Deployment labelled {MANAGED_BY_LABEL}={MANAGED_BY_OPERATOR}, "
-            f"nor {APP_LABEL}=<name> for a KAI operand name"
-        )
-        return [Finding(f"KAI operands in {namespace}", Health.DEGRADED, summary)]
-    if healthy:
-        noun = "Deployment" if len(healthy) == 1 else "Deployments"
-        summary = f"{len(healthy)} {noun} available: {', '.join(healthy)}"
-        findings.insert(0, Finding(f"KAI operands in {namespace}", Health.HEALTHY, summary))
-    return findings
 
 
 def _is_rollout_unobserved(deployment: RawObject) -> bool:

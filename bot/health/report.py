@@ -1,8 +1,9 @@
 """The live KAI / external-metrics health report, built from one `ClusterSnapshot`.
 
 Adds to the per-object rules what conditions cannot show: `kai-config` missing, the operator
-down (conditions frozen), operand and per-shard scheduler Deployments, the KAI CRDs, and
-conditions stuck Progressing past a timeout. Pure: no I/O, `now` comes from the caller.
+down (conditions frozen), the operands of every workload kind and the per-shard scheduler
+Deployments, the KAI CRDs, and an operator that stopped reconciling (conditions Progressing, or
+a pass reported running, past a timeout). Pure: no I/O, `now` comes from the caller.
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.core import conditions
-from bot.core.durations import format_duration
 from bot.core.models import ClusterSnapshot, Finding, Health, HealthReport, RawObject
-from bot.health import deployments
+from bot.health import deployments, operands
 from bot.rules import apiservice, kai
 
 KAI_CONFIG_NAME = "kai-config"
@@ -66,12 +66,11 @@ def build_report(
     for shard in sorted(snapshot.shards, key=conditions.object_name):
         findings += _shard_findings(shard, snapshot.deployments, ctx)
     schedulers = {_scheduler_deployment(shard, ctx) for shard in snapshot.shards}
-    operands = [
-        d
-        for d in deployments.list_operands(snapshot.deployments, ctx.operand_namespace)
-        if conditions.object_name(d) not in schedulers | {OPERATOR_DEPLOYMENT}
-    ]
-    findings += deployments.assess_operands(operands, ctx.operand_namespace)
+    found = operands.find_operands(
+        ctx.operand_namespace, deployments=snapshot.deployments, daemonsets=snapshot.daemonsets
+    )
+    owned = [o for o in found if o.name not in schedulers | {OPERATOR_DEPLOYMENT}]
+    findings += operands.assess_operands(owned, ctx.operand_namespace)
     if snapshot.crd_names is not None:
         findings.append(_crd_finding(snapshot.crd_names))
     findings.append(_apiservice_finding(snapshot.apiservice, apiservice_name))
@@ -203,15 +202,12 @@ def _apiservice_finding(service: RawObject | None, name: str) -> Finding:
 def _with_timeout(
     reading: conditions.Assessment, obj: RawObject, ctx: _Context
 ) -> conditions.Assessment:
-    """Progressing for longer than the timeout since the last write reads as a stuck operator."""
-    if reading.health is not Health.PROGRESSING:
+    """An operator that stopped reconciling (`kai.find_stall`: Progressing, or a pass reported
+    running, past the timeout) turns the reading Degraded, keeping what it said as detail."""
+    stall = kai.find_stall(obj, reading, ctx.now, ctx.progressing_timeout)
+    if stall is None:
         return reading
-    since = conditions.last_write_time(obj)
-    if since is None or ctx.now - since <= ctx.progressing_timeout:
-        return reading
-    age = format_duration(ctx.now - since, "coarse")
-    headline = f"operator not reconciling: Progressing for {age}"
-    return conditions.Assessment(Health.DEGRADED, headline, reading.message)
+    return conditions.Assessment(Health.DEGRADED, stall.headline, reading.message)
 
 
 def _finding(subject: str, reading: conditions.Assessment) -> Finding:

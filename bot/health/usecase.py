@@ -21,30 +21,33 @@ KAI_CONFIG_NAME = "kai-config"
 
 
 async def read_snapshot(
-    kube: KubeReader, kai_namespace: str, apiservice: str, *, with_crds: bool = True
+    kube: KubeReader, kai_namespace: str, apiservice: str, *, whole: bool = True
 ) -> ClusterSnapshot:
     """Everything the KAI/APIService check looks at, in a constant number of API requests.
 
-    Five reads run at once (Config, shards, Deployments in the KAI namespace, CRD names, the
-    APIService); a sixth lists Deployments only when the Config puts operands elsewhere. Without
-    `with_crds` the CRDs are not read (the alert check: no alert rests on them, and a fleet's
-    checks would follow every cluster's CRDs for nothing).
+    Six reads run at once (Config, shards, Deployments and DaemonSets in the KAI namespace, CRD
+    names, the APIService); the workloads are listed again where the Config puts operands
+    elsewhere. Without `whole` neither the CRDs nor the DaemonSets are read (the alert check: no
+    alert rests on them, and a fleet's checks would follow every cluster's for nothing).
 
     Raises:
         KubeError: the cluster is unreachable or forbids one of the reads.
     """
     # Unpaged: these lists are bounded by what one KAI install creates, and one request each keeps
     # the check's cost constant however many shards and operands there are.
-    config, shards, deployments, crds, service = await asyncio.gather(
+    config, shards, deployments, daemonsets, crds, service = await asyncio.gather(
         kube.get_object(kinds.KAI_CONFIG, KAI_CONFIG_NAME),
         kube.list_objects(kinds.SCHEDULING_SHARD, page_size=None),
         kube.list_objects(kinds.DEPLOYMENT, kai_namespace, page_size=None),
-        _crds(kube) if with_crds else _nothing(),
+        _daemonsets(kube, kai_namespace) if whole else _nothing(),
+        _crds(kube) if whole else _nothing(),
         kube.get_object(kinds.APISERVICE, apiservice),
     )
     operand_namespace = _operand_namespace(config, kai_namespace)
     if operand_namespace != kai_namespace:
         deployments += await kube.list_objects(kinds.DEPLOYMENT, operand_namespace, page_size=None)
+        if whole:
+            daemonsets = (daemonsets or []) + await _daemonsets(kube, operand_namespace)
     return ClusterSnapshot(
         kai_config=config,
         shards=tuple(shards),
@@ -52,7 +55,14 @@ async def read_snapshot(
         crd_names=None if crds is None else frozenset(_names(crds)),
         apiservice=service,
         kai_namespace=kai_namespace,
+        daemonsets=tuple(daemonsets or ()),
     )
+
+
+async def _daemonsets(kube: KubeReader, namespace: str) -> list[RawObject]:
+    """The DaemonSets of a namespace: KAI v0.16's NUMA placement exporter is one of its operands
+    (docs/workloads.md)."""
+    return await kube.list_objects(kinds.DAEMON_SET, namespace, page_size=None)
 
 
 async def _crds(kube: KubeReader) -> list[RawObject]:

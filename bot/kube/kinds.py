@@ -39,6 +39,8 @@ class ResourceRef:
 KAI_CONFIG = ResourceRef("kai.scheduler", "v1", "configs", "Config", namespaced=False)
 SCHEDULING_SHARD = ResourceRef("kai.scheduler", "v1", "schedulingshards", "SchedulingShard", False)
 DEPLOYMENT = ResourceRef("apps", "v1", "deployments", "Deployment", namespaced=True)
+# KAI v0.16's NUMA placement exporter: an operand that is a DaemonSet (docs/workloads.md).
+DAEMON_SET = ResourceRef("apps", "v1", "daemonsets", "DaemonSet", namespaced=True)
 CRD = ResourceRef(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
 )

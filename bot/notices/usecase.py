@@ -1,7 +1,9 @@
 """Eviction notices, told: each Evict Event read, the queues around it read, what it still
 needs said saved in the cluster's alert state (a notice thread keyed by the Event's UID) before
 anything is sent, then delivered by the alert drain: on the Lease holder only, exactly once,
-with the alerts' guarantees (an unknown outcome looked for, copies deleted, fencing).
+with the alerts' guarantees (an unknown outcome looked for, copies deleted, fencing). A stale
+gang's eviction reads the pods of its namespace first: a gang that completed is not told
+(`bot.notices.gangs`, KAI #1968); where they cannot be read, it is told.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from bot.core import conditions, errors
 from bot.core.models import RawObject
 from bot.kube import kinds
 from bot.kube.ports import KubeReader
-from bot.notices import evictions, render
+from bot.notices import evictions, gangs, render
 from bot.notices.evictions import Eviction, Telling, Told
 from bot.notices.render import QueueFigures
 from bot.slack.blocks import Message
@@ -49,6 +51,7 @@ class EvictionNotices:
             for e in map(evictions.read_eviction, events)
             if e is not None and evictions.judge(state, e, now) in (Told.NEW, Told.AGAIN)
         ]
+        news = [e for e in news if not await _completed_gang(kube, e)]
         for eviction in news:
             telling = await self._telling(kube, eviction)
             await update(
@@ -66,6 +69,25 @@ class EvictionNotices:
             notice=_parts(render.eviction_notice(kube.cluster, eviction, queues)),
             again=_parts(render.eviction_again(kube.cluster, eviction, queues)),
         )
+
+
+async def _completed_gang(kube: KubeReader, eviction: Eviction) -> bool:
+    """Whether a stale-gang eviction hit a gang whose pods all succeeded (one list of the
+    namespace's pods; a list refused or failed counts as no: the eviction is told)."""
+    if eviction.action != gangs.STALE_GANG:
+        return False
+    try:
+        pods = await kube.list_objects(kinds.POD, eviction.namespace)
+    except errors.KubeError as e:
+        log.info("eviction %s: the pods of its gang cannot be read: %s", eviction.uid, e)
+        return False
+    completed = gangs.has_completed(gangs.pods_of(eviction.group, pods))
+    if completed:
+        log.info(
+            "eviction %s: not told, gang %s/%s completed (KAI #1968)",
+            eviction.uid, eviction.namespace, eviction.group,
+        )  # fmt: skip
+    return completed
 
 
 async def read_queues(kube: KubeReader, eviction: Eviction) -> QueueFigures:

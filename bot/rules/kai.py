@@ -1,16 +1,21 @@
 """Health of KAI `Config` and `SchedulingShard` objects (`kai.scheduler/v1`) from their conditions.
 
 docs/design.md §2, the same logic as KAI's own Argo CD Lua check (PR #1875): keys on condition
-`status`
-and `observedGeneration`, never on `reason`; ignores `Ready` and `Reconciling` (old releases lack
-the first and leave the second True). Pure: no I/O.
+`status` and `observedGeneration`, never on `reason`. `Ready` and `Reconciling` leave the verdict
+alone: KAI v0.12.0 writes no `Ready` and leaves `Reconciling` True for good; v0.13.0 (#1060)
+adds `Ready` (a copy of `Available`) and sets `Reconciling` True only while a pass runs
+(KAI-Scheduler pkg/operator/controller/status_reconciler/status_reconciler.go at each tag). What
+they do tell, with a clock, is a stuck operator (`find_stall`). Pure: no I/O, `now` passed in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from bot.core import conditions as c
+from bot.core.durations import format_duration
 from bot.core.models import Health, RawObject, Verdict
 
 GROUP = "kai.scheduler"
@@ -92,6 +97,61 @@ def _assess_statuses(conds: Sequence[c.Condition], generation: int | None) -> c.
         return c.Assessment(Health.PROGRESSING, headline, c.condition_message(not_true[0]))
     detail = "\n".join(c.join_message(_type(n), c.condition_message(n)) for n in not_true)
     return c.Assessment(Health.PROGRESSING, headline, detail)
+
+
+@dataclass(frozen=True)
+class Stall:
+    """An operator that stopped: what shows it (`Progressing` or `Reconciling`), since when."""
+
+    shown_by: str
+    since: datetime
+    headline: str
+
+
+def find_stall(
+    obj: RawObject, reading: c.Assessment, now: datetime, timeout: timedelta
+) -> Stall | None:
+    """The operator not reconciling, on any KAI release: conditions Progressing for longer than
+    `timeout` since their last write, or a pass reported running (`reconciling_since`) for
+    longer than that; None while neither holds."""
+    for shown_by, since in stall_clocks(obj, reading):
+        if now - since > timeout:
+            age = format_duration(now - since, "coarse")
+            return Stall(shown_by, since, f"operator not reconciling: {_STALLED[shown_by]} {age}")
+    return None
+
+
+def stall_clocks(obj: RawObject, reading: c.Assessment) -> list[tuple[str, datetime]]:
+    """Since when each sign of a stopped operator has held (`find_stall` turns one into a
+    stall once `timeout` has passed): Progressing since the conditions' last write, a pass
+    running since it began."""
+    clocks = []
+    written = c.last_write_time(obj)
+    if reading.health is Health.PROGRESSING and written is not None:
+        clocks.append(("Progressing", written))
+    started = reconciling_since(obj)
+    if started is not None:
+        clocks.append(("Reconciling", started))
+    return clocks
+
+
+_STALLED = {
+    "Progressing": "Progressing for",
+    "Reconciling": "a pass it began never ended, Reconciling True for",
+}
+
+
+def reconciling_since(obj: RawObject) -> datetime | None:
+    """When the pass the operator reports running began: `Reconciling` True, on a release that
+    sets it True only while it reconciles. Those releases write `Ready` (KAI v0.13.0+, #1060;
+    v0.12.16+, #1107), and end every pass with `Reconciling` False, error or not (the deferred
+    `ReconcileStatus`); v0.12.0-v0.12.15 write no `Ready` and leave `Reconciling` True for good,
+    so there it tells nothing (None)."""
+    conds = c.list_conditions(obj)
+    reconciling = c.find_condition(conds, "Reconciling")
+    if c.find_condition(conds, "Ready") is None or not c.is_condition_true(reconciling):
+        return None
+    return c.last_transition(reconciling)
 
 
 def _is_current(cond: c.Condition | None, generation: int | None) -> bool:

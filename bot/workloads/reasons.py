@@ -3,16 +3,24 @@
 Pure. Reads one `status.schedulingConditions[].reasons[]` entry (kai-workloads.md §1: the API
 constants `NonPreemptibleOverQuota`, `OverLimit`, `QueueDoesNotExist`, `PreemptionDelayNotElapsed`,
 and free text such as `PodSchedulingErrors`), with `details.queueDetails` read as numbers.
+KAI-Scheduler pkg/apis/scheduling/v2alpha2/podgroup_types.go declares them per release:
+`QueueDoesNotExist` from v0.13.0 (pkg/scheduler/cache/cluster_info/cluster_info.go
+`validatePodgroupQueue`: `Queue '<q>' does not exist`; v0.12 skips such a group and says
+nothing), `PreemptionDelayNotElapsed` from v0.17.0 (pkg/scheduler/actions/utils/input_jobs.go
+`recordPreemptionDelayFitError`: the group found no room and may not evict others yet).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from bot.core import conditions
 from bot.workloads.quantities import gpus, show
+
+PREEMPTION_DELAY = "PreemptionDelayNotElapsed"
 
 
 @dataclass(frozen=True)
@@ -56,9 +64,14 @@ def read_reason(entry: Mapping[str, Any]) -> Reason:
     )
 
 
-def advice(reason: Reason, queue: str = "", *, command: str) -> str:
+def advice(
+    reason: Reason, queue: str = "", *, command: str, delay_ends: datetime | None = None
+) -> str:
     """What to do about one reason, in plain words, with the queue's numbers where known
-    (`command`: the configured slash command, for the advice that suggests one)."""
+    (`command`: the configured slash command, for the advice that suggests one; `delay_ends`:
+    when the group's preemption delay ends, where known)."""
+    if reason.reason == PREEMPTION_DELAY:
+        return preemption_delay_advice(delay_ends)
     numbers = reason.numbers or QueueNumbers(queue)
     name = numbers.queue or queue or "its queue"
     write = _ADVICE.get(reason.reason)
@@ -93,14 +106,29 @@ def _over_quota(reason: Reason, numbers: QueueNumbers, name: str) -> str:
 
 
 def _no_queue(reason: Reason, numbers: QueueNumbers, name: str) -> str:
+    return missing_queue_advice(name)
+
+
+def missing_queue_advice(queue: str) -> str:
+    """A group whose queue does not exist: the scheduler leaves it alone until it does."""
     return (
-        f"{reason.message or f'Queue {name} does not exist'}: create that Queue, or label the "
-        "workload kai.scheduler/queue=<an existing leaf queue> and resubmit it"
+        f"its queue {queue} does not exist, so the scheduler will not place it: create Queue "
+        f"{queue} (a leaf queue), or resubmit the workload labelled kai.scheduler/queue=<an "
+        "existing leaf queue> (a PodGroup's queue never changes once it exists)"
     )
 
 
-def _delayed(reason: Reason, numbers: QueueNumbers, name: str) -> str:
-    return "it is within its preemption delay (spec.preemptionDelay): it is tried again after it"
+def preemption_delay_advice(ends: datetime | None) -> str:
+    """A group within its preemption delay (KAI v0.17.0): no room for it in free GPUs, and it
+    may not evict others to make some until the delay has passed."""
+    until = f"until {ends:%Y-%m-%d %H:%M:%S} UTC" if ends else "until its delay has passed"
+    return (
+        "there is no room for it in free GPUs, and its preemption delay (spec.preemptionDelay, "
+        "or the pod annotation kai.scheduler/preemption-delay) keeps it from evicting other "
+        f"workloads to make room {until}: it is tried again every cycle and may preempt or "
+        "reclaim from then; the delay counts from its creation and starts again after each "
+        "eviction. Wait, or submit it without the delay"
+    )
 
 
 def _no_node(reason: Reason, numbers: QueueNumbers, name: str) -> str:
@@ -121,7 +149,6 @@ _ADVICE: dict[str, Callable[[Reason, QueueNumbers, str], str]] = {
     "OverLimit": _over_limit,
     "NonPreemptibleOverQuota": _over_quota,
     "QueueDoesNotExist": _no_queue,
-    "PreemptionDelayNotElapsed": _delayed,
     "PodSchedulingErrors": _no_node,
     "Not enough resources for the workload": _topology,
 }

@@ -147,7 +147,8 @@ def group_entry(group: PendingGroup, now: datetime, command: str) -> str:
         lines.append(
             f"    {reason.reason}: {reason.message}" if reason.reason else f"    {reason.message}"
         )
-        lines.append(f"    → {advice(reason, group.queue, command=command)}")
+        said = advice(reason, group.queue, command=command, delay_ends=group.delay_ends)
+        lines.append(f"    → {said}")
     if not group.reasons:
         lines += [
             f"    {group.message or 'Unable to schedule podgroup'}",

@@ -16,7 +16,12 @@ from bot.core import conditions
 from bot.core.models import RawObject
 from bot.workloads.pending import PendingGroup, is_stale, read_pending
 from bot.workloads.queues import gpu_numbers, queue_rows
-from bot.workloads.reasons import advice, unschedulable_without_reason
+from bot.workloads.reasons import (
+    PREEMPTION_DELAY,
+    advice,
+    missing_queue_advice,
+    unschedulable_without_reason,
+)
 
 POD_GROUP_ANNOTATION = "pod-group-name"
 NODE_POOL_LABEL = "kai.scheduler/node-pool"
@@ -75,7 +80,15 @@ def explain(
         reasons=_reason_lines(pending),
         bind_failure=failure,
         events=tuple(_event_line(e) for e in events if _is_kai_warning(e)),
-        advice=_advice(phase, group_name, group, pending, failure, queue_name, command),
+        advice=_advice(
+            phase,
+            group_name,
+            group,
+            pending,
+            failure,
+            _Queue(queue_name, missing=bool(queue_name) and queue is None),
+            command,
+        ),
     )
 
 
@@ -151,16 +164,24 @@ def _event_line(event: RawObject) -> str:
     return f"{conditions.as_text(event.get('reason'))}{times}: {message}"
 
 
+@dataclass(frozen=True)
+class _Queue:
+    name: str
+    missing: bool  # named by the group, and not there
+
+
 def _advice(
     phase: str,
     group_name: str,
     group: RawObject | None,
     pending: Sequence[PendingGroup],
     bind_failure: str,
-    queue: str,
+    queue: _Queue,
     command: str,
 ) -> str:
-    """The one line of what to do: the first reason's advice, else what the state implies."""
+    """The one line of what to do: the first reason's advice (a preemption delay's first: it
+    says why KAI makes no room), else what the state implies; a queue that does not exist is
+    said even where the scheduler said nothing (KAI v0.12 skips such a group in silence)."""
     if phase in ("Running", "Succeeded"):
         return f"it is {phase.lower()}: nothing is blocking it"
     if not group_name:
@@ -171,13 +192,17 @@ def _advice(
     if group is None:
         return f"its PodGroup {group_name} does not exist: the pod-grouper has not created it yet"
     reasons = [r for g in pending for r in g.reasons]
+    delayed = [r for r in reasons if r.reason == PREEMPTION_DELAY]
     if reasons:
-        return advice(reasons[0], queue, command=command)
+        ends = pending[0].delay_ends
+        return advice((delayed or reasons)[0], queue.name, command=command, delay_ends=ends)
     if bind_failure:
         return (
             f"binding failed ({bind_failure}); the scheduler retries on its next cycle: if it "
             f"repeats, check that node and the binder's log (`{command} diagnose kai`)"
         )
+    if queue.missing:
+        return missing_queue_advice(queue.name)
     if pending:
         return unschedulable_without_reason(command)
     gang = conditions.as_int(conditions.spec(group).get("minMember")) or 1

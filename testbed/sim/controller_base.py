@@ -33,6 +33,8 @@ class ControlledStore(Protocol):
 
     def create(self, rtype: ResourceType, namespace: str | None, body: Any) -> dict[str, Any]: ...
 
+    def items(self, rtype: ResourceType, namespace: str | None) -> list[dict[str, Any]]: ...
+
     def patch(
         self,
         rtype: ResourceType,

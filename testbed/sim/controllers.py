@@ -7,8 +7,10 @@ condition; Argo CD: the `argocd.argoproj.io/refresh` annotation is removed (with
 comes from its annotation `sim.kai-chatops/reconcile` (sync: `sim.kai-chatops/sync`): `succeed`,
 `fail`, `fail:MESSAGE`, `retry:MESSAGE`, `stall:MESSAGE`, `slow:2s` (`Reconciling` first, the
 result after that long) or `never`; without it, the controllers' default. They follow the
-store's watch callbacks as asyncio tasks. Flux and KEDA here; Argo CD in
-`testbed.sim.argo_controller`, the shared store access in `testbed.sim.controller_base`.
+store's watch callbacks as asyncio tasks. Flux and KEDA here, and with `kai` a KAI release's
+operator status pass (`testbed.sim.kai_operator`) at every change of KAI's objects and workloads;
+Argo CD in `testbed.sim.argo_controller`, the shared store access in
+`testbed.sim.controller_base`.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from collections.abc import Callable
 from typing import Any
 
 from testbed.sim import controller_answers as answers
-from testbed.sim import keda_controller
+from testbed.sim import kai_operator, keda_controller
 from testbed.sim.argo_controller import ArgoCDController
 from testbed.sim.controller_answers import Behaviour, parse_behaviour
 from testbed.sim.controller_base import RECONCILE, ControlledStore, location
 from testbed.sim.controller_base import annotations_of as _annotations
+from testbed.sim.kai_releases import KaiRelease
 from testbed.sim.objects import timestamp
 from testbed.sim.resources import ResourceType
 from testbed.sim.selectors import Selector
@@ -45,17 +48,29 @@ class Controllers(ArgoCDController):
     """The simulated Flux and Argo CD controllers of one store; `start()` then `stop()`."""
 
     def __init__(
-        self, store: ControlledStore, *, default: Behaviour | None = None, keda: bool = False
+        self,
+        store: ControlledStore,
+        *,
+        default: Behaviour | None = None,
+        keda: bool = False,
+        kai: KaiRelease | None = None,
     ) -> None:
         super().__init__(store, default=default)
         self.keda = keda  # also answer KEDA pause annotations (the demo does; tests mostly not)
+        self.kai = kai  # also write KAI's conditions as this release's operator does
+        self._kai_writes: set[str] = set()  # resourceVersions of its own status writes
         self._unsubscribe: list[Callable[[], None]] = []
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
 
     def start(self) -> None:
         """Follow the Flux and Argo CD types the store serves now (needs a running loop)."""
         loop = asyncio.get_running_loop()
-        followed = (*FLUX_TYPES, APPLICATIONS, *(keda_controller.TYPES if self.keda else ()))
+        followed = (
+            *FLUX_TYPES,
+            APPLICATIONS,
+            *(keda_controller.TYPES if self.keda else ()),
+            *(kai_operator.FOLLOWED if self.kai else ()),
+        )
         for group, version, plural in followed:
             rtype = self.store.find_type(group, version, plural)
             if rtype is None:
@@ -85,6 +100,8 @@ class Controllers(ArgoCDController):
             rtype, obj = await self._queue.get()
             if rtype.group == keda_controller.GROUP:
                 self._notice_keda(rtype, obj)
+            elif (rtype.group, rtype.version, rtype.plural) in kai_operator.FOLLOWED:
+                self._notice_kai(obj)
             elif rtype.group == APPLICATIONS[0]:
                 self._notice_application(rtype, obj)
             else:
@@ -138,6 +155,16 @@ class Controllers(ArgoCDController):
         )
         if obj is not None and patch is not None:
             self._write(rtype, obj, patch, "status")
+
+    # --- KAI ----------------------------------------------------------------------------
+
+    def _notice_kai(self, obj: dict[str, Any]) -> None:
+        """A status pass at every change but those of its own writes (v0.13's operator passed
+        again at each of its own, #1229; the imitation does not loop)."""
+        version = str((obj.get("metadata") or {}).get("resourceVersion", ""))
+        if self.kai is None or version in self._kai_writes:
+            return
+        self._kai_writes = kai_operator.reconcile(self.store, self.kai)
 
     # --- Argo CD ------------------------------------------------------------------------
 

@@ -112,6 +112,8 @@ BUILTINS: tuple[ResourceType, ...] = (
     # What `/kai diagnose` reads: pods (and their logs), ReplicaSets, EndpointSlices.
     _builtin("v1", "pods", "Pod", namespaced=True, short=("po",), status=True),
     _builtin("apps/v1", "replicasets", "ReplicaSet", namespaced=True, short=("rs",), status=True),
+    # KAI v0.16's NUMA placement exporter, an operand that is a DaemonSet (`/kai health`).
+    _builtin("apps/v1", "daemonsets", "DaemonSet", namespaced=True, short=("ds",), status=True),
     _builtin("discovery.k8s.io/v1", "endpointslices", "EndpointSlice", namespaced=True),
 )
 CRD_TYPE = BUILTINS[5]

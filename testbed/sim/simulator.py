@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from testbed.sim import kai_releases
 from testbed.sim import status as st
 from testbed.sim.controller_answers import Behaviour
 from testbed.sim.controllers import Controllers
@@ -42,9 +43,17 @@ class Simulator:
         history: int = 1000,
         controllers: bool = False,
         bookmark_every: float = 1.0,
+        kai_release: str | None = None,
     ) -> None:
         """`history`: changes kept for watches and list snapshots (older ones are compacted);
-        `bookmark_every`: seconds an idle watch that allows bookmarks waits for one."""
+        `bookmark_every`: seconds an idle watch that allows bookmarks waits for one;
+        `kai_release`: the KAI release whose objects the scenarios hold and whose writes the
+        KAI actions make (`testbed.sim.kai_releases`: v0.12, v0.13, v0.16, v0.17, the default).
+
+        Raises:
+            ValueError: a KAI release the imitation does not play.
+        """
+        self.kai = kai_releases.release(kai_release)
         self.store = Store(clock=clock, history=history)
         self.bookmark_every = bookmark_every
         self.controllers: Controllers | None = None
@@ -181,7 +190,7 @@ class Simulator:
             ApiError: for an object of a kind the simulated cluster does not serve.
         """
         now = timestamp(self.store.clock())
-        for document in load_documents(name_or_path):
+        for document in kai_releases.reshape(load_documents(name_or_path), self.kai):
             stored = self.apply(_stamped(document, now))
             rtype = self._type_of(stored)
             self._originals[_key(rtype, stored)] = stored

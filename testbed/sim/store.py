@@ -170,6 +170,11 @@ class Store:
         kind = f"{rtype.kind}List"
         return {"kind": kind, "apiVersion": rtype.api_version, "metadata": metadata, "items": items}
 
+    def items(self, rtype: ResourceType, namespace: str | None) -> list[dict[str, Any]]:
+        """Every object of a type (in `namespace`, or everywhere), as one unpaged list."""
+        items: list[dict[str, Any]] = self.list_objects(rtype, namespace)["items"]
+        return items
+
     def create(
         self,
         rtype: ResourceType,

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+from testbed.sim import podgroups
 from testbed.sim.objects import timestamp
+from testbed.sim.podgroups import PODGROUP, WORK_NS, pending_group, pending_pod
 from testbed.sim.simulator import Simulator
 
 KEDA_NS = "keda"
@@ -25,9 +27,7 @@ METRICS = "keda-operator-metrics-apiserver"
 METRICS_POD = f"{METRICS}-7b9f6c5d48-p4x9z"
 METRICS_SLICE = f"{METRICS}-8fj2k"
 APISERVICE = ("apiregistration.k8s.io/v1", "APIService", "v1beta1.external.metrics.k8s.io")
-PODGROUP = "scheduling.run.ai/v2alpha2"
 QUEUE_API = "scheduling.run.ai/v2"
-WORK_NS = "annia"
 _HEALABLE = (
     ("apps/v1", "Deployment", METRICS, KEDA_NS),
     ("discovery.k8s.io/v1", "EndpointSlice", METRICS_SLICE, KEDA_NS),
@@ -155,10 +155,10 @@ def gpu_quota_exhausted(sim: Simulator) -> None:
     for job, queue, gpus, count, reason, message in _PENDING_JOBS:
         group = _group_name(job)
         details = _queue_details(queue, gpus * count)
-        sim.apply(_pending_group(group, queue, gpus * count, count, reason, message, details, now))
+        sim.apply(pending_group(group, queue, gpus * count, count, reason, message, details, now))
         for index in range(count):
             pod = f"{job}-{index}"
-            sim.apply(_pending_pod(pod, group, queue, gpus, f"{reason}: {message}."))
+            sim.apply(pending_pod(pod, group, queue, gpus, f"{reason}: {message}."))
             sim.apply(
                 _event(
                     WORK_NS,
@@ -196,7 +196,7 @@ def starve(sim: Simulator) -> None:
         "Additional pods cannot be scheduled due to: no nodes with enough resources were found: "
         "4 node(s) didn't have enough resources: GPUs"
     )
-    waiting = _pending_group(
+    waiting = pending_group(
         group, "vision", gpus * pods, pods, "PodSchedulingErrors", message, {}, now
     )
     condition = waiting["status"]["schedulingConditions"][0]
@@ -205,7 +205,7 @@ def starve(sim: Simulator) -> None:
     sim.apply(waiting)
     for index in range(pods):
         sim.apply(
-            _pending_pod(
+            pending_pod(
                 f"{STARVED_JOB}-{index}", group, "vision", gpus, f"PodSchedulingErrors: {message}."
             )
         )
@@ -222,13 +222,9 @@ def starve(sim: Simulator) -> None:
 
 
 def schedule_starved(sim: Simulator) -> None:
-    """The starved gang runs at last: KAI (>= 0.17) clears its conditions, its GPUs allocated."""
-    requested = {"nvidia.com/gpu": "4"}
-    status = {
-        "schedulingConditions": None,
-        "resourcesStatus": {"requested": requested, "allocated": requested},
-    }
-    sim.patch_status(PODGROUP, "PodGroup", STARVED_GROUP, WORK_NS, status)
+    """The starved gang runs at last, its GPUs allocated (`podgroups.scheduled`: its conditions
+    cleared by KAI v0.17, left by older releases)."""
+    podgroups.scheduled(sim, STARVED_GROUP, WORK_NS, {"nvidia.com/gpu": "4"})
     allocated = {"allocated": {"nvidia.com/gpu": "6"}, "requested": {"nvidia.com/gpu": "6"}}
     sim.patch_status(QUEUE_API, "Queue", "vision", None, allocated)
 
@@ -294,39 +290,6 @@ def _group_name(job: str) -> str:
     return f"pg-{job}-{uid}-6f1d-4a9b-8e27-0c3b5d7a9e11"
 
 
-def _pending_group(
-    name: str,
-    queue: str,
-    gpus: int,
-    pods: int,
-    reason: str,
-    message: str,
-    details: dict[str, Any],
-    now: Any,
-) -> dict[str, Any]:
-    condition = {
-        "type": "UnschedulableOnNodePool",
-        "nodePool": "default",
-        "reason": "Unschedulable",
-        "status": "True",
-        "transitionID": "1",
-        "lastTransitionTime": timestamp(now - timedelta(minutes=12)),
-        "message": f"{reason}: {message}.",
-        "reasons": [{"reason": reason, "message": message, "details": {"queueDetails": details}}],
-    }
-    requested = {"nvidia.com/gpu": str(gpus)}
-    return {
-        "apiVersion": PODGROUP,
-        "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": WORK_NS, "labels": {"kai.scheduler/queue": queue}},
-        "spec": {"minMember": pods, "queue": queue, "priorityClassName": "train"},
-        "status": {
-            "resourcesStatus": {"requested": requested},
-            "schedulingConditions": [condition],
-        },
-    }
-
-
 def _queue_details(queue: str, requested: int) -> dict[str, Any]:
     def gpu(value: int) -> dict[str, str]:
         return {"nvidia.com/gpu": str(value)}
@@ -339,40 +302,6 @@ def _queue_details(queue: str, requested: int) -> dict[str, Any]:
         "queueAllocatedNonPreemptibleResources": gpu(8),
         "queueRequestedResources": gpu(8 + requested),
         "podGroupRequestedResources": gpu(requested),
-    }
-
-
-def _pending_pod(name: str, group: str, queue: str, gpus: int, message: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": WORK_NS,
-            "labels": {"kai.scheduler/queue": queue},
-            "annotations": {"pod-group-name": group},
-        },
-        "spec": {
-            "schedulerName": "kai-scheduler",
-            "containers": [
-                {
-                    "name": "worker",
-                    "image": "ghcr.io/annia/worker:1.4.2",
-                    "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
-                }
-            ],
-        },
-        "status": {
-            "phase": "Pending",
-            "conditions": [
-                {
-                    "type": "PodScheduled",
-                    "status": "False",
-                    "reason": "Unschedulable",
-                    "message": message,
-                }
-            ],
-        },
     }
 
 

@@ -121,9 +121,11 @@ CALLS: list[Call] = [
     # (bot/notices/watch.py, field selector reason=Evict)
     *reads("list watch", "", "events", ALL, "eviction notices"),
     *reads("get", "", "pods", KEDA_NS, "/kai why NAMESPACE/POD"),
+    *reads("list", "", "pods", KEDA_NS, "eviction notices: a stale gang's pods (KAI #1968)"),
     *reads("list", "", "events", KEDA_NS, "/kai why NAMESPACE/POD"),
     # /kai diagnose kai and NAMESPACE/DEPLOYMENT in kai.namespace (bot/diagnostics/usecase.py)
     *reads("get list", "apps", "deployments", KAI_NS, "health (list), diagnose kai"),
+    *reads("list", "apps", "daemonsets", KAI_NS, "health: operands of any kind (KAI v0.16)"),
     *reads("list", "apps", "replicasets", KAI_NS, "diagnose kai"),
     *reads("list", "", "pods", KAI_NS, "diagnose kai"),
     *reads("list", "", "events", KAI_NS, "diagnose kai"),
@@ -379,9 +381,10 @@ CLUSTER_WIDE: set[Rule] = (
 )
 # And per namespace, on top of CLUSTER_WIDE.
 INTENT: dict[str, set[Rule]] = {
-    # keda.namespaces: pause and resume (patch; watch for KEDA's Paused), /kai why's pod reads.
+    # keda.namespaces: pause and resume (patch; watch for KEDA's Paused), /kai why's pod reads,
+    # a stale gang's pods (eviction notices).
     KEDA_NS: rules("keda.sh", "scaledjobs scaledobjects", "get list patch watch")
-    | rules("", "pods", "get")
+    | rules("", "pods", "get list")
     | rules("", "events", "list"),
     # KEDA's own namespace: /kai diagnose keda reads, and one log.
     KEDA_OPERATOR_NS: rules("", "services", "get")
@@ -389,9 +392,9 @@ INTENT: dict[str, set[Rule]] = {
     | rules("", "pods events", "list")
     | rules("", "pods/log", "get")
     | rules("discovery.k8s.io", "endpointslices", "list"),
-    # kai.namespace: KAI's Deployments for the health check and /kai diagnose kai.
+    # kai.namespace: KAI's Deployments and DaemonSets for the health check, /kai diagnose kai.
     KAI_NS: rules("apps", "deployments", "get list watch")
-    | rules("apps", "replicasets", "list")
+    | rules("apps", "daemonsets replicasets", "list")
     | rules("", "pods events", "list")
     | rules("", "pods/log", "get"),
     # Flux: read, reconcile (annotations), suspend/resume (spec.suspend), follow by watch.

@@ -22,7 +22,7 @@ from testbed.stack import Stack
 Call = tuple[str, str, str, str | None]  # group, resource, verb, namespace (None: cluster-wide)
 # Resources whose calls without a namespace are cluster-wide lists rather than cluster-scoped.
 NAMESPACED = {
-    "deployments", "scaledjobs", "scaledobjects", "helmreleases", "kustomizations",
+    "deployments", "daemonsets", "scaledjobs", "scaledobjects", "helmreleases", "kustomizations",
     "gitrepositories", "helmrepositories", "ocirepositories", "helmcharts", "buckets",
     "applications", "appprojects",
     "leases", "configmaps", "pods", "pods/log", "events", "replicasets", "endpointslices",

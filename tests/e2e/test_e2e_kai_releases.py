@@ -1,30 +1,33 @@
-"""Issue 23 item 4 end to end: KAI releases whose operator labels operands only `app=<name>`
-(KAI v0.13), KAI's own availability rule for operands, and GPUs under a DRA DeviceClass.
+"""KAI releases end to end, release by release (`running_stack(kai_release=...)`, the imitation's
+`testbed/sim/kai_releases.py`): `/kai health` on what each release's operator writes (#1060's
+`Ready` and `Reconciling`, an operator that dies mid-pass, v0.16's NUMA placement exporter
+DaemonSet), operands labelled only `app=<name>` (KAI v0.12-v0.16.0), KAI's own availability
+rule for operands, and GPUs under a DRA DeviceClass (issue 23 item 4, issue 35 item 3).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from clocks import Clock
 
+from testbed.sim import kai_breakage
 from testbed.stack import VIEWER, Stack, running_stack
 
 KAI_NS = "kai-scheduler"
-OPERANDS = ("admission", "binder", "pod-grouper", "podgroup-controller", "queue-controller")
-MANAGED_BY = "app.kubernetes.io/managed-by"
+RELEASES = ("v0.12", "v0.13", "v0.16", "v0.17")
+PAST_THRESHOLD = timedelta(minutes=11, seconds=30)  # kai.progressing_timeout: 10m by default
+CONFIG = ("kai.scheduler/v1", "Config", "kai-config")
 
 
 @pytest.fixture
 async def stack(tmp_path: Path) -> AsyncIterator[Stack]:
-    """A cluster whose operands are as KAI v0.13's operator leaves them: `app=<name>` and no
-    managed-by label."""
-    async with running_stack(tmp_path) as running:
-        for name in OPERANDS:
-            patch = {"metadata": {"labels": {MANAGED_BY: None}}}
-            running.sim.patch("apps/v1", "Deployment", name, KAI_NS, patch=patch)
+    """A cluster running KAI v0.13, whose operator labels operands only `app=<name>`."""
+    async with running_stack(tmp_path, kai_release="v0.13") as running:
         yield running
 
 
@@ -33,6 +36,90 @@ def break_binder(stack: Stack) -> None:
     stack.sim.patch_status(*where, {"readyReplicas": 0, "availableReplicas": 0})
     message = "Deployment does not have minimum availability."
     stack.sim.set_condition(*where, "Available", "False", "MinimumReplicasUnavailable", message)
+
+
+def condition_types(stack: Stack) -> dict[str, str]:
+    config = stack.sim.get(*CONFIG) or {}
+    return {c["type"]: c["status"] for c in config["status"]["conditions"]}
+
+
+@pytest.mark.parametrize("release", RELEASES)
+async def test_a_healthy_install_of_each_release_is_healthy(tmp_path: Path, release: str) -> None:
+    async with running_stack(tmp_path, kai_release=release) as stack:
+        reply = await stack.command("health")
+
+        assert reply.text.startswith("KAI health on sim: Healthy"), reply.text
+        assert "Config kai-config: Healthy" in reply.text
+        # v0.12.0 writes no Ready and leaves Reconciling True: still Healthy.
+        expected = {"Reconciling": "True"} if release == "v0.12" else {"Reconciling": "False"}
+        assert condition_types(stack).items() >= expected.items()
+        assert ("Ready" in condition_types(stack)) is (release != "v0.12")
+
+
+@pytest.mark.parametrize("release", RELEASES)
+async def test_an_operator_that_dies_mid_pass_is_not_reconciling_on_every_release(
+    tmp_path: Path, release: str
+) -> None:
+    """A spec edit the operator began and never ended: within the threshold nothing is said,
+    past it `/kai health` says the operator is not reconciling, whatever the release."""
+    clock = Clock()
+    async with running_stack(tmp_path, kai_release=release, clock=clock) as stack:
+        kai_breakage.operator_dies_mid_pass(stack.sim)
+        within = await stack.command("health")
+        clock.advance(PAST_THRESHOLD)
+        past = await stack.command("health")
+
+        assert "operator not reconciling" not in within.text
+        assert "Config kai-config: Degraded" in past.text
+        assert "operator not reconciling: Progressing for 11m" in past.text
+
+
+async def test_a_v0_13_pass_that_never_ends_shows_in_reconciling_alone(tmp_path: Path) -> None:
+    """v0.13 sets Reconciling True at every pass's start (#1060, before #1229): an operator that
+    dies then leaves every other condition current and True."""
+    clock = Clock()
+    async with running_stack(tmp_path, kai_release="v0.13", clock=clock) as stack:
+        kai_breakage.operator_dies_mid_pass(stack.sim, spec_edit=False)
+        within = await stack.command("health")
+        clock.advance(PAST_THRESHOLD)
+        past = await stack.command("health")
+
+        assert within.text.startswith("KAI health on sim: Healthy")
+        assert "Config kai-config: Degraded" in past.text
+        assert (
+            "operator not reconciling: a pass it began never ended, Reconciling True for 11m"
+        ) in past.text
+
+
+@pytest.mark.parametrize("release", ("v0.16", "v0.17"))
+async def test_the_numa_placement_exporter_daemonset_is_checked_as_an_operand(
+    tmp_path: Path, release: str
+) -> None:
+    async with running_stack(tmp_path, kai_release=release) as stack:
+        kai_breakage.numa_exporter_on(stack.sim, nodes=3)
+        healthy = await stack.command("health")
+        kai_breakage.numa_exporter_down(stack.sim, available=2)
+        down = await stack.command("health")
+
+        assert healthy.text.startswith("KAI health on sim: Healthy")
+        assert "numa-placement-exporter (DaemonSet)" in healthy.text
+        assert (
+            f"DaemonSet {KAI_NS}/numa-placement-exporter: Degraded: not available (2 of 3 "
+            "nodes' pods available)"
+        ) in down.text
+        assert "NumaPlacementExporter: DaemonSet [numa-placement-exporter] is not available" in (
+            down.text
+        )
+        assert ("Ready" in condition_types(stack)) and condition_types(stack)["Ready"] == "False"
+
+
+async def test_a_release_before_the_exporter_cannot_enable_it(tmp_path: Path) -> None:
+    async with running_stack(tmp_path, kai_release="v0.13") as stack:
+        with pytest.raises(ValueError, match=r"KAI v0\.13\.0 has no NUMA placement exporter"):
+            kai_breakage.numa_exporter_on(stack.sim)
+        reply = await stack.command("health")
+
+        assert "DaemonSet" not in reply.text
 
 
 async def test_diagnose_kai_finds_an_unavailable_operand_labelled_only_app_name(

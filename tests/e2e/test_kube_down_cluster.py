@@ -26,7 +26,7 @@ async def test_a_cluster_that_is_down_is_probed_one_list_at_a_time_and_read_neve
     async with Simulator(scenarios=["default"]) as sim:
         gateway = sim_gateway.connect(sim, tmp_path, timeout=2.0, retries=0)
         reads = CachedKube(gateway, retry_first=BACKOFF, retry_longest=BACKOFF)
-        checked = lambda: read_snapshot(reads, "kai-scheduler", APISERVICE, with_crds=False)  # noqa: E731
+        checked = lambda: read_snapshot(reads, "kai-scheduler", APISERVICE, whole=False)  # noqa: E731
         try:
             await checked()  # from the API, and each collection read is followed from now on
             await wait_until(lambda: reads.at_rest, 10, "every collection listed")

@@ -27,7 +27,7 @@ KEDA_RULES = [
         "resources": ["scaledjobs", "scaledobjects"],
         "verbs": ["get", "list", "patch", "watch"],
     },
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]},
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]},
     {"apiGroups": [""], "resources": ["events"], "verbs": ["list"]},
 ]
 # The namespaces of the products the base reads, and its own.

@@ -2,31 +2,24 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from health_snapshots import (
     KAI_OPERANDS,
+    RECENT,
     find_finding,
     kai_snapshot,
+    report_of,
     with_deployment,
     without_deployment,
 )
 from objects import deployment, kai_conditions, kai_config, shard
 
-from bot.core.models import ClusterSnapshot, Health, HealthReport
-from bot.health import report as health
+from bot.core.models import Health
 
-NOW = datetime(2026, 8, 10, 12, 0, tzinfo=UTC)
-TIMEOUT = timedelta(minutes=15)
-RECENT = "2026-08-10T11:55:00Z"  # 5 minutes before NOW
 OPERATOR = "Deployment kai-scheduler/kai-operator"
 SCHEDULER = "Deployment kai-scheduler/kai-scheduler-default"
-
-
-def report_of(snap: ClusterSnapshot) -> HealthReport:
-    return health.build_report(snap, cluster="prod", now=NOW, progressing_timeout=TIMEOUT)
 
 
 def test_missing_everywhere_a_missing_shard_scheduler_deployment_is_missing() -> None:

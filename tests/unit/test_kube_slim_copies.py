@@ -9,7 +9,7 @@ import pytest
 
 from bot.core import conditions as c
 from bot.core.models import RawObject
-from bot.health import deployments
+from bot.health import deployments, operands
 from bot.kube.copies import metadata_of, slim
 
 MANAGED = [
@@ -55,7 +55,7 @@ def test_a_slim_deployment_is_assessed_as_the_whole_one(available: str, updated:
         whole, as_kai=True
     )
     assert deployments.has_no_available_replica(kept) == deployments.has_no_available_replica(whole)
-    assert deployments.is_operand(kept) and deployments.desired_replicas(kept) == 2
+    assert operands.is_operand(kept) and deployments.desired_replicas(kept) == 2
     assert c.last_write_time(kept) == c.last_write_time(whole)
 
 

@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from why_answers import explain
 
-from bot.workloads import pending, queues, why
+from bot.workloads import pending, queues
 from bot.workloads import render as render_workloads
 from bot.workloads.reasons import advice, read_reason, unschedulable_without_reason
 
@@ -61,14 +62,24 @@ def entry(reason: str, message: str, details: dict[str, Any] | None = None) -> d
             id="NonPreemptibleOverQuota",
         ),
         pytest.param(
-            entry("QueueDoesNotExist", "Queue 'team-z' does not exist"),
-            "Queue 'team-z' does not exist: create that Queue, or label the workload "
-            "kai.scheduler/queue=<an existing leaf queue> and resubmit it",
+            entry("QueueDoesNotExist", "Queue 'team-a' does not exist"),
+            "its queue team-a does not exist, so the scheduler will not place it: create Queue "
+            "team-a (a leaf queue), or resubmit the workload labelled kai.scheduler/queue=<an "
+            "existing leaf queue> (a PodGroup's queue never changes once it exists)",
             id="QueueDoesNotExist",
         ),
         pytest.param(
-            entry("PreemptionDelayNotElapsed", "preemption delay of 5m has not elapsed"),
-            "it is within its preemption delay (spec.preemptionDelay): it is tried again after it",
+            entry(
+                "PreemptionDelayNotElapsed",
+                "Workload is within its preemption delay window (5m0s) and may not trigger "
+                "evictions before 2026-08-07T10:05:00Z",
+            ),
+            "there is no room for it in free GPUs, and its preemption delay "
+            "(spec.preemptionDelay, or the pod annotation kai.scheduler/preemption-delay) keeps "
+            "it from evicting other workloads to make room until its delay has passed: it is "
+            "tried again every cycle and may preempt or reclaim from then; the delay counts from "
+            "its creation and starts again after each eviction. Wait, or submit it without the "
+            "delay",
             id="PreemptionDelayNotElapsed",
         ),
         pytest.param(
@@ -221,15 +232,8 @@ def test_why_ends_with_the_first_reasons_advice_and_keeps_kai_warnings_only() ->
          "source": {"component": "kubelet"}},
     ]  # fmt: skip
 
-    answer = why.explain(
-        pod(),
-        kai_scheduler="kai-scheduler",
-        group=group("pg-x", created="2026-08-07T09:00:00Z"),
-        queue=queue("team-a", quota=4, limit=8, overQuotaWeight=1),
-        bind_request=None,
-        events=events,
-        command="/kai",
-    )
+    team_a = queue("team-a", quota=4, limit=8, overQuotaWeight=1)
+    answer = explain(pod(), group("pg-x", created="2026-08-07T09:00:00Z"), team_a, events=events)
 
     assert answer.conditions == ("PodScheduled False (Unschedulable): m",)
     assert answer.node_pool == "a100"
@@ -244,15 +248,7 @@ def test_why_names_a_failed_bind_when_the_scheduler_gave_no_reason() -> None:
     placed = group("pg-x", created="2026-08-07T09:00:00Z", reasons=0)
     placed["status"].pop("schedulingConditions")
 
-    answer = why.explain(
-        pod(),
-        kai_scheduler="kai-scheduler",
-        group=placed,
-        queue=None,
-        bind_request=bind,
-        events=(),
-        command="/kai",
-    )
+    answer = explain(pod(), placed, bind=bind)
 
     assert answer.bind_failure == "to node gpu-7: node gone"
     assert answer.advice.startswith("binding failed (to node gpu-7: node gone)")
@@ -260,15 +256,7 @@ def test_why_names_a_failed_bind_when_the_scheduler_gave_no_reason() -> None:
 
 
 def test_a_pod_of_another_scheduler_is_said_so_and_nothing_more() -> None:
-    answer = why.explain(
-        pod(scheduler="volcano"),
-        kai_scheduler="kai-scheduler",
-        group=None,
-        queue=None,
-        bind_request=None,
-        events=(),
-        command="/kai",
-    )
+    answer = explain(pod(scheduler="volcano"), None)
 
     assert not answer.by_kai and answer.scheduler == "volcano" and answer.group == ""
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from why_answers import explain
 
 from bot.workloads import pending, queues, why
 from bot.workloads.quantities import parse_quantity, show
@@ -80,15 +81,7 @@ NO_REASON = (
 
 
 def ask(pod: dict[str, Any], group: dict[str, Any] | None, **read: Any) -> why.Explanation:
-    return why.explain(
-        pod,
-        kai_scheduler=KAI,
-        group=group,
-        queue=read.get("queue"),
-        bind_request=read.get("bind"),
-        events=read.get("events", ()),
-        command="/gpu",
-    )
+    return explain(pod, group, command="/gpu", **read)
 
 
 CASES = {
@@ -133,20 +126,20 @@ CASES = {
     "gang": (
         kai_pod(),
         podgroup(min_member=4),
-        {},
+        {"queue": TEAM_QUEUE},
         why.Explanation(
             "team-a/p-0", "Pending", KAI, True, (), "pg-x", "team-a",
-            "team-a: this Queue does not exist", "default",
+            QUEUE_LINE, "default",
             advice=f"{WAIT} (minMember 4); see the PodGroup's events",
         ),
     ),
     "gang-of-one": (
         kai_pod(),
         podgroup(),
-        {},
+        {"queue": TEAM_QUEUE},
         why.Explanation(
             "team-a/p-0", "Pending", KAI, True, (), "pg-x", "team-a",
-            "team-a: this Queue does not exist", "default",
+            QUEUE_LINE, "default",
             advice=f"{WAIT} (minMember 1); see the PodGroup's events",
         ),
     ),
@@ -159,21 +152,21 @@ CASES = {
             ]
         ),
         podgroup(unschedulable(message="Unable to schedule podgroup", pool="h100")),
-        {},
+        {"queue": TEAM_QUEUE},
         why.Explanation(
             "team-a/p-0", "Pending", KAI, True,
             ("PodScheduled False", "PodBound False (Waiting): m"), "pg-x", "team-a",
-            "team-a: this Queue does not exist", "h100", ("Unable to schedule podgroup",),
+            QUEUE_LINE, "h100", ("Unable to schedule podgroup",),
             advice=NO_REASON,
         ),
     ),
     "stale-conditions": (
         kai_pod("Pending"),
         podgroup(unschedulable({"reason": "OverLimit", "message": "full"}), allocated="2"),
-        {},
+        {"queue": TEAM_QUEUE},
         why.Explanation(
             "team-a/p-0", "Pending", KAI, True, (), "pg-x", "team-a",
-            "team-a: this Queue does not exist", "default",
+            QUEUE_LINE, "default",
             advice=f"{WAIT} (minMember 1); see the PodGroup's events",
         ),
     ),
@@ -210,10 +203,11 @@ CASES = {
     "bind-failed": (
         kai_pod(),
         podgroup(),
-        {"bind": {"spec": {}, "status": {"phase": "Failed", "reason": "node gone"}}},
+        {"bind": {"spec": {}, "status": {"phase": "Failed", "reason": "node gone"}},
+         "queue": TEAM_QUEUE},
         why.Explanation(
             "team-a/p-0", "Pending", KAI, True, (), "pg-x", "team-a",
-            "team-a: this Queue does not exist", "default", bind_failure="node gone",
+            QUEUE_LINE, "default", bind_failure="node gone",
             advice="binding failed (node gone); the scheduler retries on its next cycle: if it "
             "repeats, check that node and the binder's log (`/gpu diagnose kai`)",
         ),
@@ -221,11 +215,27 @@ CASES = {
     "bind-pending": (
         kai_pod(phase=""),
         podgroup(),
-        {"bind": {"spec": {"selectedNode": "n"}, "status": {"phase": "Pending"}}},
+        {"bind": {"spec": {"selectedNode": "n"}, "status": {"phase": "Pending"}},
+         "queue": TEAM_QUEUE},
         why.Explanation(
             "team-a/p-0", "Unknown", KAI, True, (), "pg-x", "team-a",
-            "team-a: this Queue does not exist", "default",
+            QUEUE_LINE, "default",
             advice=f"{WAIT} (minMember 1); see the PodGroup's events",
+        ),
+    ),
+    # KAI v0.12 skips a group whose queue does not exist and writes nothing on it
+    # (pkg/scheduler/cache/cluster_info/cluster_info.go); v0.13+ says QueueDoesNotExist.
+    "queue-missing-unsaid": (
+        kai_pod(),
+        podgroup(),
+        {},
+        why.Explanation(
+            "team-a/p-0", "Pending", KAI, True, (), "pg-x", "team-a",
+            "team-a: this Queue does not exist", "default",
+            advice="its queue team-a does not exist, so the scheduler will not place it: create "
+            "Queue team-a (a leaf queue), or resubmit the workload labelled "
+            "kai.scheduler/queue=<an existing leaf queue> (a PodGroup's queue never changes once "
+            "it exists)",
         ),
     ),
 }  # fmt: skip
