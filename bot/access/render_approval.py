@@ -82,12 +82,13 @@ def expired_message(record: Approval) -> Message:
     return _ended(said)
 
 
-def unkept_message(record: Approval) -> Message:
-    """The request once it turned out it could not be kept: it can never be approved."""
+def unkept_message(record: Approval, why: object) -> Message:
+    """The request once it turned out it could not be kept (`why`, in words): it can never be
+    approved."""
     said = rich_text(
         _asked(record),
-        "\n:warning: This request could not be kept (the memory of approvals could not be "
-        "reached), so it cannot be approved; nothing was changed. Run the command again.",
+        "\n:warning: This request could not be kept, so it cannot be approved: ",
+        blocks.escape(str(why)),
     )
     return _ended(said)
 

@@ -55,8 +55,8 @@ async def request(parts: ServiceParts, asked: AskedChange, described: Described)
     record = replace(record, channel_id=channel, message_ts=ts)
     try:
         await _step(parts, record.id, lambda found: _first(found, record), now)
-    except errors.UserError:
-        await show(parts, record, render_approval.unkept_message(record))
+    except errors.UserError as e:
+        await show(parts, record, render_approval.unkept_message(record, e))
         raise
     where = "this channel" if channel == asked.channel_id else "the alert channel"
     return render_approval.waiting_note(record, command, where)
@@ -159,9 +159,11 @@ def approval_annotations(record: Approval) -> dict[str, str | None]:
 
 
 async def expire_requests(parts: ServiceParts) -> None:
-    """End the requests nobody approved in time, each said on its message (the scheduler's
-    job, on the Lease holder); one that ended otherwise meanwhile is left as it is."""
+    """Forget the records a day past their expiry, then end the requests nobody approved in
+    time, each said on its message (the scheduler's job, on the Lease holder); one that ended
+    otherwise meanwhile is left as it is."""
     now = parts.clock()
+    await _store(parts).prune(now)
     for record in await _store(parts).records():
         if record.is_expired(now):
             await _expire(parts, record.id, now)

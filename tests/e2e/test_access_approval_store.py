@@ -5,15 +5,18 @@ beside the used Confirms without disturbing them."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from approval_records import largest_waiting, records_to
 from sim_gateway import connect
 
-from bot.access import approvals
+from bot.access import approval_room, approval_store, approvals
 from bot.access.approval_store import (
+    PREFIX,
     ApprovalStore,
     ApprovalsUnavailable,
     ConfigMapApprovals,
@@ -152,3 +155,64 @@ async def test_sqlite_takes_the_write_lock_before_it_reads(
     assert isinstance(meanwhile[0], ApprovalsUnavailable), meanwhile
     kept = await second.get("7KQ2MXD4")
     assert kept is not None and kept.decided_by == "UONE"
+
+
+Seed = Callable[[dict[str, str]], None]
+
+
+@pytest.fixture(params=["sqlite", "configmap"])
+def seeded(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[ApprovalStore, Seed]:
+    """A store of each backend, and how to put records in it as another replica left them."""
+    if request.param == "sqlite":
+        path = str(tmp_path / "state.once.sqlite")
+
+        def seed_rows(data: dict[str, str]) -> None:
+            with sqlite3.connect(path) as db:
+                db.execute(approval_store.SQLITE_TABLE)
+                rows = [(k.removeprefix(PREFIX), 0.0, v) for k, v in data.items()]
+                db.executemany("INSERT INTO approvals (id, until, body) VALUES (?, ?, ?)", rows)
+
+        return SqliteApprovals(path), seed_rows
+    sim: Simulator = request.getfixturevalue("sim")
+
+    def seed_configmap(data: dict[str, str]) -> None:
+        metadata = {"name": "state-approvals", "namespace": "kai-chatops"}
+        sim.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data})
+
+    where = {"namespace": "kai-chatops", "name": "state-approvals"}
+    return ConfigMapApprovals(connect(sim, tmp_path), **where), seed_configmap
+
+
+async def test_a_full_memory_keeps_no_new_request_until_one_no_longer_runs(
+    seeded: tuple[ApprovalStore, Seed],
+) -> None:
+    store, seed = seeded
+    full = records_to(approval_room.MAX_BYTES, T0)
+    seed(full)
+    new = largest_waiting(999, T0)
+
+    with pytest.raises(errors.UserError, match=f"^{len(full)} changes are waiting for approval"):
+        await store.change(new.id, lambda _: new, T0)
+    assert await store.get(new.id) is None
+    oldest = sorted(full)[0].removeprefix(PREFIX)
+    await store.change(oldest, lambda found: approvals.cancel(found, oldest, "UASK", T0), T0)
+
+    await store.change(new.id, lambda _: new, T0)
+
+    assert await store.get(oldest) is None  # the cancelled record gave way
+    assert await store.get(new.id) == new
+    assert len(await store.records()) == len(full)
+
+
+async def test_pruning_drops_what_expired_a_day_ago_and_nothing_else(
+    seeded: tuple[ApprovalStore, Seed],
+) -> None:
+    store, seed = seeded
+    seed(records_to(20_000, T0) | records_to(20_000, T0 + timedelta(minutes=1), first=100))
+    kept = await store.records()
+    day = T0 + approvals.LIFETIME + approval_room.KEPT
+
+    await store.prune(day)
+
+    assert await store.records() == [r for r in kept if r.requested_at > T0]
+    await store.prune(day)  # nothing left to drop: nothing written

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from approval_records import approval_config
 from clocks import Clock
 
 from bot.access.approval_store import ApprovalsUnavailable
@@ -34,23 +35,9 @@ SHORT_WAIT = usecase.AckWait(timeout=0.3, interval=0.05)
 LEAD, DEPUTY, OPS = "U0LEAD", "U0DEPUTY", "U0OPS"
 
 
-def approval_config(kubeconfig: str) -> dict[str, Any]:
-    return {
-        "clusters": [
-            {"name": "sim", "kubeconfig": kubeconfig, "context": "sim"},
-            {"name": "other", "kubeconfig": kubeconfig, "context": "sim"},
-        ],
-        "access": {
-            "operators": ["@platform-oncall"],
-            "viewers": "everyone",
-            "approval": {"clusters": ["sim"], "approvers": ["@platform-leads", OPERATOR]},
-        },
-    }
-
-
 @pytest.fixture
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
-    overrides = approval_config(str(tmp_path / "kubeconfig"))
+    overrides = approval_config(str(tmp_path / "kubeconfig"), ["@platform-leads", OPERATOR])
     async with running_stack(
         tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=overrides
     ) as running:
