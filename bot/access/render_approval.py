@@ -1,5 +1,6 @@
 """How a change waiting for approval looks in Slack: the public request with `Approve` /
-`Cancel`, and the same message once it ended (approved and run, cancelled, expired).
+`Cancel`, and the same message once it ended (approved and run, cancelled, its requester no
+longer qualified, expired).
 
 Pure. What the change is, is said as its kind described it when the request was made
 (`Approval.what`, `bot.changes.kinds.Described.line`).
@@ -69,6 +70,21 @@ def cancelled_message(record: Approval) -> Message:
         "\n:no_entry_sign: Cancelled by ",
         blocks.mention(record.decided_by),
         f" at {clock_time(record.decided_at)}; nothing was changed.",
+    )
+    return _ended(said)
+
+
+def refused_message(record: Approval) -> Message:
+    """The request once its requester no longer qualified when it was approved
+    (`approvals.refuse`: `result` says why)."""
+    assert record.decided_at is not None
+    said = rich_text(
+        _asked(record),
+        f"\n:no_entry_sign: Ended at {clock_time(record.decided_at)}, when ",
+        blocks.mention(record.decided_by),
+        " approved it: ",
+        blocks.mention(record.requested_by),
+        f" {blocks.escape(record.result)}; nothing was changed.",
     )
     return _ended(said)
 

@@ -22,6 +22,7 @@ from bot.access.confirmations import AskedChange
 from bot.changes.kinds import Described
 from bot.changes.ports import ServiceParts
 from bot.core import errors
+from bot.core.rich import rich_text
 from bot.slack import blocks
 from bot.slack.blocks import Message
 from bot.slack.gateway import SlackGateway, SlackUnavailable
@@ -102,6 +103,47 @@ async def open_request(parts: ServiceParts, change_id: str, user: str) -> Approv
     approvals.check_not_requester(record, user)
     await _require_approver(parts, user, f"approve change {record.id}")
     return record
+
+
+async def check_requester(
+    parts: ServiceParts, record: Approval, approver: str, described: Described
+) -> None:
+    """The requester checked again as at the command, asking Slack now: one who no longer
+    qualifies (not an operator, a guest or deactivated) ends the request, said on its message
+    and in one `failed` audit line.
+
+    Raises:
+        UserError: they no longer qualify (the request has ended), or Slack cannot say now
+            (the request still waits); nothing changed.
+    """
+    requester = blocks.mention(record.requested_by)
+    try:
+        problem = await parts.gate.requester_problem(record.requested_by)
+    except SlackUnavailable as e:
+        raise errors.UserError(
+            rich_text(
+                "Cannot tell now whether ",
+                requester,
+                f" may still make changes ({e}); nothing was changed and change {record.id} "
+                "still waits. Try again in a moment.",
+            )
+        ) from e
+    if problem is None:
+        return
+    now = parts.clock()
+    ended = await _step(
+        parts,
+        record.id,
+        lambda found: approvals.refuse(found, record.id, approver, now, problem),
+        now,
+    )
+    await show(parts, ended, render_approval.refused_message(ended))
+    refused = described.failure(record.requested_by, now)
+    details = {"approval": record.id, "checked_by": approver}
+    audit.log_change(replace(refused, note=f"refused at approval: {problem}", details=details))
+    raise errors.UserError(
+        rich_text(f"Change {record.id} ended: ", requester, f" {problem}; nothing was changed.")
+    )
 
 
 async def approve(parts: ServiceParts, record: Approval, user: str) -> Approval:

@@ -111,10 +111,12 @@ class ChangePipeline:
 
         Raises:
             UserError / NotAllowed: no such request, it ended, `user` asked for it, or is not
-                an operator and approver; nothing changed. What the change raised, once made.
+                an operator and approver, or the requester no longer qualifies (the request
+                ends); nothing changed. What the change raised, once made.
         """
         waiting = await approval.open_request(self.parts, change_id, user)
         kind, change = self._decoded(waiting.action, waiting.params)
+        await approval.check_requester(self.parts, waiting, user, kind.describe(change))
         approved = await approval.approve(self.parts, waiting, user)
         try:
             with audit.approved(approved.decided_by, approved.id) as context:

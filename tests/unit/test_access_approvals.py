@@ -176,3 +176,32 @@ def test_the_expiry_sweep_ends_only_requests_past_their_15_minutes() -> None:
     assert expired.state == "expired"
     with pytest.raises(errors.UserError, match="expired at 10:15 UTC"):
         approvals.approve(expired, "ID1", "UOK", T0)  # even by a clock that lags
+
+
+def test_a_requester_who_no_longer_qualifies_ends_the_request_said_by_every_release() -> None:
+    at = T0 + timedelta(minutes=10)
+    why = "is no longer an operator (access.operators)"
+
+    ended = approvals.refuse(waiting(), "ID1", "UOK", at, why)
+
+    assert (ended.state, ended.decided_by, ended.decided_at, ended.result) == (
+        "cancelled",  # a state older releases know: none of them can approve it
+        "UOK",
+        at,
+        why,
+    )
+    assert approvals.from_json(approvals.to_json(ended)) == ended
+    with pytest.raises(errors.UserError) as late:
+        approvals.approve(ended, "ID1", "UOTHER", at)
+    assert str(late.value) == (f"Change ID1 ended at 10:10 UTC: @UASK {why}; nothing was changed.")
+    shown = str(words.refused_message(ended))
+    assert f"Ended at 10:10 UTC, when <@UOK> approved it: <@UASK> {why}; nothing was" in shown
+    with pytest.raises(errors.UserError, match="was cancelled by @UOK"):
+        approvals.refuse(replace(ended, result=""), "ID1", "UOK", at, why)
+
+
+def test_a_request_that_ended_or_expired_cannot_be_ended_again_by_a_requester_check() -> None:
+    with pytest.raises(errors.UserError, match="expired at 10:15 UTC"):
+        approvals.refuse(waiting(), "ID1", "UOK", T0 + timedelta(minutes=15), "is gone")
+    with pytest.raises(errors.UserError, match="No change is waiting"):
+        approvals.refuse(None, "ID1", "UOK", T0, "is gone")
