@@ -9,7 +9,7 @@ import pytest
 
 from bot.access.identity import impersonation
 from bot.core import errors
-from bot.kube.identity import Impersonation, token_subject
+from bot.kube.identity import Impersonation, is_sendable, token_subject
 from bot.slack.gateway import Email
 from testbed.sim.impersonation import Acting, read_headers
 
@@ -85,3 +85,86 @@ def test_the_bots_own_identity_is_its_service_account_tokens_subject(
     bearer: str, subject: str
 ) -> None:
     assert token_subject(bearer) == subject
+
+
+@pytest.mark.parametrize(
+    ("value", "sendable"),
+    [
+        ("alice@example.com", True),
+        ("slack:on call", True),  # a space inside is carried
+        ("slack:~!#$%&'*+/=?^_`{|}", True),
+        ("", False),
+        ("slack:équipe", False),  # Latin-1: sent as other bytes than client-go sends
+        ("slack:チーム", False),  # not Latin-1: http.client cannot send it
+        ("slack:on\r\ncall", False),
+        ("slack:on\ncall", False),
+        ("slack:on\tcall", False),
+        ("slack:on\x00call", False),
+        ("slack:on\x7fcall", False),
+        (" slack:oncall", False),  # HTTP strips spaces at the ends
+        ("slack:oncall ", False),
+    ],
+    ids=[
+        "email",
+        "inner-space",
+        "punctuation",
+        "empty",
+        "latin-1",
+        "beyond-latin-1",
+        "crlf",
+        "lf",
+        "tab",
+        "nul",
+        "del",
+        "leading-space",
+        "trailing-space",
+    ],
+)
+def test_a_header_value_is_sendable_only_as_printable_ascii_without_space_at_its_ends(
+    value: str, sendable: bool
+) -> None:
+    assert is_sendable(value) is sendable
+
+
+def test_the_first_unsendable_header_is_named_in_the_order_they_are_sent() -> None:
+    fine = Impersonation("alice@example.com", ("slack:a",), "U1")
+    assert fine.unsendable() is None
+    both = Impersonation("jörg@example.com", ("slack:a", "slack:é"), "U1")
+    assert both.unsendable() == ("Impersonate-User", "jörg@example.com")
+    group = Impersonation("alice@example.com", ("slack:a", "slack:é", "slack:ü"), "U1")
+    assert group.unsendable() == ("Impersonate-Group", "slack:é")
+    extra = Impersonation("alice@example.com", (), "U\n1")
+    assert extra.unsendable() == ("Impersonate-Extra-kai-chatops%2Fslack-user", "U\n1")
+
+
+@pytest.mark.parametrize(
+    ("mode", "email", "handles", "said"),
+    [
+        (
+            "email",
+            Email("jörg@example.com", scope_missing=False),
+            ["oncall"],
+            "but your Kubernetes user 'jörg@example.com' cannot be sent as a Kubernetes user: "
+            "an impersonation header carries printable ASCII only, with no space at either "
+            "end. Your email in Slack needs changing; nothing was changed.",
+        ),
+        (
+            "id",
+            None,
+            ["oncall", "チーム"],
+            "but your Slack user group 'チーム' cannot be sent as a Kubernetes group: an "
+            "impersonation header carries printable ASCII only, with no space at either end. "
+            "A workspace admin can rename its handle; nothing was changed.",
+        ),
+    ],
+    ids=["email", "group"],
+)
+def test_a_value_no_header_can_carry_refuses_the_change_naming_it(
+    mode: str, email: Email | None, handles: list[str], said: str
+) -> None:
+    with pytest.raises(errors.NotAllowed) as refused:
+        impersonation(mode, "U1", email, handles)  # type: ignore[arg-type]
+
+    assert str(refused.value) == (
+        f"Changes here are made as you in Kubernetes (access.impersonate), {said}"
+    )
