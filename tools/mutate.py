@@ -68,7 +68,14 @@ GROUPS = {
             "tests/unit/test_core_rich.py",
         ),
     ),
-    "redaction": Group(("bot/diagnostics/redaction.py",), ("tests/unit/test_diagnostics_pods.py",)),
+    "redaction": Group(
+        ("bot/core/redaction.py",),
+        (
+            "tests/unit/test_core_redaction.py",
+            "tests/unit/test_diagnostics_pods.py",
+            "tests/unit/test_logs.py",
+        ),
+    ),
     "lease": Group(
         ("bot/alerts/lease.py",),
         (
