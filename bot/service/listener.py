@@ -41,7 +41,10 @@ async def listen(
 
 
 async def _close_after(_: web.Request, response: web.StreamResponse) -> None:
+    """Close the connection after this answer, and say so (aiohttp computes its own
+    `Connection` header before this hook runs, and writes the headers after it)."""
     response.force_close()
+    response.headers["Connection"] = "close"
 
 
 class Capped:

@@ -12,7 +12,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import aiohttp
 import pytest
+from raw_slack import command
 from waiting import wait_until
 
 from bot.service import listener
@@ -105,3 +107,19 @@ async def test_connections_past_the_cap_are_refused_at_once_and_the_service_reco
     )
     after = await stack.command("health")
     assert after.text.startswith("KAI health"), after.text
+
+
+async def test_every_answer_closes_its_connection_so_no_proxy_reuses_one_cut_off_later(
+    stack: Stack,
+) -> None:
+    request = command(stack, "help")
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(
+            f"http://127.0.0.1:{stack.service.port}/slack/events",
+            data=request.body.encode(),
+            headers=dict(request.headers),
+        ) as answer,
+    ):
+        assert answer.status == 200
+        assert answer.headers["Connection"] == "close"
