@@ -37,9 +37,9 @@ def room_for(data: Mapping[str, str], key: str, body: str, now: datetime) -> lis
         UserError: `key` is new and the records still running leave no room for it.
     """
     dropped = [k for k in stale(data, now) if k != key]
-    kept = {k: v for k, v in data.items() if k not in dropped and k != key}
     if key in data:
         return dropped  # a record kept is always written: the headroom holds its end
+    kept = {k: v for k, v in data.items() if k not in dropped}
     size = _bytes(kept) + _entry_bytes(key, body)
     done = _done_oldest_first(kept, now)
     while size > MAX_BYTES and done:

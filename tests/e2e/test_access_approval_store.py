@@ -25,6 +25,8 @@ from bot.access.approval_store import (
 from bot.access.approvals import Approval
 from bot.access.confirmations import new_pending
 from bot.access.once import ConfigMapOnce, OnceStore, SqliteOnce
+from bot.config import settings as config
+from bot.config.settings import Settings
 from bot.core import errors
 from bot.state import sqlite as sqlite_state
 from testbed.sim import Simulator
@@ -187,7 +189,7 @@ async def test_a_full_memory_keeps_no_new_request_until_one_no_longer_runs(
     seeded: tuple[ApprovalStore, Seed],
 ) -> None:
     store, seed = seeded
-    full = records_to(approval_room.MAX_BYTES, T0)
+    full = records_to(approval_room.MAX_BYTES - 1_000, T0)  # room, but for less than one more
     seed(full)
     new = largest_waiting(999, T0)
 
@@ -216,3 +218,73 @@ async def test_pruning_drops_what_expired_a_day_ago_and_nothing_else(
 
     assert await store.records() == [r for r in kept if r.requested_at > T0]
     await store.prune(day)  # nothing left to drop: nothing written
+
+
+def settings_of(state: dict[str, str]) -> Settings:
+    return config.parse_settings(
+        {"clusters": [{"name": "a"}], "slack": {"alert_channel": "C0ALERTS"}, "state": state}
+    )
+
+
+async def test_the_approvals_open_beside_the_state_in_the_backend_it_names_reading_the_legacy(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    on_file = approval_store.open_store(settings_of({"path": str(tmp_path / "s.sqlite")}), None)  # type: ignore[arg-type]
+    await on_file.change("7KQ2MXD4", lambda _: waiting(), T0)
+    assert (tmp_path / "s.once.sqlite").exists()
+    # A release before kept its records in the Confirms' ConfigMap (`-once`), beside its keys.
+    legacy = {"approval-OLDOLDOL": approvals.to_json(waiting("OLDOLDOL")), "req-x": "1.0"}
+    metadata = {"name": "st-once", "namespace": "kai-chatops"}
+    sim.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": legacy})
+    state = {"backend": "configmap", "configmap": "st", "namespace": "kai-chatops"}
+    store = approval_store.open_store(settings_of(state), connect(sim, tmp_path))
+
+    assert await store.get("OLDOLDOL") == waiting("OLDOLDOL")
+    assert await store.records() == [waiting("OLDOLDOL")]
+    approved = await store.change(
+        "OLDOLDOL", lambda found: approvals.approve(found, "OLDOLDOL", "UOK", T0), T0
+    )
+
+    ours = sim.get("v1", "ConfigMap", "st-approvals", "kai-chatops") or {}
+    assert ours["data"] == {"approval-OLDOLDOL": approvals.to_json(approved)}
+    assert await store.get("OLDOLDOL") == approved  # its own over the legacy one
+    assert await store.records() == [approved]
+
+
+async def test_an_approvals_configmap_the_cluster_refuses_or_keeps_changing_is_unavailable(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    store = ConfigMapApprovals(connect(sim, tmp_path), namespace="kai-chatops", name="st")
+    sim.faults.add(403, resource="configmaps", times=1)
+    with pytest.raises(ApprovalsUnavailable, match=r"^approvals ConfigMap: cluster sim: .* not allowed to get configmaps"):
+        await store.get("7KQ2MXD4")
+    sim.faults.add(409, verb="patch", resource="configmaps", times=None)
+    await store.change("7KQ2MXD4", lambda _: waiting(), T0)  # created: no patch yet
+
+    for write in (
+        store.change("7KQ2MXD4", lambda found: approvals.cancel(found, "7KQ2MXD4", "U", T0), T0),
+        store.prune(T0 + timedelta(days=2)),
+    ):
+        with pytest.raises(ApprovalsUnavailable, match="approvals kept changing under us"):
+            await write
+
+
+async def test_a_sqlite_file_that_cannot_be_opened_is_unavailable_naming_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "not-a-dir").write_text("x")
+    store = SqliteApprovals(str(tmp_path / "not-a-dir" / "s.once.sqlite"))
+
+    with pytest.raises(ApprovalsUnavailable, match=r"^approvals file .*not-a-dir"):
+        await store.get("7KQ2MXD4")
+
+
+async def test_sqlite_keeps_each_records_end_for_the_releases_before_that_read_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.once.sqlite"
+    await SqliteApprovals(str(path)).change("7KQ2MXD4", lambda _: waiting(), T0)
+
+    with sqlite3.connect(path) as db:
+        (until,) = db.execute("SELECT until FROM approvals").fetchone()
+    assert until == (T0 + approvals.LIFETIME + approval_room.KEPT).timestamp()

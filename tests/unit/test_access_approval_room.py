@@ -160,3 +160,12 @@ def test_an_unreadable_record_reads_as_none() -> None:
     assert approval_room.decoded("[]") is None
     assert approval_room.decoded("not json") is None
     assert approval_room.decoded(approvals.to_json(record("AAAAAAAA"))) == record("AAAAAAAA")
+
+
+def test_a_new_record_that_fits_exactly_drops_nothing_that_no_longer_runs() -> None:
+    now = T0 + timedelta(minutes=10)
+    new = approvals.to_json(record("NEWNEWNE", now))
+    ended = record("ENDEDEND", T0, state="cancelled")
+    data = padded_to(kept(ended), entry("approval-NEWNEWNE", new), now)
+
+    assert approval_room.room_for(data, "approval-NEWNEWNE", new, now) == []

@@ -7,10 +7,10 @@ import base64
 
 import pytest
 
-from bot.access.identity import impersonation
+from bot.access.identity import impersonation, resolve
 from bot.core import errors
 from bot.kube.identity import Impersonation, is_sendable, token_subject
-from bot.slack.gateway import Email
+from bot.slack.gateway import Email, SlackUnavailable
 from testbed.sim.impersonation import Acting, read_headers
 
 ALICE = Email("alice@example.com", scope_missing=False)
@@ -168,3 +168,94 @@ def test_a_value_no_header_can_carry_refuses_the_change_naming_it(
     assert str(refused.value) == (
         f"Changes here are made as you in Kubernetes (access.impersonate), {said}"
     )
+
+
+# Issue 36 (make mutate): every word of a refusal, and the identity's accounts of itself.
+def test_email_mode_refusals_say_in_full_why_and_what_to_do() -> None:
+    said = {}
+    for email in (Email("a@example.com", scope_missing=True), Email("", scope_missing=False)):
+        with pytest.raises(errors.NotAllowed) as refused:
+            impersonation("email", "U1", email, [])
+        said[email.scope_missing] = str(refused.value)
+
+    assert said[True] == (
+        "Changes here are made as you in Kubernetes, by your email (access.impersonate: "
+        "email), but this Slack app may not read emails: it lacks the users:read.email scope. "
+        "Add it to the app and reinstall it; nothing was changed."
+    )
+    assert said[False] == (
+        "Changes here are made as you in Kubernetes, by your email (access.impersonate: "
+        "email), but Slack has no email for your account (a bot or a guest without one?); "
+        "nothing was changed."
+    )
+
+
+def test_an_identity_says_whom_a_change_was_sent_as_and_by_whom() -> None:
+    person = Impersonation("alice@example.com", ("slack:a", "slack:b"), "U1")
+
+    assert person.describe() == "alice@example.com (groups slack:a, slack:b)"
+    assert Impersonation("slack:U1", (), "U1").describe() == "slack:U1 (no groups)"
+    assert person.audit_details("system:serviceaccount:x:y") == {
+        "kubernetes_user": "alice@example.com",
+        "kubernetes_groups": "slack:a,slack:b",
+        "impersonated_by": "system:serviceaccount:x:y",
+    }
+    assert person.audit_details("")["impersonated_by"] == "kai-chatops (its own credentials)"
+
+
+class People:
+    """What Slack says of U1: an address, two groups; or that it cannot be asked."""
+
+    def __init__(self, reachable: bool = True) -> None:
+        self.reachable, self.asked = reachable, list[str]()
+
+    async def email_of(self, user_id: str) -> Email:
+        self.asked.append(f"email {user_id}")
+        if not self.reachable:
+            raise SlackUnavailable("Slack answered 503")
+        return ALICE
+
+    async def handles_of(self, user_id: str) -> tuple[str, ...]:
+        self.asked.append(f"handles {user_id}")
+        return ("oncall", "gpu")
+
+
+async def test_resolve_asks_slack_what_the_mode_needs_and_nothing_for_none() -> None:
+    people = People()
+    assert await resolve("none", "U1", people) is None
+    assert people.asked == []
+    assert await resolve("id", "U1", people) == Impersonation(
+        "slack:U1", ("slack:gpu", "slack:oncall"), "U1"
+    )
+    assert await resolve("email", "U1", people) == Impersonation(
+        "alice@example.com", ("slack:gpu", "slack:oncall"), "U1"
+    )
+    assert people.asked == ["handles U1", "email U1", "handles U1"]
+
+
+async def test_resolve_when_slack_cannot_be_asked_refuses_and_never_sends_as_the_bot() -> None:
+    with pytest.raises(errors.UserError) as refused:
+        await resolve("email", "U1", People(reachable=False))
+
+    assert str(refused.value) == (
+        "Cannot tell who you are in Kubernetes right now (Slack answered 503); nothing was "
+        "changed. Try again in a moment."
+    )
+
+
+@pytest.mark.parametrize(
+    ("bearer", "subject"),
+    [
+        ("bearer " + jwt('{"sub":"a"}').removeprefix("Bearer "), "a"),
+        (jwt('{"sub":"a"}').removeprefix("Bearer "), "a"),
+        (jwt('{"sub":"ab"}'), "ab"),  # a payload whose base64 needs one "=" of padding
+        (jwt('{"sub":"abc"}'), "abc"),  # ... and two
+        (jwt('["sub", "a"]'), ""),
+        (jwt('{"sub": 7}'), ""),
+    ],
+    ids=["lowercase-scheme", "no-scheme", "padding-1", "padding-2", "not-an-object", "not-text"],
+)
+def test_a_tokens_subject_is_read_whatever_its_scheme_word_and_padding(
+    bearer: str, subject: str
+) -> None:
+    assert token_subject(bearer) == subject
