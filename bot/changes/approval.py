@@ -4,9 +4,10 @@ operator, 15 minutes at most.
 The request is posted for everyone to see, with its CHANGE_ID, where it was asked (the alert
 channel for a direct message, which approvers cannot see); it ends once, by compare-and-set in
 the shared state (`bot.access.approval_store`): approved by an approver who is not the
-requester, cancelled, or expired. Once an approved change has run, its object says who
-approved it (`kai-chatops/approved-*`). At start, an approvers list naming no operator is
-refused: nothing on those clusters could ever run. Every refusal is said and changes nothing.
+requester, cancelled, or expired; the requester is checked again when it is approved. Once an
+approved change has run, its object says who approved it (`kai-chatops/approved-*`). Every
+refusal is said and changes nothing. (At start, `bot.changes.approvers` refuses an approvers
+list naming no operator.)
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from bot.core import errors
 from bot.core.rich import rich_text
 from bot.slack import blocks
 from bot.slack.blocks import Message
-from bot.slack.gateway import SlackGateway, SlackUnavailable
+from bot.slack.gateway import SlackUnavailable
 
 log = logging.getLogger(__name__)
 RESULT_CHARS = 600  # how much of a change's result the request message keeps
@@ -284,40 +285,3 @@ def _public_channel(parts: ServiceParts, channel: str) -> str:
 def _store(parts: ServiceParts) -> ApprovalStore:
     assert parts.approvals is not None  # `build_deps` opens it
     return parts.approvals
-
-
-async def check_approvers(parts: ServiceParts) -> None:
-    """Refuse an approvers list that names no operator, asking Slack for the user groups' members
-    when the lists do not share an entry.
-
-    When Slack cannot be asked at start, the service starts and says so in the log: a wrong
-    list cannot let a change through (each approval checks the approver again), it can only
-    leave requests to expire.
-
-    Raises:
-        ConfigError: no approver is an operator.
-    """
-    access = parts.settings.access
-    if approvals.shares_an_entry(access):
-        return
-    assert access.approval is not None
-    groups = policy.group_entries(access.operators + access.approval.approvers)
-    members = await _members(parts.slack, groups)
-    if members is None:
-        return
-    problem = approvals.approvers_problem(access, members)
-    if problem is not None:
-        raise errors.ConfigError([problem])
-
-
-async def _members(slack: SlackGateway, groups: list[str]) -> dict[str, frozenset[str]] | None:
-    try:
-        return await slack.members_now(groups)
-    except SlackUnavailable as e:
-        log.warning(
-            "cannot check at start that an approver (access.approval.approvers) is an operator: "
-            "Slack could not say who is in %s (%s); each approval is checked when it is given",
-            ", ".join(groups),
-            e,
-        )
-        return None

@@ -256,7 +256,8 @@ async def test_an_approvals_configmap_the_cluster_refuses_or_keeps_changing_is_u
 ) -> None:
     store = ConfigMapApprovals(connect(sim, tmp_path), namespace="kai-chatops", name="st")
     sim.faults.add(403, resource="configmaps", times=1)
-    with pytest.raises(ApprovalsUnavailable, match=r"^approvals ConfigMap: cluster sim: .* not allowed to get configmaps"):
+    refused = r"^approvals ConfigMap: cluster sim: .* not allowed to get configmaps"
+    with pytest.raises(ApprovalsUnavailable, match=refused):
         await store.get("7KQ2MXD4")
     sim.faults.add(409, verb="patch", resource="configmaps", times=None)
     await store.change("7KQ2MXD4", lambda _: waiting(), T0)  # created: no patch yet
