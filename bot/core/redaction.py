@@ -44,7 +44,7 @@ def _value(match: re.Match[str]) -> str:
     """Keep what names the secret (groups 1 and 2), redact the value, keep its quotes."""
     value = match.group(3)
     for quote in ('\\"', '"', "'"):
-        if len(value) >= 2 * len(quote) and value.startswith(quote) and value.endswith(quote):
+        if value.startswith(quote):  # the rule took the value whole, its closing quote too
             return f"{match.group(1)}{match.group(2)}{quote}{REDACTED}{quote}"
     return f"{match.group(1)}{match.group(2)}{REDACTED}"
 

@@ -79,7 +79,7 @@ def token_subject(bearer: str) -> str:
     """Whom a bearer token authenticates as, when it says so itself: the `sub` claim of a
     ServiceAccount token (a JWT: `system:serviceaccount:NAMESPACE:NAME`); "" for any other
     token. Read, never verified: it only names the bot in its own audit line."""
-    parts = bearer.removeprefix("Bearer ").removeprefix("bearer ").strip().split(".")
+    parts = bearer.split(".")  # the scheme word, if any, rides in the header part, unread
     if len(parts) != 3:
         return ""
     try:

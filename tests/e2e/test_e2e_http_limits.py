@@ -7,6 +7,8 @@ what it asserts."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import socket
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from aiohttp import web
 from raw_slack import command
 from waiting import wait_until
 
@@ -123,3 +126,29 @@ async def test_every_answer_closes_its_connection_so_no_proxy_reuses_one_cut_off
     ):
         assert answer.status == 200
         assert answer.headers["Connection"] == "close"
+
+
+async def test_the_listener_serves_on_the_port_it_is_given_and_writes_no_access_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with socket.socket() as probe:  # a port free now
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    app = web.Application()
+    app.router.add_get("/healthz", lambda _: web.Response(text="ok"))
+    runner = listener.make_runner(app)
+    await runner.setup()
+    served = await listener.listen(runner, "127.0.0.1", port)
+    caplog.set_level(logging.DEBUG, logger="aiohttp.access")
+    try:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.get(f"http://127.0.0.1:{port}/healthz") as got,
+        ):
+            assert (got.status, await got.text()) == (200, "ok")
+    finally:
+        served.close()
+        await runner.cleanup()
+    assert [
+        r for r in caplog.records if r.name == "aiohttp.access"
+    ] == []  # the service logs its own
