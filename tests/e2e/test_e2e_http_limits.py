@@ -152,3 +152,9 @@ async def test_the_listener_serves_on_the_port_it_is_given_and_writes_no_access_
     assert [
         r for r in caplog.records if r.name == "aiohttp.access"
     ] == []  # the service logs its own
+    # Each answer closed its connection from our side (TIME_WAIT here): a service started again
+    # at once still binds the port.
+    await runner.setup()
+    again = await listener.listen(runner, "127.0.0.1", port)
+    again.close()
+    await runner.cleanup()
