@@ -28,6 +28,7 @@ BENCHES = [
     ("alert_latency.py", []),
     ("alert_latency.py", ["--hold", "2", "--interval", "30", "--rounds", "10"]),
     ("workloads_scale.py", []),
+    ("home_scale.py", []),
     ("fleet_scale.py", ["--clusters", "1", "200", "1000", "--interval", "30"]),
 ]
 

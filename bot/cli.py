@@ -151,7 +151,7 @@ def _log_level(args: argparse.Namespace) -> int:
 
 
 async def serve(config_path: str, host: str, port: int) -> int:
-    from bot.changes.approval import check_approvers
+    from bot.changes.approvers import check_approvers
     from bot.config.settings import load_settings
     from bot.service.deps import SlackEnv, build_deps
     from bot.service.server import Service

@@ -68,7 +68,32 @@ GROUPS = {
             "tests/unit/test_core_rich.py",
         ),
     ),
-    "redaction": Group(("bot/diagnostics/redaction.py",), ("tests/unit/test_diagnostics_pods.py",)),
+    "redaction": Group(
+        ("bot/core/redaction.py", "bot/service/logs.py"),
+        (
+            "tests/unit/test_core_redaction.py",
+            "tests/unit/test_diagnostics_pods.py",
+            "tests/unit/test_logs.py",
+        ),
+    ),
+    # Issue 36: approvals bounded apart from the replay memory, the requester checked again,
+    # impersonation headers checked before sending, HTTP mode's header bound and cap.
+    "approvals": Group(
+        ("bot/access/approval_room.py", "bot/access/approval_store.py", "bot/access/approvals.py"),
+        (
+            "tests/unit/test_access_approval_room.py",
+            "tests/unit/test_access_approvals.py",
+            "tests/e2e/test_access_approval_store.py",
+        ),
+    ),
+    "impersonation": Group(
+        ("bot/access/identity.py", "bot/kube/identity.py"),
+        ("tests/unit/test_impersonation.py",),
+    ),
+    "http-limits": Group(
+        ("bot/service/listener.py",),
+        ("tests/unit/test_service_listener.py", "tests/e2e/test_e2e_http_limits.py"),
+    ),
     "lease": Group(
         ("bot/alerts/lease.py",),
         (

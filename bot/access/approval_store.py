@@ -7,17 +7,20 @@ a record found only there is still read, and its next change is written to the a
 Each step is a compare-and-set: SQLite takes the write lock before it reads (`BEGIN
 IMMEDIATE`), the ConfigMap is written with the resourceVersion read; so of two approvers
 clicking at once, one approves and the other hears it was approved.
-Records are dropped a day after they expired.
+Bounded (`bot.access.approval_room`): records are dropped a day after they expired, by every
+write and by the expiry sweep (`prune`) whatever else happens, and a new request takes room
+only from records that no longer run.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Protocol
 
 from bot.access import approvals
+from bot.access.approval_room import KEPT, decoded, room_for, stale
 from bot.access.approvals import Approval
 from bot.access.once import configmap_name, sqlite_path
 from bot.config.settings import Settings
@@ -26,7 +29,6 @@ from bot.state.configmap import ConfigMapDocument
 from bot.state.retry import Raises, StateUnavailable
 from bot.state.sqlite import SqliteFile
 
-KEPT = timedelta(days=1)  # after its expiry, how long a record stays (to say how it ended)
 PREFIX = "approval-"
 SQLITE_TABLE = (
     "CREATE TABLE IF NOT EXISTS approvals (id TEXT PRIMARY KEY, until REAL, body TEXT NOT NULL)"
@@ -54,7 +56,15 @@ class ApprovalStore(Protocol):
         """Apply `step` to the record (None: none yet) and keep what it returns, atomically;
         what `step` raises leaves the record as it was.
 
-        Raises: ApprovalsUnavailable, and what `step` raises.
+        Raises: ApprovalsUnavailable, and what `step` raises (and UserError: a new record
+            finds no room, `approval_room.room_for`).
+        """
+        ...
+
+    async def prune(self, now: datetime) -> None:
+        """Drop the records that expired more than a day ago (nothing written when none did).
+
+        Raises: ApprovalsUnavailable.
         """
         ...
 
@@ -72,22 +82,25 @@ class SqliteApprovals:
         return await self._file.run(lambda db: _read_row(db, change_id))
 
     async def records(self) -> list[Approval]:
-        rows = await self._file.run(lambda db: db.execute("SELECT body FROM approvals").fetchall())
-        return _readable(str(row[0]) for row in rows)
+        return _readable((await self._file.run(_rows)).values())
 
     async def change(self, change_id: str, step: ApprovalStep, now: datetime) -> Approval:
         def work(db: sqlite3.Connection) -> Approval:
             db.execute("BEGIN IMMEDIATE")  # the write lock first: nobody writes between
             after = step(_read_row(db, change_id))
+            body = approvals.to_json(after)
+            _delete(db, room_for(_rows(db), PREFIX + change_id, body, now))
             until = (after.expires_at + KEPT).timestamp()
-            db.execute("DELETE FROM approvals WHERE until <= ?", (now.timestamp(),))
             db.execute(
                 "INSERT OR REPLACE INTO approvals (id, until, body) VALUES (?, ?, ?)",
-                (change_id, until, approvals.to_json(after)),
+                (change_id, until, body),
             )
             return after
 
         return await self._file.run(work)
+
+    async def prune(self, now: datetime) -> None:
+        await self._file.run(lambda db: _delete(db, stale(_rows(db), now)))
 
     def close(self) -> None:
         self._file.close()
@@ -95,7 +108,19 @@ class SqliteApprovals:
 
 def _read_row(db: sqlite3.Connection, change_id: str) -> Approval | None:
     row = db.execute("SELECT body FROM approvals WHERE id = ?", (change_id,)).fetchone()
-    return None if row is None else _decoded(str(row[0]))
+    return None if row is None else decoded(str(row[0]))
+
+
+def _rows(db: sqlite3.Connection) -> dict[str, str]:
+    """Every record's body, by its key as the ConfigMap has it (`approval-<ID>`), so both
+    backends measure the same bytes."""
+    rows = db.execute("SELECT id, body FROM approvals")
+    return {PREFIX + str(r[0]): str(r[1]) for r in rows}
+
+
+def _delete(db: sqlite3.Connection, keys: list[str]) -> None:
+    ids = [(key.removeprefix(PREFIX),) for key in keys]
+    db.executemany("DELETE FROM approvals WHERE id = ?", ids)
 
 
 class ConfigMapApprovals:
@@ -113,7 +138,7 @@ class ConfigMapApprovals:
 
     async def get(self, change_id: str) -> Approval | None:
         found = (await self._data()).get(PREFIX + change_id)
-        return None if found is None else _decoded(found)
+        return None if found is None else decoded(found)
 
     async def records(self) -> list[Approval]:
         data = await self._data()
@@ -134,38 +159,32 @@ class ConfigMapApprovals:
 
         def change_in(data: Mapping[str, str]) -> tuple[dict[str, str | None], Approval]:
             found = data.get(PREFIX + change_id, earlier)
-            after = step(None if found is None else _decoded(found))
-            changes: dict[str, str | None] = {key: None for key in _stale(data, now)}
-            changes[PREFIX + change_id] = approvals.to_json(after)
+            after = step(None if found is None else decoded(found))
+            body = approvals.to_json(after)
+            dropped = room_for(_records_of(data), PREFIX + change_id, body, now)
+            changes: dict[str, str | None] = {key: None for key in dropped}
+            changes[PREFIX + change_id] = body
             return changes, after
 
         return await self._document.change(change_in, gave_up="approvals kept changing under us")
+
+    async def prune(self, now: datetime) -> None:
+        def prune_in(data: Mapping[str, str]) -> tuple[dict[str, str | None], None]:
+            return {key: None for key in stale(_records_of(data), now)}, None
+
+        await self._document.change(prune_in, gave_up="approvals kept changing under us")
 
     def close(self) -> None:
         """Nothing to release: the Kubernetes gateway belongs to the service."""
 
 
-def _stale(data: Mapping[str, str], now: datetime) -> list[str]:
-    """The approval keys of records that expired more than `KEPT` ago (or cannot be read)."""
-    stale = []
-    for key, value in data.items():
-        if key.startswith(PREFIX):
-            record = _decoded(value)
-            if record is None or record.expires_at + KEPT <= now:
-                stale.append(key)
-    return stale
+def _records_of(data: Mapping[str, str]) -> dict[str, str]:
+    """The approval records among a ConfigMap's keys."""
+    return {key: value for key, value in data.items() if key.startswith(PREFIX)}
 
 
 def _readable(texts: Iterable[str]) -> list[Approval]:
-    return [record for record in map(_decoded, texts) if record is not None]
-
-
-def _decoded(text: str) -> Approval | None:
-    """A stored record; one we cannot read counts as absent (it can approve nothing)."""
-    try:
-        return approvals.from_json(text)
-    except (ValueError, KeyError, TypeError):
-        return None
+    return [record for record in map(decoded, texts) if record is not None]
 
 
 def configmap_name_of(state_configmap: str) -> str:

@@ -151,6 +151,14 @@ def check_open(record: Approval | None, change_id: str, now: datetime) -> Approv
                 "; it runs once, nothing more was changed.",
             )
         )
+    if record.state == "cancelled" and record.result:
+        raise errors.UserError(
+            rich_text(
+                f"Change {record.id} ended at {clock_time(_decided(record))}: ",
+                mention(record.requested_by),
+                f" {record.result}; nothing was changed.",
+            )
+        )
     if record.state == "cancelled":
         raise errors.UserError(
             rich_text(
@@ -193,6 +201,18 @@ def cancel(record: Approval | None, change_id: str, user: str, now: datetime) ->
     return replace(waiting, state="cancelled", decided_by=user, decided_at=now)
 
 
+def refuse(record: Approval | None, change_id: str, user: str, now: datetime, why: str) -> Approval:
+    """The step of an approval whose requester no longer qualifies (`why`: "is no longer an
+    operator ..."): the request ends, as cancelled by the approver `user` with `why` as its
+    result (a state every release knows: none can approve it).
+
+    Raises:
+        UserError: no such request, or it ended already.
+    """
+    waiting = check_open(record, change_id, now)
+    return replace(waiting, state="cancelled", decided_by=user, decided_at=now, result=why)
+
+
 def expire(record: Approval | None, change_id: str, now: datetime) -> Approval:
     """The step of the expiry sweep: a request nobody approved in time, ended as expired.
 
@@ -212,6 +232,10 @@ def finish(record: Approval, result: str) -> Approval:
 def clock_time(moment: datetime) -> str:
     """`08:15 UTC`: when, in the words of the request message."""
     return moment.strftime("%H:%M UTC")
+
+
+def _decided(record: Approval) -> datetime:
+    return record.decided_at or record.requested_at
 
 
 def _who(user: str) -> Rich:

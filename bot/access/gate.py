@@ -37,6 +37,21 @@ class Gate:
                 "changes."
             )
 
+    async def requester_problem(self, user_id: str) -> str | None:
+        """Why a change `user_id` asked for may no longer run (no longer an operator; a guest
+        or deactivated now), or None: the command's check again, asked of Slack now, as an
+        approval may come 15 minutes after the command.
+
+        Raises:
+            SlackUnavailable: Slack could not be asked (whether they qualify is unknown).
+        """
+        members = await self.slack.members_now(policy.group_entries(self.access.operators))
+        if not policy.is_operator(user_id, self.access, members):
+            return "is no longer an operator (access.operators)"
+        if await self.slack.is_guest_or_deactivated_now(user_id):
+            return "is now a guest or a deactivated account"
+        return None
+
     async def require_viewer(self, user_id: str, action: str) -> None:
         """Raises NotAllowed unless the user may look (everyone, unless access.viewers is a
         list)."""

@@ -3,8 +3,10 @@
 `none`: the bot's own identity (no impersonation). `email`: `Impersonate-User` is the address
 Slack's `users.info` gives (`user.profile.email`, only with the `users:read.email` scope).
 `id`: `slack:<user ID>`. Either way `Impersonate-Group` is `slack:<handle>` for each Slack user
-group the person is in. The operator check before a change stays the bot's own; this only
-decides the identity the cluster's RBAC then judges. A person whose identity cannot be told is
+group the person is in. A value no HTTP header carries as Kubernetes reads it (beyond ASCII, a
+control character, CR or LF: `bot.kube.identity.is_sendable`) refuses the change, naming it.
+The operator check before a change stays the bot's own; this only decides the identity the
+cluster's RBAC then judges. A person whose identity cannot be told is
 refused: a change never falls back to the bot's own rights.
 """
 
@@ -41,7 +43,7 @@ def impersonation(
         return None
     groups = tuple(f"{SLACK_PREFIX}{handle}" for handle in sorted(set(handles)))
     if mode == "id":
-        return Impersonation(f"{SLACK_PREFIX}{user_id}", groups, user_id)
+        return _sendable(Impersonation(f"{SLACK_PREFIX}{user_id}", groups, user_id))
     if email is None or email.scope_missing:
         raise errors.NotAllowed(
             "Changes here are made as you in Kubernetes, by your email (access.impersonate: "
@@ -54,7 +56,30 @@ def impersonation(
             "email), but Slack has no email for your account (a bot or a guest without "
             f"one?); {REFUSED}."
         )
-    return Impersonation(email.address, groups, user_id)
+    return _sendable(Impersonation(email.address, groups, user_id))
+
+
+def _sendable(person: Impersonation) -> Impersonation:
+    """`person`, unless a value of theirs cannot be sent in an HTTP header.
+
+    Raises:
+        NotAllowed: naming the user group or address, and why.
+    """
+    found = person.unsendable()
+    if found is None:
+        return person
+    header, value = found
+    if header == "Impersonate-Group":
+        what = f"your Slack user group {value.removeprefix(SLACK_PREFIX)!r}"
+        sent_as, fix = "a Kubernetes group", "A workspace admin can rename its handle"
+    else:
+        what = f"your Kubernetes user {value!r}"
+        sent_as, fix = "a Kubernetes user", "Your email in Slack needs changing"
+    raise errors.NotAllowed(
+        f"Changes here are made as you in Kubernetes (access.impersonate), but {what} cannot "
+        f"be sent as {sent_as}: an impersonation header carries printable ASCII only, with no "
+        f"space at either end. {fix}; {REFUSED}."
+    )
 
 
 async def resolve(mode: Mode, user_id: str, people: People) -> Impersonation | None:

@@ -5,7 +5,10 @@ The memory lives where the alert state does (`state.backend`): a SQLite file of 
 `state.path`, or a ConfigMap of its own (`<state.configmap>-once`) claimed with the
 resourceVersion read, so two replicas racing for one key cannot both win. Expired keys are
 dropped on the next claim of the same space (a key is `SPACE-ID`; requests and confirmations
-keep time by different clocks: Slack's and the service's). Not the alert store: claims come
+keep time by different clocks: Slack's and the service's); a claim that would take the ConfigMap
+past `MAX_BYTES` first drops every key past its time, whatever its space, and whatever is no
+expiry (approval records a release before kept here): nothing else takes the memory's room, and
+a full memory frees itself as its keys' windows end. Not the alert store: claims come
 with every request, and must not contend with alert saves. Each store takes claims in batches,
 in order, in one write (`claim_all`); `bot.access.grouped` gathers concurrent claims into one.
 """
@@ -148,14 +151,20 @@ class ConfigMapOnce:
             data, changes = dict(stored), dict[str, str | None]()
             won = [_claim_in(data, changes, claim) for claim in claims]
             if any(won):
-                self._check_room(data)
+                self._check_room(data, changes, min(claim.now for claim in claims))
             return changes, won  # none won: nothing changed, nothing written
 
         gave_up = "request memory ConfigMap kept changing under us"
         return await self._document.change(claim_in, gave_up=gave_up)
 
-    def _check_room(self, data: Mapping[str, str]) -> None:
-        """Raises OnceFull when `data` would take the ConfigMap past `MAX_BYTES`."""
+    def _check_room(
+        self, data: dict[str, str], changes: dict[str, str | None], now: datetime
+    ) -> None:
+        """Past `MAX_BYTES`, every key past its time goes, whatever its space, and every value
+        that is no expiry (approval records a release before kept here, `approval-<ID>`); then
+        raises OnceFull when `data` would still take the ConfigMap past `MAX_BYTES`."""
+        if stored_bytes(data) > MAX_BYTES:
+            _forget_past(data, changes, now.timestamp())
         if stored_bytes(data) > MAX_BYTES:
             raise OnceFull(
                 f"request memory ConfigMap {self.namespace}/{self.name} is full "
@@ -179,6 +188,13 @@ def _claim_in(data: dict[str, str], changes: dict[str, str | None], claim: Claim
         changes[key] = None
     data[claim.key] = changes[claim.key] = repr(claim.until.timestamp())
     return True
+
+
+def _forget_past(data: dict[str, str], changes: dict[str, str | None], now: float) -> None:
+    """Drop from `data` (noted in `changes`) every key whose expiry is not after `now`."""
+    for key in [k for k, v in data.items() if _expiry(v) <= now]:
+        del data[key]
+        changes[key] = None
 
 
 def stored_bytes(data: Mapping[str, str]) -> int:

@@ -1,5 +1,6 @@
 """How a change waiting for approval looks in Slack: the public request with `Approve` /
-`Cancel`, and the same message once it ended (approved and run, cancelled, expired).
+`Cancel`, and the same message once it ended (approved and run, cancelled, its requester no
+longer qualified, expired).
 
 Pure. What the change is, is said as its kind described it when the request was made
 (`Approval.what`, `bot.changes.kinds.Described.line`).
@@ -73,6 +74,21 @@ def cancelled_message(record: Approval) -> Message:
     return _ended(said)
 
 
+def refused_message(record: Approval) -> Message:
+    """The request once its requester no longer qualified when it was approved
+    (`approvals.refuse`: `result` says why)."""
+    assert record.decided_at is not None
+    said = rich_text(
+        _asked(record),
+        f"\n:no_entry_sign: Ended at {clock_time(record.decided_at)}, when ",
+        blocks.mention(record.decided_by),
+        " approved it: ",
+        blocks.mention(record.requested_by),
+        f" {blocks.escape(record.result)}; nothing was changed.",
+    )
+    return _ended(said)
+
+
 def expired_message(record: Approval) -> Message:
     said = rich_text(
         _asked(record),
@@ -82,12 +98,13 @@ def expired_message(record: Approval) -> Message:
     return _ended(said)
 
 
-def unkept_message(record: Approval) -> Message:
-    """The request once it turned out it could not be kept: it can never be approved."""
+def unkept_message(record: Approval, why: object) -> Message:
+    """The request once it turned out it could not be kept (`why`, in words): it can never be
+    approved."""
     said = rich_text(
         _asked(record),
-        "\n:warning: This request could not be kept (the memory of approvals could not be "
-        "reached), so it cannot be approved; nothing was changed. Run the command again.",
+        "\n:warning: This request could not be kept, so it cannot be approved: ",
+        blocks.escape(str(why)),
     )
     return _ended(said)
 

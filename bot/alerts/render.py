@@ -15,8 +15,8 @@ from typing import Any
 from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Phase, Severity
 from bot.core import errors
 from bot.core.durations import format_duration
+from bot.core.redaction import redact
 from bot.core.rich import Rich, rich_join, rich_text
-from bot.diagnostics.redaction import redact
 from bot.slack.blocks import (
     Block,
     Message,

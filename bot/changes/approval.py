@@ -4,9 +4,10 @@ operator, 15 minutes at most.
 The request is posted for everyone to see, with its CHANGE_ID, where it was asked (the alert
 channel for a direct message, which approvers cannot see); it ends once, by compare-and-set in
 the shared state (`bot.access.approval_store`): approved by an approver who is not the
-requester, cancelled, or expired. Once an approved change has run, its object says who
-approved it (`kai-chatops/approved-*`). At start, an approvers list naming no operator is
-refused: nothing on those clusters could ever run. Every refusal is said and changes nothing.
+requester, cancelled, or expired; the requester is checked again when it is approved. Once an
+approved change has run, its object says who approved it (`kai-chatops/approved-*`). Every
+refusal is said and changes nothing. (At start, `bot.changes.approvers` refuses an approvers
+list naming no operator.)
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from bot.access.confirmations import AskedChange
 from bot.changes.kinds import Described
 from bot.changes.ports import ServiceParts
 from bot.core import errors
+from bot.core.rich import rich_text
 from bot.slack import blocks
 from bot.slack.blocks import Message
-from bot.slack.gateway import SlackGateway, SlackUnavailable
+from bot.slack.gateway import SlackUnavailable
 
 log = logging.getLogger(__name__)
 RESULT_CHARS = 600  # how much of a change's result the request message keeps
@@ -55,8 +57,8 @@ async def request(parts: ServiceParts, asked: AskedChange, described: Described)
     record = replace(record, channel_id=channel, message_ts=ts)
     try:
         await _step(parts, record.id, lambda found: _first(found, record), now)
-    except errors.UserError:
-        await show(parts, record, render_approval.unkept_message(record))
+    except errors.UserError as e:
+        await show(parts, record, render_approval.unkept_message(record, e))
         raise
     where = "this channel" if channel == asked.channel_id else "the alert channel"
     return render_approval.waiting_note(record, command, where)
@@ -102,6 +104,47 @@ async def open_request(parts: ServiceParts, change_id: str, user: str) -> Approv
     approvals.check_not_requester(record, user)
     await _require_approver(parts, user, f"approve change {record.id}")
     return record
+
+
+async def check_requester(
+    parts: ServiceParts, record: Approval, approver: str, described: Described
+) -> None:
+    """The requester checked again as at the command, asking Slack now: one who no longer
+    qualifies (not an operator, a guest or deactivated) ends the request, said on its message
+    and in one `failed` audit line.
+
+    Raises:
+        UserError: they no longer qualify (the request has ended), or Slack cannot say now
+            (the request still waits); nothing changed.
+    """
+    requester = blocks.mention(record.requested_by)
+    try:
+        problem = await parts.gate.requester_problem(record.requested_by)
+    except SlackUnavailable as e:
+        raise errors.UserError(
+            rich_text(
+                "Cannot tell now whether ",
+                requester,
+                f" may still make changes ({e}); nothing was changed and change {record.id} "
+                "still waits. Try again in a moment.",
+            )
+        ) from e
+    if problem is None:
+        return
+    now = parts.clock()
+    ended = await _step(
+        parts,
+        record.id,
+        lambda found: approvals.refuse(found, record.id, approver, now, problem),
+        now,
+    )
+    await show(parts, ended, render_approval.refused_message(ended))
+    refused = described.failure(record.requested_by, now)
+    details = {"approval": record.id, "checked_by": approver}
+    audit.log_change(replace(refused, note=f"refused at approval: {problem}", details=details))
+    raise errors.UserError(
+        rich_text(f"Change {record.id} ended: ", requester, f" {problem}; nothing was changed.")
+    )
 
 
 async def approve(parts: ServiceParts, record: Approval, user: str) -> Approval:
@@ -159,9 +202,11 @@ def approval_annotations(record: Approval) -> dict[str, str | None]:
 
 
 async def expire_requests(parts: ServiceParts) -> None:
-    """End the requests nobody approved in time, each said on its message (the scheduler's
-    job, on the Lease holder); one that ended otherwise meanwhile is left as it is."""
+    """Forget the records a day past their expiry, then end the requests nobody approved in
+    time, each said on its message (the scheduler's job, on the Lease holder); one that ended
+    otherwise meanwhile is left as it is."""
     now = parts.clock()
+    await _store(parts).prune(now)
     for record in await _store(parts).records():
         if record.is_expired(now):
             await _expire(parts, record.id, now)
@@ -240,40 +285,3 @@ def _public_channel(parts: ServiceParts, channel: str) -> str:
 def _store(parts: ServiceParts) -> ApprovalStore:
     assert parts.approvals is not None  # `build_deps` opens it
     return parts.approvals
-
-
-async def check_approvers(parts: ServiceParts) -> None:
-    """Refuse an approvers list that names no operator, asking Slack for the user groups' members
-    when the lists do not share an entry.
-
-    When Slack cannot be asked at start, the service starts and says so in the log: a wrong
-    list cannot let a change through (each approval checks the approver again), it can only
-    leave requests to expire.
-
-    Raises:
-        ConfigError: no approver is an operator.
-    """
-    access = parts.settings.access
-    if approvals.shares_an_entry(access):
-        return
-    assert access.approval is not None
-    groups = policy.group_entries(access.operators + access.approval.approvers)
-    members = await _members(parts.slack, groups)
-    if members is None:
-        return
-    problem = approvals.approvers_problem(access, members)
-    if problem is not None:
-        raise errors.ConfigError([problem])
-
-
-async def _members(slack: SlackGateway, groups: list[str]) -> dict[str, frozenset[str]] | None:
-    try:
-        return await slack.members_now(groups)
-    except SlackUnavailable as e:
-        log.warning(
-            "cannot check at start that an approver (access.approval.approvers) is an operator: "
-            "Slack could not say who is in %s (%s); each approval is checked when it is given",
-            ", ".join(groups),
-            e,
-        )
-        return None

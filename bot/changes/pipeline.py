@@ -23,6 +23,7 @@ from bot.changes.ports import ServiceParts
 from bot.changes.progress import InPlace, Respond
 from bot.core import errors
 from bot.kube.acting import ActingAs, acting_as
+from bot.kube.identity import Impersonation
 from bot.kube.ports import KubeWriter
 from bot.slack import blocks
 from bot.slack.blocks import Message, Text
@@ -62,7 +63,7 @@ class ChangePipeline:
             raise TypeError(f"{action} takes {kind.params.__name__}, not {type(change).__name__}")
         described, user = kind.describe(change), asker.user_id
         await self.parts.gate.require_operator(user, described.operation)
-        await self.parts.gate.person(user)
+        await self._person(user, described)
         run = self._run(self.parts.kube_for(described.cluster), user, user, asker.channel_id)
         prepared = await kind.prepare(change, run)
         if prepared is not None and not isinstance(prepared, Ask):
@@ -111,10 +112,12 @@ class ChangePipeline:
 
         Raises:
             UserError / NotAllowed: no such request, it ended, `user` asked for it, or is not
-                an operator and approver; nothing changed. What the change raised, once made.
+                an operator and approver, or the requester no longer qualifies (the request
+                ends); nothing changed. What the change raised, once made.
         """
         waiting = await approval.open_request(self.parts, change_id, user)
         kind, change = self._decoded(waiting.action, waiting.params)
+        await approval.check_requester(self.parts, waiting, user, kind.describe(change))
         approved = await approval.approve(self.parts, waiting, user)
         try:
             with audit.approved(approved.decided_by, approved.id) as context:
@@ -143,7 +146,7 @@ class ChangePipeline:
         """Make the change as `actor` (its patches sent as them), and record it; a change made
         at once answers in place (`respond`)."""
         described = kind.describe(change)
-        kube = await self._kube_as(described.cluster, actor)
+        kube = await self._kube_as(described, actor)
         reply = InPlace(respond, started=kind.announced)
         run = self._run(kube, actor, asked.requested_by, asked.channel_id, reply)
         return await reply.replacing(self._apply(kind, change, described, run, reply))
@@ -183,7 +186,7 @@ class ChangePipeline:
             return run
         return replace(run, started=reply.start, announce=announce)
 
-    async def _kube_as(self, cluster: str, actor: str) -> KubeWriter:
+    async def _kube_as(self, described: Described, actor: str) -> KubeWriter:
         """The cluster's gateway for a change `actor` asked for: its patches sent as that
         person when `access.impersonate` says so, its reads the bot's own.
 
@@ -191,9 +194,23 @@ class ChangePipeline:
             NotAllowed, UserError: the person's identity cannot be told: nothing is sent, and
                 never as the bot instead.
         """
-        kube = self.parts.kube_for(cluster)
-        person = await self.parts.gate.person(actor)
+        kube = self.parts.kube_for(described.cluster)
+        person = await self._person(actor, described)
         return kube if person is None else acting_as(kube, person)
+
+    async def _person(self, user: str, described: Described) -> Impersonation | None:
+        """Whom `user`'s change is sent as (`Gate.person`); a refusal (no email, a group or
+        address no header can carry) is the change's one `failed` audit line.
+
+        Raises:
+            NotAllowed, UserError: as `Gate.person`.
+        """
+        try:
+            return await self.parts.gate.person(user)
+        except errors.NotAllowed as e:
+            failed = described.failure(user, self.parts.clock())
+            audit.log_change(replace(failed, note=str(e)))
+            raise
 
     def _decoded(self, action: str, raw: Mapping[str, str]) -> tuple[ChangeKind[Any], object]:
         kind = self.kinds.get(action)

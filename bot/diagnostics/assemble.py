@@ -12,10 +12,10 @@ from datetime import datetime
 
 from bot.core import conditions
 from bot.core.models import Health, RawObject
+from bot.core.redaction import redact
 from bot.diagnostics import evidence, selectors
 from bot.diagnostics import pods as pod_rules
 from bot.diagnostics.model import Component, Endpoints, LogTail, PodState
-from bot.diagnostics.redaction import redact
 from bot.health import deployments
 
 

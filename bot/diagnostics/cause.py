@@ -11,8 +11,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from bot.core.models import Health
+from bot.core.redaction import redact
 from bot.diagnostics.model import Cause, Component, Diagnosis, PodState
-from bot.diagnostics.redaction import redact
 from bot.diagnostics.subjects import deployments_named
 
 HEALTHY_UNDER_ALERT = "The components look healthy; the cause is the condition above."

@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 
 from bot.core import conditions
 from bot.core.models import RawObject
+from bot.core.redaction import redact
 from bot.diagnostics.model import Endpoints, EventLine
-from bot.diagnostics.redaction import redact
 
 EVENT_WINDOW = timedelta(hours=1)
 MAX_EVENTS = 10

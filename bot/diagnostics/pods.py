@@ -12,8 +12,8 @@ from typing import Any
 
 from bot.core import conditions
 from bot.core.models import RawObject
+from bot.core.redaction import redact
 from bot.diagnostics.model import ContainerState, PodState
-from bot.diagnostics.redaction import redact
 
 OOM_EXIT = 137  # 128 + SIGKILL: what an OOM kill (or any SIGKILL) exits with
 _PULL_FAILURES = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull")

@@ -39,6 +39,14 @@ class Impersonation:
         key = quote(SLACK_USER_EXTRA, safe="")
         return [*lines, (f"Impersonate-Extra-{key}", self.slack_user)]
 
+    def unsendable(self) -> tuple[str, str] | None:
+        """The first header (name, value) whose value no HTTP header carries as Kubernetes
+        reads it (`is_sendable`), or None: such a change is refused, never sent."""
+        for name, value in self.headers():
+            if not is_sendable(value):
+                return name, value
+        return None
+
     def audit_details(self, impersonator: str) -> dict[str, str]:
         """The audit line's account of a change sent as this person: the Kubernetes user and
         groups, and who sent it (the bot's own Kubernetes identity, when it can tell)."""
@@ -55,11 +63,23 @@ class Impersonation:
         return f"{self.user} (groups {', '.join(self.groups)})"
 
 
+def is_sendable(value: str) -> bool:
+    """Whether `value` goes in an impersonation header byte for byte as the API server reads
+    it: printable ASCII, not empty, no space at either end. A control character, CR or LF is
+    refused by every HTTP client (Python's http.client raises; Go's net/http, which client-go
+    sends through, fails the request); a letter beyond ASCII is sent as Latin-1 by Python's
+    (and beyond Latin-1 not at all: UnicodeEncodeError) but as UTF-8 by client-go
+    (transport/round_trippers.go `impersonatingRoundTripper` sets it as it is), and the API
+    server takes the bytes as they come, so the name would differ from the one RBAC binds;
+    HTTP strips spaces at the ends."""
+    return bool(value) and value.isascii() and value.isprintable() and value == value.strip()
+
+
 def token_subject(bearer: str) -> str:
     """Whom a bearer token authenticates as, when it says so itself: the `sub` claim of a
     ServiceAccount token (a JWT: `system:serviceaccount:NAMESPACE:NAME`); "" for any other
     token. Read, never verified: it only names the bot in its own audit line."""
-    parts = bearer.removeprefix("Bearer ").removeprefix("bearer ").strip().split(".")
+    parts = bearer.split(".")  # the scheme word, if any, rides in the header part, unread
     if len(parts) != 3:
         return ""
     try:

@@ -122,7 +122,19 @@ class RestCalls:
         accept: str = "application/json",
         acting_as: Impersonation | None = None,
     ) -> bytes:
-        """One request with its retries: the answer's body, or the final KubeError."""
+        """One request with its retries: the answer's body, or the final KubeError.
+
+        Raises:
+            NotAllowed: `acting_as` has a value no HTTP header carries (nothing is sent; the
+                change pipeline refuses such a person before, this is the last guard).
+        """
+        unsendable = acting_as.unsendable() if acting_as else None
+        if unsendable is not None:
+            name, value = unsendable
+            raise errors.NotAllowed(
+                f"cluster {self.cluster}: {call.describe()}: {name} {value!r} cannot be sent in "
+                "an HTTP header as Kubernetes reads it; nothing was sent"
+            )
         headers = {"Accept": accept} | ({"Content-Type": body_type} if body_type else {})
         lines = acting_as.headers() if acting_as else []
         send = functools.partial(self._send, method, path, query or [], headers, body, lines)

@@ -43,6 +43,9 @@ log = logging.getLogger(__name__)
 SLACK_PATH = "/slack/events"
 FORM = "application/x-www-form-urlencoded"
 BODY_SECONDS = 3.0  # Slack's ack window: a body slower than this cannot be answered in time
+# What Bolt raises reading a payload it cannot use: not JSON (ValueError), nested deeper than
+# the parser goes (RecursionError), or JSON that is not an object (AttributeError, TypeError).
+UNREADABLE = (ValueError, RecursionError, AttributeError, TypeError)
 # What a command's ack reads of its form (`_ack_command`); Bolt parses the whole form after.
 ACK_FIELDS = frozenset({"command", "ssl_check", "text", "response_url"})
 
@@ -91,10 +94,20 @@ class SlackEvents:
             fields = self._our_command(text, request.content_type)
             if fields is None:
                 try:
-                    return _http(await self._app.async_dispatch(bolt_request.build()))
+                    return await self._dispatch_other(bolt_request)
                 finally:
                     self._seen.end(signature)
             return await self._ack_command(fields, bolt_request, signature)
+
+    async def _dispatch_other(self, bolt_request: _BoltRequest) -> web.Response:
+        """Bolt's answer to a click, an event, ...; 400 for a payload Bolt cannot read (not
+        JSON, nested past the parser's depth, not an object): nothing runs."""
+        try:
+            built = bolt_request.build()
+        except UNREADABLE as e:
+            log.warning("refused a signed request whose payload cannot be read (%r)", e)
+            return web.Response(status=400)
+        return _http(await self._app.async_dispatch(built))
 
     def _our_command(self, text: str, content_type: str) -> dict[str, str] | None:
         """The fields of our slash command, or None for anything else."""

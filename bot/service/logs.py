@@ -1,29 +1,27 @@
 """Logging set-up: one JSON object per line in a cluster, readable text locally; secrets redacted.
 
-Every record passes a filter that replaces Slack tokens (by shape) and the configured secrets (by
-value) with `[redacted]`, whatever logged them (our code, Bolt, slack_sdk or aiohttp), in the
-message, the traceback and every `extra` field.
+Every record passes a filter that replaces secret-shaped text (`bot.core.redaction`, the same
+rules as for what the cluster says: tokens of every Slack shape, `password='…'`, URL passwords,
+...) and the configured secrets (by value) with `[redacted]`, whatever logged them (our code,
+Bolt, slack_sdk or aiohttp), in the message, the traceback and every `extra` field.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-# Every Slack token shape: xoxb/xoxp/xoxa/xoxo/xoxs/xoxr, refresh (`xoxe-`, `xoxe.xoxp-`), client
-# (`xoxc-`), cookie (`xoxd-`, often URL-encoded) and app-level (`xapp-`) tokens.
-TOKEN_SHAPE = re.compile(r"\b(?:xox[a-z](?:\.xox[a-z])?|xapp)-[A-Za-z0-9%._-]+")
+from bot.core import redaction
+
 # What every LogRecord has; anything else on a record came from `extra`.
 _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
     "message",
     "asctime",
 }
-REDACTED = "[redacted]"
 FIELDS = ("cluster", "user", "command", "object", "outcome")
 
 
@@ -35,9 +33,9 @@ class RedactSecrets(logging.Filter):
         self._secrets = [s for s in secrets if len(s) >= 8]
 
     def redact(self, text: str) -> str:
-        text = TOKEN_SHAPE.sub(REDACTED, text)
+        text = redaction.redact(text)
         for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
+            text = text.replace(secret, redaction.REDACTED)
         return text
 
     def filter(self, record: logging.LogRecord) -> bool:

@@ -1,7 +1,9 @@
 """Runs the service: the Slack listener (HTTP or Socket Mode) and `/healthz` `/readyz` `/metrics`.
 
 Composition only. HTTP mode serves `POST /slack/events` (signature-verified before Bolt sees it)
-on the same port as the three GET endpoints; Socket Mode connects out with the app token instead.
+on the same port as the three GET endpoints, through a listener that bounds each request's header
+section and the connections open at once (`bot.service.listener`); Socket Mode connects out with
+the app token instead.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from bot.service import app, probes, schedule, signing
+from bot.service import app, listener, probes, schedule, signing
 from bot.service.deps import Deps, SlackEnv
 from bot.service.endpoint import SLACK_PATH, SlackEvents
 from bot.slack.responses import ResponseUrls
@@ -61,6 +63,7 @@ class Service:
         )
         self._socket: SocketModeHandler | None = None
         self._runner: web.AppRunner | None = None
+        self._listener: asyncio.Server | None = None
         self.probes = probes.Probes(self.deps, self._client, self._socket_client)
 
     def _socket_client(self) -> Any | None:
@@ -69,18 +72,18 @@ class Service:
     @property
     def port(self) -> int:
         """The port actually bound (useful with port 0)."""
-        if self._runner is None or not self._runner.addresses:
+        if self._listener is None or not self._listener.sockets:
             return self._port
-        return int(self._runner.addresses[0][1])
+        return int(self._listener.sockets[0].getsockname()[1])
 
     async def start(self) -> None:
         """Serve the endpoints, and in Socket Mode connect to Slack."""
         web_app = web.Application() if self.env.socket_mode else self._http_app()
         self.probes.add_routes(web_app)
         self.probes.watch.start()
-        self._runner = web.AppRunner(web_app, access_log=None)
+        self._runner = listener.make_runner(web_app)
         await self._runner.setup()
-        await web.TCPSite(self._runner, self._host, self._port).start()
+        self._listener = await listener.listen(self._runner, self._host, self._port)
         if self.env.socket_mode:
             from bot.service.socket_mode import SocketModeHandler  # HTTP mode: never imported
 
@@ -130,8 +133,12 @@ class Service:
         await self.deps.alerts.close()
         if self.deps.lease is not None:  # None: no Lease is configured
             await self.deps.lease.release(self.deps.clock())
+        if self._listener is not None:
+            self._listener.close()  # no new connections; those open are aiohttp's to end
         if self._runner is not None:
             await self._runner.cleanup()
+        if self._listener is not None:
+            await self._listener.wait_closed()
         await self._responses.close()
         self.deps.close()
 

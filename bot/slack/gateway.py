@@ -252,8 +252,17 @@ class SlackGateway:
         except SlackUnavailable as e:
             log.warning("cannot look up Slack user %s: %s", user_id, e)
             return True
-        keys = ("deleted", "is_restricted", "is_ultra_restricted")
-        return any(bool(user.get(key)) for key in keys)
+        return _is_restricted(user)
+
+    async def is_guest_or_deactivated_now(self, user_id: str) -> bool:
+        """As `is_guest_or_deactivated`, asked of Slack now (`users.info`, the cache renewed).
+
+        Raises:
+            SlackUnavailable: Slack could not be asked.
+        """
+        self._users.pop(user_id, None)
+        user, _ = await self._user(user_id)
+        return _is_restricted(user)
 
     async def email_of(self, user_id: str) -> Email:
         """The member's `profile.email` (`users.info`, cached), and whether the token's scopes
@@ -363,3 +372,8 @@ def _never_sent(e: BaseException) -> bool:
     could not be made (DNS, TCP, TLS). Everything else (a timeout, a dropped connection, a
     broken answer) may have happened after Slack applied the call."""
     return isinstance(e, aiohttp.ClientConnectorError | ConnectionRefusedError | SlackNotSent)
+
+
+def _is_restricted(user: Mapping[str, Any]) -> bool:
+    """A guest (single- or multi-channel) or a deactivated account, as `users.info` says."""
+    return any(bool(user.get(key)) for key in ("deleted", "is_restricted", "is_ultra_restricted"))

@@ -123,6 +123,15 @@ class SocketHub:
         finally:
             self._pending.pop(envelope_id, None)
 
+    async def send_frame(self, text: str) -> None:
+        """Send one text frame exactly as given (malformed, huge, or an envelope of any shape)
+        to the newest open connection; nothing is awaited back.
+
+        Raises:
+            ConnectionError: no client is connected.
+        """
+        await self._newest_open().ws.send_str(text)
+
     async def disconnect(self, reason: str = "refresh_requested", *, grace: float = 5.0) -> None:
         """Ask every connected client to reconnect, then close what it has not closed itself.
 

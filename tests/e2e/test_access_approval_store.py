@@ -5,15 +5,18 @@ beside the used Confirms without disturbing them."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from approval_records import largest_waiting, records_to
 from sim_gateway import connect
 
-from bot.access import approvals
+from bot.access import approval_room, approval_store, approvals
 from bot.access.approval_store import (
+    PREFIX,
     ApprovalStore,
     ApprovalsUnavailable,
     ConfigMapApprovals,
@@ -22,6 +25,8 @@ from bot.access.approval_store import (
 from bot.access.approvals import Approval
 from bot.access.confirmations import new_pending
 from bot.access.once import ConfigMapOnce, OnceStore, SqliteOnce
+from bot.config import settings as config
+from bot.config.settings import Settings
 from bot.core import errors
 from bot.state import sqlite as sqlite_state
 from testbed.sim import Simulator
@@ -152,3 +157,135 @@ async def test_sqlite_takes_the_write_lock_before_it_reads(
     assert isinstance(meanwhile[0], ApprovalsUnavailable), meanwhile
     kept = await second.get("7KQ2MXD4")
     assert kept is not None and kept.decided_by == "UONE"
+
+
+Seed = Callable[[dict[str, str]], None]
+
+
+@pytest.fixture(params=["sqlite", "configmap"])
+def seeded(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[ApprovalStore, Seed]:
+    """A store of each backend, and how to put records in it as another replica left them."""
+    if request.param == "sqlite":
+        path = str(tmp_path / "state.once.sqlite")
+
+        def seed_rows(data: dict[str, str]) -> None:
+            with sqlite3.connect(path) as db:
+                db.execute(approval_store.SQLITE_TABLE)
+                rows = [(k.removeprefix(PREFIX), 0.0, v) for k, v in data.items()]
+                db.executemany("INSERT INTO approvals (id, until, body) VALUES (?, ?, ?)", rows)
+
+        return SqliteApprovals(path), seed_rows
+    sim: Simulator = request.getfixturevalue("sim")
+
+    def seed_configmap(data: dict[str, str]) -> None:
+        metadata = {"name": "state-approvals", "namespace": "kai-chatops"}
+        sim.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data})
+
+    where = {"namespace": "kai-chatops", "name": "state-approvals"}
+    return ConfigMapApprovals(connect(sim, tmp_path), **where), seed_configmap
+
+
+async def test_a_full_memory_keeps_no_new_request_until_one_no_longer_runs(
+    seeded: tuple[ApprovalStore, Seed],
+) -> None:
+    store, seed = seeded
+    full = records_to(approval_room.MAX_BYTES - 1_000, T0)  # room, but for less than one more
+    seed(full)
+    new = largest_waiting(999, T0)
+
+    with pytest.raises(errors.UserError, match=f"^{len(full)} changes are waiting for approval"):
+        await store.change(new.id, lambda _: new, T0)
+    assert await store.get(new.id) is None
+    oldest = sorted(full)[0].removeprefix(PREFIX)
+    await store.change(oldest, lambda found: approvals.cancel(found, oldest, "UASK", T0), T0)
+
+    await store.change(new.id, lambda _: new, T0)
+
+    assert await store.get(oldest) is None  # the cancelled record gave way
+    assert await store.get(new.id) == new
+    assert len(await store.records()) == len(full)
+
+
+async def test_pruning_drops_what_expired_a_day_ago_and_nothing_else(
+    seeded: tuple[ApprovalStore, Seed],
+) -> None:
+    store, seed = seeded
+    seed(records_to(20_000, T0) | records_to(20_000, T0 + timedelta(minutes=1), first=100))
+    kept = await store.records()
+    day = T0 + approvals.LIFETIME + approval_room.KEPT
+
+    await store.prune(day)
+
+    assert await store.records() == [r for r in kept if r.requested_at > T0]
+    await store.prune(day)  # nothing left to drop: nothing written
+
+
+def settings_of(state: dict[str, str]) -> Settings:
+    return config.parse_settings(
+        {"clusters": [{"name": "a"}], "slack": {"alert_channel": "C0ALERTS"}, "state": state}
+    )
+
+
+async def test_the_approvals_open_beside_the_state_in_the_backend_it_names_reading_the_legacy(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    on_file = approval_store.open_store(settings_of({"path": str(tmp_path / "s.sqlite")}), None)  # type: ignore[arg-type]
+    await on_file.change("7KQ2MXD4", lambda _: waiting(), T0)
+    assert (tmp_path / "s.once.sqlite").exists()
+    # A release before kept its records in the Confirms' ConfigMap (`-once`), beside its keys.
+    legacy = {"approval-OLDOLDOL": approvals.to_json(waiting("OLDOLDOL")), "req-x": "1.0"}
+    metadata = {"name": "st-once", "namespace": "kai-chatops"}
+    sim.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": legacy})
+    state = {"backend": "configmap", "configmap": "st", "namespace": "kai-chatops"}
+    store = approval_store.open_store(settings_of(state), connect(sim, tmp_path))
+
+    assert await store.get("OLDOLDOL") == waiting("OLDOLDOL")
+    assert await store.records() == [waiting("OLDOLDOL")]
+    approved = await store.change(
+        "OLDOLDOL", lambda found: approvals.approve(found, "OLDOLDOL", "UOK", T0), T0
+    )
+
+    ours = sim.get("v1", "ConfigMap", "st-approvals", "kai-chatops") or {}
+    assert ours["data"] == {"approval-OLDOLDOL": approvals.to_json(approved)}
+    assert await store.get("OLDOLDOL") == approved  # its own over the legacy one
+    assert await store.records() == [approved]
+
+
+async def test_an_approvals_configmap_the_cluster_refuses_or_keeps_changing_is_unavailable(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    store = ConfigMapApprovals(connect(sim, tmp_path), namespace="kai-chatops", name="st")
+    sim.faults.add(403, resource="configmaps", times=1)
+    refused = r"^approvals ConfigMap: cluster sim: .* not allowed to get configmaps"
+    with pytest.raises(ApprovalsUnavailable, match=refused):
+        await store.get("7KQ2MXD4")
+    sim.faults.add(409, verb="patch", resource="configmaps", times=None)
+    await store.change("7KQ2MXD4", lambda _: waiting(), T0)  # created: no patch yet
+
+    for write in (
+        store.change("7KQ2MXD4", lambda found: approvals.cancel(found, "7KQ2MXD4", "U", T0), T0),
+        store.prune(T0 + timedelta(days=2)),
+    ):
+        with pytest.raises(ApprovalsUnavailable, match=r"^approvals kept changing under us$"):
+            await write
+
+
+async def test_a_sqlite_file_that_cannot_be_opened_is_unavailable_naming_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "not-a-dir").write_text("x")
+    store = SqliteApprovals(str(tmp_path / "not-a-dir" / "s.once.sqlite"))
+
+    with pytest.raises(ApprovalsUnavailable, match=r"^approvals file .*not-a-dir"):
+        await store.get("7KQ2MXD4")
+
+
+async def test_sqlite_keeps_each_records_end_for_the_releases_before_that_read_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "state.once.sqlite"
+    await SqliteApprovals(str(path)).change("7KQ2MXD4", lambda _: waiting(), T0)
+
+    with sqlite3.connect(path) as db:
+        (until,) = db.execute("SELECT until FROM approvals").fetchone()
+    assert until == (T0 + approvals.LIFETIME + approval_room.KEPT).timestamp()

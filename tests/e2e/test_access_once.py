@@ -355,3 +355,58 @@ async def test_a_full_configmap_memory_refuses_new_keys_until_they_expire_and_st
     # Once the window has passed, the expired keys go with the next claim: room again.
     assert await store.claim(f"req-{'e' * 64}", LATER + timedelta(minutes=5), LATER)
     assert set(stored(sim)["data"]) == {f"req-{'e' * 64}"}
+
+
+def confirms_to_the_brim(until: str, room: int) -> dict[str, str]:
+    """Confirm keys expiring `until`, and one key that is no expiry (an approval record a
+    release before kept here), taking `once.MAX_BYTES - room` bytes."""
+    data = {"approval-7KQ2MXD4": '{"id":"7KQ2MXD4","state":"waiting"}'}
+    each = once.stored_bytes({f"confirm-{0:016x}": until}) - 1
+    data |= {f"confirm-{n:016x}": until for n in range((once.MAX_BYTES - room - 200) // each)}
+    pad = once.MAX_BYTES - room - once.stored_bytes({**data, "confirm-pad": ""})
+    data["confirm-pad"] = until + "0" * (pad - len(until))  # the same expiry, longer
+    assert once.stored_bytes(data) == once.MAX_BYTES - room
+    return data
+
+
+@pytest.mark.parametrize(
+    ("expiry", "frees"),
+    [(T0, True), (T0 + timedelta(microseconds=1), False)],
+    ids=["past-at-the-claim", "a-moment-after-it"],
+)
+async def test_a_full_configmap_memory_drops_every_key_past_its_time_whatever_its_space(
+    sim: Simulator, tmp_path: Path, expiry: datetime, frees: bool
+) -> None:
+    # Issue 36: a claim dropped only the expired keys of its own space, so Confirms past their
+    # time (and approval records a release before kept here) took a request's room for good.
+    new = f"req-{'f' * 64}"
+    seeded = confirms_to_the_brim(repr(expiry.timestamp()), room=10)
+    sim.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "state-once", "namespace": "kai-chatops"},
+            "data": {**seeded, "confirm-live": repr(LATER.timestamp())},
+        }
+    )
+    store = configmap_once(sim, tmp_path)
+
+    if not frees:
+        with pytest.raises(
+            once.OnceFull, match=r"^request memory ConfigMap kai-chatops/state-once"
+        ):
+            await store.claim(new, LATER, T0)
+        return
+    assert await store.claim(new, LATER, T0)
+    assert set(stored(sim)["data"]) == {"confirm-live", new}
+
+
+async def test_a_memory_with_room_keeps_other_spaces_keys_past_their_time(
+    sim: Simulator, tmp_path: Path
+) -> None:
+    store = configmap_once(sim, tmp_path)
+    assert await store.claim("confirm-old", T0 + timedelta(seconds=1), T0)
+
+    assert await store.claim("req-new", LATER, T0 + timedelta(minutes=1))
+
+    assert set(stored(sim)["data"]) == {"confirm-old", "req-new"}  # its own space's to drop

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from approval_records import approval_config
 from clocks import Clock
+from stack_steps import audit_lines, patches
 
 from bot.access.approval_store import ApprovalsUnavailable
 from bot.keda import usecase
@@ -34,23 +36,9 @@ SHORT_WAIT = usecase.AckWait(timeout=0.3, interval=0.05)
 LEAD, DEPUTY, OPS = "U0LEAD", "U0DEPUTY", "U0OPS"
 
 
-def approval_config(kubeconfig: str) -> dict[str, Any]:
-    return {
-        "clusters": [
-            {"name": "sim", "kubeconfig": kubeconfig, "context": "sim"},
-            {"name": "other", "kubeconfig": kubeconfig, "context": "sim"},
-        ],
-        "access": {
-            "operators": ["@platform-oncall"],
-            "viewers": "everyone",
-            "approval": {"clusters": ["sim"], "approvers": ["@platform-leads", OPERATOR]},
-        },
-    }
-
-
 @pytest.fixture
 async def stack(tmp_path: Path, clock: Clock) -> AsyncIterator[Stack]:
-    overrides = approval_config(str(tmp_path / "kubeconfig"))
+    overrides = approval_config(str(tmp_path / "kubeconfig"), ["@platform-leads", OPERATOR])
     async with running_stack(
         tmp_path, keda_wait=SHORT_WAIT, clock=clock, config_overrides=overrides
     ) as running:
@@ -348,3 +336,72 @@ async def test_the_home_tab_lists_what_waits_for_approval_until_it_is_approved(
     )
     assert f"/kai approve {change_id}` by 2026-08-24 08:15 UTC" in waiting
     assert "Waiting for approval" not in after and change_id not in after
+
+
+def removed_from_the_operators(stack: Stack) -> None:
+    stack.slack.add_usergroup("S0ONCALL", "platform-oncall", [LEAD, DEPUTY, OPS])
+
+
+def deactivated(stack: Stack) -> None:
+    stack.slack.add_user(OPERATOR, "oncall-operator", deleted=True)
+
+
+def made_a_guest(stack: Stack) -> None:
+    stack.slack.add_user(OPERATOR, "oncall-operator", is_restricted=True)
+
+
+@pytest.mark.parametrize(
+    ("lose", "said"),
+    [
+        (removed_from_the_operators, "is no longer an operator"),
+        (deactivated, "is now a guest or a deactivated account"),
+        (made_a_guest, "is now a guest or a deactivated account"),
+    ],
+    ids=["removed-from-the-operators", "deactivated", "made-a-guest"],
+)
+async def test_a_requester_who_lost_the_right_to_change_ends_the_request_when_it_is_approved(
+    stack: Stack, clock: Clock, caplog: pytest.LogCaptureFixture, lose: Any, said: str
+) -> None:
+    # Issue 36, finding 2: the PATCH went out as the requester, removed and deactivated since.
+    caplog.set_level(logging.INFO, logger="kai_chatops.audit")
+    change_id = await ask(stack)
+    lose(stack)
+    clock.now += timedelta(minutes=10)
+    stack.sim.clear_requests()
+
+    refused = await click(stack, "Approve", change_id, LEAD)
+    again = await stack.command(f"approve {change_id}", user_id=DEPUTY)
+
+    assert f"Change {change_id} ended: <@{OPERATOR}> {said}" in str(refused.message), refused.text
+    assert "nothing was changed" in refused.text
+    assert f"ended at 08:10 UTC: <@{OPERATOR}> {said}" in str(again.message), again.text
+    assert annotations(stack) == {} and patches(stack) == []
+    shown = request_for(stack, change_id)
+    assert f"Ended at 08:10 UTC, when <@{LEAD}> approved it: <@{OPERATOR}> {said}" in str(
+        shown.blocks
+    )
+    assert buttons(shown) == []
+    (line,) = [line for line in audit_lines(caplog) if line["action"] == "pause"]
+    assert (line["user"], line["outcome"]) == (OPERATOR, "failed")
+    assert said in line["note"] and line["details"]["approval"] == change_id
+    assert line["details"]["checked_by"] == LEAD
+
+
+async def test_a_requester_who_cannot_be_checked_at_approval_leaves_the_request_waiting(
+    stack: Stack,
+) -> None:
+    first = await ask(stack)
+    await click(stack, "Approve", first, LEAD)  # the approver's own checks, cached from here
+    change_id = await ask(stack, "resume annia/annia-worker")
+    stack.slack.fail_next("usergroups.users.list", status=200, error="fatal_error")
+
+    refused = await click(stack, "Approve", change_id, LEAD)
+
+    assert f"Cannot tell now whether <@{OPERATOR}> may still make changes" in str(
+        refused.message
+    ), refused.text
+    assert f"change {change_id} still waits" in refused.text
+    assert annotations(stack)[PAUSED] == "true"
+    assert buttons(request_for(stack, change_id)) == ["Approve", "Cancel"]  # still waiting
+    done = await click(stack, "Approve", change_id, LEAD)
+    assert PAUSED not in annotations(stack), done.text

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from bot import cli
-from bot.changes.approval import check_approvers
+from bot.changes.approvers import check_approvers
 from bot.config import settings as config
 from bot.service.deps import SlackEnv, build_deps
 from testbed.sim import Simulator

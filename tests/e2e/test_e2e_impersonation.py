@@ -230,3 +230,62 @@ async def test_a_refused_flux_change_is_one_failed_line_naming_both_identities(
     assert refusal in line["note"]
     assert line["details"]["kubernetes_user"] == EMAIL
     assert line["details"]["impersonated_by"] == "kai-chatops (its own credentials)"
+
+
+UNSENDABLE_GROUPS = {
+    "not Latin-1": ("チーム", "your Slack user group 'チーム'"),
+    "Latin-1 beyond ASCII": ("équipe", "your Slack user group 'équipe'"),
+    "CR LF": ("on\r\nImpersonate-Group: system:masters", "your Slack user group 'on\\r\\n"),
+    "a control character": ("on\x00call", "your Slack user group 'on\\x00call'"),
+    "a space at its end": ("oncall ", "your Slack user group 'oncall '"),
+}
+
+
+@pytest.mark.parametrize(
+    ("handle", "named"), list(UNSENDABLE_GROUPS.values()), ids=list(UNSENDABLE_GROUPS)
+)
+async def test_a_group_handle_no_header_can_carry_refuses_that_change_names_it_and_sends_nothing(
+    stack: Stack, caplog: pytest.LogCaptureFixture, handle: str, named: str
+) -> None:
+    # Issue 36, finding 3: http.client's UnicodeEncodeError was "Something went wrong", and
+    # anyone who may edit user groups could stop every change of their members.
+    caplog.set_level(logging.INFO, logger="kai_chatops.audit")
+    stack.slack.add_usergroup("S0ODD", handle, [OPERATOR])
+    stack.sim.clear_requests()
+
+    reply = await stack.command("pause annia/annia-worker")
+
+    assert named in reply.text, reply.text
+    assert "cannot be sent as a Kubernetes group" in reply.text
+    assert "nothing was changed" in reply.text and "Something went wrong" not in reply.text
+    assert patches(stack) == [] and annotations(stack) == {}
+    (line,) = audit_lines(caplog)
+    assert (line["user"], line["outcome"], line["action"]) == (OPERATOR, "failed", "pause")
+    assert named in line["note"]
+    stack.slack.add_usergroup("S0ODD", "oncall-odd", [OPERATOR])  # renamed by an admin
+    await stack.restart_service()  # the gateway's minute of cache, gone
+    assert "Confirm" in json.dumps((await stack.command("pause annia/annia-worker")).message)
+
+
+@pytest.mark.parametrize(
+    ("email", "named"),
+    [
+        ("jörg@example.com", "'jörg@example.com'"),
+        ("oncall@example.com\r\nImpersonate-User: admin", "'oncall@example.com\\r\\n"),
+    ],
+    ids=["beyond ASCII", "CR LF"],
+)
+async def test_an_email_no_header_can_carry_is_refused_named_and_nothing_is_sent(
+    stack: Stack, caplog: pytest.LogCaptureFixture, email: str, named: str
+) -> None:
+    caplog.set_level(logging.INFO, logger="kai_chatops.audit")
+    stack.slack.add_user(OPERATOR, "oncall-operator", email=email)
+    stack.sim.clear_requests()
+
+    reply = await stack.command("pause annia/annia-worker")
+
+    assert f"your Kubernetes user {named}" in reply.text, reply.text
+    assert "nothing was changed" in reply.text
+    assert patches(stack) == [] and annotations(stack) == {}
+    (line,) = audit_lines(caplog)
+    assert (line["outcome"], named in line["note"]) == ("failed", True)

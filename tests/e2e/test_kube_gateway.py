@@ -15,6 +15,7 @@ from bot.core.metrics import Metrics
 from bot.kube import gateway as kube
 from bot.kube import kinds
 from bot.kube.gateway import KubeGateway
+from bot.kube.identity import Impersonation
 from testbed.sim import Simulator
 
 APISERVICE = "v1beta1.external.metrics.k8s.io"
@@ -207,3 +208,24 @@ async def test_an_api_server_without_a_version_endpoint_still_counts_as_reachabl
 ) -> None:
     sim.faults.add(404, path_contains="/version", times=None)
     assert await gateway.server_version() == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("user", "groups"),
+    [("alice@example.com", ("slack:チーム",)), ("jörg@example.com", ()), ("a\r\nb", ())],
+    ids=["a group beyond Latin-1", "a user beyond ASCII", "CR LF"],
+)
+async def test_a_patch_as_a_person_no_header_can_carry_is_refused_and_never_sent(
+    gateway: KubeGateway, sim: Simulator, user: str, groups: tuple[str, ...]
+) -> None:
+    # Issue 36, finding 3: http.client raised UnicodeEncodeError (or ValueError), uncaught.
+    sim.clear_requests()
+    person = Impersonation(user, groups, "U0ALICE")
+    body = {"metadata": {"annotations": {"a": "1"}}}
+
+    with pytest.raises(errors.NotAllowed, match="cannot be sent in an HTTP header"):
+        await gateway.patch_object(
+            kinds.SCALED_JOB, "annia-worker", "annia", body, acting_as=person
+        )
+
+    assert sim.requests == []

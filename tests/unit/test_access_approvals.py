@@ -3,6 +3,7 @@ approvers list, the `approve` grammar and the words of the request. Pure tables.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -11,7 +12,7 @@ import pytest
 from bot.access import approvals
 from bot.access import render_approval as words
 from bot.access.approvals import Approval
-from bot.access.confirmations import new_pending
+from bot.access.confirmations import AskedChange, new_pending
 from bot.commands.approve import Approve
 from bot.config import settings as config
 from bot.config.settings import AccessSettings, ApprovalSettings
@@ -176,3 +177,140 @@ def test_the_expiry_sweep_ends_only_requests_past_their_15_minutes() -> None:
     assert expired.state == "expired"
     with pytest.raises(errors.UserError, match="expired at 10:15 UTC"):
         approvals.approve(expired, "ID1", "UOK", T0)  # even by a clock that lags
+
+
+def test_a_requester_who_no_longer_qualifies_ends_the_request_said_by_every_release() -> None:
+    at = T0 + timedelta(minutes=10)
+    why = "is no longer an operator (access.operators)"
+
+    ended = approvals.refuse(waiting(), "ID1", "UOK", at, why)
+
+    assert (ended.state, ended.decided_by, ended.decided_at, ended.result) == (
+        "cancelled",  # a state older releases know: none of them can approve it
+        "UOK",
+        at,
+        why,
+    )
+    assert approvals.from_json(approvals.to_json(ended)) == ended
+    with pytest.raises(errors.UserError) as late:
+        approvals.approve(ended, "ID1", "UOTHER", at)
+    assert str(late.value) == (f"Change ID1 ended at 10:10 UTC: @UASK {why}; nothing was changed.")
+    shown = str(words.refused_message(ended))
+    assert f"Ended at 10:10 UTC, when <@UOK> approved it: <@UASK> {why}; nothing was" in shown
+    with pytest.raises(errors.UserError, match="was cancelled by @UOK"):
+        approvals.refuse(replace(ended, result=""), "ID1", "UOK", at, why)
+
+
+def test_a_request_that_ended_or_expired_cannot_be_ended_again_by_a_requester_check() -> None:
+    with pytest.raises(errors.UserError, match="expired at 10:15 UTC"):
+        approvals.refuse(waiting(), "ID1", "UOK", T0 + timedelta(minutes=15), "is gone")
+    with pytest.raises(errors.UserError, match="No change is waiting"):
+        approvals.refuse(None, "ID1", "UOK", T0, "is gone")
+
+
+# Issue 36 (make mutate): every word a refused step says, and every field of each step's record.
+SAID = {
+    "unknown": (None, "No change is waiting for approval under the ID ID1; nothing was changed."),
+    "approved": (
+        waiting(state="approved", decided_by="UX"),
+        "Change ID1 was already approved by @UX; it runs once, nothing more was changed.",
+    ),
+    "approved-by-nobody-known": (
+        waiting(state="done"),
+        "Change ID1 was already approved by someone; it runs once, nothing more was changed.",
+    ),
+    "cancelled": (
+        waiting(state="cancelled", decided_by="UX"),
+        "Change ID1 was cancelled by @UX; nothing was changed.",
+    ),
+    "expired": (
+        waiting(state="expired"),
+        "Change ID1 expired at 10:15 UTC (nobody approved it within 15 minutes); nothing was "
+        "changed. Run the command again.",
+    ),
+}
+
+
+@pytest.mark.parametrize(("record", "said"), list(SAID.values()), ids=list(SAID))
+def test_each_step_on_a_request_that_ended_says_so_in_full(
+    record: Approval | None, said: str
+) -> None:
+    for step in (
+        lambda: approvals.approve(record, "ID1", "UOK", T0),
+        lambda: approvals.cancel(record, "ID1", "UOK", T0),
+        lambda: approvals.refuse(record, "ID1", "UOK", T0, "is gone"),
+    ):
+        with pytest.raises(errors.UserError) as refused:
+            step()
+        assert str(refused.value) == said
+
+
+def test_the_requester_approving_their_own_change_is_told_in_full() -> None:
+    with pytest.raises(errors.UserError) as refused:
+        approvals.check_not_requester(waiting(), "UASK")
+
+    assert str(refused.value) == (
+        "You asked for change ID1, so you cannot approve it: another approver must. Nothing "
+        "was changed."
+    )
+
+
+def test_cancel_expire_and_finish_keep_every_field_of_the_record() -> None:
+    at = T0 + timedelta(minutes=3)
+
+    assert approvals.cancel(waiting(), "ID1", "UOK", at) == waiting(
+        state="cancelled", decided_by="UOK", decided_at=at
+    )
+    assert approvals.expire(waiting(), "ID1", T0 + timedelta(hours=1)) == waiting(
+        state="expired", decided_at=T0 + timedelta(minutes=15)
+    )
+    assert approvals.finish(waiting(state="approved"), "Paused.") == waiting(
+        state="done", result="Paused."
+    )
+
+
+def test_a_request_is_a_confirmed_change_of_its_requester_to_make() -> None:
+    assert waiting().pending() == AskedChange(
+        "pause", PARAMS, "UASK", "C1", T0 + timedelta(minutes=15), "ID1"
+    )
+
+
+def test_a_record_is_stored_as_compact_sorted_json_and_read_back_whole() -> None:
+    record = waiting(message_ts="1.2", result="done", lines=("For 2h",))
+
+    stored = approvals.to_json(record)
+
+    assert stored.startswith('{"action":"pause","channel_id":"C1","decided_at":null,')
+    assert '"message_ts":"1.2"' in stored and ", " not in stored
+    assert approvals.from_json(stored) == record
+    older = json.loads(stored)
+    del older["what"], older["message_ts"]
+    assert approvals.from_json(json.dumps(older)) == replace(record, what="pause", message_ts="")
+
+
+def test_the_approvers_problem_names_the_list_in_full() -> None:
+    problem = approvals.approvers_problem(
+        access(("@ops",), ("@leads", "UB")), {"@ops": frozenset({"UA"}), "@leads": frozenset()}
+    )
+    assert problem == (
+        "access.approval.approvers: @leads, UB names nobody who is also in access.operators "
+        "(expected at least one approver who is an operator: only operators may approve a "
+        "change)"
+    )
+    # Two groups of approvers: the operator is in the first.
+    both = {"@ops": frozenset({"UA"}), "@a": frozenset({"UA"}), "@b": frozenset({"UB"})}
+    assert approvals.approvers_problem(access(("@ops",), ("@a", "@b")), both) is None
+
+
+def test_without_access_approval_nothing_waits_and_ids_are_eight_typeable_characters() -> None:
+    settings = config.parse_settings(
+        {
+            "clusters": [{"name": "prod"}],
+            "slack": {"alert_channel": "C0ALERTS"},
+            "access": {"operators": ["U0LEAD"]},
+        }
+    )
+    assert approvals.needs_approval(settings, "prod") is False
+    made = approvals.new_id()
+    assert len(made) == 8 and set(made) <= set("23456789ABCDEFGHJKMNPQRSTUVWXYZ")
+    assert approvals.normalise_id(" 7kq2mxd4 ") == "7KQ2MXD4"

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from bot.core import redaction
 from bot.core.models import Health
-from bot.diagnostics import assemble, evidence, redaction
+from bot.diagnostics import assemble, evidence
 from bot.diagnostics import pods as rules
 from bot.diagnostics.assemble import Namespace
 

@@ -108,3 +108,17 @@ def test_a_silenced_alert_says_who_until_when_and_why() -> None:
         ":large_orange_circle: `3f9a2c` prod · Deployment kai-operator: no available replica — "
         ":no_bell: silenced by <@U0OP> until 2026-08-24 13:00 UTC: upgrade (fired 2h5m ago)"
     ) in text
+
+
+def test_a_thousand_clusters_and_two_hundred_alerts_fit_the_view_and_say_how_many_more() -> None:
+    # Issue 36, not yet probed: the Home tab's cost at a fleet's size.
+    home = big_home(clusters=1000, alerts=200, held=0)
+
+    view = home_view(home, "/kai")
+
+    assert limits.check_view(view) == []
+    assert len(view["blocks"]) <= limits.MAX_VIEW_BLOCKS  # type: ignore[arg-type]
+    assert len(json.dumps(view)) <= limits.MAX_VIEW_BYTES
+    text = texts(view)
+    assert "*gpu-00*" in text and "a00000" in text  # the first cluster and the first alert
+    assert text.count("more not shown here") == 2  # clusters' findings, alerts

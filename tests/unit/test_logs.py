@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import warnings
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 
@@ -92,9 +94,56 @@ def test_extra_fields_are_redacted_for_every_handler_not_only_the_json_one(
     log.addFilter(logs.RedactSecrets([SECRET]))
     try:
         with caplog.at_level(logging.INFO, logger=log.name):
-            log.info("ok", extra={"command": f"secret {SECRET}", "outcome": 3})
+            shapes = {"items": ("a", SECRET, 7), "map": {"k": "v", "s": SECRET}}
+            log.info("ok", extra={"command": f"secret {SECRET}", "outcome": 3, **shapes})
     finally:
         log.filters.clear()
     [record] = caplog.records
     assert record.__dict__["command"] == "secret [redacted]"
     assert record.__dict__["outcome"] == 3
+    assert record.__dict__["items"] == ("a", "[redacted]", 7)  # each item, the shape kept
+    assert record.__dict__["map"] == {"k": "v", "s": "[redacted]"}
+
+
+# Issue 36 (make mutate): what the log filter and formats promise, each as an operator reads it.
+@pytest.mark.parametrize(("secret", "redacted"), [("12345678", True), ("1234567", False)])
+def test_configured_secrets_of_eight_characters_or_more_are_redacted_by_value(
+    secret: str, redacted: bool
+) -> None:
+    assert (logs.RedactSecrets([secret]).redact(f"x {secret} y") == "x [redacted] y") is redacted
+
+
+def test_a_json_line_names_its_logger_a_utc_time_and_the_error_of_a_traceback(
+    json_logs: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = logging.getLogger("kai_chatops.test_json")
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        log.exception("failed", extra={"cluster": datetime(2026, 1, 1, tzinfo=UTC)})
+    [line] = lines(capsys)
+    assert line["logger"] == "kai_chatops.test_json" and line["level"] == "error"
+    assert str(line["time"]).endswith("+00:00")
+    assert "ValueError: boom" in str(line["error"])
+    assert line["cluster"] == "2026-01-01 00:00:00+00:00"  # what JSON cannot carry, as text
+
+
+def test_text_lines_warnings_and_the_schedulers_chatter(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    logging.captureWarnings(False)  # as a fresh process starts: an earlier test configured it
+    logs.configure("text")
+    try:
+        logging.getLogger("kai_chatops.x").info("hello")
+        # What `warnings` calls to show one (the tests' own filter makes warnings errors).
+        warnings.showwarning("unverified HTTPS request", UserWarning, "urllib3.py", 1)
+        logging.getLogger("apscheduler.scheduler").info("Running job")
+    finally:
+        root.handlers[:], root.level = saved[0], saved[1]
+        logging.captureWarnings(False)
+    text = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert len(text) == 2, text  # the scheduler's INFO is not among them
+    assert text[0].endswith(" INFO kai_chatops.x hello")
+    assert " WARNING py.warnings " in text[1] and "unverified HTTPS request" in text[1]
