@@ -163,6 +163,7 @@ class Copy:
         self.items: dict[ObjectKey, RawObject] = {}
         self.current = False  # the items are what the API server holds (as of a moment ago)
         self.nudged = asyncio.Event()  # a kind not served: list it again now (CRDs changed)
+        self.tried = asyncio.Event()  # its first list was answered, or failed
         self._back = False  # the cluster was down until this list: check at once
 
     @property
@@ -213,6 +214,8 @@ class Copy:
             except errors.KubeUnavailable as e:
                 self.reach.failed(e)
                 raise
+            finally:
+                self.tried.set()
             self.reach.answered()
 
     async def _listed(self, listed: list[RawObject]) -> None:

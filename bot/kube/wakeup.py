@@ -74,6 +74,13 @@ class WakeOnChange:
             delay = (moment - self.clock()).total_seconds() + HOLD_MARGIN
             self._timer = asyncio.get_running_loop().call_later(max(0.0, delay), self.wake)
 
+    async def forget(self) -> None:
+        """Follow nothing until the next run (which lists again): the copies are let go."""
+        async with self._lock:
+            reads, self.reads = self.reads, None
+            if reads is not None:
+                await reads.close()
+
     async def close(self) -> None:
         """Stop: no timer, no run under way, no copies followed, no wake from now on."""
         self._closed = True

@@ -59,7 +59,12 @@ class WatchedChecks(WakeOnChange):
         await self.check()
 
     async def check(self) -> None:
-        """The interval's check (and any the changes during it asked for)."""
+        """The interval's check (and any the changes during it asked for). A replica that no
+        longer holds the Lease lets its copies go: a deposed holder following a fleet keeps
+        thousands of watches open on the clusters for checks it does not make."""
+        if not is_leader(self.deps):
+            await self.forget()
+            return
         await self.run()
 
     async def _check(self, reads: CachedKube) -> datetime | None:

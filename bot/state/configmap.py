@@ -25,6 +25,9 @@ from bot.state.watched import WatchedConfigMaps
 
 _default_log = logging.getLogger(__name__)  # what a store that gives no logger warns in
 T = TypeVar("T")
+# How long a read waits for the watched copy's first list before it GETs: about what a GET of a
+# busy API server may take (`kubernetes.request_timeout`, 5 s in the examples).
+FIRST_LIST = 5.0
 Changes = Mapping[str, str | None]  # keys to write; None drops a key (merge-patch semantics)
 
 
@@ -68,7 +71,7 @@ class ConfigMapDocument:
 
         Raises: unavailable.
         """
-        if not fresh and self._watched is not None and self._watched.current():
+        if not fresh and self._watched is not None and await self._watched.settled(FIRST_LIST):
             return _snapshot(self._watched.get(self.name))
         try:
             found = await self._kube.get_object(CONFIG_MAP, self.name, self.namespace)

@@ -3,7 +3,8 @@ cost no API request.
 
 One copy (`bot.kube.copies.Copy`, over the one route `bot.kube.listwatch`) of the ConfigMaps the
 selectors pick, followed from the first read on. While it is current a read is answered from
-memory; while it is not (not listed yet, its watch broken, forbidden) the reader GETs, as before.
+memory; the first reads wait for its first list (`settled`); while it is not current (its list
+failed, its watch broken, forbidden) the reader GETs, as before.
 What a write returns, and what a GET read, is put in at once, so a replica reads its own writes
 before the watch brings them. The copy may lag the server by a moment: what is planned from it
 is written with compare-and-set, and a conflict is read again with a GET, never from here.
@@ -49,6 +50,17 @@ class WatchedConfigMaps:
             self._copy.listing.label_selector, self._copy.listing.field_selector = self._selectors
             self._task = asyncio.get_running_loop().create_task(self._copy.run())
         return self._copy.current
+
+    async def settled(self, wait: float) -> bool:
+        """`current()`, once the copy's first list has been answered or has failed, waiting
+        for it up to `wait` seconds: at a start every cluster's state is read at once, and one
+        list of the namespace serves them all where a GET each would crowd the API server
+        (a thousand clusters on one busy server made it drop the watches the checks need)."""
+        if self.current() or self._copy is None:
+            return self.current()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._copy.tried.wait(), wait)
+        return self.current()
 
     def get(self, name: str) -> RawObject | None:
         """The ConfigMap `name` as copied (None: there is none). Only when `current()`."""
