@@ -31,9 +31,9 @@ def _version(found: Any) -> str:
 
 async def caught_up(store: ConfigMapStore, sim: Simulator, *clusters: str) -> None:
     """Wait until the store's copy holds what the simulator holds of the legacy ConfigMap and
-    of `clusters`' shards (a copy not followed yet is not read: nothing to wait for)."""
+    of `clusters`' shards (a copy that cannot be followed is not read: nothing to wait for)."""
     watched = store.documents.watched
-    if not watched.current():
+    if not await watched.settled(5.0):  # listed once (a busy machine may not have yet)
         return
     names = [LEGACY, *(shard(c)[2] for c in clusters)]
 
