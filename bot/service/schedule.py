@@ -80,8 +80,8 @@ def alert_jobs(deps: Deps, first_checks_after: timedelta = timedelta(0)) -> list
 
     The clusters' first checks come within a few seconds of the start (`first_checks`; after
     `first_checks_after`, the test bed's: its tests drive the checks of the first interval),
-    then every interval; when this replica takes the Lease over, its checks run again the same
-    way. The first sweeps are spread evenly over FIRST_SWEEPS_WITHIN.
+    then every interval; with a Lease, taking it (at the start, or over from another replica)
+    is what brings them, the same way. The first sweeps are spread evenly over FIRST_SWEEPS_WITHIN.
     """
     jobs = [Job("alerts-drain", drain_alerts, deps.settings.alerts.interval, at_start=True)]
     clusters = deps.settings.clusters
@@ -93,7 +93,10 @@ def alert_jobs(deps: Deps, first_checks_after: timedelta = timedelta(0)) -> list
         jobs.append(Job("lease", lease, deps.lease.renew_every, at_start=True))
     expiries: list[PauseExpiry] = []
     for index, (cluster, check, first) in enumerate(zip(clusters, checks, firsts, strict=True)):
-        jobs.append(Job(f"alerts-{cluster.name}", check, interval, first_after=first))
+        # With a Lease, taking it (at the start too) brings the first checks: the job's own
+        # first run is an interval later, or every check would run twice at once at a start.
+        after = first if deps.lease is None else first + interval
+        jobs.append(Job(f"alerts-{cluster.name}", check, interval, first_after=after))
         sweep_first = FIRST_SWEEPS_WITHIN * ((index + 1) / len(clusters))
         expiries.append(PauseExpiry(cluster.name, first_sweep_after=sweep_first))
         expiries.append(

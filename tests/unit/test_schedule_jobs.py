@@ -249,6 +249,31 @@ def test_a_thousand_clusters_first_checks_are_spread_over_five_seconds_none_at_o
     assert max(first_checks(10, "1s")) < timedelta(seconds=1)  # never past the interval
 
 
+def test_with_a_lease_taking_it_brings_the_first_checks_and_the_jobs_come_an_interval_later() -> (
+    None
+):
+    """At a start each cluster was checked twice at once, by its job's first run and by the
+    wake of taking the Lease (`LeaseJob`): 2 000 reads of the API instead of 1 000 for a fleet
+    of 1 000 clusters, whose copies were not listed yet (bench/fleet_ha.py). With a Lease only
+    taking it brings the first checks; each job's own first run is an interval later."""
+    fleet = config.parse_settings(
+        {
+            "clusters": [{"name": f"c{i}"} for i in range(10)],
+            "slack": {"alert_channel": "C0ALERTS"},
+            "alerts": {"interval": "30s"},
+        }
+    )
+    without = {j.name: j.first_after for j in schedule.alert_jobs(deps(settings=fleet))}
+    jobs = schedule.alert_jobs(deps(TakenLease(held=False), settings=fleet))
+    leased = {j.name: j.first_after for j in jobs}
+    lease_job = next(j.run for j in jobs if j.name == "lease")
+    assert isinstance(lease_job, jobs_alerts.LeaseJob)
+    wakes = [after for _, after in lease_job.checks]
+    assert wakes == [without[f"alerts-c{i}"] or timedelta(0) for i in range(10)]
+    for i in range(10):
+        assert leased[f"alerts-c{i}"] == wakes[i] + timedelta(seconds=30)
+
+
 class TakenLease(Lease):
     """A Lease another replica held until this one takes it, at its next renewal."""
 
