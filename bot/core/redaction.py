@@ -91,15 +91,46 @@ _NAMED: tuple[tuple[str, Callable[[re.Match[str]], str]], ...] = (
     # `redis://:pw@host`, `amqp://user:pa/ss@host`: a URL's password, its user kept.
     (r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/@:]*:)[^\s@]+(?=@)", _after),
 )
+def _having(*needles: str) -> Callable[[str], bool]:
+    """Whether a lowered text holds any of `needles`: what every match of a rule contains, so
+    a line without them skips the rule (most lines hold none, and a rule tried at every
+    position of a long line costs a thousand times the look)."""
+    return lambda lowered: any(needle in lowered for needle in needles)
+
+
+# What each rule needs to match at all (case aside), beside it, in the order they apply.
+_NEEDS = (
+    _having("xox", "xapp"),
+    _having("gh", "github_pat_", "glpat-"),
+    _having("akia", "asia"),
+    _having("aiza"),
+    _having("k_live_", "k_test_"),
+    _having("eyj"),
+    _having("-----begin"),
+    _having("bearer ", "basic "),
+    _having("authorization"),
+    _having("pass", "pwd", "secret", "token", "key", "credential"),
+    _having("pass", "pwd", "secret", "token", "key", "credential"),
+    _having("token", "pass"),
+    _having("-p"),
+    _having("://"),
+    lambda lowered: any(len(word) >= 40 for word in lowered.split()),  # 40 with no space
+)
 RULES: tuple[Rule, ...] = (
     *((re.compile(token), _whole) for token in _TOKENS),
     *((re.compile(named), keep) for named, keep in _NAMED),
     (re.compile(_OPAQUE), _whole),
 )
+assert len(_NEEDS) == len(RULES)
 
 
 def redact(text: str) -> str:
     """`text` with every secret-shaped string replaced by `[redacted]`."""
-    for pattern, replace in RULES:
-        text = pattern.sub(replace, text)
+    lowered = text.lower()
+    for needs, (pattern, replace) in zip(_NEEDS, RULES, strict=True):
+        if not needs(lowered):
+            continue
+        redacted = pattern.sub(replace, text)
+        if redacted != text:
+            text, lowered = redacted, redacted.lower()
     return text
