@@ -91,11 +91,18 @@ _NAMED: tuple[tuple[str, Callable[[re.Match[str]], str]], ...] = (
     # `redis://:pw@host`, `amqp://user:pa/ss@host`: a URL's password, its user kept.
     (r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/@:]*:)[^\s@]+(?=@)", _after),
 )
+
+
 def _having(*needles: str) -> Callable[[str], bool]:
     """Whether a lowered text holds any of `needles`: what every match of a rule contains, so
     a line without them skips the rule (most lines hold none, and a rule tried at every
     position of a long line costs a thousand times the look)."""
     return lambda lowered: any(needle in lowered for needle in needles)
+
+
+def _has_long_word(lowered: str) -> bool:
+    """Forty characters with no space between them: what a long opaque string needs."""
+    return any(len(word) >= 40 for word in lowered.split())
 
 
 # What each rule needs to match at all (case aside), beside it, in the order they apply.
@@ -114,7 +121,7 @@ _NEEDS = (
     _having("token", "pass"),
     _having("-p"),
     _having("://"),
-    lambda lowered: any(len(word) >= 40 for word in lowered.split()),  # 40 with no space
+    _has_long_word,
 )
 RULES: tuple[Rule, ...] = (
     *((re.compile(token), _whole) for token in _TOKENS),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -200,10 +201,13 @@ class Copy:
 
     async def _back_off(self, retry: float) -> float:
         """Wait before listing again after a failure; returns the next failure's wait. A copy
-        followed since its last list is listed again at once."""
+        followed since its last list is listed again at once. The wait is jittered (up to
+        twice as long, as client-go's reflector does: `wait.Jitter` with factor 1.0): a fleet's
+        copies that failed together, at a start or an API server's restart, would otherwise
+        all list again at the same instant, again and again."""
         if self.listing.watched:
             retry = 0.0
-        await asyncio.sleep(retry)
+        await asyncio.sleep(retry * (1 + random.random()))
         return min(max(retry * 2, RETRY_FIRST), RETRY_LONGEST)
 
     async def _list(self) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -75,7 +76,7 @@ class ApiServer:
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.1)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, host, port, reuse_address=True)
+        site = web.TCPSite(self._runner, host, port, reuse_address=True, backlog=_backlog())
         await site.start()
         port = self._runner.addresses[0][1]
         self.address = f"{host}:{port}"
@@ -376,3 +377,14 @@ def _record(request: web.Request, route: Route, body: Any, code: int) -> Recorde
         body=body,
         acting=read_headers(list(request.headers.items())),
     )
+
+
+def _backlog() -> int:
+    """The listen queue a Go server gets: the kernel's somaxconn (Go's net/sock_linux.go
+    `maxListenerBacklog`), not aiohttp's 128. A fleet's thousands of watches opened at once
+    against one simulated server would otherwise wait out SYN retries no real API server
+    makes them wait."""
+    try:
+        return int(Path("/proc/sys/net/core/somaxconn").read_text())
+    except (OSError, ValueError):
+        return 128
