@@ -82,6 +82,13 @@ class ApiServer:
         self.address = f"{host}:{port}"
         return int(port)
 
+    async def listen_also(self, host: str) -> int:
+        """Listen on one more port of `host` too (the same API, the same store); returns it."""
+        assert self._runner is not None, "start() first"
+        site = web.TCPSite(self._runner, host, 0, reuse_address=True, backlog=_backlog())
+        await site.start()
+        return int(self._runner.addresses[-1][1])
+
     @property
     def open_watches(self) -> int:
         """Watch streams still open; a client that went away is noticed within half a second."""

@@ -103,6 +103,14 @@ class Simulator:
         if self._with_controllers:
             self.start_controllers()
 
+    async def more_urls(self, count: int) -> list[str]:
+        """`count` more addresses of this same server (a port each): a fleet of clusters on one
+        simulator, each at an address of its own as each real cluster is, so their thousands
+        of connections do not all share one port's TCP connections and TIME_WAITs."""
+        assert self._server is not None, "start() first"
+        ports = [await self._server.listen_also(self._host) for _ in range(count)]
+        return [f"http://{self._host}:{port}" for port in ports]
+
     async def stop(self) -> None:
         """Stop serving: open watches end and connections are refused until `start()`.
 
