@@ -16,6 +16,13 @@ from datetime import timedelta
 from typing import Any
 
 from testbed.sim.objects import timestamp
+from testbed.sim.scheduling_writes import (
+    group_event,
+    pending_group,
+    pending_pod,
+    queue_details,
+    recorded_event,
+)
 from testbed.sim.simulator import Simulator
 
 KEDA_NS = "keda"
@@ -142,11 +149,11 @@ def crashloop_pod(
     sim.write_log(namespace, name, container, previous_log, previous=True)
     sim.write_log(namespace, name, container, current_log)
     back_off = _back_off(container, name)
-    sim.apply(_event(namespace, "Pod", name, "BackOff", back_off, 12, now))
+    sim.apply(recorded_event(namespace, "Pod", name, "BackOff", back_off, 12, now))
     if readiness_url:
         unhealthy = f'Readiness probe failed: Get "{readiness_url}": connection refused'
         earlier = now - timedelta(minutes=2)
-        sim.apply(_event(namespace, "Pod", name, "Unhealthy", unhealthy, 5, earlier))
+        sim.apply(recorded_event(namespace, "Pod", name, "Unhealthy", unhealthy, 5, earlier))
 
 
 def gpu_quota_exhausted(sim: Simulator) -> None:
@@ -154,13 +161,15 @@ def gpu_quota_exhausted(sim: Simulator) -> None:
     now = sim.store.clock()
     for job, queue, gpus, count, reason, message in _PENDING_JOBS:
         group = _group_name(job)
-        details = _queue_details(queue, gpus * count)
-        sim.apply(_pending_group(group, queue, gpus * count, count, reason, message, details, now))
+        details = queue_details(queue, gpus * count)
+        pending = pending_group(group, queue, gpus * count, count, reason, message, details, now)
+        sim.apply(pending)
+        sim.apply(group_event(pending, now))
         for index in range(count):
             pod = f"{job}-{index}"
-            sim.apply(_pending_pod(pod, group, queue, gpus, f"{reason}: {message}."))
+            sim.apply(pending_pod(pod, group, queue, gpus, f"{reason}: {message}."))
             sim.apply(
-                _event(
+                recorded_event(
                     WORK_NS,
                     "Pod",
                     pod,
@@ -191,12 +200,14 @@ def starve(sim: Simulator) -> None:
     """Queue vision starved: below its GPU quota, a gang pending 45m, while annia is over quota."""
     now = sim.store.clock()
     group, gpus, pods = STARVED_GROUP, 2, 2
+    fit_error = (
+        "no nodes with enough resources were found: 4 node(s) didn't have enough resources: GPUs."
+    )
     message = (
         f"Resources were found for 0 pods while {pods} are required for gang scheduling. "
-        "Additional pods cannot be scheduled due to: no nodes with enough resources were found: "
-        "4 node(s) didn't have enough resources: GPUs"
+        f"Additional pods cannot be scheduled due to: {fit_error}"
     )
-    waiting = _pending_group(
+    waiting = pending_group(
         group, "vision", gpus * pods, pods, "PodSchedulingErrors", message, {}, now
     )
     condition = waiting["status"]["schedulingConditions"][0]
@@ -204,11 +215,14 @@ def starve(sim: Simulator) -> None:
     del condition["reasons"][0]["details"]  # the gang's fit error names no queue
     sim.apply(waiting)
     for index in range(pods):
+        # The pod the scheduler tried says why no node took it; the rest say why the gang waits.
+        said = fit_error if index == 0 else f"PodSchedulingErrors: {message}."
+        pod = f"{STARVED_JOB}-{index}"
+        sim.apply(pending_pod(pod, group, "vision", gpus, said))
         sim.apply(
-            _pending_pod(
-                f"{STARVED_JOB}-{index}", group, "vision", gpus, f"PodSchedulingErrors: {message}."
-            )
+            recorded_event(WORK_NS, "Pod", pod, "Unschedulable", said, 3, now, "kai-scheduler")
         )
+    sim.apply(group_event(waiting, now))
     for queue, allocated, requested in (
         ("annia", 8, 8),
         ("gpu-research", 10, 14),
@@ -292,115 +306,6 @@ def heal_workloads(sim: Simulator) -> None:
 def _group_name(job: str) -> str:
     uid = {"annia-worker-9k4mz": "5c2e8a41", "llm-finetune-q2w8e": "b7d19f03"}[job]
     return f"pg-{job}-{uid}-6f1d-4a9b-8e27-0c3b5d7a9e11"
-
-
-def _pending_group(
-    name: str,
-    queue: str,
-    gpus: int,
-    pods: int,
-    reason: str,
-    message: str,
-    details: dict[str, Any],
-    now: Any,
-) -> dict[str, Any]:
-    condition = {
-        "type": "UnschedulableOnNodePool",
-        "nodePool": "default",
-        "reason": "Unschedulable",
-        "status": "True",
-        "transitionID": "1",
-        "lastTransitionTime": timestamp(now - timedelta(minutes=12)),
-        "message": f"{reason}: {message}.",
-        "reasons": [{"reason": reason, "message": message, "details": {"queueDetails": details}}],
-    }
-    requested = {"nvidia.com/gpu": str(gpus)}
-    return {
-        "apiVersion": PODGROUP,
-        "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": WORK_NS, "labels": {"kai.scheduler/queue": queue}},
-        "spec": {"minMember": pods, "queue": queue, "priorityClassName": "train"},
-        "status": {
-            "resourcesStatus": {"requested": requested},
-            "schedulingConditions": [condition],
-        },
-    }
-
-
-def _queue_details(queue: str, requested: int) -> dict[str, Any]:
-    def gpu(value: int) -> dict[str, str]:
-        return {"nvidia.com/gpu": str(value)}
-
-    return {
-        "name": queue,
-        "queueResourceLimits": gpu(8),
-        "queueDeservedResources": gpu(4),
-        "queueAllocatedResources": gpu(8),
-        "queueAllocatedNonPreemptibleResources": gpu(8),
-        "queueRequestedResources": gpu(8 + requested),
-        "podGroupRequestedResources": gpu(requested),
-    }
-
-
-def _pending_pod(name: str, group: str, queue: str, gpus: int, message: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": WORK_NS,
-            "labels": {"kai.scheduler/queue": queue},
-            "annotations": {"pod-group-name": group},
-        },
-        "spec": {
-            "schedulerName": "kai-scheduler",
-            "containers": [
-                {
-                    "name": "worker",
-                    "image": "ghcr.io/annia/worker:1.4.2",
-                    "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
-                }
-            ],
-        },
-        "status": {
-            "phase": "Pending",
-            "conditions": [
-                {
-                    "type": "PodScheduled",
-                    "status": "False",
-                    "reason": "Unschedulable",
-                    "message": message,
-                }
-            ],
-        },
-    }
-
-
-def _event(
-    namespace: str,
-    kind: str,
-    name: str,
-    reason: str,
-    message: str,
-    count: int,
-    when: Any,
-    component: str = "kubelet",
-) -> dict[str, Any]:
-    at = timestamp(when)
-    return {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": f"sim-{name}.{reason.lower()}", "namespace": namespace},
-        "involvedObject": {"kind": kind, "name": name, "namespace": namespace, "apiVersion": "v1"},
-        "type": "Warning",
-        "reason": reason,
-        "message": message,
-        "count": count,
-        "firstTimestamp": at,
-        "lastTimestamp": at,
-        "source": {"component": component},
-        "reportingComponent": component,
-    }
 
 
 def _ready(condition: dict[str, Any], status: str) -> dict[str, Any]:
