@@ -11,11 +11,15 @@ taint; kwok makes nodes Ready at once), and a veth address of this host as the k
 KEDA adapter's pod uses the host network, and the API server refuses loopback endpoints).
 
 Every process has its log in the run directory (`logs/NAME.log`); stop() ends them in reverse
-order. Waiting is polling with deadlines.
+order. Waiting is polling with deadlines. One tier runs on a machine at a time (a lock file in
+the cache): KAI v0.12's podgroupcontroller listens on every address's port 8080 whatever its
+`--metrics-bind-address` says (cmd/podgroupcontroller/app/app.go never passes it on).
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import subprocess
 import time
@@ -98,8 +102,10 @@ class Upstream:
     def keda_certs(self) -> Path:
         return self.run_dir / "keda-certs"
 
-    def start(self) -> Upstream:
+    def start(self, lock_deadline_s: float = 240) -> Upstream:
         started = time.monotonic()
+        self._lock(lock_deadline_s)
+        self.timings["lock_s"] = time.monotonic() - started
         self.host.start()
         try:
             self.plane = self._control_plane()
@@ -117,6 +123,23 @@ class Upstream:
         if plane is not None:
             plane.stop()
         self.host.stop()
+        lock = getattr(self, "_lock_file", None)
+        if lock is not None:
+            lock.close()  # releases the flock
+
+    def _lock(self, deadline_s: float) -> None:
+        """Take the machine's upstream-tier lock, waiting while another run holds it."""
+        path = build.cache_root() / "upstream.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_file = path.open("a")
+
+        def taken() -> bool | None:
+            with contextlib.suppress(BlockingIOError):
+                fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            return None
+
+        poll(f"the upstream tier's lock {path} (another run holds it)", taken, deadline_s, 0.5)
 
     def process(self, name: str) -> Process:
         return self.plane.process(name)

@@ -189,3 +189,43 @@ def scaled_job(name: str, namespace: str) -> dict[str, Any]:
             ],
         },
     }
+
+
+def scaled_object(name: str, namespace: str, target: str) -> dict[str, Any]:
+    """A ScaledObject of the Deployment `target`, its trigger the same pod count as
+    `scaled_job`'s (no pod matches: one replica, the minimum)."""
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "scaleTargetRef": {"name": target},
+            "pollingInterval": 30,
+            "minReplicaCount": 1,
+            "maxReplicaCount": 2,
+            "triggers": [
+                {
+                    "type": "kubernetes-workload",
+                    "metadata": {"podSelector": f"kai-chatops-upstream={name}", "value": "1"},
+                }
+            ],
+        },
+    }
+
+
+def target(name: str, namespace: str) -> dict[str, Any]:
+    """A Deployment for a ScaledObject to scale (its pod runs on a kwok node)."""
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "busybox"}]},
+            },
+        },
+    }

@@ -1,0 +1,69 @@
+"""What the differential tests compare: the parts of an object or an Event a controller decides,
+with what differs between two clusters for no reason of theirs taken out (names, uids, times,
+counts, temporary paths).
+
+`shape` turns a message into its template: the names given become `<name>`, numbers `N`, a
+kustomize-controller temporary directory `<tmp>`. Two controllers agree when the templates do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+_TMP = re.compile(r"/tmp/kustomization-\d+/[^\s':]*")
+
+
+def shape(text: str, names: Iterable[str] = ()) -> str:
+    """The message's template: each of `names` (longest first) `<name>`, numbers `N`."""
+    out = _TMP.sub("<tmp>", text)
+    for name in sorted(set(names), key=len, reverse=True):
+        if name:
+            out = out.replace(name, "<name>")
+    return re.sub(r"\d+", "N", out)
+
+
+def condition(obj: Mapping[str, Any] | None, type_: str) -> dict[str, Any]:
+    """The condition `type_` of the object's status ({} when absent)."""
+    items = ((obj or {}).get("status") or {}).get("conditions") or []
+    return next((dict(c) for c in items if c.get("type") == type_), {})
+
+
+def decided(found: Mapping[str, Any], names: Iterable[str] = ()) -> dict[str, Any]:
+    """A condition as its controller decides it: type, status, reason, message's template (not
+    its times, not the generation it observed)."""
+    message = str(found.get("message", ""))
+    return {
+        "type": found.get("type"),
+        "status": found.get("status"),
+        "reason": found.get("reason"),
+        "message": shape(message, names),
+    }
+
+
+def event_view(event: Mapping[str, Any], names: Iterable[str] = ()) -> dict[str, Any]:
+    """An Event as a reader sees it: who recorded it, of what, what it says (the template),
+    and the keys of its annotations."""
+    involved = event.get("involvedObject") or {}
+    source = event.get("source") or {}
+    return {
+        "type": event.get("type"),
+        "reason": event.get("reason"),
+        "message": shape(str(event.get("message", "")), names),
+        "kind": involved.get("kind"),
+        "apiVersion": involved.get("apiVersion"),
+        "source": source.get("component"),
+        "reportingComponent": event.get("reportingComponent"),
+        "annotations": sorted((event.get("metadata") or {}).get("annotations") or {}),
+    }
+
+
+def copy_for_simulator(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A real object as the simulator takes it: its spec, labels, annotations and status, none
+    of what the real server assigned."""
+    meta = obj.get("metadata") or {}
+    kept = {k: meta[k] for k in ("name", "namespace", "labels", "annotations") if meta.get(k)}
+    copied = {k: v for k, v in obj.items() if k not in ("metadata",)}
+    copied["metadata"] = kept
+    return copied
