@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from testbed.sim import Simulator
 from testbed.stack import ServiceStack, running_service
 
 HERE = Path(__file__).resolve().parent
@@ -131,6 +132,15 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[Simulator]:
+    """A simulator with the default scenario and its imitated KEDA and Flux controllers
+    running: the other side of the upstream tier's differential tests."""
+    async with Simulator(scenarios=["default"]) as running:
+        running.start_controllers(keda=True)
+        yield running
 
 
 @pytest.fixture(scope="session")

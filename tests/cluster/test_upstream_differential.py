@@ -15,14 +15,20 @@ fixed (tests/cluster/README.md, "Differences found").
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from controlplane import poll
 from upstream import keda
 from upstream.cluster import Upstream
-from upstream.diffing import condition, copy_for_simulator, event_view
+from upstream.diffing import (
+    condition,
+    copy_for_simulator,
+    event_view,
+    real_events,
+    simulated_events,
+)
 from waiting import wait_until
 
 from testbed.sim import Simulator
@@ -35,14 +41,6 @@ REPLICAS = "autoscaling.keda.sh/paused-replicas"
 SCALE_IN = "autoscaling.keda.sh/paused-scale-in"
 TARGET = "diff-target"
 State = tuple[Any, ...]
-
-
-@pytest.fixture
-async def sim() -> AsyncIterator[Simulator]:
-    """A simulator with KEDA's and Flux's CRDs and the imitated controllers running."""
-    async with Simulator(scenarios=["keda", "flux"]) as running:
-        running.start_controllers(keda=True)
-        yield running
 
 
 def keda_state(obj: dict[str, Any]) -> State:
@@ -129,16 +127,6 @@ def keda_events(events: list[dict[str, Any]], name: str) -> list[dict[str, Any]]
     return sorted(ours.values(), key=lambda e: str(e["reason"]))
 
 
-def real_events(upstream: Upstream) -> list[dict[str, Any]]:
-    events = upstream.seeder.dynamic.resources.get(api_version="v1", kind="Event")
-    return list(events.get(namespace=NAMESPACE).to_dict()["items"])
-
-
-def simulated_events(sim: Simulator) -> list[dict[str, Any]]:
-    rtype = sim.store.resolve("v1", "Event")
-    return list(sim.store.list_objects(rtype, NAMESPACE)["items"])
-
-
 def keda_object(kind: str, name: str) -> dict[str, Any]:
     if kind == "ScaledJob":
         return keda.scaled_job(name, NAMESPACE)
@@ -153,18 +141,22 @@ async def change_both(
     a watch, so the imitation says nothing KEDA would not); compare."""
     real = RealStates(upstream, kind, name)
     simulated, stop = sim_states(sim, kind, name)
-    before = len(keda_events(simulated_events(sim), name))
+    before = len(keda_events(simulated_events(sim, NAMESPACE), name))
     patch = {"metadata": {"annotations": annotations}}
     upstream.seeder.patch(KEDA, kind, name, NAMESPACE, patch)
     sim.patch(KEDA, kind, name, NAMESPACE, patch=patch)
     await wait_until(
-        lambda: len(keda_events(simulated_events(sim), name)) > before, 10, "the imitation's Event"
+        lambda: len(keda_events(simulated_events(sim, NAMESPACE), name)) > before,
+        10,
+        "the imitation's Event",
     )
     stop()
     written = decided(simulated)
     seen = real.wait_for(written)
     assert written <= seen, (written, seen)
-    assert keda_events(simulated_events(sim), name) == keda_events(real_events(upstream), name)
+    assert keda_events(simulated_events(sim, NAMESPACE), name) == keda_events(
+        real_events(upstream.seeder, NAMESPACE), name
+    )
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,18 @@ counts, temporary paths).
 
 `shape` turns a message into its template: the names given become `<name>`, numbers `N`, a
 kustomize-controller temporary directory `<tmp>`. Two controllers agree when the templates do.
+`Recorded` tells the Events a change made on one side (new ones, and old ones counted up).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from seeding import Seeder
+
+from testbed.sim import Simulator
 
 _TMP = re.compile(r"/tmp/kustomization-\d+/[^\s':]*")
 
@@ -21,7 +26,7 @@ def shape(text: str, names: Iterable[str] = ()) -> str:
     for name in sorted(set(names), key=len, reverse=True):
         if name:
             out = out.replace(name, "<name>")
-    return re.sub(r"\d+", "N", out)
+    return re.sub(r"\d+(?:\.\d+)?", "N", out)
 
 
 def condition(obj: Mapping[str, Any] | None, type_: str) -> dict[str, Any]:
@@ -67,3 +72,38 @@ def copy_for_simulator(obj: Mapping[str, Any]) -> dict[str, Any]:
     copied = {k: v for k, v in obj.items() if k not in ("metadata",)}
     copied["metadata"] = kept
     return copied
+
+
+class Recorded:
+    """The Events about one object on one side, from now on: `since()` lists those recorded
+    (or counted up) after this was made."""
+
+    def __init__(self, list_events: Callable[[], list[dict[str, Any]]], name: str) -> None:
+        self._list = list_events
+        self.name = name
+        self._before = self._counts()
+
+    def _counts(self) -> dict[str, int]:
+        return {
+            e["metadata"]["name"]: int(e.get("count") or 1)
+            for e in self._list()
+            if (e.get("involvedObject") or {}).get("name") == self.name
+        }
+
+    def since(self) -> list[dict[str, Any]]:
+        ours = [e for e in self._list() if (e.get("involvedObject") or {}).get("name") == self.name]
+        return [
+            e for e in ours if int(e.get("count") or 1) > self._before.get(e["metadata"]["name"], 0)
+        ]
+
+
+def real_events(seeder: Seeder, namespace: str) -> list[dict[str, Any]]:
+    """The Events of a namespace on the real server."""
+    events = seeder.dynamic.resources.get(api_version="v1", kind="Event")
+    return list(events.get(namespace=namespace).to_dict()["items"])
+
+
+def simulated_events(sim: Simulator, namespace: str) -> list[dict[str, Any]]:
+    """The Events of a namespace in the simulator."""
+    rtype = sim.store.resolve("v1", "Event")
+    return list(sim.store.list_objects(rtype, namespace)["items"])
