@@ -11,7 +11,7 @@ both queues' use, each as `<GPU: n, CPU: n (cores), memory: n (GB)>` (pkg/schedu
 unschedule_info.go `GetReclaimMessage`, `GetReclaimQueueDetailsMessage`; resource_info/
 resource_requirment.go). `num-evicted-pods` counts the pods of the whole eviction, on the Event
 of each group it took from. As real v0.12.0 records them (tests/cluster/
-test_upstream_differential.py). The recorder counts a repeat of the same Event up (`count`,
+test_upstream_differential_kai.py). The recorder counts a repeat of the same Event up (`count`,
 `lastTimestamp`).
 """
 

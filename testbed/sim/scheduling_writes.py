@@ -2,7 +2,7 @@
 the group's `schedulingConditions` (with `details.queueDetails` for a queue's limit or quota),
 its pods' `PodScheduled` condition, and the `Unschedulable` Events on the group and its pods.
 
-As KAI v0.12.0 writes them (tests/cluster/test_upstream_differential.py holds these shapes to
+As KAI v0.12.0 writes them (tests/cluster/test_upstream_differential_kai.py holds these shapes to
 the real scheduler): a reason's message has no final period and the condition's message is
 `REASON: MESSAGE.`; Events come from `kai-scheduler`. Pure builders; breakages apply them.
 """

@@ -79,12 +79,13 @@ class Workloads:
         return client.CoreV1Api(self.plane.admin())
 
     def pod(self, name: str, queue: str, gpus: int) -> str:
-        return self._make(gpu_pod(name, self.namespace, queue, gpus))
+        return self.make(gpu_pod(name, self.namespace, queue, gpus))
 
     def job(self, name: str, queue: str, gpus: int) -> str:
-        return self._make(gpu_job(name, self.namespace, queue, gpus))
+        return self.make(gpu_job(name, self.namespace, queue, gpus))
 
-    def _make(self, body: dict[str, Any]) -> str:
+    def make(self, body: dict[str, Any]) -> str:
+        """Create `body` (any kind) as the admin; delete_all() deletes it."""
         Seeder(self.plane.admin()).replace(body)
         self.made.append(body)
         return str(body["metadata"]["name"])
