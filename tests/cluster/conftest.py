@@ -32,6 +32,7 @@ from controlplane import BOT_NAMESPACE, BOT_SERVICE_ACCOUNT, ControlPlane, poll 
 from metrics_api import MetricsApi  # noqa: E402
 from seeding import Seeder  # noqa: E402
 from upstream.cluster import Upstream, why_not_here  # noqa: E402
+from upstream.workloads import Workloads  # noqa: E402
 
 METRICS_APISERVICE = "v1beta1.external.metrics.k8s.io"
 
@@ -132,6 +133,16 @@ def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+def made(upstream: Upstream) -> Iterator[Workloads]:
+    """GPU pods and Jobs a test makes in `annia` for KAI's scheduler, deleted after it."""
+    ours = Workloads(upstream.plane, "annia")
+    try:
+        yield ours
+    finally:
+        ours.delete_all()
 
 
 @pytest.fixture

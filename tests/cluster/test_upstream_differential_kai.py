@@ -8,7 +8,6 @@ out (upstream/diffing.py `shape`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,15 +21,6 @@ from testbed.sim.workload_breakage import _PENDING_JOBS, STARVED_GROUP, STARVED_
 
 PODGROUP = kai.PODGROUP_API
 NAMESPACE = "annia"
-
-
-@pytest.fixture
-def made(upstream: Upstream) -> Iterator[workloads.Workloads]:
-    ours = workloads.Workloads(upstream.plane, NAMESPACE)
-    try:
-        yield ours
-    finally:
-        ours.delete_all()
 
 
 def scheduling(group: dict[str, Any], names: list[str]) -> dict[str, Any]:

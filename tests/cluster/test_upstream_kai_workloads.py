@@ -38,15 +38,6 @@ async def stack(upstream: Upstream, tmp_path: Path, clock: Clock) -> AsyncIterat
         yield served
 
 
-@pytest.fixture
-def made(upstream: Upstream) -> Iterator[workloads.Workloads]:
-    ours = workloads.Workloads(upstream.plane, NAMESPACE)
-    try:
-        yield ours
-    finally:
-        ours.delete_all()
-
-
 async def test_a_real_reclaim_by_kais_scheduler_is_told_once_per_evicted_group(
     stack: ServiceStack, upstream: Upstream, made: workloads.Workloads
 ) -> None:

@@ -21,6 +21,14 @@ from upstream import kai
 
 QUEUE_LABEL = "kai.scheduler/queue"
 GROUP_ANNOTATION = "pod-group-name"
+# kwok's pod stages wait 1 s plus up to 5 s of jitter at each step unless a pod's annotations
+# say how long (kustomize/stage/pod/general/*.yaml `delay.durationFrom`): these pods are made,
+# started and deleted at once, so a test waits on KAI rather than on kwok.
+AT_ONCE = {
+    f"{stage}.stage.kwok.x-k8s.io/{key}": "0s"
+    for stage in ("pod-create", "pod-ready")
+    for key in ("delay", "jitter-delay")
+} | {"pod-delete.stage.kwok.x-k8s.io/delay": "0s"}
 
 
 def gpu_pod(name: str, namespace: str, queue: str, gpus: int) -> dict[str, Any]:
@@ -28,7 +36,12 @@ def gpu_pod(name: str, namespace: str, queue: str, gpus: int) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": {QUEUE_LABEL: queue}},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {QUEUE_LABEL: queue},
+            "annotations": dict(AT_ONCE),
+        },
         "spec": _pod_spec(gpus),
     }
 
@@ -40,7 +53,7 @@ def gpu_job(name: str, namespace: str, queue: str, gpus: int) -> dict[str, Any]:
     pod-complete reads these annotations; a jitter not above the delay is the delay)."""
     later = {f"pod-complete.stage.kwok.x-k8s.io/{key}": "24h" for key in ("delay", "jitter-delay")}
     template = {
-        "metadata": {"labels": {QUEUE_LABEL: queue}, "annotations": later},
+        "metadata": {"labels": {QUEUE_LABEL: queue}, "annotations": AT_ONCE | later},
         "spec": _pod_spec(gpus),
     }
     template["spec"]["restartPolicy"] = "Never"
