@@ -58,11 +58,13 @@ def pod_said(pod: dict[str, Any], names: list[str]) -> str:
 
 
 def events_about(events: list[dict[str, Any]], objects: set[str], names: list[str]) -> list[Any]:
-    """The scheduler's Events about the given objects, each template once, in order."""
+    """The scheduler's `Unschedulable` Events about the given objects, each template once, in
+    order. (Not its `NotReady` "Job is not ready for scheduling. Waiting for N pods": that one
+    comes only while a gang's pods are still being created, which the imitation skips.)"""
     views = {
         repr(v): v
         for v in (event_view(e, names) for e in events if e["involvedObject"]["name"] in objects)
-        if v["source"] == "kai-scheduler" and v["reason"] != "Evict"
+        if v["source"] == "kai-scheduler" and v["reason"] == "Unschedulable"
     }
     return sorted(views.values(), key=repr)
 

@@ -117,6 +117,8 @@ async def test_the_aggregator_marks_the_api_unavailable_when_the_adapter_stops_a
 ) -> None:
     upstream.process("keda-adapter").stop()
     try:
+        # The aggregator would find out at its next look, within 30 s: make it look now.
+        upstream.nudge_aggregator()
         verdict = upstream.wait_apiservice("False")
         reply = await stack.command("health")
         assert f"APIService {keda.APISERVICE}: Degraded" in reply.text, reply.text
