@@ -69,7 +69,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         ours[0].add_marker(pytest.mark.timeout(timeout))
     upstream = [i for i in ours if Path(str(i.path)).name.startswith(UPSTREAM_TESTS)]
     if upstream:
-        timeout = BUILD_TIMEOUT_S if needs_build(upstream=True) else START_TIMEOUT_S
+        # Cold, KEDA's operator alone is about half an hour on 2 busy cores (README).
+        timeout = 2 * BUILD_TIMEOUT_S if needs_build(upstream=True) else START_TIMEOUT_S
         upstream[0].add_marker(pytest.mark.timeout(timeout))
 
 
