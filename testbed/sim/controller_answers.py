@@ -169,17 +169,19 @@ def _ready_success(
     }
 
 
-def progressing(obj: dict[str, Any], now: str) -> list[dict[str, Any]]:
-    """Conditions while a reconcile runs: Reconciling True, Ready Unknown."""
+def progressing(obj: dict[str, Any], now: str, kind: str = "") -> list[dict[str, Any]]:
+    """Conditions while a reconcile runs: Reconciling True, Ready Unknown; a Kustomization's in
+    kustomize-controller's words (`reconcile`: "Reconciliation in progress", then the step it
+    is in, "Fetching manifests for revision R with a timeout of T")."""
     generation = (obj.get("metadata") or {}).get("generation", 1)
     conditions = list((obj.get("status") or {}).get("conditions") or [])
-    busy = {"status": "True", "reason": "Progressing", "message": "reconciliation in progress"}
+    doing, waiting_for = "reconciliation in progress", "reconciliation in progress"
+    if kind == "Kustomization":
+        doing = _retrying_message(kind, obj).replace("Building", "Fetching", 1)
+        waiting_for = "Reconciliation in progress"
+    busy = {"status": "True", "reason": "Progressing", "message": doing}
     conditions = _set_condition(conditions, "Reconciling", busy, generation, now)
-    waiting = {
-        "status": "Unknown",
-        "reason": "Progressing",
-        "message": "reconciliation in progress",
-    }
+    waiting = {"status": "Unknown", "reason": "Progressing", "message": waiting_for}
     return _set_condition(conditions, "Ready", waiting, generation, now)
 
 

@@ -116,7 +116,8 @@ class Controllers(ArgoCDController):
             return
         if behaviour.delay > 0:
             now = timestamp(self.store.clock())
-            self._write_flux(rtype, obj, {"conditions": answers.progressing(obj, now)})
+            busy = answers.progressing(obj, now, rtype.kind)
+            self._write_flux(rtype, obj, {"conditions": busy})
             await asyncio.sleep(behaviour.delay)  # the simulated reconcile takes this long
         current = self._current(rtype, obj)
         if current is not None:

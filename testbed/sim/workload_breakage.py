@@ -78,7 +78,8 @@ _PENDING_JOBS = (
         1,
         "NonPreemptibleOverQuota",
         "Non-preemptible workload is over quota. Workload requested 8 GPUs, but annia quota is 4 "
-        "GPUs, while 8 GPUs are already allocated for non-preemptible pods",
+        "GPUs, while 8 GPUs are already allocated for non-preemptible pods. Use a preemptible "
+        "workload to go over quota.",  # pkg/scheduler/api/unschedule_info.go, then "." again
     ),
 )
 

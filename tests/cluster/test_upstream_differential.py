@@ -14,8 +14,6 @@ fixed (tests/cluster/README.md, "Differences found").
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -23,16 +21,18 @@ from controlplane import poll
 from upstream import keda
 from upstream.cluster import Upstream
 from upstream.diffing import (
+    RealStates,
+    State,
     condition,
     copy_for_simulator,
     event_view,
     real_events,
     simulated_events,
+    simulated_states,
 )
 from waiting import wait_until
 
 from testbed.sim import Simulator
-from testbed.sim.selectors import Selector
 
 KEDA = "keda.sh/v1alpha1"
 NAMESPACE = "annia"
@@ -40,7 +40,6 @@ PAUSED = "autoscaling.keda.sh/paused"
 REPLICAS = "autoscaling.keda.sh/paused-replicas"
 SCALE_IN = "autoscaling.keda.sh/paused-scale-in"
 TARGET = "diff-target"
-State = tuple[Any, ...]
 
 
 def keda_state(obj: dict[str, Any]) -> State:
@@ -57,63 +56,10 @@ def keda_state(obj: dict[str, Any]) -> State:
     )
 
 
-class RealStates:
-    """The states a real object goes through from now on, read by a watch in a thread."""
-
-    def __init__(self, upstream: Upstream, kind: str, name: str) -> None:
-        self.resource = upstream.seeder.dynamic.resources.get(api_version=KEDA, kind=kind)
-        self.name = name
-        self.seen: list[State] = []
-        since = self.resource.get(name=name, namespace=NAMESPACE).metadata.resourceVersion
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._follow, args=(since,), daemon=True)
-        self._thread.start()
-
-    def _follow(self, since: str) -> None:
-        watch = self.resource.watch
-        while not self._stop.is_set():
-            try:
-                for event in watch(namespace=NAMESPACE, resource_version=since, timeout=2):
-                    obj = event["raw_object"]
-                    since = obj["metadata"]["resourceVersion"]
-                    if obj["metadata"]["name"] == self.name:
-                        self.seen.append(keda_state(obj))
-                    if self._stop.is_set():
-                        return
-            except Exception:  # the server went away (the session ends): nothing more to see
-                if self._stop.wait(0.2):
-                    return
-
-    def wait_for(self, wanted: set[State], deadline_s: float = 30) -> set[State]:
-        """Poll until every state of `wanted` was seen; the decided states seen then."""
-        try:
-            poll(
-                f"{self.name} through {wanted}",
-                lambda: wanted <= decided(self.seen) or None,
-                deadline_s,
-            )
-        finally:
-            self._stop.set()
-        return decided(self.seen)
-
-
-def decided(states: list[State]) -> set[State]:
-    """The states KEDA decided on a pause or a resume: its `Paused` condition has a reason (the
+def decided_by_keda(state: State) -> bool:
+    """A state KEDA decided on a pause or a resume: its `Paused` condition has a reason (the
     initialised one has none, and the change's own write is not a decision)."""
-    return {s for s in states if s[1]}
-
-
-def sim_states(sim: Simulator, kind: str, name: str) -> tuple[list[State], Callable[[], None]]:
-    """The states a simulated object goes through from now on (the store's own watch)."""
-    rtype = sim.store.resolve(KEDA, kind)
-    seen: list[State] = []
-
-    def changed(_: str, obj: dict[str, Any]) -> None:
-        if obj["metadata"]["name"] == name:
-            seen.append(keda_state(obj))
-
-    _, stop = sim.store.watch(rtype, NAMESPACE, Selector(), sim.store.resource_version, changed)
-    return seen, stop
+    return bool(state[1])
 
 
 def keda_events(events: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
@@ -139,8 +85,8 @@ async def change_both(
     """Write the same annotations on both sides; wait until each controller has answered all it
     answers (the imitation: its Event; the real one: every state the imitation wrote, seen by
     a watch, so the imitation says nothing KEDA would not); compare."""
-    real = RealStates(upstream, kind, name)
-    simulated, stop = sim_states(sim, kind, name)
+    real = RealStates(upstream.seeder, KEDA, kind, name, NAMESPACE, keda_state)
+    simulated, stop = simulated_states(sim, KEDA, kind, name, NAMESPACE, keda_state)
     before = len(keda_events(simulated_events(sim, NAMESPACE), name))
     patch = {"metadata": {"annotations": annotations}}
     upstream.seeder.patch(KEDA, kind, name, NAMESPACE, patch)
@@ -151,8 +97,8 @@ async def change_both(
         "the imitation's Event",
     )
     stop()
-    written = decided(simulated)
-    seen = real.wait_for(written)
+    written = {s for s in simulated if decided_by_keda(s)}
+    seen = real.wait_for(written, decided_by_keda)
     assert written <= seen, (written, seen)
     assert keda_events(simulated_events(sim, NAMESPACE), name) == keda_events(
         real_events(upstream.seeder, NAMESPACE), name

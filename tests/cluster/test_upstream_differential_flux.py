@@ -17,6 +17,7 @@ from controlplane import poll
 from upstream import flux
 from upstream.cluster import Upstream, wait_flux_ready
 from upstream.diffing import (
+    RealStates,
     Recorded,
     condition,
     copy_for_simulator,
@@ -24,6 +25,7 @@ from upstream.diffing import (
     event_view,
     real_events,
     simulated_events,
+    simulated_states,
 )
 from waiting import wait_until
 
@@ -147,3 +149,34 @@ async def test_a_suspended_kustomization_marks_the_request_handled_and_does_noth
             api, "Kustomization", name, flux.NAMESPACE, {"spec": {"suspend": False}}
         )
         wait_flux_ready(upstream.seeder, name)
+
+
+def reconciling_state(obj: dict[str, Any]) -> tuple[Any, ...]:
+    """Ready's and Reconciling's status, reason and message's template (the revision out)."""
+    names = _names(obj)
+    ready = decided(condition(obj, "Ready"), names)
+    busy = decided(condition(obj, "Reconciling"), names)
+    return tuple(ready.values()) + tuple(busy.values())
+
+
+async def test_a_reconcile_in_progress_reads_as_kustomize_controller_writes_it(
+    upstream: Upstream, sim: Simulator
+) -> None:
+    """The imitation's `slow:` reconcile shows a state the real one goes through."""
+    api, kind, name = flux.KUSTOMIZE_API, "Kustomization", flux.APPS
+    copied = copy_for_simulator(upstream.seeder.read(api, kind, name, flux.NAMESPACE))
+    copied["metadata"].setdefault("annotations", {})[BEHAVIOUR] = "slow:0.2s"
+    sim.apply(copied)
+    real = RealStates(upstream.seeder, api, kind, name, flux.NAMESPACE, reconciling_state)
+    imitated, stop = simulated_states(sim, api, kind, name, flux.NAMESPACE, reconciling_state)
+    token = f"diff-{time.time_ns()}"
+    patch = {"metadata": {"annotations": {REQUESTED_AT: token}}}
+    upstream.seeder.patch(api, kind, name, flux.NAMESPACE, patch)
+    sim.patch(api, kind, name, flux.NAMESPACE, patch=patch)
+    await wait_until(
+        lambda: handled(sim.get(api, kind, name, flux.NAMESPACE), token), 10, "the imitation"
+    )
+    stop()
+    busy = {s for s in imitated if s[1] == "Unknown"}  # Ready Unknown: in progress
+    assert busy, imitated
+    assert busy <= real.wait_for(busy, lambda s: s[1] == "Unknown")

@@ -150,20 +150,34 @@ async def test_a_gang_that_fits_nowhere_is_written_as_kai_writes_it(
     )
 
 
-async def test_a_job_over_its_queues_limit_is_written_as_kai_writes_it(
-    upstream: Upstream, sim: Simulator, made: workloads.Workloads
+@pytest.mark.parametrize(
+    ("job", "limit", "priority"),
+    [(0, 1, "train"), (1, -1, "build")],  # _PENDING_JOBS: OverLimit, NonPreemptibleOverQuota
+    ids=["over-limit", "non-preemptible-over-quota"],
+)
+async def test_a_job_over_its_queues_share_is_written_as_kai_writes_it(
+    upstream: Upstream,
+    sim: Simulator,
+    made: workloads.Workloads,
+    job: int,
+    limit: int,
+    priority: str,
 ) -> None:
-    made.make(kai.queue("diff-capped", parent="research", quota=1, limit=1))
-    pod = made.pod("diff-over", "diff-capped", gpus=2)
+    """A job over its queue's GPU limit, or a non-preemptible one (priority `build`) over its
+    quota: the same reason, the same words, the same queue details as the imitation's."""
+    made.make(kai.queue("diff-capped", parent="research", quota=1, limit=limit))
+    body = workloads.gpu_pod("diff-over", NAMESPACE, "diff-capped", 2)
+    body["spec"]["priorityClassName"] = priority
+    pod = made.make(body)
     group = workloads.wait_scheduling_condition(upstream.plane, NAMESPACE, pod)
     breakage.ACTIONS["gpu_quota_exhausted"](sim)
-    job = _PENDING_JOBS[0][0]  # OverLimit
-    [imitated] = [g for g in _groups(sim) if g["metadata"]["name"].startswith(f"pg-{job}")]
+    name = _PENDING_JOBS[job][0]
+    [imitated] = [g for g in _groups(sim) if g["metadata"]["name"].startswith(f"pg-{name}")]
     real_names = [group["metadata"]["name"], NAMESPACE, "diff-capped"]
     sim_names = [imitated["metadata"]["name"], WORK_NS, "annia"]
     assert scheduling(imitated, sim_names) == scheduling(group, real_names)
     real_pod = upstream.seeder.read("v1", "Pod", pod, NAMESPACE)
-    sim_pod = sim.get("v1", "Pod", f"{job}-0", WORK_NS)
+    sim_pod = sim.get("v1", "Pod", f"{name}-0", WORK_NS)
     assert sim_pod is not None
     assert pod_said(sim_pod, sim_names) == pod_said(real_pod, [*real_names, pod])
 

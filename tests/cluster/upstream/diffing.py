@@ -10,12 +10,15 @@ kustomize-controller temporary directory `<tmp>`. Two controllers agree when the
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from controlplane import poll
 from seeding import Seeder
 
 from testbed.sim import Simulator
+from testbed.sim.selectors import Selector
 
 _TMP = re.compile(r"/tmp/kustomization-\d+/[^\s':]*")
 
@@ -107,3 +110,70 @@ def simulated_events(sim: Simulator, namespace: str) -> list[dict[str, Any]]:
     """The Events of a namespace in the simulator."""
     rtype = sim.store.resolve("v1", "Event")
     return list(sim.store.list_objects(rtype, namespace)["items"])
+
+
+State = tuple[Any, ...]
+
+
+class RealStates:
+    """The states (`state(obj)`) a real object goes through from now on, read by a watch in a
+    thread; `wait_for` stops it."""
+
+    def __init__(
+        self, seeder: Seeder, api: str, kind: str, name: str, namespace: str,
+        state: Callable[[dict[str, Any]], State],
+    ) -> None:  # fmt: skip
+        self.resource = seeder.dynamic.resources.get(api_version=api, kind=kind)
+        self.name, self.namespace, self.state = name, namespace, state
+        self.seen: list[State] = []
+        since = self.resource.get(name=name, namespace=namespace).metadata.resourceVersion
+        self._stop = threading.Event()
+        threading.Thread(target=self._follow, args=(since,), daemon=True).start()
+
+    def _follow(self, since: str) -> None:
+        while not self._stop.is_set():
+            try:
+                events = self.resource.watch(
+                    namespace=self.namespace, resource_version=since, timeout=2
+                )
+                for event in events:
+                    obj = event["raw_object"]
+                    since = obj["metadata"]["resourceVersion"]
+                    if obj["metadata"]["name"] == self.name:
+                        self.seen.append(self.state(obj))
+                    if self._stop.is_set():
+                        return
+            except Exception:  # the server went away (the session ends): nothing more to see
+                if self._stop.wait(0.2):
+                    return
+
+    def wait_for(
+        self, wanted: set[State], keep: Callable[[State], bool], deadline_s: float = 30
+    ) -> set[State]:
+        """Poll until every state of `wanted` was seen among those `keep` keeps; those then."""
+
+        def kept() -> set[State]:
+            return {s for s in self.seen if keep(s)}
+
+        try:
+            poll(f"{self.name} through {wanted}", lambda: wanted <= kept() or None, deadline_s)
+        finally:
+            self._stop.set()
+        return kept()
+
+
+def simulated_states(
+    sim: Simulator, api: str, kind: str, name: str, namespace: str,
+    state: Callable[[dict[str, Any]], State],
+) -> tuple[list[State], Callable[[], None]]:  # fmt: skip
+    """The states a simulated object goes through from now on (the store's own watch), and
+    the function that stops following it."""
+    rtype = sim.store.resolve(api, kind)
+    seen: list[State] = []
+
+    def changed(_: str, obj: dict[str, Any]) -> None:
+        if obj["metadata"]["name"] == name:
+            seen.append(state(obj))
+
+    _, stop = sim.store.watch(rtype, namespace, Selector(), sim.store.resource_version, changed)
+    return seen, stop
