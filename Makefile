@@ -36,8 +36,9 @@ test-cluster: control-plane
 	$(BIN)/pytest tests/cluster
 
 # etcd, kube-apiserver, kube-controller-manager and kustomize built from Go modules, and the
-# upstream CRDs, into ~/.cache/kai-chatops/cluster/: about 20 minutes the first time on a
-# machine, a fraction of a second after that (tests/cluster/README.md).
+# upstream CRDs, into ~/.cache/kai-chatops/cluster/, with the upstream tier's real KAI Scheduler,
+# KEDA, Flux and kube-scheduler: about 20 minutes plus about 35 the first time on a machine, a
+# fraction of a second after that (tests/cluster/README.md).
 control-plane: $(STAMP)
 	$(BIN)/python tests/cluster/cluster_build.py
 

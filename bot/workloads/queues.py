@@ -80,11 +80,21 @@ def _row(
         quota=parse_quantity(gpu.get("quota")),
         limit=parse_quantity(gpu.get("limit")),
         weight=parse_quantity(gpu.get("overQuotaWeight")),
-        allocated=_reported_gpus(status.get("allocated")),
+        allocated=_allocated_gpus(status),
         requested=_reported_gpus(status.get("requested")),
         allocated_dra=dra_gpus(status.get("allocated")),
         requested_dra=dra_gpus(status.get("requested")),
     )
+
+
+def _allocated_gpus(status: RawObject) -> float | None:
+    """Allocated GPUs; 0 when KAI wrote what the queue requests but no allocated list: its
+    queue-controller leaves an empty list out (`allocated,omitempty`, KAI-scheduler
+    pkg/apis/scheduling/v2/queue_types.go QueueStatus), as a real v0.12 install showed."""
+    found = _reported_gpus(status.get("allocated"))
+    if found is None and isinstance(status.get("requested"), Mapping):
+        return 0.0
+    return found
 
 
 def _reported_gpus(resources: object) -> float | None:

@@ -58,12 +58,19 @@ def parse_behaviour(value: str, default: Behaviour) -> Behaviour:
     return default
 
 
+# A failed build, in kustomize-controller v1.9.6's words (internal/controller/
+# kustomization_controller.go `build`: BuildFailed, its Reconciling condition then says what it
+# was doing, and is ProgressingWithRetry): a kustomization.yaml naming a file that is not there.
+_TMP = "/tmp/kustomization-2970878331/clusters/prod"
+_BUILD_FAILED = (
+    "kustomize build failed: accumulating resources: accumulation err='accumulating resources "
+    f"from 'missing.yaml': open {_TMP}/missing.yaml: no such file or directory': must build at "
+    f"directory: not a valid directory: evalsymlink failure on '{_TMP}/missing.yaml' : lstat "
+    f"{_TMP}/missing.yaml: no such file or directory"
+)
 _FAILURES = {
     "HelmRelease": ("UpgradeFailed", "Helm upgrade failed: context deadline exceeded"),
-    "Kustomization": (
-        "ReconciliationFailed",
-        "kustomize build failed: accumulating resources: 'clusters/prod/missing' not found",
-    ),
+    "Kustomization": ("BuildFailed", _BUILD_FAILED),
 }
 _SOURCE_FAILURE = ("FetchFailed", "failed to fetch artifact: connection refused")
 
@@ -75,9 +82,11 @@ def flux_outcome(
 
     `retry` leaves a failure being retried: Ready False and Reconciling True with reason
     `ProgressingWithRetry` (as helm-controller after a failed upgrade that it rolled back,
-    internal/reconcile/atomic_release.go); `stall` a failure Flux will not retry until the
-    object changes: Stalled True beside Ready False, no Reconciling (fluxcd/pkg
-    runtime/conditions/check/fail.go: never both).
+    internal/reconcile/atomic_release.go, and kustomize-controller after a failed build); `stall`
+    a failure Flux will not retry until the object changes: Stalled True beside Ready False, no
+    Reconciling (fluxcd/pkg runtime/conditions/check/fail.go: never both). A failed
+    Kustomization leaves `status.observedGeneration` as it was: kustomize-controller moves it
+    only once Ready is True (kustomization_controller.go `finalizeStatus`).
     """
     status = obj.get("status") or {}
     keep = [
@@ -93,17 +102,43 @@ def flux_outcome(
     if kind == "HelmRelease":
         conditions = _set_condition(conditions, "Released", ready, generation, now)
     if behaviour.mode == "retry":
-        retrying = {"status": "True", "reason": RETRYING, "message": ready["message"]}
+        doing = _retrying_message(kind, obj) or ready["message"]
+        retrying = {"status": "True", "reason": RETRYING, "message": doing}
         conditions = _set_condition(conditions, "Reconciling", retrying, generation, now)
     if behaviour.mode == "stall":
         stalled = {"status": "True", "reason": ready["reason"], "message": ready["message"]}
         conditions = _set_condition(conditions, "Stalled", stalled, generation, now)
+    failed_build = kind == "Kustomization" and ready["status"] == "False"
+    observed = {} if failed_build else {"observedGeneration": generation}
     return {
         "lastHandledReconcileAt": token,
-        "observedGeneration": generation,
+        **observed,
         "conditions": conditions,
         **handled_requests(obj),
     }
+
+
+def _retrying_message(kind: str, obj: dict[str, Any]) -> str:
+    """What kustomize-controller's Reconciling condition says while a failed build is retried:
+    the step it was in (`Building manifests for revision R with a timeout of T`)."""
+    if kind != "Kustomization":
+        return ""
+    status, spec = obj.get("status") or {}, obj.get("spec") or {}
+    revision = status.get("lastAttemptedRevision") or status.get("lastAppliedRevision") or ""
+    timeout = go_duration(str(spec.get("timeout") or spec.get("interval") or "5m"))
+    return f"Building manifests for revision {revision} with a timeout of {timeout}"
+
+
+def go_duration(text: str) -> str:
+    """A Flux duration (`10m`, `1h30m`, `90s`) as Go's `Duration.String` prints it (`10m0s`)."""
+    seconds = 0.0
+    for amount, unit in re.findall(r"(\d+(?:\.\d+)?)(ms|h|m|s)", text):
+        seconds += float(amount) * {"h": 3600, "m": 60, "s": 1, "ms": 0.001}[unit]
+    hours, rest = divmod(int(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
 
 
 def handled_requests(obj: dict[str, Any]) -> dict[str, str]:
@@ -134,17 +169,19 @@ def _ready_success(
     }
 
 
-def progressing(obj: dict[str, Any], now: str) -> list[dict[str, Any]]:
-    """Conditions while a reconcile runs: Reconciling True, Ready Unknown."""
+def progressing(obj: dict[str, Any], now: str, kind: str = "") -> list[dict[str, Any]]:
+    """Conditions while a reconcile runs: Reconciling True, Ready Unknown; a Kustomization's in
+    kustomize-controller's words (`reconcile`: "Reconciliation in progress", then the step it
+    is in, "Fetching manifests for revision R with a timeout of T")."""
     generation = (obj.get("metadata") or {}).get("generation", 1)
     conditions = list((obj.get("status") or {}).get("conditions") or [])
-    busy = {"status": "True", "reason": "Progressing", "message": "reconciliation in progress"}
+    doing, waiting_for = "reconciliation in progress", "reconciliation in progress"
+    if kind == "Kustomization":
+        doing = _retrying_message(kind, obj).replace("Building", "Fetching", 1)
+        waiting_for = "Reconciliation in progress"
+    busy = {"status": "True", "reason": "Progressing", "message": doing}
     conditions = _set_condition(conditions, "Reconciling", busy, generation, now)
-    waiting = {
-        "status": "Unknown",
-        "reason": "Progressing",
-        "message": "reconciliation in progress",
-    }
+    waiting = {"status": "Unknown", "reason": "Progressing", "message": waiting_for}
     return _set_condition(conditions, "Ready", waiting, generation, now)
 
 

@@ -25,6 +25,7 @@ from testbed.sim.argo_controller import ArgoCDController
 from testbed.sim.controller_answers import Behaviour, parse_behaviour
 from testbed.sim.controller_base import RECONCILE, ControlledStore, location
 from testbed.sim.controller_base import annotations_of as _annotations
+from testbed.sim.flux_events import flux_event
 from testbed.sim.kai_releases import KaiRelease
 from testbed.sim.objects import timestamp
 from testbed.sim.resources import ResourceType
@@ -61,6 +62,7 @@ class Controllers(ArgoCDController):
         self._kai_writes: set[str] = set()  # resourceVersions of its own status writes
         self._unsubscribe: list[Callable[[], None]] = []
         self._queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._keda_seen: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
 
     def start(self) -> None:
         """Follow the Flux and Argo CD types the store serves now (needs a running loop)."""
@@ -131,7 +133,8 @@ class Controllers(ArgoCDController):
             return
         if behaviour.delay > 0:
             now = timestamp(self.store.clock())
-            self._write_flux(rtype, obj, {"conditions": answers.progressing(obj, now)})
+            busy = answers.progressing(obj, now, rtype.kind)
+            self._write_flux(rtype, obj, {"conditions": busy})
             await asyncio.sleep(behaviour.delay)  # the simulated reconcile takes this long
         current = self._current(rtype, obj)
         if current is not None:
@@ -142,6 +145,10 @@ class Controllers(ArgoCDController):
                     rtype.kind, current, token, behaviour, timestamp(self.store.clock())
                 ),
             )
+            written = self._current(rtype, current)
+            event = None if written is None else flux_event(rtype.kind, written, self.store.clock())
+            if event is not None:
+                self._record(event)
 
     def _write_flux(self, rtype: ResourceType, obj: dict[str, Any], status: dict[str, Any]) -> None:
         self._write(rtype, obj, {"status": status}, "status")
@@ -149,12 +156,21 @@ class Controllers(ArgoCDController):
     # --- KEDA ---------------------------------------------------------------------------
 
     def _notice_keda(self, rtype: ResourceType, seen: dict[str, Any]) -> None:
+        """Reconcile when the pause annotations change (KEDA's predicates), or on first sight:
+        a status write alone is no reconcile, so a stale `Paused` stays as KEDA leaves it."""
         obj = self._current(rtype, seen)
-        patch = (
-            None if obj is None else keda_controller.paused_status_patch(obj, self.store.clock())
-        )
-        if obj is not None and patch is not None:
+        if obj is None:
+            return
+        key = (rtype.plural, *location(obj))
+        annotations = keda_controller.pause_annotations(obj)
+        if self._keda_seen.get(key) == annotations:
+            return
+        self._keda_seen[key] = annotations
+        answer = keda_controller.reconcile(obj)
+        for patch in answer.patches:
             self._write(rtype, obj, patch, "status")
+        if answer.event is not None:
+            self._record(keda_controller.pause_event(obj, *answer.event, self.store.clock()))
 
     # --- KAI ----------------------------------------------------------------------------
 

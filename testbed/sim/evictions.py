@@ -7,8 +7,11 @@ PodGroup (scheduling.run.ai/v2alpha2, with its uid), source `kai-scheduler`, the
 `evictor-action-type`, `num-evicted-pods` and, but for a stale gang, `evictor-pod-group-name` /
 `evictor-pod-group-namespace` (KAI-Scheduler pkg/scheduler/cache/status_updater/
 default_status_updater.go `Evicted`); a reclaim's message names the pod and the reclaimer, then
-both queues' use (pkg/scheduler/api/unschedule_info.go `GetReclaimMessage`,
-`GetReclaimQueueDetailsMessage`). The recorder counts a repeat of the same Event up (`count`,
+both queues' use, each as `<GPU: n, CPU: n (cores), memory: n (GB)>` (pkg/scheduler/api/
+unschedule_info.go `GetReclaimMessage`, `GetReclaimQueueDetailsMessage`; resource_info/
+resource_requirment.go). `num-evicted-pods` counts the pods of the whole eviction, on the Event
+of each group it took from. As real v0.12.0 records them (tests/cluster/
+test_upstream_differential_kai.py). The recorder counts a repeat of the same Event up (`count`,
 `lastTimestamp`).
 """
 
@@ -39,11 +42,11 @@ def reclaim(sim: Simulator) -> None:
     pod = "sweep-q8r2t-0"
     message = (
         f"Pod {EVICTED_NS}/{pod} was preempted by workload {RECLAIMER_NS}/{RECLAIMER}.\n"
-        "vision uses <GPUs: 8, CPU: 16 (cores), memory: 64 (GB)> with a quota of <GPUs: 4, "
-        "CPU: 0 (cores), memory: 0 (GB)>, fair-share of <GPUs: 4, CPU: 16 (cores), memory: 64 "
+        "vision uses <GPU: 8, CPU: 16 (cores), memory: 64 (GB)> with a quota of <GPU: 4, "
+        "CPU: 0 (cores), memory: 0 (GB)>, fair-share of <GPU: 4, CPU: 16 (cores), memory: 64 "
         "(GB)> and queue priority of <100>.\n"
-        "annia uses <GPUs: 0, CPU: 0 (cores), memory: 0 (GB)> with a quota of <GPUs: 4, CPU: 0 "
-        "(cores), memory: 0 (GB)>, fair-share of <GPUs: 4, CPU: 0 (cores), memory: 0 (GB)> and "
+        "annia uses <GPU: 0, CPU: 0 (cores), memory: 0 (GB)> with a quota of <GPU: 4, CPU: 0 "
+        "(cores), memory: 0 (GB)>, fair-share of <GPU: 4, CPU: 0 (cores), memory: 0 (GB)> and "
         "queue priority of <100>."
     )
     annotations = kai_annotations("reclaim", 1, RECLAIMER, RECLAIMER_NS)
@@ -105,7 +108,7 @@ def evict_event(
         "firstTimestamp": at,
         "lastTimestamp": at,
         "source": {"component": "kai-scheduler"},
-        "reportingComponent": "",
+        "reportingComponent": "kai-scheduler",
         "reportingInstance": "",
     }
 

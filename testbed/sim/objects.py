@@ -65,6 +65,28 @@ def timestamp(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def event_start(obj: Mapping[str, Any], when: datetime) -> dict[str, Any]:
+    """The start of an Event about `obj` as client-go's recorders write one: named
+    `<object>.<hex nanoseconds>` in its namespace, `involvedObject` naming it whole."""
+    meta = obj.get("metadata") or {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": f"{meta.get('name')}.{int(when.timestamp() * 1e9):x}",
+            "namespace": meta.get("namespace"),
+        },
+        "involvedObject": {
+            "apiVersion": obj.get("apiVersion"),
+            "kind": obj.get("kind"),
+            "name": meta.get("name"),
+            "namespace": meta.get("namespace"),
+            "uid": meta.get("uid"),
+            "resourceVersion": meta.get("resourceVersion"),
+        },
+    }
+
+
 def render(rtype: ResourceType, obj: Mapping[str, Any]) -> dict[str, Any]:
     """A deep copy of a stored object as read at `rtype`'s version."""
     rendered = {"apiVersion": rtype.api_version, "kind": rtype.kind}

@@ -17,7 +17,15 @@ from typing import Any
 
 from testbed.sim import podgroups
 from testbed.sim.objects import timestamp
-from testbed.sim.podgroups import PODGROUP, WORK_NS, pending_group, pending_pod
+from testbed.sim.scheduling_writes import (
+    PODGROUP,
+    WORK_NS,
+    group_event,
+    pending_group,
+    pending_pod,
+    queue_details,
+    recorded_event,
+)
 from testbed.sim.simulator import Simulator
 
 KEDA_NS = "keda"
@@ -71,7 +79,8 @@ _PENDING_JOBS = (
         1,
         "NonPreemptibleOverQuota",
         "Non-preemptible workload is over quota. Workload requested 8 GPUs, but annia quota is 4 "
-        "GPUs, while 8 GPUs are already allocated for non-preemptible pods",
+        "GPUs, while 8 GPUs are already allocated for non-preemptible pods. Use a preemptible "
+        "workload to go over quota.",  # pkg/scheduler/api/unschedule_info.go, then "." again
     ),
 )
 
@@ -142,11 +151,11 @@ def crashloop_pod(
     sim.write_log(namespace, name, container, previous_log, previous=True)
     sim.write_log(namespace, name, container, current_log)
     back_off = _back_off(container, name)
-    sim.apply(_event(namespace, "Pod", name, "BackOff", back_off, 12, now))
+    sim.apply(recorded_event(namespace, "Pod", name, "BackOff", back_off, 12, now))
     if readiness_url:
         unhealthy = f'Readiness probe failed: Get "{readiness_url}": connection refused'
         earlier = now - timedelta(minutes=2)
-        sim.apply(_event(namespace, "Pod", name, "Unhealthy", unhealthy, 5, earlier))
+        sim.apply(recorded_event(namespace, "Pod", name, "Unhealthy", unhealthy, 5, earlier))
 
 
 def gpu_quota_exhausted(sim: Simulator) -> None:
@@ -154,13 +163,15 @@ def gpu_quota_exhausted(sim: Simulator) -> None:
     now = sim.store.clock()
     for job, queue, gpus, count, reason, message in _PENDING_JOBS:
         group = _group_name(job)
-        details = _queue_details(queue, gpus * count)
-        sim.apply(pending_group(group, queue, gpus * count, count, reason, message, details, now))
+        details = queue_details(queue, gpus * count)
+        pending = pending_group(group, queue, gpus * count, count, reason, message, details, now)
+        sim.apply(pending)
+        sim.apply(group_event(pending, now))
         for index in range(count):
             pod = f"{job}-{index}"
             sim.apply(pending_pod(pod, group, queue, gpus, f"{reason}: {message}."))
             sim.apply(
-                _event(
+                recorded_event(
                     WORK_NS,
                     "Pod",
                     pod,
@@ -191,10 +202,12 @@ def starve(sim: Simulator) -> None:
     """Queue vision starved: below its GPU quota, a gang pending 45m, while annia is over quota."""
     now = sim.store.clock()
     group, gpus, pods = STARVED_GROUP, 2, 2
+    fit_error = (
+        "no nodes with enough resources were found: 4 node(s) didn't have enough resources: GPUs."
+    )
     message = (
         f"Resources were found for 0 pods while {pods} are required for gang scheduling. "
-        "Additional pods cannot be scheduled due to: no nodes with enough resources were found: "
-        "4 node(s) didn't have enough resources: GPUs"
+        f"Additional pods cannot be scheduled due to: {fit_error}"
     )
     waiting = pending_group(
         group, "vision", gpus * pods, pods, "PodSchedulingErrors", message, {}, now
@@ -204,11 +217,14 @@ def starve(sim: Simulator) -> None:
     del condition["reasons"][0]["details"]  # the gang's fit error names no queue
     sim.apply(waiting)
     for index in range(pods):
+        # The pod the scheduler tried says why no node took it; the rest say why the gang waits.
+        said = fit_error if index == 0 else f"PodSchedulingErrors: {message}."
+        pod = f"{STARVED_JOB}-{index}"
+        sim.apply(pending_pod(pod, group, "vision", gpus, said))
         sim.apply(
-            pending_pod(
-                f"{STARVED_JOB}-{index}", group, "vision", gpus, f"PodSchedulingErrors: {message}."
-            )
+            recorded_event(WORK_NS, "Pod", pod, "Unschedulable", said, 3, now, "kai-scheduler")
         )
+    sim.apply(group_event(waiting, now))
     for queue, allocated, requested in (
         ("annia", 8, 8),
         ("gpu-research", 10, 14),
@@ -288,48 +304,6 @@ def heal_workloads(sim: Simulator) -> None:
 def _group_name(job: str) -> str:
     uid = {"annia-worker-9k4mz": "5c2e8a41", "llm-finetune-q2w8e": "b7d19f03"}[job]
     return f"pg-{job}-{uid}-6f1d-4a9b-8e27-0c3b5d7a9e11"
-
-
-def _queue_details(queue: str, requested: int) -> dict[str, Any]:
-    def gpu(value: int) -> dict[str, str]:
-        return {"nvidia.com/gpu": str(value)}
-
-    return {
-        "name": queue,
-        "queueResourceLimits": gpu(8),
-        "queueDeservedResources": gpu(4),
-        "queueAllocatedResources": gpu(8),
-        "queueAllocatedNonPreemptibleResources": gpu(8),
-        "queueRequestedResources": gpu(8 + requested),
-        "podGroupRequestedResources": gpu(requested),
-    }
-
-
-def _event(
-    namespace: str,
-    kind: str,
-    name: str,
-    reason: str,
-    message: str,
-    count: int,
-    when: Any,
-    component: str = "kubelet",
-) -> dict[str, Any]:
-    at = timestamp(when)
-    return {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": f"sim-{name}.{reason.lower()}", "namespace": namespace},
-        "involvedObject": {"kind": kind, "name": name, "namespace": namespace, "apiVersion": "v1"},
-        "type": "Warning",
-        "reason": reason,
-        "message": message,
-        "count": count,
-        "firstTimestamp": at,
-        "lastTimestamp": at,
-        "source": {"component": component},
-        "reportingComponent": component,
-    }
 
 
 def _ready(condition: dict[str, Any], status: str) -> dict[str, Any]:

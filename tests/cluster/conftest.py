@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from testbed.sim import Simulator
 from testbed.stack import ServiceStack, running_service
 
 HERE = Path(__file__).resolve().parent
@@ -30,6 +31,8 @@ import metrics_api as metrics  # noqa: E402
 from controlplane import BOT_NAMESPACE, BOT_SERVICE_ACCOUNT, ControlPlane, poll  # noqa: E402
 from metrics_api import MetricsApi  # noqa: E402
 from seeding import Seeder  # noqa: E402
+from upstream.cluster import Upstream, why_not_here  # noqa: E402
+from upstream.workloads import Workloads  # noqa: E402
 
 METRICS_APISERVICE = "v1beta1.external.metrics.k8s.io"
 
@@ -58,15 +61,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    # After every deselection (-k, -m): the first test that will run starts the control plane.
+    # After every deselection (-k, -m): the first test that will run starts the control plane,
+    # and the first of the upstream tier's tests starts its own (building what is missing).
     ours = [i for i in session.items if HERE in Path(str(i.path)).parents]
     if ours:
         timeout = BUILD_TIMEOUT_S if needs_build() else START_TIMEOUT_S
         ours[0].add_marker(pytest.mark.timeout(timeout))
+    upstream = [i for i in ours if Path(str(i.path)).name.startswith(UPSTREAM_TESTS)]
+    if upstream:
+        # Cold, KEDA's operator alone is about half an hour on 2 busy cores (README).
+        timeout = 2 * BUILD_TIMEOUT_S if needs_build(upstream=True) else START_TIMEOUT_S
+        upstream[0].add_marker(pytest.mark.timeout(timeout))
 
 
-def needs_build() -> bool:
-    return bool(build.missing()) or not crds.is_fetched(build.cache_dir() / "crds")
+UPSTREAM_TESTS = "test_upstream_"
+
+
+def needs_build(*, upstream: bool = False) -> bool:
+    binaries = build.BINARIES + build.UPSTREAM_BINARIES if upstream else build.BINARIES
+    return bool(build.missing(binaries)) or not crds.is_fetched(build.cache_dir() / "crds")
 
 
 @pytest.fixture(scope="session")
@@ -87,12 +100,59 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
     )
     plane.timings["build_check_s"] = built_s
     plane.start()
-    timings = ", ".join(f"{k} {v:.1f}" for k, v in plane.timings.items())
-    print(f"\ncontrol plane at {plane.url} ({timings}); logs in {run_dir / 'logs'}")
+    announce("control plane", plane.url, plane.timings, run_dir)
     try:
         yield plane
     finally:
         plane.stop()
+
+
+def announce(what: str, url: str, timings: dict[str, float], run_dir: Path) -> None:
+    shown = ", ".join(f"{k} {v:.1f}" for k, v in timings.items())
+    print(f"\n{what} at {url} ({shown}); logs in {run_dir / 'logs'}")
+
+
+@pytest.fixture(scope="session")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstream]:
+    """The upstream tier (upstream/cluster.py): its own control plane with kwok GPU nodes and
+    the real KAI Scheduler, KEDA and Flux controllers, started once for the session."""
+    why = why_not_here()
+    if why is not None:
+        pytest.skip(f"the upstream tier cannot run here: {why}")
+    if needs_build(upstream=True) and shutil.which("go") is None:
+        pytest.skip("Go is not installed: the upstream tier builds KAI, KEDA and Flux with it")
+    started = time.monotonic()
+    build.build(upstream=True)
+    crds.fetch_all(build.cache_dir() / "crds-upstream", crds.UPSTREAM_SHIPPED, ())
+    built_s = time.monotonic() - started
+    run_dir = tmp_path_factory.mktemp("upstream")
+    cluster = Upstream(run_dir)
+    cluster.timings["build_check_s"] = built_s
+    cluster.start()
+    announce("upstream tier", cluster.plane.url, cluster.timings, run_dir)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def made(upstream: Upstream) -> Iterator[Workloads]:
+    """GPU pods and Jobs a test makes in `annia` for KAI's scheduler, deleted after it."""
+    ours = Workloads(upstream.plane, "annia")
+    try:
+        yield ours
+    finally:
+        ours.delete_all()
+
+
+@pytest.fixture
+async def sim() -> AsyncIterator[Simulator]:
+    """A simulator with the default scenario and its imitated KEDA and Flux controllers
+    running: the other side of the upstream tier's differential tests."""
+    async with Simulator(scenarios=["default"]) as running:
+        running.start_controllers(keda=True)
+        yield running
 
 
 @pytest.fixture(scope="session")

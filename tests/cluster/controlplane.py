@@ -81,20 +81,28 @@ class Process:
     argv: list[str]
     log: Path
     popen: subprocess.Popen[bytes] | None = None
+    env: dict[str, str] | None = None  # added to this process' environment
+    cwd: Path | None = None
+    stopped: bool = False  # by stop(): its end is no failure
 
     def start(self) -> None:
+        """Start (or start again after stop(): the log is appended to, never truncated)."""
         self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("wb") as out:
+        env = None if self.env is None else {**os.environ, **self.env}
+        self.stopped = False
+        with self.log.open("ab") as out:
             self.popen = subprocess.Popen(
                 self.argv,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # its own process group, ended as one
+                env=env,
+                cwd=self.cwd,
             )
 
     def check_alive(self) -> None:
-        if self.popen is not None and self.popen.poll() is not None:
+        if self.popen is not None and not self.stopped and self.popen.poll() is not None:
             raise ControlPlaneError(
                 f"{self.name} exited with {self.popen.returncode}; its log ends:\n{self.tail()}"
             )
@@ -106,6 +114,7 @@ class Process:
             return "(no log)"
 
     def stop(self, deadline_s: float = 15.0) -> None:
+        self.stopped = True
         if self.popen is None or self.popen.poll() is not None:
             return
         pgid = self.popen.pid  # start_new_session: the group id is the leader's pid
@@ -127,6 +136,12 @@ class ControlPlane:
     crd_dir: Path
     run_dir: Path
     controller_manager: bool = True
+    # kube-controller-manager's --controllers (the upstream tier adds deployment and replicaset:
+    # its pods run on kwok nodes, so Deployments become available for real).
+    controllers: str = "garbagecollector,namespace,serviceaccount,endpointslice"
+    apiserver_args: tuple[str, ...] = ()  # added to kube-apiserver's flags
+    extra_crd_dirs: tuple[Path, ...] = ()  # CRDs installed beside crd_dir's
+    kwok_node_ip: str = "127.0.0.1"
     # Only the API server and etcd: no CRDs, nothing of deploy/ applied, no bot token (a test
     # applies what it means to, to a cluster that has nothing else).
     bare: bool = False
@@ -288,16 +303,24 @@ class ControlPlane:
         )
         self.write_kubeconfig(self.admin_kubeconfig, "admin", self.admin_token)
 
-    def _spawn(self, name: str, argv: list[str]) -> Process:
-        proc = Process(name, argv, self.run_dir / "logs" / f"{name}.log")
+    def spawn(
+        self, name: str, argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+    ) -> Process:
+        """Start a process of the run, its log `logs/NAME.log`; stop() ends it first (the last
+        started is the first stopped)."""
+        proc = Process(name, argv, self.run_dir / "logs" / f"{name}.log", env=env, cwd=cwd)
         proc.start()
         self.processes.append(proc)
         return proc
 
+    def process(self, name: str) -> Process:
+        (found,) = [p for p in self.processes if p.name == name]
+        return found
+
     def _start_etcd(self) -> None:
         client = f"http://127.0.0.1:{self.etcd_port}"
         peer = f"http://127.0.0.1:{self.etcd_peer_port}"
-        proc = self._spawn(
+        proc = self.spawn(
             "etcd",
             [
                 str(self.bin_dir / "etcd"),
@@ -321,7 +344,7 @@ class ControlPlane:
         poll("etcd healthy", healthy, self.ready_deadline_s)
 
     def _start_apiserver(self) -> None:
-        proc = self._spawn(
+        proc = self.spawn(
             "kube-apiserver",
             [
                 str(self.bin_dir / "kube-apiserver"),
@@ -346,6 +369,7 @@ class ControlPlane:
                 # APIService whose Service has none turns Available=False (MissingEndpoints).
                 "--enable-aggregator-routing=true",
                 "--profiling=false",
+                *self.apiserver_args,
             ],
         )
         ctx = ssl.create_default_context()
@@ -369,7 +393,7 @@ class ControlPlane:
         kubeconfig = self.write_kubeconfig(
             self.run_dir / "kcm.kubeconfig", "system:kube-controller-manager", self.kcm_token
         )
-        self._spawn(
+        self.spawn(
             "kube-controller-manager",
             [
                 str(self.bin_dir / "kube-controller-manager"),
@@ -377,11 +401,12 @@ class ControlPlane:
                 "--leader-elect=false",
                 "--secure-port=0",  # it serves nothing here
                 # Namespaces finish deleting, owned objects go with their owners, Services get
-                # EndpointSlices, namespaces get their `default` SA. Not the deployment and
-                # replicaset controllers: with no kubelet no pod ever runs, so they would mark
-                # every Deployment unavailable; the tests write a Deployment's status themselves,
-                # as the kubelet and those controllers would leave it.
-                "--controllers=garbagecollector,namespace,serviceaccount,endpointslice",
+                # EndpointSlices, namespaces get their `default` SA. By default not the deployment
+                # and replicaset controllers: pods run only where kwok plays a node's kubelet and
+                # a scheduler binds them (the upstream tier), so elsewhere they would mark every
+                # Deployment unavailable; those tests write a Deployment's status themselves, as
+                # the kubelet and those controllers would leave it.
+                f"--controllers={self.controllers}",
                 "--use-service-account-credentials=false",
             ],
         )
@@ -391,7 +416,7 @@ class ControlPlane:
         kubeconfig = self.write_kubeconfig(
             self.run_dir / "kwok.kubeconfig", "kwok", self.kwok_token
         )
-        self._spawn(
+        self.spawn(
             "kwok",
             [
                 str(self.kwok_bin),
@@ -401,7 +426,7 @@ class ControlPlane:
                 "--manage-all-nodes=false",
                 f"--manage-nodes-with-annotation-selector={FAKE_NODE_ANNOTATION}=fake",
                 "--cidr=10.0.1.0/24",
-                "--node-ip=127.0.0.1",
+                f"--node-ip={self.kwok_node_ip}",
                 # Its kubelet-like endpoint on loopback only (the default listens on every address).
                 f"--server-address=127.0.0.1:{self.kwok_port}",
             ],
@@ -429,7 +454,8 @@ class ControlPlane:
 
         ext = client.ApiextensionsV1Api(self.admin())
         names: list[str] = []
-        for path in sorted(self.crd_dir.glob("*.yaml")):
+        paths = [p for d in (self.crd_dir, *self.extra_crd_dirs) for p in sorted(d.glob("*.yaml"))]
+        for path in paths:
             for doc in yaml.safe_load_all(path.read_text()):
                 if not doc or doc.get("kind") != "CustomResourceDefinition":
                     continue

@@ -47,10 +47,11 @@ _SERVER = textwrap.dedent(
 )
 
 
-def available() -> str | None:
-    """Why the metrics API cannot be served here, or None when it can."""
+def available(needs: str = "network namespaces") -> str | None:
+    """Why the metrics API cannot be served here, or None when it can (`needs`: what of this
+    machine's networking the caller uses, for the message)."""
     if os.geteuid() != 0:
-        return "network namespaces need root"
+        return f"{needs} need root"
     if shutil.which("ip") is None:
         return "`ip` (iproute2) is not installed"
     return None

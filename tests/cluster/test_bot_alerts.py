@@ -26,7 +26,9 @@ from bot.service import jobs_alerts
 from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, ServiceStack, running_service
 
-DEPENDENCIES = "KAI-prometheus is missing prometheus operator"
+# As KAI's operator writes it, a newline first (test_upstream_differential_kai.py holds the
+# imitation to the real operator's words).
+DEPENDENCIES = "\nKAI-prometheus is missing prometheus operator"
 STATE = "kai-chatops-state"
 # The API server stamps objects with the real time, and the checks measure them by the clock.
 pytestmark = pytest.mark.clock_from_now

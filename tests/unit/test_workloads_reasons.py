@@ -145,6 +145,9 @@ def test_queues_form_a_tree_parents_first_and_an_orphan_is_marked() -> None:
     [
         pytest.param({}, {}, "GPU quota not set, limit not set, over-quota weight not set, "
                      "allocated none reported, requested none reported", id="nothing-known"),
+        pytest.param({"quota": 2}, {"requested": {"nvidia.com/gpu": "3"}},
+                     "GPU quota 2, limit not set, over-quota weight not set, allocated 0, "
+                     "requested 3", id="requested-without-allocated-is-none-allocated"),
         pytest.param({"quota": 2}, {"allocated": {"cpu": "4"}, "requested": {}},
                      "GPU quota 2, limit not set, over-quota weight not set, allocated 0, "
                      "requested 0", id="written-without-gpus-is-zero"),

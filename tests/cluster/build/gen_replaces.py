@@ -30,6 +30,8 @@ ETCD_SERVER = "go.etcd.io/etcd/server/v3"
 TOOLS = (
     "k8s.io/kubernetes/cmd/kube-apiserver",
     "k8s.io/kubernetes/cmd/kube-controller-manager",
+    # Schedules the placeholder pods of the upstream tier's operands onto kwok nodes.
+    "k8s.io/kubernetes/cmd/kube-scheduler",
     # kustomize at the version k8s.io/kubectl embeds: renders deploy/ as `kubectl kustomize` does.
     "sigs.k8s.io/kustomize/kustomize/v5",
 )
