@@ -7,7 +7,10 @@ Confirm question, and from the click to the PATCH (the gateway's `patch_object`)
 first visit, and every call that went back up: from a module into one of a higher layer
 (`pyproject.toml`'s first import contract).
 
-    .venv/bin/python tools/walk.py
+    .venv/bin/python tools/walk.py [pause|alert]
+
+`alert` walks one alert instead: a check that finds `DependenciesFulfilled` False (hold 0 s),
+to the root's post (the Slack gateway's `post`).
 """
 
 from __future__ import annotations
@@ -97,7 +100,7 @@ def stop_recording() -> None:
     threading.setprofile(None)  # type: ignore[arg-type]
 
 
-async def main() -> None:
+async def walk_pause() -> list[tuple[str, Walk]]:
     from testbed.stack import running_stack
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -112,10 +115,33 @@ async def main() -> None:
             recording(confirming)
             await stack.click("Confirm", ask.message)
             stop_recording()
-    for title, walk in (
-        ("to the Confirm question", asking),
-        ("from the click to the PATCH", confirming),
-    ):
+    return [("to the Confirm question", asking), ("from the click to the PATCH", confirming)]
+
+
+async def walk_alert() -> list[tuple[str, Walk]]:
+    """One check that finds `DependenciesFulfilled` False (hold 0 s) to the root's post."""
+    import importlib
+
+    from testbed.sim import breakage
+    from testbed.stack import CLUSTER, running_stack
+
+    jobs = importlib.import_module("bot.service.jobs_alerts")  # bot.service.schedule before
+    overrides = {"alerts": {"hold": "0s"}}
+    with tempfile.TemporaryDirectory() as tmp:
+        async with running_stack(Path(tmp), config_overrides=overrides) as stack:
+            await jobs.check_cluster(stack.service.deps, CLUSTER)  # warm, and nothing to page
+            breakage.dependencies_missing(stack.sim)
+            paging = Walk(stop_at=("bot/slack/gateway.py", "post"))
+            recording(paging)
+            await jobs.check_cluster(stack.service.deps, CLUSTER)
+            await stack.service.deps.alerts.deliveries_done()
+            stop_recording()
+    return [("one alert, from its check to the root's post", paging)]
+
+
+async def main(which: str) -> None:
+    walks = await (walk_alert() if which == "alert" else walk_pause())
+    for title, walk in walks:
         print(f"{title}: {len(walk.files)} files")
         for name in walk.files:
             print(f"  {name}")
@@ -125,4 +151,4 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    asyncio.run(main(sys.argv[1] if len(sys.argv) > 1 else "pause"))
