@@ -28,7 +28,7 @@ import logging
 import secrets
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -40,13 +40,13 @@ from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, NoticeThread
 from bot.alerts.outbox import NOTICES, Confirmation, Place
 from bot.alerts.reconcile import Reconciler
 from bot.alerts.store import AlertStore, Repair, StoreUnavailable, update
+from bot.core.models import Sleep
 from bot.slack import budget
 
 log = logging.getLogger(__name__)
 
 SLACK_BACKOFFS = (1.0, 2.0, 4.0)  # seconds between tries of an effect within one drain
 T = TypeVar("T")
-Sleep = Callable[[float], Awaitable[None]]
 StateChange = Callable[[ClusterAlerts], tuple[ClusterAlerts, T]]
 
 

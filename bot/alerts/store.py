@@ -24,6 +24,7 @@ from bot.alerts.document import DamagedState, load_cluster
 from bot.alerts.model import ClusterAlerts
 from bot.config.settings import Settings
 from bot.core.metrics import Metrics
+from bot.core.models import Sleep
 from bot.kube.ports import KubeWriter
 from bot.state import retry
 from bot.state.configmap import Snapshot
@@ -31,7 +32,6 @@ from bot.state.retry import (
     REDO_CONFLICTS,
     Raises,
     RetryPolicy,
-    Sleep,
     StateConflict,
     StateUnavailable,
 )

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from bot.alerts import machine, usecase_reminders
 from bot.alerts.courier import Couriers
 from bot.alerts.delivery import MessageSender
-from bot.alerts.drain import SLACK_BACKOFFS, Poster, Sleep
+from bot.alerts.drain import SLACK_BACKOFFS, Poster
 from bot.alerts.model import AlertState, ClusterAlerts
 from bot.alerts.store import AlertStore
 from bot.alerts.usecase_check import Check
@@ -25,6 +25,7 @@ from bot.alerts.usecase_fleet import FleetIncidents
 from bot.alerts.usecase_trouble import TroubleNotices, Words
 from bot.config.settings import Settings
 from bot.core.metrics import Metrics
+from bot.core.models import Sleep
 from bot.kube.ports import KubeReader, PodLogReader
 from bot.rules.held import HeldObject, KindScope
 

@@ -15,13 +15,14 @@ from datetime import UTC, datetime, timedelta
 
 from bot.alerts import machine, outbox, render
 from bot.alerts.delivery import AlertMessages, MessageSender, Paging
-from bot.alerts.drain import Drain, Poster, Sleep
+from bot.alerts.drain import Drain, Poster
 from bot.alerts.lease import default_identity
 from bot.alerts.machine import AlertStep, Transition
 from bot.alerts.model import FLEET, ClusterAlerts
 from bot.alerts.store import AlertStore, Damage, update
 from bot.config.settings import Settings
 from bot.core.metrics import Metrics
+from bot.core.models import Sleep
 
 # Every part of the desk logs under the name the desk always had: log lines stay as they were.
 LOGGER = "bot.alerts.desk"

@@ -8,12 +8,13 @@ offline `evaluate` and the live checks apply the very same rules to the very sam
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 RawObject = Mapping[str, Any]
+Sleep = Callable[[float], Awaitable[None]]  # asyncio.sleep, or a test's that moves its clock
 
 
 class Health(enum.Enum):

@@ -33,7 +33,7 @@ _PROSE = (
     r"will|has|have|with|are|be|expired|incorrect|invalid|mismatch|missing|reset|changed|policy)"
 )
 
-Rule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
+RedactionRule = tuple[re.Pattern[str], Callable[[re.Match[str]], str]]
 
 
 def _whole(_: re.Match[str]) -> str:
@@ -123,7 +123,7 @@ _NEEDS = (
     _having("://"),
     _has_long_word,
 )
-RULES: tuple[Rule, ...] = (
+RULES: tuple[RedactionRule, ...] = (
     *((re.compile(token), _whole) for token in _TOKENS),
     *((re.compile(named), keep) for named, keep in _NAMED),
     (re.compile(_OPAQUE), _whole),

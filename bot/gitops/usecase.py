@@ -15,13 +15,12 @@ from datetime import datetime
 from typing import Any
 
 from bot.core import errors
-from bot.core.models import RawObject
+from bot.core.models import RawObject, Sleep
 from bot.gitops import argo, kinds, plan, windows
 from bot.gitops.plan import FluxPhase, FluxReport, StepResult
 from bot.gitops.target import GitopsTarget, Request, StepState
 from bot.kube import follow
 from bot.kube.follow import Polling as Polling  # re-exported: callers build a wait here
-from bot.kube.follow import Sleep
 from bot.kube.ports import KubeWriter
 
 CONFLICT_RETRIES = 5  # as `flux` and `argocd` retry a conflicting write

@@ -15,19 +15,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
 from bot.core import conditions, errors
-from bot.core.models import RawObject
+from bot.core.models import RawObject, Sleep
 from bot.kube.kinds import ResourceRef
 from bot.kube.ports import KubeReader, KubeWatcher
 
 log = logging.getLogger(__name__)
 
 IsDone = Callable[[RawObject | None], bool]  # None: the object was deleted
-Sleep = Callable[[float], Awaitable[None]]
 
 
 class FollowedObject(Protocol):

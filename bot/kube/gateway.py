@@ -29,13 +29,13 @@ from kubernetes.config.config_exception import ConfigException
 from bot.config.settings import ClusterSettings, KubernetesSettings
 from bot.core import errors
 from bot.core.metrics import Metrics
-from bot.core.models import RawObject
+from bot.core.models import RawObject, Sleep
 from bot.kube import kinds
 from bot.kube.errors import Call
 from bot.kube.identity import Impersonation, token_subject
 from bot.kube.kinds import ResourceRef
 from bot.kube.kubeconfig import KubeconfigIndex
-from bot.kube.rest import RestCalls, Sleep
+from bot.kube.rest import RestCalls
 from bot.kube.threads import ClientThreads
 from bot.kube.watches import Watches, WatchSession
 

@@ -13,14 +13,14 @@ import asyncio
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import urllib3
 
 from bot.core import errors
 from bot.core.metrics import Metrics
-from bot.core.models import RawObject
+from bot.core.models import RawObject, Sleep
 from bot.kube import errors as kube_errors
 from bot.kube.errors import Call
 from bot.kube.identity import Impersonation
@@ -32,7 +32,6 @@ BACKOFFS = (0.2, 0.5, 1.0, 2.0, 4.0)
 LIST_RESTARTS = 3  # a paged list whose snapshot expired is read again from the start
 CONNECT_TIMEOUT = 3.0
 Response = tuple[int, Mapping[str, str], bytes]
-Sleep = Callable[[float], Awaitable[None]]
 
 
 class RestCalls:

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from bot.core import errors
-from bot.core.models import RawObject
+from bot.core.models import RawObject, Sleep
 from bot.kube.kinds import CONFIG_MAP, owned_config_map
 from bot.kube.ports import KubeWriter
-from bot.state.retry import NEW, REDO_CONFLICTS, Raises, RetryPolicy, Sleep, StateUnavailable
+from bot.state.retry import NEW, REDO_CONFLICTS, Raises, RetryPolicy, StateUnavailable
 from bot.state.watched import WatchedConfigMaps
 
 _default_log = logging.getLogger(__name__)  # what a store that gives no logger warns in

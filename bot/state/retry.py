@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from bot.core import errors
+from bot.core.models import Sleep
 
 NEW = ""  # the version of a document never written: its first write creates it
 CONFLICT_TRIES = 5  # a read-change-write redone after a conflict, at most this many times in all
 T = TypeVar("T")
-Sleep = Callable[[float], Awaitable[None]]
 
 
 class StateConflict(errors.BotError):

@@ -17,10 +17,11 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
+from bot.core.models import Sleep
 from bot.kube.ports import KubeWriter
 from bot.state import names
 from bot.state.configmap import Changes, ConfigMapDocument, Snapshot
-from bot.state.retry import NEW, Raises, RetryPolicy, Sleep, StateConflict, StateUnavailable
+from bot.state.retry import NEW, Raises, RetryPolicy, StateConflict, StateUnavailable
 from bot.state.watched import WatchedConfigMaps
 
 MIRRORED = "+"  # joins a shard's version and the legacy ConfigMap's
