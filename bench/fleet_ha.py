@@ -657,7 +657,8 @@ if __name__ == "__main__":
         "--backend",
         choices=["configmap", "sqlite", "nolease"],
         default="configmap",
-        help="configmap: two replicas and a Lease (the figures); for comparison, sqlite: one replica on SQLite, nolease: one replica on ConfigMaps without a Lease",
+        help="configmap: two replicas and a Lease (the figures); for comparison, sqlite: one "
+        "replica on SQLite, nolease: one replica on ConfigMaps without a Lease",
     )
     parser.add_argument("--verbose", action="store_true", help="the Slack calls before each page")
     arguments = parser.parse_args()
