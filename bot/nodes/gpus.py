@@ -7,8 +7,9 @@ node at 7 of 8: NVIDIA/gpu-operator issue 1065; "Allocatable: Number of GPUs in 
 NVIDIA/k8s-device-plugin issue 58). NVIDIA's health tools write node conditions: NVSentinel's
 platform connectors set `GpuMemWatch`, `GpuNvlinkWatch`, ..., `SysLogsXIDError`,
 `SysLogsGPUFallenOff`, `NVSwitchFatalError`, `DCGMError` True on a fault and False when healthy
-(NVIDIA/NVSentinel docs/INTEGRATIONS.md, "Condition Status"), the way node-problem-detector's
-conditions read; a type named for health (`GpuHealthy`) reads the other way round. No I/O.
+(its integration guide, "Condition Status": NVIDIA/NVSentinel, docs INTEGRATIONS), the way
+node-problem-detector's conditions read; a type named for health (`GpuHealthy`) reads the other
+way round. No I/O.
 """
 
 from __future__ import annotations
