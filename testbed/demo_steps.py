@@ -64,8 +64,16 @@ def run_sim_action(stack: Stack, args: Sequence[str]) -> str:
     if args[0] not in breakage.ACTIONS:
         raise StepFailed(f"no simulator action {args[0]!r}; the actions:\n{listing}")
     action, words = breakage.ACTIONS[args[0]], list(args[1:])
-    if len(words) > len(inspect.signature(action).parameters) - 1:
+    taken = [
+        p
+        for p in inspect.signature(action).parameters.values()
+        if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    ]
+    if len(words) > len(taken) - 1:
         raise StepFailed(f"sim {args[0]} does not take {' '.join(words)!r}")
-    action(stack.sim, *words)
+    try:
+        action(stack.sim, *words)
+    except LookupError as e:  # a node the scenario does not have, say
+        raise StepFailed(str(e)) from None
     said = f" ({' '.join(words)})" if words else ""
     return f"simulator: {described[args[0]]}{said}"

@@ -8,7 +8,6 @@ we wrote is a mention (`bot.slack.blocks.mention`).
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timedelta
 
 from bot.core.durations import format_duration
@@ -20,7 +19,6 @@ from bot.nodes.gpus import CordonRecord
 from bot.nodes.render import show_text_time
 from bot.slack.blocks import Message, Text, escape, mention, text_message
 
-_USER_ID = re.compile(r"[UW][A-Z0-9]{2,}")
 WHAT_CORDON_DOES = (
     "New pods are not scheduled on it (spec.unschedulable: true); what runs there keeps "
     "running: kai-chatops never drains."
@@ -82,7 +80,8 @@ def record_words(found: CordonRecord, *, md: bool = True) -> Rich:
     shown = escape if md else str
     if not found.by:
         return rich_text("cordoned (by hand or by a health tool: no kai-chatops record)")
-    text = rich_text("cordoned by ", user_ref(found.by, md=md))
+    # A user ID we wrote becomes a mention; anything written by hand stays text (`mention`).
+    text = rich_text("cordoned by ", mention(found.by) if md else rich_text(found.by))
     if found.at:
         text += f" at {shown(show_text_time(found.at))}"
     text += f", until {shown(show_text_time(found.until))}" if found.until else ", until uncordoned"
@@ -138,13 +137,6 @@ def details(plan: CordonPlan) -> dict[str, str]:
     if plan.action == "cordon":
         found = {"until": _annotations(plan).get(gpus.CORDON_UNTIL) or ""}
     return {k: v for k, v in found.items() if v} | {"gpus": str(plan.gpus)}
-
-
-def user_ref(user: str, *, md: bool) -> Rich:
-    """A mention for a user ID we wrote; anything else written by hand is shown as text."""
-    if md:
-        return mention(user) if _USER_ID.fullmatch(user) else rich_text(escape(user))
-    return rich_text(user)
 
 
 def show_time(moment: datetime) -> str:
