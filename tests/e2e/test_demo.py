@@ -106,7 +106,7 @@ def test_the_readmes_scripted_example_pages_acknowledges_and_prints_the_whole_th
             "failed: gpu-node-9 is not a GPU node of the simulated cluster (GPU nodes: "
             "gpu-node-1, gpu-node-2)",
         ),
-        (["sim heal now"], "step 1 ('sim heal now') failed: sim heal does not take 'now'"),
+        (["sim starve now"], "step 1 ('sim starve now') failed: sim starve does not take 'now'"),
         (["/kai health", "click Acknowledge"], "step 2 ('click Acknowledge') failed: no button"),
         (
             ["wait for text nobody posts up to 1s"],

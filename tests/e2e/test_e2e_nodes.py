@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from alert_stack import HOLD, alert_stack, assert_one_clean_incident, check, roots, words
+from approval_records import approval_config
 from clocks import START, Clock
 from stack_steps import audit_lines, channel_texts, patches
 
@@ -298,3 +299,28 @@ async def test_with_impersonation_a_cordon_is_sent_as_the_person_and_refused_wit
             ("slack:platform-oncall",),
             {"kai-chatops/slack-user": (OPERATOR,)},
         )
+
+
+async def test_on_a_cluster_of_access_approval_a_cordon_waits_for_a_second_operator(
+    tmp_path: Path, clock: Clock
+) -> None:
+    lead = "U0LEAD"
+    overrides = approval_config(str(tmp_path / "kubeconfig"), ["@platform-leads"])
+    async with running_stack(tmp_path, clock=clock, config_overrides=overrides) as stack:
+        stack.slack.add_user(lead, "lead")
+        stack.slack.add_usergroup("S0ONCALL", "platform-oncall", [OPERATOR, lead])
+        stack.slack.add_usergroup("S0LEADS", "platform-leads", [lead])
+        ask = await stack.command("cordon gpu-node-1 XID 94")
+        assert ask.message is not None, ask.text
+        waiting = await stack.click("Confirm", ask.message)
+        assert "waits for a second operator's approval" in waiting.text, waiting.text
+        assert "spec" not in node(stack, "gpu-node-1")
+
+        change_id = waiting.text.split()[1]
+        done = await stack.command(f"approve {change_id}", user_id=lead)
+
+        assert "Cordoned Node gpu-node-1 on sim" in done.text, done.text
+        after = node(stack, "gpu-node-1")
+        assert after["spec"] == {"unschedulable": True}
+        assert ours(after)["cordoned-by"] == OPERATOR
+        assert ours(after)["approved-by"] == lead
