@@ -204,6 +204,7 @@ GROUPS = {
             "tests/unit/test_nodes_gpus.py",
             "tests/unit/test_nodes_cordon.py",
             "tests/unit/test_alerts_gpu_nodes.py",
+            "tests/unit/test_nodes_words.py",
         ),
     ),
 }

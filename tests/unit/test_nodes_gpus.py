@@ -114,3 +114,11 @@ def test_gpu_nodes_are_sorted_by_name_with_their_pods_gpus() -> None:
     found = gpus.gpu_nodes(nodes, [gpu_pod("p", "gpu-a", 3)])
     assert [(n.name, n.lost, n.allocated) for n in found] == [("gpu-a", 2, 3), ("gpu-b", 0, 0)]
     assert [n.allocated for n in gpus.gpu_nodes(nodes)] == [None, None]
+
+
+def test_a_pod_without_gpus_holds_none_and_a_condition_without_status_reads_unset() -> None:
+    assert gpus.pod_gpus(gpu_pod("cpu", "gpu-node-1", 0)) == 0
+    bare = {"type": "GpuHealthy"}
+    found = gpus.read_gpu_node(node(conditions=[bare]))
+    assert found is not None
+    assert found.conditions == (gpus.GpuCondition("GpuHealthy", "", "", "", None),)
