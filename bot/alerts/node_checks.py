@@ -9,19 +9,13 @@ follows no Nodes). The decisions are `bot.nodes.gpus`' and the words `bot.alerts
 
 from __future__ import annotations
 
-import logging
-
-from bot.alerts import gpu_nodes
+from bot.alerts import evidence_reads, gpu_nodes
 from bot.alerts.model import AlertKey, Observation
-from bot.core import errors
-from bot.diagnostics import render as render_diagnosis
 from bot.kube import kinds
 from bot.kube.ports import KubeReader
 from bot.nodes import gpus, usecase
 from bot.nodes import render as render_nodes
 from bot.slack.blocks import Message
-
-log = logging.getLogger(__name__)
 
 
 async def sick_nodes(kube: KubeReader, *, enabled: bool, command: str) -> list[Observation]:
@@ -40,14 +34,9 @@ async def sick_nodes(kube: KubeReader, *, enabled: bool, command: str) -> list[O
 async def node_evidence(kube: KubeReader, key: AlertKey, *, command: str) -> Message:
     """The node as `/kai nodes` shows it now, with its pods' GPUs; one line when the cluster
     would not say. Never raises."""
-    subject = f"node {key.object}"
-    try:
+
+    async def read() -> Message:
         node = await usecase.read_node_now(kube, key.object)
-    except errors.KubeError as e:
-        log.warning("no evidence of %s on %s: %s", subject, key.cluster, e)
-        return render_diagnosis.failed_message(subject, key.cluster, e)
-    except Exception:  # a bug must not cost the page its thread: say it, log it
-        log.exception("gathering the evidence of %s on %s failed", subject, key.cluster)
-        error = RuntimeError("an internal error (the details are in the service log)")
-        return render_diagnosis.failed_message(subject, key.cluster, error)
-    return render_nodes.node_evidence(node, key.object, key.cluster, command)
+        return render_nodes.node_evidence(node, key.object, key.cluster, command)
+
+    return await evidence_reads.read_or_say(f"node {key.object}", key.cluster, read)
