@@ -23,12 +23,22 @@ OURS = {
     gpus.CORDON_REASON: "XID 79",
 }
 RECORD = gpus.CordonRecord(True, "U1", "2026-08-24T06:00:00Z", "XID 79", "2026-08-24T07:00:00Z")
-UNCORDON = cordon.plan_uncordon(node(unschedulable=True, annotations=OURS), TARGET)
-TIMED = cordon.plan_cordon(
-    node(), TARGET, user="U1", reason="XID 79", duration=timedelta(hours=2), now=NOW
-)
-ENDLESS = cordon.plan_cordon(node(), TARGET, user="U1", reason="", duration=None, now=NOW)
 RECORDED = "cordoned by <@U1> at 2026-08-24 06:00 UTC, until 2026-08-24 07:00 UTC: XID 79"
+
+
+# Plans are made inside each test (never at import), so a mutant of the planner meets them.
+def uncordon_plan() -> CordonPlan:
+    return cordon.plan_uncordon(node(unschedulable=True, annotations=OURS), TARGET)
+
+
+def timed_plan(obj: dict[str, object] | None = None) -> CordonPlan:
+    return cordon.plan_cordon(
+        obj or node(), TARGET, user="U1", reason="XID 79", duration=timedelta(hours=2), now=NOW
+    )
+
+
+def endless_plan() -> CordonPlan:
+    return cordon.plan_cordon(node(), TARGET, user="U1", reason="", duration=None, now=NOW)
 
 
 def ephemeral(text: str) -> dict[str, object]:
@@ -56,9 +66,9 @@ def test_whole_plans_of_refusals_and_of_an_uncordon() -> None:
             8,
             {"spec": {"unschedulable": False}, "metadata": {"annotations": dict.fromkeys(OURS)}},
         )
-        == UNCORDON
+        == uncordon_plan()
     )
-    assert (TIMED.action, TIMED.before, TIMED.target) == (
+    assert (timed_plan().action, timed_plan().before, timed_plan().target) == (
         "cordon",
         gpus.CordonRecord(False),
         TARGET,
@@ -78,19 +88,19 @@ def test_a_timed_cordon_is_due_at_its_until_not_before() -> None:
 
 
 def test_the_confirm_lines_of_each_change() -> None:
-    assert render_cordon.confirm_lines(UNCORDON, duration=None, now=NOW) == [
+    assert render_cordon.confirm_lines(uncordon_plan(), duration=None, now=NOW) == [
         f"It is {RECORDED.replace('<@U1>', 'U1')}.",
         "New pods may be scheduled on it again (spec.unschedulable: false, the kai-chatops "
         "record deleted).",
     ]
-    assert render_cordon.confirm_lines(TIMED, duration=timedelta(hours=2), now=NOW) == [
+    assert render_cordon.confirm_lines(timed_plan(), duration=timedelta(hours=2), now=NOW) == [
         render_cordon.WHAT_CORDON_DOES,
         "For 2h, until 2026-08-24 10:00 UTC: then kai-chatops uncordons it (even after a restart).",
         "Reason: XID 79",
         "Writes: spec.unschedulable: true, kai-chatops/cordoned-by, kai-chatops/cordoned-at, "
         "kai-chatops/cordon-reason, kai-chatops/cordon-until",
     ]
-    assert render_cordon.confirm_lines(ENDLESS, duration=None, now=NOW) == [
+    assert render_cordon.confirm_lines(endless_plan(), duration=None, now=NOW) == [
         render_cordon.WHAT_CORDON_DOES,
         "Until someone uncordons it.",
         "Writes: spec.unschedulable: true, kai-chatops/cordoned-by, kai-chatops/cordoned-at",
@@ -98,14 +108,14 @@ def test_the_confirm_lines_of_each_change() -> None:
 
 
 def test_the_channels_records() -> None:
-    assert neutralise(render_cordon.announcement(UNCORDON, "U2")) == (
+    assert neutralise(render_cordon.announcement(uncordon_plan(), "U2")) == (
         f"<@U2> uncordoned Node gpu-node-1 on prod (it was {RECORDED})."
     )
-    assert neutralise(render_cordon.announcement(TIMED, "U2")) == (
+    assert neutralise(render_cordon.announcement(timed_plan(), "U2")) == (
         "<@U2> cordoned Node gpu-node-1 on prod until 2026-08-24 10:00 UTC: no new pods land "
         "there.\nReason: XID 79"
     )
-    assert neutralise(render_cordon.announcement(ENDLESS, "U2")) == (
+    assert neutralise(render_cordon.announcement(endless_plan(), "U2")) == (
         "<@U2> cordoned Node gpu-node-1 on prod until uncordoned: no new pods land there."
     )
     expired = cordon.find_expired_cordon(node(unschedulable=True, annotations=OURS), "prod", NOW)
@@ -127,16 +137,16 @@ def test_the_record_in_words() -> None:
 
 
 def test_the_clickers_answers_and_the_audit_details() -> None:
-    assert render_cordon.cordon_result(TIMED, "/kai") == ephemeral(
+    assert render_cordon.cordon_result(timed_plan(), "/kai") == ephemeral(
         ":no_entry: Cordoned Node gpu-node-1 on prod until 2026-08-24 10:00 UTC, then uncordoned "
         "by kai-chatops: no new pods land there, nothing was drained. To uncordon it earlier: "
         "`/kai uncordon gpu-node-1 --cluster prod`."
     )
-    assert render_cordon.cordon_result(ENDLESS, "/kai")["text"] == (
+    assert render_cordon.cordon_result(endless_plan(), "/kai")["text"] == (
         ":no_entry: Cordoned Node gpu-node-1 on prod: no new pods land there, nothing was "
         "drained. To uncordon it: `/kai uncordon gpu-node-1 --cluster prod`."
     )
-    assert render_cordon.uncordon_result(UNCORDON) == ephemeral(
+    assert render_cordon.uncordon_result(uncordon_plan()) == ephemeral(
         ":arrow_forward: Uncordoned Node gpu-node-1 on prod: new pods may be scheduled on it again."
     )
     assert render_cordon.refusal_message(cordon.plan_uncordon(node(), TARGET), "/kai") == (
@@ -147,9 +157,14 @@ def test_the_clickers_answers_and_the_audit_details() -> None:
     )
     refused = render_cordon.refused_message("cordon", TARGET, RuntimeError("no"))  # type: ignore[arg-type]
     assert refused == ephemeral("Could not cordon Node gpu-node-1 on prod: no. Nothing changed.")
-    assert render_cordon.details(TIMED) == {"until": "2026-08-24T10:00:00Z", "gpus": "8"}
-    assert render_cordon.details(ENDLESS) == {"gpus": "8"}
-    assert render_cordon.details(UNCORDON) == {
+    assert render_cordon.details(timed_plan()) == {"until": "2026-08-24T10:00:00Z", "gpus": "8"}
+    assert render_cordon.details(endless_plan()) == {"gpus": "8"}
+    cpu = timed_plan(node("cpu-node-1", gpus=None))
+    assert render_cordon.cordon_result(cpu, "/k")["text"].startswith(
+        ":no_entry: Cordoned Node gpu-node-1 on prod (it has no GPUs) until 2026-08-24 10:00 UTC,"
+    )
+    assert render_cordon.details(cpu) == {"until": "2026-08-24T10:00:00Z", "gpus": "0"}
+    assert render_cordon.details(uncordon_plan()) == {
         "cordoned_by": "U1",
         "cordoned_at": "2026-08-24T06:00:00Z",
         "until": "2026-08-24T07:00:00Z",
@@ -235,8 +250,34 @@ def test_a_list_too_long_for_one_message_says_how_many_are_left_out() -> None:
         ]
     )
     message = render.nodes_message(many, total=500, cluster="p", command="/k")
+    shown = sum(
+        b["text"]["text"].count("[failing]") for b in message["blocks"] if b["type"] == "section"
+    )
     left = [b for b in message["blocks"] if "more GPU nodes not shown" in str(b)]
-    assert len(left) == 1 and len(message["blocks"]) <= 50
+    assert 0 < shown < 500 and len(message["blocks"]) <= 50
+    assert left == [
+        {
+            "type": "context",
+            "elements": [
+                {
+                    "type": "mrkdwn",
+                    "text": f"{500 - shown} more GPU nodes not shown: too many for one message.",
+                }
+            ],
+        }
+    ]
+    one = render.nodes_message([], total=1, cluster="prod", command="/kai")
+    assert one == {
+        "text": "No node on prod has nvidia.com/gpu capacity (1 node in all): the device plugin "
+        "advertises it on GPU nodes.",
+        "blocks": [
+            {"type": "header", "text": {"type": "plain_text", "text": "GPU nodes on prod"}},
+            {"type": "section", "text": {"type": "mrkdwn", "text": one["text"]}},
+        ],
+    }
+    assert (
+        "(3 nodes in all)" in render.nodes_message([], total=3, cluster="p", command="/k")["text"]
+    )
 
 
 def test_the_evidence_message() -> None:
@@ -299,6 +340,7 @@ def test_reasons_fall_back_to_the_conditions_type_then_not_ready() -> None:
     assert down is not None
     (seen,) = gpu_nodes.gpu_node_alerts("p", [down], command="/k")
     assert seen.reason == "NotReady"
+    assert seen.message.startswith("Ready is False\n")
     assert seen.message.endswith("It is not cordoned: new pods may still be scheduled on it.")
     lone = well(allocatable=7)
     assert gpu_nodes.message_lines(lone)[0].startswith("1 GPU of its 8 not allocatable")
