@@ -55,8 +55,8 @@ def test_whole_plans_of_refusals_and_of_an_uncordon() -> None:
         duration=None,
         now=NOW,
     ) == CordonPlan("cordon", TARGET, RECORD, 8, refusal=cordon.ALREADY_CORDONED)
-    assert cordon.plan_uncordon(node(gpus=None), TARGET) == CordonPlan(
-        "uncordon", TARGET, gpus.CordonRecord(False), 0, refusal=cordon.NOT_CORDONED
+    assert cordon.plan_uncordon(node(), TARGET) == CordonPlan(
+        "uncordon", TARGET, gpus.CordonRecord(False), 8, refusal=cordon.NOT_CORDONED
     )
     assert (
         CordonPlan(
@@ -123,6 +123,13 @@ def test_the_channels_records() -> None:
     assert neutralise(render_cordon.auto_uncordon_text(expired)) == (
         f"Node gpu-node-1 on prod uncordoned automatically after 1h (it was {RECORDED})."
     )
+    undated = {k: v for k, v in OURS.items() if k != gpus.CORDONED_AT}
+    lone = cordon.find_expired_cordon(node(unschedulable=True, annotations=undated), "prod", NOW)
+    assert lone is not None and lone.length is None
+    assert neutralise(render_cordon.auto_uncordon_text(lone)) == (
+        "Node gpu-node-1 on prod uncordoned automatically (it was cordoned by <@U1>, until "
+        "2026-08-24 07:00 UTC: XID 79)."
+    )
 
 
 def test_the_record_in_words() -> None:
@@ -130,6 +137,11 @@ def test_the_record_in_words() -> None:
     assert str(render_cordon.record_words(RECORD, md=False)) == RECORDED.replace("<@U1>", "U1")
     assert neutralise(render_cordon.record_words(gpus.CordonRecord(True, "U1"))) == (
         "cordoned by <@U1>, until uncordoned"
+    )
+    odd = gpus.CordonRecord(True, "U1", reason="a<b & c")
+    assert (
+        str(render_cordon.record_words(odd, md=False))
+        == "cordoned by U1, until uncordoned: a<b & c"
     )
     assert neutralise(render_cordon.record_words(gpus.CordonRecord(True))) == (
         "cordoned (by hand or by a health tool: no kai-chatops record)"
@@ -341,6 +353,8 @@ def test_reasons_fall_back_to_the_conditions_type_then_not_ready() -> None:
     (seen,) = gpu_nodes.gpu_node_alerts("p", [down], command="/k")
     assert seen.reason == "NotReady"
     assert seen.message.startswith("Ready is False\n")
+    (gone,) = gpu_nodes.gpu_node_alerts("p", [well(ready=None)], command="/k")
+    assert gone.message.startswith("Ready is missing\n")
     assert seen.message.endswith("It is not cordoned: new pods may still be scheduled on it.")
     lone = well(allocatable=7)
     assert gpu_nodes.message_lines(lone)[0].startswith("1 GPU of its 8 not allocatable")
