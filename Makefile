@@ -1,4 +1,5 @@
-# The two commands a newcomer needs: `make demo` and `make test`. Both create .venv when missing.
+# The two commands a newcomer needs: `make demo` and `make test`. Both create .venv when missing:
+# `make demo` installs the service's own dependencies, `make test` the test and lint tools too.
 # `make test` is lint and every test tier; `make test-unit` (seconds), `make test-e2e` and
 # `make test-cluster` one tier each. The cluster tier needs Go: it builds a real kube-apiserver.
 # Installing: `make push IMAGE=... VERSION=...` publishes the image; `make keda-rbac` writes each
@@ -23,7 +24,7 @@ define install
 	test -x $(BIN)/uv || $(PYTHON) -m pip --python $(BIN)/python install --quiet uv==$(UV_VERSION) \
 		2>/dev/null || { $(BIN)/python -m ensurepip --default-pip >/dev/null \
 		&& $(BIN)/python -m pip install --quiet uv==$(UV_VERSION); }
-	$(BIN)/uv pip install --python $(BIN)/python --quiet $(2) pip -e '$(1)'
+	$(BIN)/uv pip install --python $(BIN)/python --quiet$(if $(2), $(2)) pip -e '$(1)'
 endef
 
 # `make demo`: the service's own dependencies only, no test or lint tools.
@@ -42,14 +43,23 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict bot handlers testbed
 	$(BIN)/lint-imports
 
+# The unit and end-to-end tiers on two pytest workers (pytest-xdist): an e2e test spends most of
+# its time waiting (the service's intervals, Slack's rate-limit tiers), so two side by side take
+# about half as long on 2 cores. Each file stays on one worker, its tests in order (loadfile), so
+# a module's fixture is built once. Then the cluster tier in one process, as before: its one
+# control plane serves the session, and its upstream tier takes a lock for the whole machine.
+# `make test TEST_WORKERS=0` runs them one at a time (docs/testing.md).
+TEST_WORKERS ?= 2
+PARALLEL := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
 test: lint control-plane
-	$(BIN)/pytest
+	$(BIN)/pytest $(PARALLEL) tests/unit tests/e2e; tiers=$$?; $(BIN)/pytest tests/cluster && exit $$tiers
 
 test-unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
 test-e2e: $(STAMP)
-	$(BIN)/pytest tests/e2e
+	$(BIN)/pytest $(PARALLEL) tests/e2e
 
 test-cluster: control-plane
 	$(BIN)/pytest tests/cluster
