@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.alerts import due, machine, node_checks, queue_checks, rules, verdicts
+from bot.alerts import backlog, due, machine, node_checks, queue_checks, rules, verdicts
 from bot.alerts.courier import Couriers
 from bot.alerts.machine import AlertStep, Transition
 from bot.alerts.model import ClusterAlerts, Observation, Phase
@@ -70,7 +70,7 @@ class Check:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
                 await self._troubles.store_trouble(cluster, now, str(e))
                 return None
-        self._count_alerts(stepped.state)
+        self._count_alerts(stepped.state, now)
         await self._troubles.store_trouble(cluster, now, None)
         if couriers is None:
             await self._deliver(kube, now, stepped)
@@ -143,8 +143,11 @@ class Check:
             command=self._context.command,
         )
 
-    def _count_alerts(self, state: ClusterAlerts) -> None:
+    def _count_alerts(self, state: ClusterAlerts, now: datetime) -> None:
+        metrics = self._context.metrics
         for phase in Phase:
             if phase is not Phase.RESOLVED:
                 count = sum(1 for a in state.alerts.values() if a.phase is phase)
-                self._context.metrics.alerts.labels(state.cluster, phase.value).set(count)
+                metrics.alerts.labels(state.cluster, phase.value).set(count)
+        age = backlog.oldest_age(state, now).total_seconds()
+        metrics.outbox_oldest.labels(state.cluster).set(age)
