@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from bot.alerts import backlog, outbox
 from bot.alerts.document import dump_cluster, load_cluster
 from bot.alerts.model import (
@@ -39,20 +41,35 @@ def test_an_effect_not_saved_yet_was_owed_just_now() -> None:
 
 def test_the_age_counts_from_the_save_that_first_stored_the_effect() -> None:
     saved = backlog.stamped(owing_root(), T0)
-    saved_again = backlog.stamped(saved, T0 + timedelta(minutes=5))
+    later = ClusterAlerts("prod", {KEY: outbox.owe(saved.alerts[KEY], EffectKind.EDIT)})
+    saved_again = backlog.stamped(later, T0 + timedelta(minutes=5))
 
     assert backlog.oldest_age(saved_again, T0 + timedelta(minutes=10)) == timedelta(minutes=10)
+    [edit] = [o for o in saved_again.alerts[KEY].outbox if o.kind is EffectKind.EDIT]
+    assert edit.owed_at == T0 + timedelta(minutes=5)
 
 
-def test_the_oldest_of_notices_incidents_and_threads_is_the_age() -> None:
+def notice(minutes: int) -> Owed:
+    return Owed("n1", EffectKind.NOTICE, text="x", owed_at=T0 + timedelta(minutes=minutes))
+
+
+def thread(minutes: int) -> NoticeThread:
+    owed = Owed("evict/1:0", EffectKind.ROOT, owed_at=T0 + timedelta(minutes=minutes))
+    return NoticeThread("evict/1", "C1", 1, T0, outbox=(owed,))
+
+
+@pytest.mark.parametrize(
+    ("in_notice", "in_thread", "in_root"),
+    [(0, 2, 3), (2, 0, 3), (2, 3, 0)],
+    ids=["a notice", "a thread", "an incident"],
+)
+def test_the_oldest_of_notices_incidents_and_threads_is_the_age(
+    in_notice: int, in_thread: int, in_root: int
+) -> None:
     state = replace(
-        backlog.stamped(owing_root(), T0 + timedelta(minutes=3)),
-        notices=(Owed("n1", EffectKind.NOTICE, text="x", owed_at=T0 + timedelta(minutes=1)),),
-        threads=(
-            NoticeThread(
-                "evict/1", "C1", 1, T0, outbox=(Owed("evict/1:0", EffectKind.ROOT, owed_at=T0),)
-            ),
-        ),
+        backlog.stamped(owing_root(), T0 + timedelta(minutes=in_root)),
+        notices=(notice(in_notice),),
+        threads=(thread(in_thread),),
     )
 
     assert backlog.oldest_age(state, T0 + timedelta(minutes=7)) == timedelta(minutes=7)
