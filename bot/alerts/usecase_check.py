@@ -83,6 +83,8 @@ class Check:
         first (a page never waits for its evidence), then the evidence gathered and sent."""
         cluster, context = kube.cluster, self._context
         regrouped = await self._fleet.regroup(now)
+        if regrouped.fleet is not None:
+            self._count_backlog(regrouped.fleet, now)
         # What the check saved is what the cluster owes, unless a fleet incident took its alert
         known = None if cluster in regrouped.folded else stepped.state
         await context.deliver(cluster, known, regrouped.fleet)
@@ -149,5 +151,9 @@ class Check:
             if phase is not Phase.RESOLVED:
                 count = sum(1 for a in state.alerts.values() if a.phase is phase)
                 metrics.alerts.labels(state.cluster, phase.value).set(count)
+        self._count_backlog(state, now)
+
+    def _count_backlog(self, state: ClusterAlerts, now: datetime) -> None:
+        """How long the document (a cluster's, or the fleet incidents') has owed Slack."""
         age = backlog.oldest_age(state, now).total_seconds()
-        metrics.outbox_oldest.labels(state.cluster).set(age)
+        self._context.metrics.outbox_oldest.labels(state.cluster).set(age)
