@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -134,26 +135,44 @@ async def test_every_metric_the_rules_and_the_dashboard_name_is_one_the_service_
     assert all(named.values())  # every expression names some metric
 
 
+@pytest.fixture
+def operator_crds(control_plane: ControlPlane) -> Iterator[list[str]]:
+    """The Prometheus Operator's two CRDs installed and Established, then removed (with what
+    the test made of them) so the session's later tests see the control plane as before."""
+    from kubernetes import client
+
+    folder = crds.fetch_all(build.cache_dir() / "crds-monitoring", (OPERATOR,), ())
+    ext = client.ApiextensionsV1Api(control_plane.admin())
+    names = []
+    for path in sorted(folder.glob("*.yaml")):
+        crd = yaml.safe_load(path.read_text())
+        control_plane.apply(crd)
+        names.append(crd["metadata"]["name"])
+
+    def established() -> bool:
+        conditions = [ext.read_custom_resource_definition(n).status.conditions for n in names]
+        return all(
+            any(c.type == "Established" and c.status == "True" for c in found or [])
+            for found in conditions
+        )
+
+    poll("monitoring.coreos.com CRDs Established", established, 30)
+    try:
+        yield names
+    finally:
+        for name in names:
+            ext.delete_custom_resource_definition(name)
+        core = client.CoreV1Api(control_plane.admin())
+        core.delete_namespaced_service("kai-chatops-metrics", "kai-chatops")
+        core.delete_namespaced_config_map("kai-chatops-dashboard", "kai-chatops")
+
+
 def test_the_component_is_accepted_by_a_real_api_server_with_the_operators_crds(
-    control_plane: ControlPlane,
+    control_plane: ControlPlane, operator_crds: list[str]
 ) -> None:
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
-    folder = crds.fetch_all(build.cache_dir() / "crds-monitoring", (OPERATOR,), ())
-    ext = client.ApiextensionsV1Api(control_plane.admin())
-    for path in sorted(folder.glob("*.yaml")):
-        control_plane.apply(yaml.safe_load(path.read_text()))
-
-    def established() -> bool:
-        found = ext.list_custom_resource_definition().items
-        ours = [c for c in found if c.spec.group == "monitoring.coreos.com"]
-        return len(ours) == 2 and all(
-            any(k.type == "Established" and k.status == "True" for k in c.status.conditions or [])
-            for c in ours
-        )
-
-    poll("monitoring.coreos.com CRDs Established", established, 30)
     for obj in control_plane.render(COMPONENT):
         control_plane.apply(obj)
     custom = client.CustomObjectsApi(control_plane.admin())
