@@ -97,6 +97,8 @@ def read_shards(
                 namespace=namespace,
                 deployment=name,
                 ready=c.as_int(c.status(deployment).get("readyReplicas")) or 0,
+                # The operator writes kai-config's `spec.scheduler.replicas` here, and turns
+                # leader election on when it is above one (resources_for_shard.go).
                 replicas=deployments.desired_replicas(deployment),
                 lease_name=lease_name,
                 lease=_lease(leases, namespace, lease_name),

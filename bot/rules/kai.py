@@ -133,10 +133,12 @@ def overdue(
 def scheduler_lease_name(scheduler: str, shard: RawObject) -> str:
     """The leader-election Lease of a shard's scheduler: `<schedulerName>`, or
     `<schedulerName>-<partitionLabelValue>` for a shard with a partition, in the operand
-    namespace (KAI-Scheduler pkg/operator/operands/scheduler/resources_for_shard.go `LeaseName`;
-    cmd/scheduler/app/server.go names its lock so from `--scheduler-name`,
-    `--partition-label-value` and `--namespace`, the same at v0.12.0). The scheduler holds one
-    only with leader election, which the operator turns on for more than one replica."""
+    namespace (KAI-Scheduler cmd/scheduler/app/server.go: the lock is `componentName`, from
+    `--scheduler-name` and `--partition-label-value`, in `--namespace`, which
+    pkg/operator/operands/scheduler/resources_for_shard.go `buildArgsList` sets from
+    kai-config's `global.schedulerName`, the shard's `partitionLabelValue` and `spec.namespace`;
+    the same at v0.12.0 and v0.20.1). The scheduler holds one only with leader election, which
+    the operator turns on for `spec.scheduler.replicas` above one (`--leader-elect=true`)."""
     partition = partition_of(shard)
     return f"{scheduler}-{partition}" if partition else scheduler
 

@@ -32,18 +32,13 @@ STALLED_GROUP = "pg-bert-pretrain-h5n2c-4d1a7b9e-2c3f-4e5a-8b6c-9d0e1f2a3b4c"
 
 
 def scheduler_lease(
-    holder: str,
-    renewed: datetime,
-    *,
-    name: str = SCHEDULER,
-    namespace: str = KAI_NS,
-    acquired: datetime | None = None,
+    holder: str, renewed: datetime, acquired: datetime | None = None
 ) -> dict[str, Any]:
-    """The leader Lease of a shard's scheduler, last renewed at `renewed`."""
+    """The default shard's leader Lease, last renewed at `renewed`."""
     return {
         "apiVersion": LEASE_API,
         "kind": "Lease",
-        "metadata": {"name": name, "namespace": namespace},
+        "metadata": {"name": SCHEDULER, "namespace": KAI_NS},
         "spec": {
             "holderIdentity": holder,
             "leaseDurationSeconds": 15,

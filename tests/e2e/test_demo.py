@@ -229,3 +229,17 @@ async def test_demo_sim_starve_raises_the_queue_starvation_warning_and_heal_reso
     assert "S0ONCALL" not in root.text  # a warning pages nobody
     assert first.text.startswith("Diagnosis of queue vision on sim: starved")
     assert "simulator: Queue vision starved" in capsys.readouterr().out
+
+
+async def test_demo_sim_scheduler_stall_pages_naming_the_lease_holder_and_heal_resolves_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, first = await page_then_heal(tmp_path, "sim scheduler_stall")
+    assert root.text.startswith(
+        "[CRITICAL] sim: Deployment kai-scheduler/kai-scheduler-default Stalled: KAI scheduler "
+        "kai-scheduler-default stalled: kai-scheduler-default-5b4c7d8f6-w4n6b has not renewed "
+        "its Lease for 10m"
+    ), root.text
+    assert root.text.endswith("<!subteam^S0ONCALL>")  # critical: the demo pages the on-call group
+    assert first.text.startswith("Diagnosis of kai-scheduler/kai-scheduler-default on sim")
+    assert "simulator: KAI #1536: the default shard's scheduler stalls" in capsys.readouterr().out

@@ -106,9 +106,14 @@ async def test_with_one_replica_the_pending_groups_it_stopped_touching_say_it(
 GROUP = "pg-annia-worker-9k4mz-5c2e8a41-6f1d-4a9b-8e27-0c3b5d7a9e11"
 
 
+# Each renewal is stamped this long before now, so the Lease is `stall_after` (15 s) old 5 s
+# after the last one: the test waits 5 s of wall clock, not 15.
+STAMPED_EARLY = timedelta(seconds=10)
+
+
 async def renewed(stack: Stack, followed: Mapping[tuple[str, str], Any]) -> None:
     """The scheduler renews its Lease; returns once the check's copy holds the renewal."""
-    lease = scheduler_lease(HOLDER, stack.sim.store.clock())
+    lease = scheduler_lease(HOLDER, stack.sim.store.clock() - STAMPED_EARLY)
     stack.sim.apply(lease)
 
     def seen() -> bool:
@@ -122,15 +127,16 @@ async def test_lease_renewals_wake_no_check_and_a_lease_left_to_age_is_paged_at_
     tmp_path: Path,
 ) -> None:
     """The service's own check, following the cluster by watch, the wall clock: renewals
-    (every second here, every few for KAI) run no check; once they stop, the check comes by
-    itself when the Lease is `stall_after` old (15 s), not at the next interval (an hour)."""
+    (every few seconds for KAI) run no check; once they stop, the check comes by itself when
+    the Lease is `stall_after` old (15 s), not at the next interval (an hour)."""
     config = {
         "alerts": {"hold": "1s", "interval": "1h", "repeat": "4h", "stall_after": "15s"},
         "state": {"path": str(tmp_path / "state.sqlite")},
     }
     async with running_stack(tmp_path, config_overrides=config) as stack:
         breakage.ACTIONS["scheduler_stall"](stack.sim)
-        stack.sim.apply(scheduler_lease(HOLDER, stack.sim.store.clock()))  # renewing, for now
+        renewing = stack.sim.store.clock() - STAMPED_EARLY
+        stack.sim.apply(scheduler_lease(HOLDER, renewing))  # renewing, for now
         (job,) = [j for j in stack.service.schedule.jobs if j.name == f"alerts-{CLUSTER}"]
         checks = job.run
         assert isinstance(checks, jobs_alerts.WatchedChecks)
@@ -144,6 +150,6 @@ async def test_lease_renewals_wake_no_check_and_a_lease_left_to_age_is_paged_at_
         assert checks.runs == runs and roots(stack) == []
 
         stopped = time.monotonic()
-        [root] = await wait_until(lambda: roots(stack), 40, "the stall paged")
-        assert time.monotonic() - stopped >= 14  # at the Lease's age, not before
+        [root] = await wait_until(lambda: roots(stack), 20, "the stall paged")
+        assert time.monotonic() - stopped >= 4.5  # at the Lease's age (5 s on), not before
         assert "has not renewed its Lease for" in root.text
