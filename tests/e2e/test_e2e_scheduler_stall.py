@@ -106,6 +106,24 @@ async def test_with_one_replica_the_pending_groups_it_stopped_touching_say_it(
 GROUP = "pg-annia-worker-9k4mz-5c2e8a41-6f1d-4a9b-8e27-0c3b5d7a9e11"
 
 
+async def test_a_scheduler_with_no_ready_pod_gets_its_deployments_alert_not_a_stall(
+    tmp_path: Path,
+) -> None:
+    """Untouched groups under a scheduler that is down: the Deployment's own alert says it,
+    once; the stall is for a scheduler whose pods report Ready."""
+    clock = Clock()
+    async with alert_stack(tmp_path, clock, alerts=STALLING) as (stack, _):
+        breakage.ACTIONS["gpu_quota_exhausted"](stack.sim)
+        breakage.ACTIONS["scheduler_down"](stack.sim)
+        at_sim_now(stack, clock)
+        await check(stack.service)
+        clock.advance(timedelta(minutes=7).total_seconds())
+        await check(stack.service)
+
+        [root] = roots(stack)
+        assert root.text.startswith(f"[CRITICAL] sim: {SUBJECT} Available: "), root.text
+
+
 # Each renewal is stamped this long before now, so the Lease is `stall_after` (15 s) old 5 s
 # after the last one: the test waits 5 s of wall clock, not 15.
 STAMPED_EARLY = timedelta(seconds=10)
