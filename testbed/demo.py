@@ -54,6 +54,7 @@ DEMO_ALERTS: dict[str, Any] = {
         "escalate_after": "1m",
         "escalate_to": ["@platform-leads"],
         "starved_after": "30m",  # `sim starve` backdates its gang's wait past this
+        "gpu_nodes": True,  # `sim gpu_lost NODE`: a GPU node loses a GPU
         # `sim scheduler_stall` leaves the scheduler's Lease 10 minutes old: paged at once. The
         # simulated scheduler writes only what a `sim` action says, so a group left pending 6
         # minutes (`sim gpu_quota_exhausted`) looks untouched to this rule, as a stopped one would.

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.alerts import due, machine, queue_checks, rules, stall_checks, verdicts
+from bot.alerts import due, machine, node_checks, queue_checks, rules, stall_checks, verdicts
 from bot.alerts.courier import Couriers
 from bot.alerts.machine import AlertStep, Transition
 from bot.alerts.model import ClusterAlerts, Observation, Phase
@@ -100,11 +100,12 @@ class Check:
         cluster, policy, settings = kube.cluster, self._context.policy, self._context.settings
         command, alerts = self._context.command, settings.alerts
         try:
-            snapshot, starved = await asyncio.gather(
+            snapshot, starved, sick = await asyncio.gather(
                 usecase.read_snapshot(
                     kube, settings.kai.namespace, settings.keda.apiservice, whole=False
                 ),
                 queue_checks.starved_queues(kube, now, after=alerts.starved_after, command=command),
+                node_checks.sick_nodes(kube, enabled=alerts.gpu_nodes, command=command),
             )
             stalled = await stall_checks.stalled_schedulers(
                 kube, snapshot, now, after=alerts.stall_after, command=command
@@ -121,7 +122,7 @@ class Check:
             return failed, None
         self._context.metrics.alert_checks.labels(cluster, "ok").inc()
         self._context.metrics.last_check.labels(cluster).set(now.timestamp())
-        seen = self._verdicts.seen(cluster, snapshot, now) + starved + list(stalled.found)
+        seen = self._verdicts.seen(cluster, snapshot, now) + starved + sick + list(stalled.found)
         return (lambda state: machine.observe(state, seen, now, policy)), stalled.look_at
 
     def _judge(self, cluster: str, snapshot: ClusterSnapshot, now: datetime) -> list[Observation]:

@@ -1,10 +1,11 @@
-"""The timed-change jobs: timed KEDA pauses and timed Flux suspends resumed when due.
+"""The timed-change jobs: timed KEDA pauses and timed Flux suspends resumed, timed node cordons
+lifted, when due.
 
 Each cluster's expiry (`PauseExpiry`) sweeps hourly, and at once where the change journal tells
 of a change; between sweeps one tick for the whole fleet (`TimedChanges`) only compares the
 soonest known due time (a timed change's end, or a reminder) with the clock.
 `bot.service.schedule` runs the tick; the sweeps are `bot.keda.expiry` and
-`bot.gitops.suspend_expiry`, which remind of pauses without an end too.
+`bot.gitops.suspend_expiry`, which remind of pauses without an end too, and `bot.nodes.expiry`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from bot.gitops import suspend_expiry
 from bot.keda import expiry as keda_expiry
 from bot.kube import threads
 from bot.kube.ports import KubeWriter
+from bot.nodes import expiry as node_expiry
 from bot.service.deps import Deps
 from bot.service.jobs_alerts import is_leader
 from bot.state.retry import StateUnavailable
@@ -41,7 +43,7 @@ FIRST_SWEEPS_WITHIN = timedelta(seconds=30)  # after the start, spread over the 
 # (one made through this replica is looked for at the next tick: `ChangeJournal.added`).
 JOURNAL_LOOK = timedelta(seconds=30)
 JOURNAL_WINDOW = 50  # the newest entries read at each look (the journal keeps 50)
-TIMED_ACTIONS = frozenset({"pause", "resume", "suspend"})
+TIMED_ACTIONS = frozenset({"pause", "resume", "suspend", "cordon", "uncordon"})
 
 
 async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
@@ -77,6 +79,15 @@ async def sweep_suspends(
 def soonest(*moments: datetime | None) -> datetime | None:
     """The earliest of the moments given (None: none is)."""
     return min((m for m in moments if m is not None), default=None)
+
+
+async def sweep_cordons(
+    deps: Deps, cluster: str, kube: KubeWriter | None = None
+) -> datetime | None:
+    """Uncordon the timed node cordons that are due; when the next one is due."""
+    kube, channel = kube or deps.kube[cluster], deps.settings.slack.alert_channel
+    swept = await node_expiry.sweep(kube, deps.slack, channel, deps.clock(), journal=deps.journal)
+    return swept.next_due
 
 
 class PauseExpiry:

@@ -104,6 +104,10 @@ CALLS: list[Call] = [
     *reads("list watch", "scheduling.run.ai", "podgroups", ALL, "queue starvation: followed"),
     *reads("watch", "apps", "deployments", KAI_NS, "alerts: followed"),
     *reads("list watch", "coordination.k8s.io", "leases", KAI_NS, "scheduler stall: followed"),
+    # GPU nodes (bot/nodes/usecase.py, expiry.py; the alert follows them: bot/alerts/node_checks.py)
+    *reads("get list watch", "", "nodes", ALL, "/kai nodes, cordon, the GPU node alert"),
+    Call("patch", "", "nodes", ALL, where="cordon, uncordon, a timed cordon's end"),
+    *reads("list", "", "pods", ALL, "/kai nodes: the unfinished pods' GPUs, across the cluster"),
     # KEDA pause/resume (bot/keda/usecase.py, expiry.py; follow.py watches KEDA's Paused)
     *[
         call
@@ -373,6 +377,8 @@ CLUSTER_WIDE: set[Rule] = (
     | rules("", "namespaces", "get")
     | rules("scheduling.run.ai", "bindrequests", "get")
     | rules("", "events", "list watch")
+    | rules("", "nodes", "get list watch patch")
+    | rules("", "pods", "list")
     | rules("helm.toolkit.fluxcd.io", "helmreleases", "list watch")
     | rules("kustomize.toolkit.fluxcd.io", "kustomizations", "list watch")
     | rules(
