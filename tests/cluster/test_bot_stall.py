@@ -131,9 +131,9 @@ async def test_the_check_follows_leases_and_the_schedulers_events_by_watch_as_th
     reads = CachedKube(deps.kube[CLUSTER])
     try:
         await jobs_alerts.check_cluster(deps, CLUSTER, reads=reads)
+        await wait_until(lambda: reads.at_rest, 30, "every copy listed and watched")
         followed = {(c.ref.plural, c.listing.field_selector) for c in reads.followed}
         assert ("leases", None) in followed
         assert ("events", "involvedObject.kind=PodGroup,source=kai-scheduler") in followed
-        await wait_until(lambda: reads.at_rest, 30, "every copy listed and watched")
     finally:
         await reads.close()
