@@ -372,10 +372,34 @@ PROBLEMS = [
         "or 1h30m)",
     ),
     (
+        "alertmanager",
+        {"channel": "C0ALERTS"},
+        "alertmanager.url: required (expected Alertmanager's URL, like "
+        "http://alertmanager.monitoring.svc:9093)",
+    ),
+    (
+        "alertmanager",
+        {"url": "alertmanager:9093"},
+        "alertmanager.url: 'alertmanager:9093' is not an http(s) URL (expected a URL like "
+        "http://host:9093)",
+    ),
+    (
+        "alertmanager",
+        {"url": "http://am:9093", "channel": "#alerts"},
+        "alertmanager.channel: '#alerts' is not a channel ID (expected an ID like C0123456789)",
+    ),
+    (
+        "alertmanager",
+        {"url": "http://am:9093", "token": "x"},
+        "alertmanager.token: secrets come only from the environment (SLACK_BOT_TOKEN, "
+        "SLACK_SIGNING_SECRET, SLACK_APP_TOKEN; cluster credentials via the kubeconfig); "
+        "delete this key",
+    ),
+    (
         "alrts",
         {},
         "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-        "lease, kubernetes, gitops, notices, changes)",
+        "lease, kubernetes, gitops, notices, changes, alertmanager)",
     ),
     (
         "alerts.intervall",
@@ -448,7 +472,7 @@ def test_every_problem_is_reported_at_once_each_on_its_own_line() -> None:
             "clusters[1].name: 'prod' is used twice (cluster names must be unique)",
             "slack.command: 'kai' must start with '/'",
             "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-            "lease, kubernetes, gitops, notices, changes)",
+            "lease, kubernetes, gitops, notices, changes, alertmanager)",
         ]
     )
 
@@ -517,6 +541,7 @@ def test_the_example_configuration_writes_out_every_key_the_service_knows() -> N
         "gitops": config.GitopsSettings,
         "notices": config.NoticeSettings,
         "changes": config.ChangeSettings,
+        "alertmanager": config.AlertmanagerSettings,
     }
 
     assert set(raw) == {"clusters", *sections}
@@ -566,3 +591,11 @@ def test_the_new_keys_read_their_values_and_default_to_off() -> None:
     assert default.notices.evictions is False
     assert default.notices.channel_for("team-b", "C0ALERTS") == "C0ALERTS"
     assert default.changes.remind_after == timedelta(hours=24)
+
+
+def test_alertmanager_is_off_unless_configured_and_its_url_kept_without_a_trailing_slash() -> None:
+    assert config.parse_settings(MINIMAL).alertmanager is None
+    raw = {**MINIMAL, "alertmanager": {"url": "http://alertmanager.monitoring.svc:9093/"}}
+    settings = config.parse_settings(raw).alertmanager
+    assert settings is not None
+    assert (settings.url, settings.channel) == ("http://alertmanager.monitoring.svc:9093", "")
