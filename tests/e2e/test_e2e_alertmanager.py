@@ -67,28 +67,33 @@ async def test_a_group_is_one_root_its_thread_told_what_joins_and_resolves_each_
         "Silence 4h",
     ]
 
+    alert_id = str(root.blocks[-1]["elements"][0]["value"]).split(":")[1]
+    listing = await stack.command("alerts")
+    assert f"`{alert_id}` Alertmanager · group alertname=KaiSchedulerDown" in listing.text
+    acked = await stack.command(f"ack {alert_id}")
+    assert acked.text.startswith(f"Acknowledged alert {alert_id} (Alertmanager: ")
+
     second = alert(pod="kai-scheduler-default-1")
     await post(stack.service, payload(first))  # Alertmanager's retry: nothing new
     for _ in range(2):
         await post(stack.service, payload(first, second))
     assert len(roots(stack)) == 1
-    [joined] = replies(stack, root)
+    [acknowledged, joined] = replies(stack, root)
+    assert acknowledged.startswith(f":eyes: Acknowledged by <@{OPERATOR}>")
     assert "Now firing too" in joined and "kai-scheduler-default-1" in joined
     assert "kai-scheduler-default-1" in shown(stack.slack.message(ALERT_CHANNEL, root.ts))
 
     gone = {**first, "status": "resolved"}
     await post(stack.service, payload(gone, second))
     await post(stack.service, payload(gone, second))
-    assert (
-        "Resolved" in replies(stack, root)[1]
-        and "kai-scheduler-default-0" in replies(stack, root)[1]
-    )
+    left = replies(stack, root)[2]
+    assert "Resolved" in left and "kai-scheduler-default-0" in left
 
     done = {**second, "status": "resolved"}
     for _ in range(2):
         await post(stack.service, payload(done))
     texts = replies(stack, root)
-    assert len(texts) == 3 and texts[2].startswith(":white_check_mark: Resolved at")
+    assert len(texts) == 4 and texts[3].startswith(":white_check_mark: Resolved at")
     edited = stack.slack.message(ALERT_CHANNEL, root.ts)
     assert edited.text.startswith("[RESOLVED (critical)] Alertmanager")
     assert not any(b["type"] == "actions" for b in edited.blocks)
