@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alert_stack import alert_stack, renew, take_over, two_replicas
+from alert_stack import alert_stack, overrides, renew, take_over, two_replicas
 from alertmanager_posts import alert, payload, post
 from clocks import Clock
 from waiting import wait_until
@@ -21,7 +21,7 @@ from bot.alerts.model import ALERTMANAGER
 from bot.service import jobs_alerts
 from bot.service.server import Service
 from testbed.slackemu import PostedMessage
-from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack
+from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
 # Nothing listens on port 9 of loopback: an Alertmanager that is down.
 DOWN = {"alertmanager": {"url": "http://127.0.0.1:9"}}
@@ -202,4 +202,14 @@ async def test_two_replicas_post_each_group_once_whichever_takes_the_webhook(
         await jobs_alerts.look_at_alertmanager(other.deps)
         [resolved] = replies(stack, root)
         assert resolved.startswith(":white_check_mark: Resolved at")
+        assert len(roots(stack)) == 1
+
+
+async def test_the_webhook_is_served_in_socket_mode_too(tmp_path: Path, clock: Clock) -> None:
+    configured = overrides(tmp_path, **DOWN)
+    async with running_stack(
+        tmp_path, clock=clock, socket_mode=True, config_overrides=configured
+    ) as stack:
+        assert (await post(stack.service, payload(alert()), token="wrong"))[0] == 401
+        assert (await post(stack.service, payload(alert())))[0] == 200
         assert len(roots(stack)) == 1

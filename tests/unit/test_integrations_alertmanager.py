@@ -12,9 +12,12 @@ import pytest
 from alertmanager_posts import alert, payload
 
 from bot.alerts.model import ALERTMANAGER, ClusterAlerts, EffectKind, NoteKind, Phase, Severity
+from bot.config import settings as config
+from bot.core import errors
 from bot.diagnostics.subjects import KaiSubject, KedaSubject, subject_for_labels
 from bot.integrations import alertmanager_api, alertmanager_groups
 from bot.integrations.alertmanager_webhook import BadPayload, parse_notification
+from bot.service.deps import SlackEnv
 
 NOW = datetime(2026, 12, 6, 10, 5, tzinfo=UTC)
 EMPTY = ClusterAlerts(ALERTMANAGER)
@@ -124,3 +127,20 @@ def test_the_silence_matches_the_common_labels_by_equality_created_by_the_slack_
     assert body["comment"] == f"node drain (kai-chatops alert {incident.alert_id})"
     assert (body["startsAt"], body["endsAt"]) == (NOW.isoformat(), "2026-12-06T11:05:00+00:00")
     assert "id" not in body
+
+
+def test_alertmanager_configured_without_its_token_is_refused_at_start() -> None:
+    raw = {
+        "clusters": [{"name": "prod"}],
+        "slack": {"alert_channel": "C0123"},
+        "alertmanager": {"url": "http://am:9093"},
+    }
+    settings = config.parse_settings(raw)
+    slack = {"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_SIGNING_SECRET": "s"}
+    with pytest.raises(errors.ConfigError) as refused:
+        SlackEnv.from_environ(slack).check_integrations(settings)
+    assert refused.value.problems == [
+        "ALERTMANAGER_TOKEN: missing; alertmanager is configured, and its webhook "
+        "(POST /alertmanager) needs the bearer token Alertmanager presents"
+    ]
+    SlackEnv.from_environ({**slack, "ALERTMANAGER_TOKEN": "t"}).check_integrations(settings)
