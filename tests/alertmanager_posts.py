@@ -67,12 +67,17 @@ async def post(
     *,
     token: str | None = ALERTMANAGER_TOKEN,
     headers: dict[str, str] | None = None,
+    delivered: bool = True,
 ) -> tuple[int, str]:
-    """POST `body` to the service's /alertmanager as Alertmanager does; (status, text)."""
+    """POST `body` to the service's /alertmanager as Alertmanager does; (status, text), once
+    what it owes is `delivered` (the service answers when it is saved, and sends it apart)."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     sent = {"Content-Type": "application/json", **(headers or {})}
     if token is not None:
         sent["Authorization"] = f"Bearer {token}"
     url = f"http://127.0.0.1:{service.port}/alertmanager"
     async with aiohttp.ClientSession() as session, session.post(url, data=data, headers=sent) as r:
-        return r.status, await r.text()
+        answer = r.status, await r.text()
+    if delivered:
+        await service.deps.alerts.deliveries_done()
+    return answer

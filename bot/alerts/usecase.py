@@ -131,13 +131,16 @@ class AlertDesk:
         await self._context.deliver(cluster, known, fleet_known)
 
     async def take_in(self, step: machine.AlertStep, kube_of: KubeOf, now: datetime) -> None:
-        """An Alertmanager notification's `step` of its groups' document, saved, then
-        delivered on the Lease holder (`usecase_external`).
+        """An Alertmanager notification's `step` of its groups' document, saved; its delivery
+        (on the Lease holder, `usecase_external`) left to the document's courier: the webhook
+        is answered once it is saved, never after Slack.
 
         Raises:
             StoreUnavailable: nothing was saved.
         """
-        await self.alertmanager.take_in(step, kube_of, now)
+        known = (await self.alertmanager.save(step)).state
+        deliver = self.alertmanager.deliver
+        self._couriers.send(ALERTMANAGER, lambda: deliver(known, kube_of, now), kind="webhook")
 
     async def note_trouble(
         self,

@@ -59,18 +59,15 @@ class ExternalIncidents:
         self._evidence = evidence
         self.document = document
 
-    async def take_in(self, step: AlertStep, kube_of: KubeOf, now: datetime) -> Transition:
-        """`step` saved (before anything is sent), then what it owes delivered and the new
-        incidents' diagnoses gathered, on the Lease holder (another replica only saves: the
-        holder's `tick` sends it).
+    async def save(self, step: AlertStep) -> Transition:
+        """`step` saved, before anything is sent (`deliver` sends it, on the Lease holder; on
+        another replica the holder's `tick` does).
 
         Raises:
             StoreUnavailable: nothing was saved (the source should send it again).
         """
         async with self._context.locks[self.document]:
-            stepped = await self._context.apply(self.document, step)
-        await self.deliver(stepped.state, kube_of, now)
-        return stepped
+            return await self._context.apply(self.document, step)
 
     async def tick(self, kube_of: KubeOf, now: datetime) -> None:
         """Reminders, escalation and silences ending, as a check of a cluster brings them (the

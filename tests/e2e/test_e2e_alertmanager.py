@@ -6,12 +6,13 @@ said on the button's reply."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from alert_stack import alert_stack, overrides, renew, take_over, two_replicas
+from alert_stack import Gate, alert_stack, overrides, renew, take_over, two_replicas
 from alertmanager_posts import alert, payload, post
 from clocks import Clock
 from waiting import wait_until
@@ -25,6 +26,7 @@ from testbed.stack import ALERT_CHANNEL, OPERATOR, Stack, running_stack
 
 # Nothing listens on port 9 of loopback: an Alertmanager that is down.
 DOWN = {"alertmanager": {"url": "http://127.0.0.1:9"}}
+ANSWERED_WITHIN = 10.0  # seconds: a deadline for the answer of a saved webhook, not a wait
 SHARED = {"state": {"backend": "configmap"}, "lease": {"duration": "15s"}}
 
 
@@ -212,4 +214,23 @@ async def test_the_webhook_is_served_in_socket_mode_too(tmp_path: Path, clock: C
     ) as stack:
         assert (await post(stack.service, payload(alert()), token="wrong"))[0] == 401
         assert (await post(stack.service, payload(alert())))[0] == 200
+        assert len(roots(stack)) == 1
+
+
+async def test_the_webhook_is_answered_once_saved_while_slack_still_holds_the_root(
+    tmp_path: Path, clock: Clock
+) -> None:
+    configured = overrides(tmp_path, **DOWN)
+    # Slack's own timeout (30 s): a webhook that waited for the post would wait that long.
+    async with running_stack(tmp_path, clock=clock, config_overrides=configured) as stack:
+        gate = Gate()
+        stack.slack.fail_next("chat.postMessage", status=200, mode="delay_before", gate=gate)
+        firing = payload(alert(pod="p"))
+        answered = post(stack.service, firing, delivered=False)
+        assert (await asyncio.wait_for(answered, ANSWERED_WITHIN))[0] == 200
+        await gate.arrived.wait()  # the root is on the wire, Slack has not done it yet
+        assert roots(stack) == []
+        gate.set()
+        await stack.service.deps.alerts.deliveries_done()
+        await post(stack.service, firing)  # Alertmanager's retry
         assert len(roots(stack)) == 1
