@@ -76,7 +76,7 @@ def _opened(
         first_seen=now,
         firing_since=now,
         root_channel=channel,
-        members=_tokens(notification.firing),
+        members=_tokens(notification.firing)[:MEMBERS_KEPT],
         labels=tuple(f"{k}={v}" for k, v in sorted(notification.common_labels.items())),
     )
     alert = outbox.owe(alert, EffectKind.ROOT)
@@ -88,15 +88,20 @@ def _opened(
 def _changed(
     state: ClusterAlerts, alert: AlertState, notification: Notification, now: datetime
 ) -> Transition:
-    """Alerts that joined the group, and those that resolved (told resolved, or gone from it)."""
+    """Alerts that joined the group, and those that resolved: told resolved, or gone from it,
+    unless Alertmanager left alerts out (`truncatedAlerts`, its `max_alerts`): then an alert
+    missing may still fire, and only one told resolved is."""
     firing = notification.firing
     joined = [a for a in firing if a.token not in alert.members]
     tokens = _tokens(firing)
-    left = [t for t in alert.members if t not in tokens]
+    told = {a.token for a in notification.alerts}
+    missing = [t for t in alert.members if t not in tokens]
+    left = [t for t in missing if t in told or not notification.truncated]
     if not joined and not left:
         return Transition(state)
     owed_before = alert.outbox
-    alert = replace(alert, observation=_observation(notification), members=tokens)
+    kept = (*tokens, *(t for t in missing if t not in left))[:MEMBERS_KEPT]
+    alert = replace(alert, observation=_observation(notification), members=kept)
     if joined:
         note = Note(NoteKind.JOINED, now, reason=_lines(joined))
         alert = outbox.owe(alert, EffectKind.REPLY, note)
@@ -179,4 +184,4 @@ def _unnamed(token: str) -> Alert:
 
 
 def _tokens(alerts: Sequence[Alert]) -> tuple[str, ...]:
-    return tuple(a.token for a in alerts)[:MEMBERS_KEPT]
+    return tuple(a.token for a in alerts)

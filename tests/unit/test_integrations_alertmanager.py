@@ -144,3 +144,18 @@ def test_alertmanager_configured_without_its_token_is_refused_at_start() -> None
         "(POST /alertmanager) needs the bearer token Alertmanager presents"
     ]
     SlackEnv.from_environ({**slack, "ALERTMANAGER_TOKEN": "t"}).check_integrations(settings)
+
+
+def test_an_alert_left_out_of_a_truncated_notification_is_not_told_resolved() -> None:
+    a, b, c = alert(pod="a"), alert(pod="b"), alert(pod="c")
+    state = receive(EMPTY, payload(a, b)).state
+    cut = {**payload(a, c), "truncatedAlerts": 1}  # b left out by max_alerts, still firing
+    stepped = receive(state, cut)
+    assert [o.note.kind for o in stepped.effects if o.note] == [NoteKind.JOINED]
+    [incident] = stepped.state.alerts.values()
+    assert len(incident.members) == 3
+    told = receive(
+        stepped.state, {**payload(a, c, {**b, "status": "resolved"}), "truncatedAlerts": 1}
+    )
+    [note] = [o.note for o in told.effects if o.note]
+    assert note.kind is NoteKind.RECOVERED and "pod=b" in note.reason
