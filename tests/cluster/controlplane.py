@@ -499,8 +499,9 @@ class ControlPlane:
             self.apply(obj)
         return objects
 
-    def apply(self, obj: dict[str, Any]) -> Any:
-        """Server-side apply of one manifest as the admin (kinds found by discovery)."""
+    def apply(self, obj: dict[str, Any], *, dry_run: bool = False) -> Any:
+        """Server-side apply of one manifest as the admin (kinds found by discovery). dry_run:
+        the server admits and validates it (fieldValidation=Strict) and stores nothing."""
         from kubernetes import dynamic
         from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
@@ -520,6 +521,8 @@ class ControlPlane:
             namespace=obj["metadata"].get("namespace"),
             field_manager=FIELD_MANAGER,
             force_conflicts=True,
+            dry_run="All" if dry_run else None,
+            query_params=[("fieldValidation", "Strict")] if dry_run else [],
         )
 
     def ensure_namespace(self, name: str) -> None:
