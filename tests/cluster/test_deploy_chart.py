@@ -22,7 +22,9 @@ import cluster_build as build
 import pytest
 import yaml
 from controlplane import ControlPlane
-from deploy_render import DEPLOY
+from deploy_render import DEPLOY, TEAM_IMAGE, keda_rbac, team_overlay
+
+from bot.config import settings
 
 CHART = DEPLOY / "chart"
 OVERLAYS = DEPLOY / "overlays"
@@ -158,6 +160,50 @@ def test_each_mode_renders_what_its_overlay_renders_object_by_object(
         assert chart[key] == obj, f"{key} differs between the chart and the overlay"
 
 
+def test_two_keda_namespaces_get_the_roles_make_keda_rbac_writes_for_an_overlay(
+    helm: list[str], tmp_path: Path
+) -> None:
+    overlay = team_overlay(tmp_path / "our-team", ["gpu-a", "gpu-b"])
+    assert keda_rbac.main([str(overlay)]) == 0
+    repository, tag = TEAM_IMAGE
+    values = {
+        "image": {"repository": repository, "tag": tag},
+        "gitops": {"flux": True, "argocd": False},
+        "namespace": {"create": True},
+        "config": yaml.safe_load((overlay / "config.yaml").read_text()),
+    }
+    (tmp_path / "values.yaml").write_text(yaml.safe_dump(values))
+    chart = comparable(helm_template(helm, tmp_path / "values.yaml"))
+    assert chart == comparable(kustomize(overlay))
+    # With impersonation, a person's patch is bound where the bot changes things: the same two.
+    impersonating = helm_template(
+        helm, tmp_path / "values.yaml", "--set", "impersonation.enabled=true"
+    )
+    bound = {
+        o["metadata"]["namespace"]
+        for o in impersonating
+        if o["kind"] == "RoleBinding" and o["metadata"]["name"] == "kai-chatops-impersonate-on"
+    }
+    assert bound == {"gpu-a", "gpu-b", "flux-system"}
+
+
+def test_a_new_config_rolls_the_pods(helm: list[str], tmp_path: Path) -> None:
+    values = values_file(tmp_path, MODES["socket"])
+
+    def rendered(*flags: str) -> tuple[str, dict[str, Any]]:
+        objects = helm_template(helm, values, *flags)
+        [deployment] = [o for o in objects if o["kind"] == "Deployment"]
+        [configmap] = [o for o in objects if o["kind"] == "ConfigMap"]
+        checksum = deployment["spec"]["template"]["metadata"]["annotations"][CHECKSUM]
+        return checksum, yaml.safe_load(configmap["data"]["config.yaml"])
+
+    before, _ = rendered()
+    after, config = rendered("--set", "config.alerts.hold=2m")
+    assert config["alerts"]["hold"] == "2m"
+    assert after != before
+    assert rendered("--set", "replicas=3")[0] == before, "only the config rolls them"
+
+
 def test_helm_lint_finds_nothing_in_either_mode(helm: list[str], tmp_path: Path) -> None:
     for name in ("socket", "http"):
         (tmp_path / name).mkdir()
@@ -205,3 +251,36 @@ def test_every_object_of_the_chart_is_accepted_by_the_real_api_server(
     for obj in objects:
         stored = control_plane.apply(obj, dry_run=True)
         assert stored.metadata.name == obj["metadata"]["name"]
+
+
+def chart_values(example: list[dict[str, Any]]) -> dict[str, Any]:
+    """The values a GitOps example gives the chart (Flux's HelmRelease, Argo CD's Application)."""
+    for doc in example:
+        if doc["kind"] == "HelmRelease":
+            assert doc["spec"]["chart"]["spec"]["chart"] == "./deploy/chart"
+            values: dict[str, Any] = doc["spec"]["values"]
+            return values
+        if doc["kind"] == "Application":
+            assert doc["spec"]["source"]["path"] == "deploy/chart"
+            assert doc["spec"]["destination"]["namespace"] == "kai-chatops"
+            values = doc["spec"]["source"]["helm"]["valuesObject"]
+            return values
+    raise AssertionError("no HelmRelease or Application")
+
+
+@pytest.mark.parametrize("example", ["flux-helmrelease.yaml", "argocd-application-helm.yaml"])
+def test_the_gitops_examples_install_the_chart_with_values_it_renders_and_the_bot_reads(
+    helm: list[str], control_plane: ControlPlane, tmp_path: Path, example: str
+) -> None:
+    docs = [d for d in yaml.safe_load_all((DEPLOY / "gitops" / example).read_text()) if d]
+    for doc in docs:  # the CRDs' own schemas judge them
+        control_plane.apply(doc, dry_run=True)
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump(chart_values(docs)))
+    objects = helm_template(helm, values)
+    [configmap] = [o for o in objects if o["kind"] == "ConfigMap"]
+    loaded = settings.parse_settings(yaml.safe_load(configmap["data"]["config.yaml"]))
+    assert loaded.keda.namespaces == ("annia",)
+    [deployment] = [o for o in objects if o["kind"] == "Deployment"]
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.example.com/kai-chatops:0.2.0"
