@@ -525,6 +525,22 @@ class ControlPlane:
             query_params=[("fieldValidation", "Strict")] if dry_run else [],
         )
 
+    def bot_may(self, verb: str, group: str, resource: str, namespace: str | None) -> bool:
+        """Whether the server lets the bot's ServiceAccount do it (a SubjectAccessReview)."""
+        from kubernetes import client
+
+        review = client.V1SubjectAccessReview(
+            spec=client.V1SubjectAccessReviewSpec(
+                user=f"system:serviceaccount:{BOT_NAMESPACE}:{BOT_SERVICE_ACCOUNT}",
+                groups=["system:serviceaccounts", f"system:serviceaccounts:{BOT_NAMESPACE}"],
+                resource_attributes=client.V1ResourceAttributes(
+                    group=group, resource=resource, verb=verb, namespace=namespace
+                ),
+            )
+        )
+        done = client.AuthorizationV1Api(self.admin()).create_subject_access_review(review)
+        return bool(done.status.allowed)
+
     def ensure_namespace(self, name: str) -> None:
         from kubernetes import client
         from kubernetes.client.exceptions import ApiException

@@ -284,3 +284,35 @@ def test_the_gitops_examples_install_the_chart_with_values_it_renders_and_the_bo
     [deployment] = [o for o in objects if o["kind"] == "Deployment"]
     [container] = deployment["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "registry.example.com/kai-chatops:0.2.0"
+
+
+def test_helm_installs_upgrades_and_uninstalls_the_bots_grants_on_a_real_api_server(
+    helm: list[str], bare: ControlPlane, tmp_path: Path
+) -> None:
+    # A cluster with KAI Scheduler, KEDA, Flux, Argo CD and a team namespace; the release's own.
+    for namespace in ("kai-chatops", "annia", "gpu-b", "flux-system", "argocd"):
+        bare.ensure_namespace(namespace)
+    release = [*helm, "--kubeconfig", str(bare.admin_kubeconfig), "-n", "kai-chatops"]
+    values = values_file(tmp_path, MODES["socket"])
+    # The namespace exists already (helm stores the release there): the chart does not make it.
+    install = run(
+        [*release, "install", "kai-chatops", str(CHART), "-f", str(values),
+         "--set", "namespace.create=false"]
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr
+    assert "STATUS: deployed" in install.stdout
+    assert bare.bot_may("patch", "keda.sh", "scaledjobs", "annia")
+    assert bare.bot_may("patch", "helm.toolkit.fluxcd.io", "helmreleases", "flux-system")
+    assert not bare.bot_may("patch", "keda.sh", "scaledjobs", "gpu-b")
+    upgrade = run(
+        [*release, "upgrade", "kai-chatops", str(CHART), "-f", str(values),
+         "--set-json", 'config.keda.namespaces=["annia","gpu-b"]',
+         "--set", "gitops.flux=false", "--set", "namespace.create=false"]
+    )  # fmt: skip
+    assert upgrade.returncode == 0, upgrade.stderr
+    assert bare.bot_may("patch", "keda.sh", "scaledjobs", "gpu-b")
+    assert not bare.bot_may("patch", "helm.toolkit.fluxcd.io", "helmreleases", "flux-system")
+    uninstall = run([*release, "uninstall", "kai-chatops"])
+    assert uninstall.returncode == 0, uninstall.stderr
+    assert not bare.bot_may("patch", "keda.sh", "scaledjobs", "annia")
+    assert not bare.bot_may("list", "kai.scheduler", "configs", None)
