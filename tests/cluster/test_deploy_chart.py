@@ -79,9 +79,11 @@ def helm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
             pytest.skip("Go is not installed: helm is built from helm.sh/helm/v4 with it")
         build.build(only=["helm"])
     home = tmp_path_factory.mktemp("helm-home")
-    for var in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME"):
-        os.environ[var] = str(home / var.lower())
-    yield [str(build.helm_bin())]
+    homes = [
+        f"{var}={home / var.lower()}"
+        for var in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME")
+    ]
+    yield ["env", *homes, str(build.helm_bin())]
 
 
 def run(command: list[str]) -> subprocess.CompletedProcess[str]:
