@@ -152,7 +152,7 @@ def render_keda(root: Path) -> str:
 
 def expected(root: Path) -> dict[str, str]:
     """Every generated template, by file name."""
-    files = {f"{s.out_name}": render_source(root, s) for s in SOURCES}
+    files = {s.out_name: render_source(root, s) for s in SOURCES}
     files[KEDA.out_name] = render_keda(root)
     return files
 
