@@ -105,12 +105,12 @@ class AlertDesk:
 
     async def remind(
         self, cluster: str, held: Sequence[HeldObject], places: Sequence[KindScope], now: datetime
-    ) -> None:
+    ) -> datetime | None:
         """Reminders of the pauses and suspends without an end that a sweep saw held in
         `places` (`usecase_reminders`): saved with what they owe, then delivered (on the
-        Lease holder). Nothing when `changes.remind_after` is 0. Never raises for store or
-        Slack trouble (logged; the next sweep tries again)."""
-        await usecase_reminders.remind(self._context, cluster, held, places, now)
+        Lease holder); when the next one falls due. Nothing when `changes.remind_after` is 0.
+        Never raises for store or Slack trouble (logged; the next sweep tries again)."""
+        return await usecase_reminders.remind(self._context, cluster, held, places, now)
 
     async def drain(
         self,

@@ -76,6 +76,7 @@ class AlertSettings:
     gpu_nodes: bool = (
         False  # a warning per GPU node that lost GPUs, is not Ready or reports a fault
     )
+    stall_after: timedelta = timedelta(minutes=5)  # a Ready shard scheduler stopped; 0: off
 
 
 @dataclass(frozen=True)

@@ -260,6 +260,7 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
             "starved_after": values.duration_or_off,
             "group_clusters": values.cluster_count,
             "gpu_nodes": values.flag,
+            "stall_after": values.stall_wait,
         },
     ),
     "state": (

@@ -12,13 +12,17 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from testbed.sim import Simulator
 from testbed.stack import ServiceStack, running_service
+
+if TYPE_CHECKING:
+    from clocks import Clock
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -266,6 +270,21 @@ async def stack(
     kubeconfig = str(control_plane.bot_kubeconfig)
     async with running_service(tmp_path, kubeconfig, context=BOT_CONTEXT) as served:
         yield served
+
+
+def serving_as_bot(
+    control_plane: ControlPlane, workdir: Path, clock: Clock, config: dict[str, Any]
+) -> AbstractAsyncContextManager[ServiceStack]:
+    """The service with its ServiceAccount's token and `config`, on the test's clock (the
+    checks measure what the API server stamps by it)."""
+    return running_service(
+        workdir,
+        str(control_plane.bot_kubeconfig),
+        context=BOT_CONTEXT,
+        clock=clock,
+        monotonic=clock.monotonic,
+        config_overrides=config,
+    )
 
 
 # The RBAC and admission tests' identities and objects of their own (tests/cluster/botcalls.py).

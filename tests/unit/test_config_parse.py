@@ -355,6 +355,18 @@ PROBLEMS = [
         "alerts.gpu_nodes: 'on' is not true or false (expected one of them)",
     ),
     (
+        "alerts.stall_after",
+        "10s",
+        "alerts.stall_after: '10s' is shorter than a KAI scheduler's Lease (15s), which it renews "
+        "every few seconds (expected 0 for off, or 15s or more, like 5m)",
+    ),
+    (
+        "alerts.stall_after",
+        "soon",
+        "alerts.stall_after: 'soon' is not a duration (expected a duration like 30s, 5m, 2h "
+        "or 1h30m)",
+    ),
+    (
         "notices.evictions",
         "yes",
         "notices.evictions: 'yes' is not true or false (expected one of them)",
@@ -382,7 +394,7 @@ PROBLEMS = [
         "30s",
         "alerts: unknown key 'intervall' (known keys: interval, hold, repeat, "
         "failures_before_alert, max_silence, mention, escalate_after, escalate_to, starved_after, "
-        "group_clusters, gpu_nodes)",
+        "group_clusters, gpu_nodes, stall_after)",
     ),
 ]
 
@@ -566,3 +578,15 @@ def test_the_new_keys_read_their_values_and_default_to_off() -> None:
     assert default.notices.evictions is False
     assert default.notices.channel_for("team-b", "C0ALERTS") == "C0ALERTS"
     assert default.changes.remind_after == timedelta(hours=24)
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [("0", timedelta(0)), ("15s", timedelta(seconds=15)), ("10m", timedelta(minutes=10))],
+    ids=["off", "the-lease-duration", "longer"],
+)
+def test_stall_after_reads_off_or_the_lease_duration_and_up_and_defaults_to_five_minutes(
+    value: str, read: timedelta
+) -> None:
+    assert config.parse_settings(changed("alerts.stall_after", value)).alerts.stall_after == read
+    assert config.parse_settings(MINIMAL).alerts.stall_after == timedelta(minutes=5)
