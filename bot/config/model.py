@@ -90,6 +90,16 @@ class NoticeSettings:
 
 
 @dataclass(frozen=True)
+class AlertmanagerSettings:
+    """Alertmanager's alerts in the incident threads (docs/alertmanager.md): `url` is its API v2
+    (where Silence creates and Unsilence expires silences), `channel` where its groups' roots go
+    ("": `slack.alert_channel`)."""
+
+    url: str
+    channel: str = ""
+
+
+@dataclass(frozen=True)
 class ChangeSettings:
     remind_after: timedelta = timedelta(hours=24)  # an endless pause this old -> reminder; 0: off
 
@@ -159,6 +169,7 @@ class Settings:
     gitops: GitopsSettings = field(default_factory=GitopsSettings)
     notices: NoticeSettings = field(default_factory=NoticeSettings)
     changes: ChangeSettings = field(default_factory=ChangeSettings)
+    alertmanager: AlertmanagerSettings | None = None  # None: no webhook, no silences
 
     def cluster(self, name: str | None) -> ClusterSettings:
         """The cluster called `name`, or the first one for None.

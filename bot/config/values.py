@@ -233,3 +233,10 @@ backend = matching(re.compile("sqlite|configmap"), "a backend", "sqlite or confi
 path = matching(TEXT, "a path", "a file path", os.path.expanduser)
 principal = matching(PRINCIPAL, "a user or user group", PRINCIPAL_EXPECTED)
 principals = list_of(principal)
+
+
+def http_url(value: object) -> str:
+    """An http(s) base URL, kept without its trailing '/' (paths are added to it)."""
+    if isinstance(value, str) and re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value):
+        return value.rstrip("/")
+    raise ValueError(f"{show(value)} is not an http(s) URL (expected a URL like http://host:9093)")

@@ -111,6 +111,29 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
         plane.stop()
 
 
+# What KAI Scheduler's and KEDA's own installs create: the base reads there.
+PRODUCT_NAMESPACES = ("kai-scheduler", "keda")
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A control plane of the module's own, with nothing applied (etcd and kube-apiserver, a few
+    seconds): deploy/ installed on it as on a cluster with only KAI Scheduler and KEDA."""
+    if build.missing() and shutil.which("go") is None:
+        pytest.skip("Go is not installed: the cluster tier builds kube-apiserver and etcd with it")
+    plane = ControlPlane(
+        bin_dir=build.build(),
+        crd_dir=build.cache_dir() / "crds",
+        run_dir=tmp_path_factory.mktemp("bare-control-plane"),
+        controller_manager=False,
+        bare=True,
+    )
+    with plane:
+        for namespace in PRODUCT_NAMESPACES:
+            plane.ensure_namespace(namespace)
+        yield plane
+
+
 def announce(what: str, url: str, timings: dict[str, float], run_dir: Path) -> None:
     shown = ", ".join(f"{k} {v:.1f}" for k, v in timings.items())
     print(f"\n{what} at {url} ({shown}); logs in {run_dir / 'logs'}")

@@ -384,10 +384,34 @@ PROBLEMS = [
         "or 1h30m)",
     ),
     (
+        "alertmanager",
+        {"channel": "C0ALERTS"},
+        "alertmanager.url: required (expected Alertmanager's URL, like "
+        "http://alertmanager.monitoring.svc:9093)",
+    ),
+    (
+        "alertmanager",
+        {"url": "alertmanager:9093"},
+        "alertmanager.url: 'alertmanager:9093' is not an http(s) URL (expected a URL like "
+        "http://host:9093)",
+    ),
+    (
+        "alertmanager",
+        {"url": "http://am:9093", "channel": "#alerts"},
+        "alertmanager.channel: '#alerts' is not a channel ID (expected an ID like C0123456789)",
+    ),
+    (
+        "alertmanager",
+        {"url": "http://am:9093", "token": "x"},
+        "alertmanager.token: secrets come only from the environment (SLACK_BOT_TOKEN, "
+        "SLACK_SIGNING_SECRET, SLACK_APP_TOKEN; cluster credentials via the kubeconfig); "
+        "delete this key",
+    ),
+    (
         "alrts",
         {},
         "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-        "lease, kubernetes, gitops, notices, changes)",
+        "lease, kubernetes, gitops, notices, changes, alertmanager)",
     ),
     (
         "alerts.intervall",
@@ -460,7 +484,7 @@ def test_every_problem_is_reported_at_once_each_on_its_own_line() -> None:
             "clusters[1].name: 'prod' is used twice (cluster names must be unique)",
             "slack.command: 'kai' must start with '/'",
             "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-            "lease, kubernetes, gitops, notices, changes)",
+            "lease, kubernetes, gitops, notices, changes, alertmanager)",
         ]
     )
 
@@ -529,6 +553,7 @@ def test_the_example_configuration_writes_out_every_key_the_service_knows() -> N
         "gitops": config.GitopsSettings,
         "notices": config.NoticeSettings,
         "changes": config.ChangeSettings,
+        "alertmanager": config.AlertmanagerSettings,
     }
 
     assert set(raw) == {"clusters", *sections}
@@ -590,3 +615,11 @@ def test_stall_after_reads_off_or_the_lease_duration_and_up_and_defaults_to_five
 ) -> None:
     assert config.parse_settings(changed("alerts.stall_after", value)).alerts.stall_after == read
     assert config.parse_settings(MINIMAL).alerts.stall_after == timedelta(minutes=5)
+
+
+def test_alertmanager_is_off_unless_configured_and_its_url_kept_without_a_trailing_slash() -> None:
+    assert config.parse_settings(MINIMAL).alertmanager is None
+    raw = {**MINIMAL, "alertmanager": {"url": "http://alertmanager.monitoring.svc:9093/"}}
+    settings = config.parse_settings(raw).alertmanager
+    assert settings is not None
+    assert (settings.url, settings.channel) == ("http://alertmanager.monitoring.svc:9093", "")
