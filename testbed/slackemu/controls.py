@@ -110,11 +110,6 @@ class EmulatorControls(EmulatorViews):
         queue = self._faults.setdefault(method, deque())
         queue.extend(Fault(status, retry_after, error, mode, delay, gate) for _ in range(times))
 
-    def recover(self, method: str) -> None:
-        """Drop the failures `fail_next` queued for `method` that no call has taken yet: Slack
-        answers it again from the next call on."""
-        self._faults.pop(method, None)
-
     def faults_left(self, method: str) -> int:
         """How many of the failures `fail_next` queued for `method` no call has taken yet (a
         test knows its call reached Slack once this drops)."""
