@@ -35,13 +35,18 @@ class Source:
     # Objects named here are rendered once per namespace of this helper instead of once per
     # namespace the file lists (the file's list is the example overlay's).
     per_namespace: tuple[tuple[str, str, str], ...] = ()  # (kind, name, helper template)
+    # Its text holds `{{` meant for Prometheus's or Grafana's templates, not Helm's: kept
+    # literal (`{{` written as {{`{{`}}, which Helm prints as `{{`).
+    literal_braces: bool = False
 
     @property
     def out_name(self) -> str:
-        return self.path.removeprefix("deploy/").replace("/", "-")
+        name = self.path.removeprefix("deploy/").replace("/", "-")
+        return name.removesuffix(".json") + ".yaml" if name.endswith(".json") else name
 
 
 IMPERSONATE = ".Values.impersonation.enabled"
+MONITORING = ".Values.monitoring.enabled"
 SOURCES = (
     Source("deploy/base/namespace.yaml", ".Values.namespace.create"),
     Source("deploy/base/serviceaccount.yaml"),
@@ -63,6 +68,11 @@ SOURCES = (
         "deploy/components/impersonation/legacy/rbac-impersonate-legacy.yaml",
         f"and {IMPERSONATE} .Values.impersonation.legacy",
     ),
+    Source("deploy/components/monitoring/service.yaml", MONITORING),
+    Source("deploy/components/monitoring/servicemonitor.yaml", MONITORING),
+    Source("deploy/components/monitoring/prometheusrule.yaml", MONITORING, literal_braces=True),
+    # Not an object of its own: the component's configMapGenerator makes a ConfigMap of it.
+    Source("deploy/components/monitoring/dashboard.json", MONITORING, literal_braces=True),
 )
 # tools/keda_rbac.py's logic in Helm: deploy/templates/rbac-keda.yaml once per keda.namespaces.
 KEDA = Source("deploy/templates/rbac-keda.yaml")
@@ -89,16 +99,38 @@ def labels_of(directory: Path) -> dict[str, str]:
 def objects_of(root: Path, source: Source) -> list[dict[str, Any]]:
     path = root / source.path
     labels = labels_of(path.parent)
-    objects = [o for o in yaml.safe_load_all(path.read_text()) if o]
+    if path.suffix == ".json":
+        objects = generated_config_maps(path)
+    else:
+        objects = [o for o in yaml.safe_load_all(path.read_text()) if o]
     for obj in objects:
         obj["metadata"]["labels"] = {**(obj["metadata"].get("labels") or {}), **labels}
     return objects
 
 
-def dump(obj: dict[str, Any]) -> str:
+def generated_config_maps(path: Path) -> list[dict[str, Any]]:
+    """The ConfigMaps the configMapGenerator beside `path` makes of it, as kustomize does with
+    `disableNameSuffixHash` (`files: [KEY=FILE]`: the file's text under KEY)."""
+    kustomization = yaml.safe_load((path.parent / "kustomization.yaml").read_text())
+    made: list[dict[str, Any]] = []
+    for entry in kustomization.get("configMapGenerator") or []:
+        files = dict(f.split("=", 1) if "=" in f else (f, f) for f in entry.get("files") or [])
+        if path.name not in files.values():
+            continue
+        options = entry.get("options") or {}
+        meta = {"name": entry["name"], "namespace": entry["namespace"]}
+        meta["labels"] = dict(options.get("labels") or {})
+        data = {key: (path.parent / name).read_text() for key, name in files.items()}
+        made.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": data})
+    return made
+
+
+def dump(obj: dict[str, Any], *, literal_braces: bool = False) -> str:
     text = yaml.safe_dump(obj, sort_keys=False, width=100)
     if "{{" in text:  # Helm would take it for an action
-        raise SystemExit(f"{obj['kind']} {obj['metadata']['name']}: holds '{{{{'")
+        if not literal_braces:
+            raise SystemExit(f"{obj['kind']} {obj['metadata']['name']}: holds '{{{{'")
+        text = text.replace("{{", "{{`{{`}}")
     return text
 
 
@@ -123,7 +155,7 @@ def render_source(root: Path, source: Source) -> str:
     for obj in objects_of(root, source):
         key = (obj["kind"], obj["metadata"]["name"])
         if key not in per_namespace:
-            docs.append(f"---\n{legacy_names(dump(obj))}")
+            docs.append(f"---\n{legacy_names(dump(obj, literal_braces=source.literal_braces))}")
         elif key not in seen:
             seen.add(key)
             docs.append(ranged(obj, f'(include "{per_namespace[key]}" . | fromJsonArray)'))

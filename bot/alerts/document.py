@@ -168,6 +168,8 @@ def _load_thread(raw: Mapping[str, Any]) -> NoticeThread:
 
 def _dump_owed(owed: Owed) -> dict[str, Any]:
     raw = {k: _dump_value(v) for k, v in asdict(owed).items() if k not in ("note", "blocks")}
+    if owed.owed_at is None:
+        del raw["owed_at"]
     if owed.blocks:
         raw["blocks"] = [dict(b) for b in owed.blocks]
     if owed.note is not None:
@@ -263,6 +265,7 @@ def _load_owed(raw: Mapping[str, Any]) -> Owed:
         attempted_by=str(raw.get("attempted_by") or ""),
         attempted_at=parse_timestamp(raw.get("attempted_at")),
         anchor=str(raw.get("anchor") or ""),
+        owed_at=parse_timestamp(raw.get("owed_at")),
     )
 
 

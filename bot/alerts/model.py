@@ -123,6 +123,9 @@ class Owed:
     # A Slack `ts` known before the attempt was sent: any copy it made is newer, so a search
     # for it is anchored on Slack's own clock, never the host's ("" = search everything).
     anchor: str = ""
+    # When the effect was first saved as owed (`bot.alerts.backlog`): how long Slack has owed
+    # it, for `/metrics`. Bookkeeping, left out of equality (None: not saved yet).
+    owed_at: datetime | None = field(default=None, compare=False)
 
     @property
     def was_attempted(self) -> bool:

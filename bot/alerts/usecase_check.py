@@ -12,7 +12,16 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.alerts import due, machine, node_checks, queue_checks, rules, stall_checks, verdicts
+from bot.alerts import (
+    backlog,
+    due,
+    machine,
+    node_checks,
+    queue_checks,
+    rules,
+    stall_checks,
+    verdicts,
+)
 from bot.alerts.courier import Couriers
 from bot.alerts.machine import AlertStep, Transition
 from bot.alerts.model import ClusterAlerts, Observation, Phase
@@ -71,7 +80,7 @@ class Check:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
                 await self._troubles.store_trouble(cluster, now, str(e))
                 return None
-        self._count_alerts(stepped.state)
+        self._count_alerts(stepped.state, now)
         await self._troubles.store_trouble(cluster, now, None)
         if couriers is None:
             await self._deliver(kube, now, stepped)
@@ -85,6 +94,8 @@ class Check:
         first (a page never waits for its evidence), then the evidence gathered and sent."""
         cluster, context = kube.cluster, self._context
         regrouped = await self._fleet.regroup(now)
+        if regrouped.fleet is not None:
+            self._count_backlog(regrouped.fleet, now)
         # What the check saved is what the cluster owes, unless a fleet incident took its alert
         known = None if cluster in regrouped.folded else stepped.state
         await context.deliver(cluster, known, regrouped.fleet)
@@ -145,8 +156,15 @@ class Check:
             command=self._context.command,
         )
 
-    def _count_alerts(self, state: ClusterAlerts) -> None:
+    def _count_alerts(self, state: ClusterAlerts, now: datetime) -> None:
+        metrics = self._context.metrics
         for phase in Phase:
             if phase is not Phase.RESOLVED:
                 count = sum(1 for a in state.alerts.values() if a.phase is phase)
-                self._context.metrics.alerts.labels(state.cluster, phase.value).set(count)
+                metrics.alerts.labels(state.cluster, phase.value).set(count)
+        self._count_backlog(state, now)
+
+    def _count_backlog(self, state: ClusterAlerts, now: datetime) -> None:
+        """How long the document (a cluster's, or the fleet incidents') has owed Slack."""
+        age = backlog.oldest_age(state, now).total_seconds()
+        self._context.metrics.outbox_oldest.labels(state.cluster).set(age)

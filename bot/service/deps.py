@@ -185,8 +185,13 @@ def build_deps(
     home = kube[settings.clusters[0].name]  # where the Lease and the shared state live
     client = slack_client.build_client(env.bot_token, env.api_url, metrics, timeout=slack_timeout)
     slack = SlackGateway(client, monotonic=time.monotonic)
-    store = alert_store.open_store(settings, home, metrics)
+    store = alert_store.open_store(settings, home, metrics, clock)
     lease = _lease(settings, home, monotonic)
+    metrics.check_interval.set(settings.alerts.interval.total_seconds())
+    metrics.follow_lease(
+        lambda: lease is None or lease.is_leader(),
+        lambda: 0 if lease is None else lease.transitions,
+    )
     poster = Poster(
         lease.identity if lease is not None else default_identity(),
         is_holder=lambda: lease is None or lease.is_leader(),

@@ -22,6 +22,10 @@ server's), keyed by the version it pins:
     .../cluster/flux-<version>/bin/{source-controller,kustomize-controller,gittestserver}
                                                                (build/flux/)
 
+and promtool and promql-names (build/promtool/), for the monitoring rules and dashboard:
+
+    .../cluster/prometheus-<version>/bin/{promtool,promql-names}
+
 only when missing: a warm run does nothing but stat each file. Each binary is written to a
 temporary name and renamed, so an interrupted build never leaves a half binary behind. The CRDs of
 KEDA, Flux, Argo CD and KAI are fetched beside them by crds.py (same idempotence).
@@ -47,6 +51,7 @@ KWOK_MODULE = MODULE / "kwok"
 KAI_MODULE = MODULE / "kai"
 KEDA_MODULE = MODULE / "keda"
 FLUX_MODULE = MODULE / "flux"
+PROMTOOL_MODULE = MODULE / "promtool"
 ALERTMANAGER_MODULE = MODULE / "alertmanager"
 HELM_MODULE = MODULE / "helm"
 K8S = "k8s.io/kubernetes"
@@ -56,6 +61,7 @@ KAI = "github.com/NVIDIA/KAI-scheduler"
 KEDA = "github.com/kedacore/keda/v2"
 SOURCE_CONTROLLER = "github.com/fluxcd/source-controller"
 KUSTOMIZE_CONTROLLER = "github.com/fluxcd/kustomize-controller"
+PROMETHEUS = "github.com/prometheus/prometheus"
 ALERTMANAGER = "github.com/prometheus/alertmanager"
 HELM = "helm.sh/helm/v4"
 # kwok's own stage definitions, the sets kwokctl gives kwok by default: nodes turn Ready and keep a
@@ -73,6 +79,7 @@ class Binary:
     name: str
     package: str
     module: Path = MODULE
+    tags: str = ""  # Go build tags
 
     def path(self) -> Path:
         return module_cache(self.module) / "bin" / self.name
@@ -91,6 +98,15 @@ BINARIES = (
     # The real Alertmanager its webhook and silence tests run (tests/cluster/alertmanager.py);
     # about 4 minutes cold on 2 cores, built from its own module's source (`build_from_source`).
     Binary("alertmanager", "./cmd/alertmanager", ALERTMANAGER_MODULE),
+)
+
+# The monitoring tests' (tests/cluster/test_monitoring_rules.py): promtool checks and unit-tests
+# deploy/components/monitoring/'s rules; promql-names lists the metrics a PromQL expression names,
+# with the same parser. `remove_all_sd` leaves out the cloud service discoveries promtool never
+# needs here (Prometheus's README, "Service discovery plugins"): minutes less to build.
+MONITORING_BINARIES = (
+    Binary("promtool", f"{PROMETHEUS}/cmd/promtool", PROMTOOL_MODULE, "remove_all_sd"),
+    Binary("promql-names", "./cmd/promql-names", PROMTOOL_MODULE),
 )
 
 # The upstream tier: the real controllers the bot talks about, at the releases users run. Cold
@@ -150,6 +166,8 @@ def module_cache(module: Path) -> Path:
         return cache_root() / f"helm-{pinned(HELM, HELM_MODULE)}"
     if module == KEDA_MODULE:
         return cache_root() / f"keda-{pinned(KEDA, KEDA_MODULE)}"
+    if module == PROMTOOL_MODULE:
+        return cache_root() / f"prometheus-{pinned(PROMETHEUS, PROMTOOL_MODULE)}"
     if module == ALERTMANAGER_MODULE:
         return cache_root() / f"alertmanager-{pinned(ALERTMANAGER, ALERTMANAGER_MODULE)}"
     if module == FLUX_MODULE:
@@ -182,6 +200,12 @@ def kwok_stages() -> Path:
 
 def missing(binaries: tuple[Binary, ...] = BINARIES) -> list[Binary]:
     return [b for b in binaries if not b.path().is_file()]
+
+
+def monitoring_bin(name: str) -> Path:
+    """Where `promtool` or `promql-names` (MONITORING_BINARIES) is cached."""
+    (found,) = [b for b in MONITORING_BINARIES if b.name == name]
+    return found.path()
 
 
 def upstream_bin(name: str) -> Path:
@@ -277,7 +301,16 @@ def build_one(binary: Binary) -> float:
     start = time.monotonic()
     print(f"building {binary.name} ({binary.package}) ...", flush=True)
     subprocess.run(
-        ["go", "build", "-trimpath", f"-ldflags={ldflags(binary)}", "-o", str(tmp), binary.package],
+        [
+            "go",
+            "build",
+            "-trimpath",
+            *([f"-tags={binary.tags}"] if binary.tags else []),
+            f"-ldflags={ldflags(binary)}",
+            "-o",
+            str(tmp),
+            binary.package,
+        ],
         check=True,
         cwd=source_tree(binary),
         env=go_env(),
@@ -292,7 +325,7 @@ def build_one(binary: Binary) -> float:
 def build(only: list[str] | None = None, *, upstream: bool = False) -> Path:
     """Build what is missing (with `upstream`, the upstream tier's binaries too); return the
     control plane's bin directory."""
-    wanted = BINARIES + UPSTREAM_BINARIES if upstream else BINARIES
+    wanted = BINARIES + MONITORING_BINARIES + (UPSTREAM_BINARIES if upstream else ())
     todo = [b for b in missing(wanted) if not only or b.name in only]
     total = 0.0
     for binary in todo:

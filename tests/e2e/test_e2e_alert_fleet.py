@@ -11,15 +11,17 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
 from alert_invariants import check_channel
 from clocks import Clock
+from metrics_scrape import samples, scrape, value
 from waiting import wait_until
 
+from bot.alerts.drain import SLACK_BACKOFFS
 from bot.alerts.model import FLEET, AlertKey
 from bot.service import jobs_alerts
 from bot.service.deps import Deps, build_deps
@@ -37,7 +39,10 @@ ONCALL = "<@U0ONCALL>"
 
 @asynccontextmanager
 async def fleet_stack(
-    tmp_path: Path, clock: Clock, group_clusters: int = 3
+    tmp_path: Path,
+    clock: Clock,
+    group_clusters: int = 3,
+    slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
 ) -> AsyncIterator[tuple[Stack, Simulator, Simulator]]:
     async with Simulator(scenarios=["default"]) as pair, Simulator(scenarios=["default"]) as lab:
         pair_config = pair.write_kubeconfig(str(tmp_path / "pair"), "b", more_contexts=["c"])
@@ -59,7 +64,11 @@ async def fleet_stack(
             "state": {"path": str(tmp_path / "state.sqlite")},
         }
         async with running_stack(
-            tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=config
+            tmp_path,
+            clock=clock,
+            monotonic=clock.monotonic,
+            config_overrides=config,
+            slack_backoffs=slack_backoffs,
         ) as stack:
             yield stack, pair, lab
 
@@ -325,3 +334,23 @@ async def test_twelve_clusters_failing_at_once_are_one_root_and_a_reply_or_two_n
             assert all(name in "".join([*said, shown(stack, root)]) for name in names)
             assert len(stack.slack.calls_to("chat.postMessage")) <= 4
             assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
+
+
+async def test_how_long_slack_has_owed_the_fleets_root_is_on_metrics_as_the_fleets(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    async with fleet_stack(tmp_path, clock, slack_backoffs=(0.0, 0.0, 0.0)) as (stack, pair, _):
+        # Every try of the drain after the check that opens the fleet incident fails, surely
+        # not applied (Slack's own fatal_error); the next check's drain delivers.
+        stack.slack.fail_next("chat.postMessage", status=200, error="fatal_error", times=4)
+        await break_three(stack, clock, pair)
+        await check(stack, clock, "sim", "b", "c")
+        assert stack.slack.faults_left("chat.postMessage") == 0 and roots(stack) == []
+        clock.advance(599)
+        await check(stack, clock, "lab")  # counts what the fleet owes, then delivers it
+
+        served = samples(await scrape(stack.service.port))
+        assert value(served, "kai_chatops_outbox_oldest_owed_age_seconds", cluster=FLEET) == 600
+        [root] = roots(stack)
+        assert "Clusters (3):* sim, b, c" in shown(stack, root)

@@ -7,9 +7,6 @@ admission policies and RBAC of deploy/base, which the chart renders as they are.
 {{- if ne .Release.Namespace "kai-chatops" -}}
 {{- fail (printf "the release's namespace is %q: install into kai-chatops (helm install ... -n kai-chatops); the admission policies and RBAC name system:serviceaccount:kai-chatops:kai-chatops" .Release.Namespace) -}}
 {{- end -}}
-{{- if .Values.monitoring.enabled -}}
-{{- fail "monitoring.enabled: the chart has no ServiceMonitor or PrometheusRule yet; leave it false" -}}
-{{- end -}}
 {{- $state := .Values.config.state | default dict -}}
 {{- $lease := .Values.config.lease | default dict -}}
 {{- range $key, $want := dict "state.configmap" (list ($state.configmap | default "kai-chatops-state") "kai-chatops-state") "state.namespace" (list ($state.namespace | default "kai-chatops") "kai-chatops") "lease.name" (list ($lease.name | default "kai-chatops-alerts") "kai-chatops-alerts") "lease.namespace" (list ($lease.namespace | default "kai-chatops") "kai-chatops") -}}
