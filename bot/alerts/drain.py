@@ -17,7 +17,8 @@ Only the Lease holder sends: it is asked before every call, and a call is abando
 holder's time to act ends. An incident with a call of unknown outcome or an uncertain record,
 and every open and recently closed incident when this replica becomes the holder, is
 converged at every drain for `settle` (while such a call may still land), and until its
-channel agreed. Nothing raises into the scheduler.
+channel agreed. Then what the cluster's incidents owe PagerDuty (`PageSender`, with
+`pagerduty` configured). Nothing raises into the scheduler.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
-from bot.alerts import outbox
+from bot.alerts import outbox, pages
 from bot.alerts.converge import Converger
 from bot.alerts.delivery import AlertMessages, Attempt, CallOutcome, Sent
 from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, NoticeThread, Owed
@@ -71,6 +72,12 @@ class Poster:
     settle: timedelta = timedelta(0)
 
 
+class PageSender(Protocol):
+    """What incidents owe PagerDuty, sent after what they owe Slack (`bot.integrations`)."""
+
+    async def drain(self, cluster: str) -> None: ...
+
+
 class Progress(enum.Enum):
     """How far one step on an outbox's head got (the drain's own word: not the state
     machine's `Transition`, nor a Slack call's `CallOutcome`)."""
@@ -102,8 +109,10 @@ class Drain:
         repair: Repair | None = None,
         sleep: Sleep = asyncio.sleep,
         backoffs: Sequence[float] = SLACK_BACKOFFS,
+        pager: PageSender | None = None,
     ) -> None:
         self._store = store
+        self._pager = pager
         self._repair = repair
         self._messages = messages
         self._poster = poster
@@ -135,19 +144,26 @@ class Drain:
         async with self._locks[cluster]:
             self._waiting[cluster] -= 1
             try:
+                await self._page(cluster)  # what is due now waits for no Slack trouble
                 state = (await self._store.load(cluster)).state
                 owing = outbox.owing(state)
                 for where in owing if only is None else [w for w in owing if w in only]:
                     await self._drain_one(cluster, where)
+                await self._page(cluster)  # a trigger whose thread was just posted
                 state = (await self._store.load(cluster)).state
                 await self._looks.reconcile(cluster, state, lambda: self._waiting[cluster] > 0)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
 
+    async def _page(self, cluster: str) -> None:
+        if self._pager is not None and self._poster.is_holder():
+            await self._pager.drain(cluster)
+
     def _is_idle(self, cluster: str, state: ClusterAlerts) -> bool:
         """Whether a drain of `state` would do nothing: no outbox holds anything, and no
         look at the channel is due (`Reconciler.is_due`)."""
-        return not self._looks.is_due(cluster) and outbox.owes_nothing(state)
+        owes = not outbox.owes_nothing(state) or bool(pages.paging(state))
+        return not self._looks.is_due(cluster) and not owes
 
     async def _drain_one(self, cluster: str, where: str) -> None:
         """The outbox of one incident (or of the notices), head first, until empty or stuck."""

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from bot.alerts import machine, usecase_reminders
 from bot.alerts.courier import Couriers
 from bot.alerts.delivery import MessageSender
-from bot.alerts.drain import SLACK_BACKOFFS, Poster
+from bot.alerts.drain import SLACK_BACKOFFS, PageSender, Poster
 from bot.alerts.model import AlertState, ClusterAlerts
 from bot.alerts.store import AlertStore
 from bot.alerts.usecase_check import Check
@@ -47,11 +47,19 @@ class AlertDesk:
         poster: Poster | None = None,
         sleep: Sleep = asyncio.sleep,
         backoffs: Sequence[float] = SLACK_BACKOFFS,
+        pager: PageSender | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         context = DeskContext.open(
-            settings, store, slack, metrics, poster=poster, sleep=sleep, backoffs=backoffs
+            settings,
+            store,
+            slack,
+            metrics,
+            poster=poster,
+            sleep=sleep,
+            backoffs=backoffs,
+            pager=pager,
         )
         self._context = context
         self._troubles = TroubleNotices(context)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.alerts import machine, outbox, render
 from bot.alerts.delivery import AlertMessages, MessageSender, Paging
-from bot.alerts.drain import Drain, Poster
+from bot.alerts.drain import Drain, PageSender, Poster
 from bot.alerts.lease import default_identity
 from bot.alerts.machine import AlertStep, Transition
 from bot.alerts.model import FLEET, ClusterAlerts
@@ -60,6 +60,7 @@ class DeskContext:
         poster: Poster | None,
         sleep: Sleep,
         backoffs: Sequence[float],
+        pager: PageSender | None = None,
     ) -> DeskContext:
         """The context of one desk: its messages and drain over `store` and `slack`."""
         paging = Paging(settings.alerts.mention, settings.alerts.escalate_to)
@@ -69,7 +70,14 @@ class DeskContext:
         )
         channel = settings.slack.alert_channel
         drain = Drain(
-            store, messages, poster, channel, repair=repair_damaged, sleep=sleep, backoffs=backoffs
+            store,
+            messages,
+            poster,
+            channel,
+            repair=repair_damaged,
+            sleep=sleep,
+            backoffs=backoffs,
+            pager=pager,
         )
         return cls(settings, store, metrics, messages, poster, drain)
 

@@ -89,6 +89,15 @@ class NoticeSettings:
 
 
 @dataclass(frozen=True)
+class PagerDutySettings:
+    """Incidents of these severities also page PagerDuty (Events API v2); the integration key
+    and the API's address come from the environment (`PAGERDUTY_ROUTING_KEY`,
+    `PAGERDUTY_API_URL`)."""
+
+    severities: tuple[str, ...] = ("critical",)
+
+
+@dataclass(frozen=True)
 class ChangeSettings:
     remind_after: timedelta = timedelta(hours=24)  # an endless pause this old -> reminder; 0: off
 
@@ -158,6 +167,7 @@ class Settings:
     gitops: GitopsSettings = field(default_factory=GitopsSettings)
     notices: NoticeSettings = field(default_factory=NoticeSettings)
     changes: ChangeSettings = field(default_factory=ChangeSettings)
+    pagerduty: PagerDutySettings | None = None  # None: PagerDuty is not paged
 
     def cluster(self, name: str | None) -> ClusterSettings:
         """The cluster called `name`, or the first one for None.

@@ -221,3 +221,17 @@ backend = matching(re.compile("sqlite|configmap"), "a backend", "sqlite or confi
 path = matching(TEXT, "a path", "a file path", os.path.expanduser)
 principal = matching(PRINCIPAL, "a user or user group", PRINCIPAL_EXPECTED)
 principals = list_of(principal)
+
+
+SEVERITIES = ("critical", "warning")  # the bot's own (bot.alerts.model.Severity)
+
+
+def severities(value: object) -> tuple[str, ...]:
+    """`pagerduty.severities`: one or more of the bot's severities."""
+    listed = list_of(
+        matching(re.compile("|".join(SEVERITIES)), "a severity", "critical or warning")
+    )
+    chosen = listed(value)
+    if not chosen:
+        raise ValueError("[] pages nothing (expected one or more of critical, warning)")
+    return tuple(dict.fromkeys(chosen))

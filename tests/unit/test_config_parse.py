@@ -375,7 +375,7 @@ PROBLEMS = [
         "alrts",
         {},
         "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-        "lease, kubernetes, gitops, notices, changes)",
+        "lease, kubernetes, gitops, notices, changes, pagerduty)",
     ),
     (
         "alerts.intervall",
@@ -448,7 +448,7 @@ def test_every_problem_is_reported_at_once_each_on_its_own_line() -> None:
             "clusters[1].name: 'prod' is used twice (cluster names must be unique)",
             "slack.command: 'kai' must start with '/'",
             "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-            "lease, kubernetes, gitops, notices, changes)",
+            "lease, kubernetes, gitops, notices, changes, pagerduty)",
         ]
     )
 
