@@ -517,6 +517,7 @@ def test_the_example_configuration_writes_out_every_key_the_service_knows() -> N
         "gitops": config.GitopsSettings,
         "notices": config.NoticeSettings,
         "changes": config.ChangeSettings,
+        "pagerduty": config.PagerDutySettings,
     }
 
     assert set(raw) == {"clusters", *sections}
