@@ -65,6 +65,9 @@ def sent(state: ClusterAlerts, incident: str, action: PageAction) -> ClusterAler
 
 
 def _owing(alert: AlertState, severities: Collection[str]) -> AlertState:
+    if alert.root_status is RootStatus.NONE and alert.pages[:1] == (PageAction.TRIGGER,):
+        # Taken over before its trigger went out (a fleet incident pages instead): no page.
+        return replace(alert, pages=(), paged_to=None)
     done = ORDER.index(alert.paged_to) + 1 if alert.paged_to is not None else 0
     new = tuple(action for action in _reached(alert, severities) if ORDER.index(action) >= done)
     if not new:

@@ -102,6 +102,13 @@ def test_a_resolved_incident_stays_until_pagerduty_took_its_resolve_then_leaves(
     assert state.closing == () and [a.incident for a in state.recent] == [closing.incident]
 
 
+def test_an_incident_a_fleet_incident_took_over_before_its_trigger_went_out_pages_not() -> None:
+    state = pages.owe_pages(fired(), CRITICAL)
+    taken = replace(the_alert(state), fleet="abc123", outbox=(), root_channel="")
+    state = pages.owe_pages(state.with_alert(taken), CRITICAL)
+    assert the_alert(state).pages == () and the_alert(state).paged_to is None
+
+
 def test_a_reminder_of_a_forgotten_pause_is_no_page() -> None:
     reminder = AlertKey("prod", "ScaledJob", "annia/w", "paused without an end")
     state = fired(key=reminder)
