@@ -236,3 +236,23 @@ async def test_serve_refuses_pagerduty_without_its_integration_key(
 
     assert status == 2
     assert "PAGERDUTY_ROUTING_KEY: missing; pagerduty is configured" in capsys.readouterr().err
+
+
+async def test_an_event_pagerduty_refuses_as_invalid_is_given_up_loudly_and_the_next_goes_on(
+    stack: Stack, clock: Clock, pagerduty: PagerDutyStandIn, caplog: pytest.LogCaptureFixture
+) -> None:
+    pagerduty.fail_next(400)
+    await fire(stack, clock)
+    await wait_until(lambda: pagerduty.received, WAIT, "the trigger's one try")
+    [root] = roots(stack)
+
+    await acknowledge(stack, root)
+    await until_ingested(pagerduty, 1, "the acknowledge after the refused trigger")
+
+    assert [(r.action, r.status) for r in pagerduty.received] == [
+        ("trigger", 400),
+        ("acknowledge", 202),
+    ]
+    assert "PagerDuty refuses trigger for good: HTTP 400" in caplog.text
+    metrics = stack.service.deps.metrics.render().decode()
+    assert 'kai_chatops_pagerduty_events_total{action="trigger",outcome="refused"} 1.0' in metrics
