@@ -32,13 +32,14 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from bot.alerts import outbox, pages
 from bot.alerts.converge import Converger
 from bot.alerts.delivery import AlertMessages, Attempt, CallOutcome, Sent
 from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, NoticeThread, Owed
 from bot.alerts.outbox import NOTICES, Confirmation, Place
+from bot.alerts.pages import PageSender
 from bot.alerts.reconcile import Reconciler
 from bot.alerts.store import AlertStore, Repair, StoreUnavailable, update
 from bot.core.models import Sleep
@@ -70,12 +71,6 @@ class Poster:
     monotonic: Callable[[], float] = time.monotonic
     landing_bound: float = 0.0
     settle: timedelta = timedelta(0)
-
-
-class PageSender(Protocol):
-    """What incidents owe PagerDuty, sent after what they owe Slack (`bot.integrations`)."""
-
-    async def drain(self, cluster: str) -> None: ...
 
 
 class Progress(enum.Enum):
@@ -112,7 +107,7 @@ class Drain:
         pager: PageSender | None = None,
     ) -> None:
         self._store = store
-        self._pager = pager
+        self._pager = pager or pages.NO_PAGES
         self._repair = repair
         self._messages = messages
         self._poster = poster
@@ -144,26 +139,21 @@ class Drain:
         async with self._locks[cluster]:
             self._waiting[cluster] -= 1
             try:
-                await self._page(cluster)  # what is due now waits for no Slack trouble
+                await self._pager.drain(cluster)  # what is due now waits for no Slack trouble
                 state = (await self._store.load(cluster)).state
                 owing = outbox.owing(state)
                 for where in owing if only is None else [w for w in owing if w in only]:
                     await self._drain_one(cluster, where)
-                await self._page(cluster)  # a trigger whose thread was just posted
+                await self._pager.drain(cluster)  # a trigger whose thread was just posted
                 state = (await self._store.load(cluster)).state
                 await self._looks.reconcile(cluster, state, lambda: self._waiting[cluster] > 0)
             except StoreUnavailable as e:
                 log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
 
-    async def _page(self, cluster: str) -> None:
-        if self._pager is not None and self._poster.is_holder():
-            await self._pager.drain(cluster)
-
     def _is_idle(self, cluster: str, state: ClusterAlerts) -> bool:
         """Whether a drain of `state` would do nothing: no outbox holds anything, and no
         look at the channel is due (`Reconciler.is_due`)."""
-        owes = not outbox.owes_nothing(state) or bool(pages.paging(state))
-        return not self._looks.is_due(cluster) and not owes
+        return not self._looks.is_due(cluster) and pages.owes_nothing(state)
 
     async def _drain_one(self, cluster: str, where: str) -> None:
         """The outbox of one incident (or of the notices), head first, until empty or stuck."""
@@ -255,14 +245,17 @@ class Drain:
             await self._change(cluster, _drop(where, owed))
             return Progress.MOVED
         attempt, tried_before = Attempt(secrets.token_hex(6), self._poster.identity), owed
-        if not await self._change(cluster, _mark(where, owed, attempt, self._poster.clock(), "")):
+        marked = await self._change(cluster, _mark(where, owed, attempt, self._poster.clock(), ""))
+        if marked is None:
             return Progress.MOVED  # no longer the head: someone else sent it
+        alert = _as_marked(marked, where, alert)
         sent = await self._messages.send(alert, owed, attempt, "", within=self._within())
         if tried_before.was_attempted or sent.in_flight:  # a try may land after this one
             ours = tried_before.attempted_by in ("", self._poster.identity)
             self._looks.watch(cluster, [alert], eager=True, ours=ours)
         if sent.outcome is CallOutcome.APPLIED or sent.permanent:
-            await self._change(cluster, _drop(where, owed))
+            # Only our edit: one owed since (the state moved on meanwhile) is sent next.
+            await self._change(cluster, _drop(where, owed, attempt.attempt))
             return Progress.MOVED
         return Progress.RETRY
 
@@ -278,8 +271,10 @@ class Drain:
         (channel, thread), poster = place, self._poster
         attempt = Attempt(secrets.token_hex(6), poster.identity)
         anchor = await self._messages.anchor(channel)
-        if not await self._change(cluster, _mark(where, owed, attempt, poster.clock(), anchor)):
+        marked = await self._change(cluster, _mark(where, owed, attempt, poster.clock(), anchor))
+        if marked is None:
             return Progress.MOVED  # no longer the head: someone else delivered it
+        alert = None if alert is None else _as_marked(marked, where, alert)
         if not poster.is_holder():
             return Progress.RETRY
         sent = await self._messages.send(
@@ -347,14 +342,26 @@ class Drain:
         return await update(self._store, cluster, change, repair=self._repair)
 
 
-def _mark(where: str, owed: Owed, attempt: Attempt, at: datetime, anchor: str) -> StateChange[bool]:
-    def change(state: ClusterAlerts) -> tuple[ClusterAlerts, bool]:
+def _mark(
+    where: str, owed: Owed, attempt: Attempt, at: datetime, anchor: str
+) -> StateChange[ClusterAlerts | None]:
+    """The head marked as `attempt`: the state as marked, None when it is no longer the head."""
+
+    def change(state: ClusterAlerts) -> tuple[ClusterAlerts, ClusterAlerts | None]:
         marked = outbox.attempted(
             state, where, owed.effect_id, attempt.attempt, attempt.by, at, anchor
         )
-        return (state, False) if marked is None else (marked, True)
+        return (state, None) if marked is None else (marked, marked)
 
     return change
+
+
+def _as_marked(marked: ClusterAlerts, where: str, alert: AlertState) -> AlertState:
+    """The incident as the state that marked the attempt holds it, which is what is sent: a
+    cluster that joined a fleet incident while its root was being prepared (its anchor read)
+    found the root not attempted yet and owed no edit, so the root must list it."""
+    place = outbox.find_place(marked, where)
+    return place if isinstance(place, AlertState) else alert
 
 
 def _confirm(
@@ -373,8 +380,8 @@ def _unmark(where: str, owed: Owed, attempt: Attempt) -> StateChange[None]:
     return lambda state: (outbox.unattempted(state, where, owed.effect_id, attempt.attempt), None)
 
 
-def _drop(where: str, owed: Owed) -> StateChange[None]:
-    return lambda state: (outbox.dropped(state, where, owed.effect_id), None)
+def _drop(where: str, owed: Owed, attempt: str | None = None) -> StateChange[None]:
+    return lambda state: (outbox.dropped(state, where, owed.effect_id, attempt), None)
 
 
 def _swept(where: str, agreed: bool) -> StateChange[ClusterAlerts]:

@@ -135,8 +135,10 @@ def silence(
     now: datetime,
     *,
     command: str,
+    silence_id: str = "",
 ) -> Transition:
-    """Mute the alert's reminders until `now + duration` (a new silence replaces the old one).
+    """Mute the alert's reminders until `now + duration` (a new silence replaces the old one);
+    `silence_id`: the Alertmanager silence that mutes an Alertmanager group's alerts too.
 
     Raises:
         UserError: no such active alert, or the duration is not positive.
@@ -145,7 +147,9 @@ def silence(
         raise errors.UserError("A silence needs a duration longer than zero, like 1h.")
     alert = find_active(state, alert_id, command=command)
     until = now + duration
-    alert = replace(alert, silenced_by=user, silenced_until=until, silence_reason=reason)
+    alert = replace(
+        alert, silenced_by=user, silenced_until=until, silence_reason=reason, silence_id=silence_id
+    )
     return _changed(state, alert, Note(NoteKind.SILENCED, now, user, reason, until))
 
 
@@ -202,6 +206,14 @@ def find_active(state: ClusterAlerts, alert_id: str, *, command: str) -> AlertSt
     return alert
 
 
+def resolve(state: ClusterAlerts, alert: AlertState, now: datetime) -> Transition:
+    """`alert` resolved at `now` whatever its hold (its source said so: an Alertmanager group
+    notified `resolved`): the reply, the root's edit, the sweep; it waits in `closing`."""
+    step = _CheckPass(state, now, Policy(NO_HOLD, NO_HOLD, 1, alert.root_channel))
+    step.resolve(replace(alert, clear_since=alert.clear_since or now))
+    return step.transition()
+
+
 def _changed(state: ClusterAlerts, alert: AlertState, note: Note) -> Transition:
     alert, owed = _in_thread(alert, note)
     return Transition(state.with_alert(alert), owed)
@@ -216,7 +228,14 @@ def _in_thread(alert: AlertState, note: Note) -> tuple[AlertState, tuple[Owed, .
 
 def _unsilenced(alert: AlertState, now: datetime) -> AlertState:
     # Reminders count again from now: the silence was the last thing said in the thread.
-    return replace(alert, silenced_by="", silenced_until=None, silence_reason="", last_reminder=now)
+    return replace(
+        alert,
+        silenced_by="",
+        silenced_until=None,
+        silence_reason="",
+        silence_id="",
+        last_reminder=now,
+    )
 
 
 @dataclass
@@ -257,7 +276,7 @@ class _CheckPass:
             clear_since = alert.clear_since or self.now
             alert = replace(alert, clear_since=clear_since)
             if self.now - clear_since >= self.policy.hold:
-                self._resolve(alert)
+                self.resolve(alert)
                 return
         self.keep(self._ensure_root(self._remind(self._escalate(alert))))
 
@@ -336,7 +355,7 @@ class _CheckPass:
         self.effects.append(alert.outbox[-1])
         return alert
 
-    def _resolve(self, alert: AlertState) -> None:
+    def resolve(self, alert: AlertState) -> None:
         """The incident leaves the live alerts; it stays in `closing` until it owes nothing."""
         resolved = replace(alert, resolved_at=self.now)
         resolved, owed = _in_thread(resolved, Note(NoteKind.RESOLVED, self.now))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from bot.alerts import outbox
 from bot.alerts.model import AlertState, ClusterAlerts, PageAction, RootStatus
@@ -24,6 +25,26 @@ ORDER = (PageAction.TRIGGER, PageAction.ACKNOWLEDGE, PageAction.RESOLVE)
 # How long a trigger waits for its root's ts (the link to the thread) before it pages without
 # it: a Slack outage must not hold the page back.
 ROOT_WAIT = timedelta(seconds=60)
+
+
+class PageSender(Protocol):
+    """What incidents owe PagerDuty, sent by the alert drain (`bot.integrations.pagerduty`) on
+    the Lease holder only."""
+
+    async def drain(self, cluster: str) -> None: ...
+
+
+class _NoPages:
+    async def drain(self, cluster: str) -> None:
+        """Nothing: `pagerduty` is not configured."""
+
+
+NO_PAGES: PageSender = _NoPages()
+
+
+def owes_nothing(state: ClusterAlerts) -> bool:
+    """Whether `state` owes neither Slack (`outbox.owes_nothing`) nor PagerDuty anything."""
+    return outbox.owes_nothing(state) and not paging(state)
 
 
 def owe_pages(state: ClusterAlerts, severities: Collection[str]) -> ClusterAlerts:

@@ -15,10 +15,11 @@ from datetime import UTC, datetime, timedelta
 
 from bot.alerts import machine, outbox, render
 from bot.alerts.delivery import AlertMessages, MessageSender, Paging
-from bot.alerts.drain import Drain, PageSender, Poster
+from bot.alerts.drain import Drain, Poster
 from bot.alerts.lease import default_identity
 from bot.alerts.machine import AlertStep, Transition
 from bot.alerts.model import FLEET, ClusterAlerts
+from bot.alerts.pages import PageSender
 from bot.alerts.store import AlertStore, Damage, update
 from bot.config.settings import Settings
 from bot.core.metrics import Metrics

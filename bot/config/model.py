@@ -76,6 +76,7 @@ class AlertSettings:
     gpu_nodes: bool = (
         False  # a warning per GPU node that lost GPUs, is not Ready or reports a fault
     )
+    stall_after: timedelta = timedelta(minutes=5)  # a Ready shard scheduler stopped; 0: off
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,16 @@ class PagerDutySettings:
     `PAGERDUTY_API_URL`)."""
 
     severities: tuple[str, ...] = ("critical",)
+
+
+@dataclass(frozen=True)
+class AlertmanagerSettings:
+    """Alertmanager's alerts in the incident threads (docs/alertmanager.md): `url` is its API v2
+    (where Silence creates and Unsilence expires silences), `channel` where its groups' roots go
+    ("": `slack.alert_channel`)."""
+
+    url: str
+    channel: str = ""
 
 
 @dataclass(frozen=True)
@@ -167,6 +178,7 @@ class Settings:
     gitops: GitopsSettings = field(default_factory=GitopsSettings)
     notices: NoticeSettings = field(default_factory=NoticeSettings)
     changes: ChangeSettings = field(default_factory=ChangeSettings)
+    alertmanager: AlertmanagerSettings | None = None  # None: no webhook, no silences
     pagerduty: PagerDutySettings | None = None  # None: PagerDuty is not paged
 
     def cluster(self, name: str | None) -> ClusterSettings:

@@ -24,6 +24,7 @@ from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.core.models import HealthReport
+from bot.integrations.alertmanager_api import AlertmanagerSilences
 from bot.integrations.pagerduty import delivery as pd_delivery
 from bot.integrations.pagerduty.client import EventsClient
 from bot.integrations.pagerduty.events import PagerDutyEnv
@@ -42,12 +43,14 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True)
 class SlackEnv:
-    """Slack credentials and endpoint, only ever from the environment (docs/design.md §1.2)."""
+    """Slack credentials and endpoint, and the bearer token Alertmanager's webhook presents
+    (`ALERTMANAGER_TOKEN`), only ever from the environment (docs/design.md §1.2)."""
 
     bot_token: str
     signing_secret: str
     app_token: str | None
     api_url: str | None
+    alertmanager_token: str = ""
 
     @property
     def socket_mode(self) -> bool:
@@ -74,7 +77,22 @@ class SlackEnv:
             )
         if problems:
             raise errors.ConfigError(problems)
-        return cls(token, secret, app_token, env.get("SLACK_API_URL") or None)
+        api_url = env.get("SLACK_API_URL") or None
+        return cls(token, secret, app_token, api_url, env.get("ALERTMANAGER_TOKEN", ""))
+
+    def check_integrations(self, settings: Settings) -> None:
+        """The tokens the configured integrations need are set.
+
+        Raises:
+            ConfigError: one line per missing token.
+        """
+        if settings.alertmanager is not None and not self.alertmanager_token.strip():
+            raise errors.ConfigError(
+                [
+                    "ALERTMANAGER_TOKEN: missing; alertmanager is configured, and its webhook "
+                    "(POST /alertmanager) needs the bearer token Alertmanager presents"
+                ]
+            )
 
 
 @dataclass(frozen=True)
@@ -169,6 +187,7 @@ def build_deps(
         ConfigError: the state or the Lease cannot be used as configured; `pagerduty`
             configured without its environment.
     """
+    env.check_integrations(settings)
     metrics = Metrics()
     kube = kube_gateway.connect_all(settings.clusters, settings.kubernetes, metrics)
     home = kube[settings.clusters[0].name]  # where the Lease and the shared state live
@@ -190,9 +209,19 @@ def build_deps(
         settle=(lease.duration if lease else timedelta(0)) + timedelta(seconds=slack_timeout),
     )
     once = grouped.open_once(settings, home)
+    silences = (
+        None if settings.alertmanager is None else AlertmanagerSilences(settings.alertmanager.url)
+    )
     pager = _pager(settings, pagerduty, (store, poster, slack, metrics), pager_backoffs)
     desk = AlertDesk(
-        settings, store, slack, metrics, poster=poster, backoffs=slack_backoffs, pager=pager
+        settings,
+        store,
+        slack,
+        metrics,
+        poster=poster,
+        backoffs=slack_backoffs,
+        silences=silences,
+        pager=pager,
     )
     return Deps(
         settings,

@@ -10,18 +10,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 import pytest
 from alert_stack import SLACK_TIMEOUT, check, fire, overrides, resolve, roots
+from alertmanager_posts import alert, payload, post
 from clocks import Clock
 from waiting import wait_until
 
 from bot import cli
 from bot.alerts import pages
 from bot.alerts import render as render_alerts
+from bot.alerts.model import ALERTMANAGER
 from bot.integrations.pagerduty.events import PagerDutyEnv
 from testbed.pagerduty import PagerDutyStandIn, running_standin
 from testbed.sim import breakage
@@ -46,18 +49,26 @@ async def pagerduty() -> AsyncIterator[PagerDutyStandIn]:
         yield standin
 
 
-@pytest.fixture
-async def stack(tmp_path: Path, clock: Clock, pagerduty: PagerDutyStandIn) -> AsyncIterator[Stack]:
-    """The stack with `pagerduty.severities: [critical]`, paging the stand-in."""
+@asynccontextmanager
+async def paging_stack(
+    tmp_path: Path, clock: Clock, standin: PagerDutyStandIn, **extra: Any
+) -> AsyncIterator[Stack]:
+    """The stack with `pagerduty.severities: [critical]` (and `extra` config), paging `standin`."""
     async with running_stack(
         tmp_path,
         clock=clock,
         monotonic=clock.monotonic,
-        config_overrides=overrides(tmp_path, pagerduty={"severities": ["critical"]}),
+        config_overrides=overrides(tmp_path, pagerduty={"severities": ["critical"]}, **extra),
         slack_timeout=SLACK_TIMEOUT,
         slack_backoffs=(0.0, 0.0, 0.0),
-        pagerduty=PagerDutyEnv(KEY, pagerduty.url),
+        pagerduty=PagerDutyEnv(KEY, standin.url),
     ) as running:
+        yield running
+
+
+@pytest.fixture
+async def stack(tmp_path: Path, clock: Clock, pagerduty: PagerDutyStandIn) -> AsyncIterator[Stack]:
+    async with paging_stack(tmp_path, clock, pagerduty) as running:
         yield running
 
 
@@ -256,3 +267,20 @@ async def test_an_event_pagerduty_refuses_as_invalid_is_given_up_loudly_and_the_
     assert "PagerDuty refuses trigger for good: HTTP 400" in caplog.text
     metrics = stack.service.deps.metrics.render().decode()
     assert 'kai_chatops_pagerduty_events_total{action="trigger",outcome="refused"} 1.0' in metrics
+
+
+async def test_an_alertmanager_group_of_a_listed_severity_is_paged_and_resolved_too(
+    tmp_path: Path, clock: Clock, pagerduty: PagerDutyStandIn
+) -> None:
+    down = {"url": "http://127.0.0.1:9"}  # its silences are not asked here
+    async with paging_stack(tmp_path, clock, pagerduty, alertmanager=down) as stack:
+        await post(stack.service, payload(alert(pod="kai-scheduler-default-0")))
+        await until_ingested(pagerduty, 1, "the group's trigger")
+        await post(stack.service, payload(alert(pod="kai-scheduler-default-0", status="resolved")))
+        await until_ingested(pagerduty, 2, "the group's resolve")
+
+    assert ingested(pagerduty) == ["trigger", "resolve"]
+    (trigger,) = [r.event for r in pagerduty.ingested() if r.action == "trigger"]
+    assert trigger is not None and trigger["dedup_key"].startswith(f"{ALERTMANAGER}/")
+    (paged,) = pagerduty.alerts
+    assert paged.statuses == ["triggered", "resolved"]

@@ -34,7 +34,7 @@ BACKOFFS = (2.0, 8.0, 30.0)  # seconds between tries within one drain (the docs:
 
 
 class PagerDutyDelivery:
-    """The drain's PagerDuty side (`bot.alerts.drain.PageSender`)."""
+    """The drain's PagerDuty side (`bot.alerts.pages.PageSender`)."""
 
     def __init__(
         self,
