@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -107,19 +108,32 @@ class PagerDutyDelivery:
 
 class WorkspaceUrl:
     """The workspace's own address (`auth.test`'s `url`, like `https://team.slack.com/`), asked
-    when a page first needs it and kept; Slack's own address while it cannot be asked."""
+    when a page first needs it and kept; Slack's own address while it cannot be asked, asked
+    again only `ASK_AGAIN_AFTER` later (a Slack outage must not slow every page down)."""
 
-    def __init__(self, auth_test: Callable[[], Awaitable[Any]]) -> None:
-        self._auth_test = auth_test
+    ASK_AGAIN_AFTER = 600.0  # seconds
+
+    def __init__(
+        self,
+        auth_test: Callable[[], Awaitable[Any]],
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._auth_test, self._monotonic = auth_test, monotonic
         self._url = ""
+        self._failed_at: float | None = None
 
     async def __call__(self) -> str:
-        if not self._url:
+        if not self._url and not self._failed_recently():
             try:
                 self._url = str((await self._auth_test()).get("url") or "")
-            except Exception as e:
-                log.warning("auth.test failed (%s); the page links to %s", e, events.SLACK_URL)
+            except Exception as e:  # whatever failed, a page never waits on its link's base
+                self._failed_at = self._monotonic()
+                log.warning("auth.test failed (%s); pages link to %s", e, events.SLACK_URL)
         return self._url or events.SLACK_URL
+
+    def _failed_recently(self) -> bool:
+        failed = self._failed_at
+        return failed is not None and self._monotonic() - failed < self.ASK_AGAIN_AFTER
 
 
 def _sent(
