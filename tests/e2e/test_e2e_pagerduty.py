@@ -16,7 +16,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alert_stack import SLACK_TIMEOUT, check, fire, overrides, resolve, roots
+from alert_stack import (
+    HOLD,
+    SHARED_15S,
+    SLACK_TIMEOUT,
+    check,
+    fire,
+    overrides,
+    renew,
+    resolve,
+    roots,
+    take_over,
+    two_replicas,
+)
 from alertmanager_posts import alert, payload, post
 from clocks import Clock
 from waiting import wait_until
@@ -284,3 +296,46 @@ async def test_an_alertmanager_group_of_a_listed_severity_is_paged_and_resolved_
     assert trigger is not None and trigger["dedup_key"].startswith(f"{ALERTMANAGER}/")
     (paged,) = pagerduty.alerts
     assert paged.statuses == ["triggered", "resolved"]
+
+
+async def test_a_new_lease_holder_sends_what_the_deposed_one_could_not_and_only_the_holder_sends(
+    tmp_path: Path, clock: Clock, pagerduty: PagerDutyStandIn
+) -> None:
+    async with (
+        paging_stack(tmp_path, clock, pagerduty, **SHARED_15S) as stack,
+        two_replicas(stack) as (first, second),
+    ):
+        pagerduty.outage = 503
+        breakage.dependencies_missing(stack.sim)
+        await check(first)
+        clock.advance(HOLD)
+        await renew(first, second)
+        await check(first)
+        incident = await incident_of(stack)
+        await wait_until(lambda: pagerduty.received, WAIT, "the first holder's try")
+        await check(second)  # not the holder: it sends nothing
+        tried = len(pagerduty.received)
+
+        await take_over(stack, clock, second)
+        pagerduty.outage = 0
+        await check(first)  # deposed: still nothing
+        assert len(pagerduty.received) == tried
+        await check(second)
+        await until_ingested(pagerduty, 1, "the trigger, from the new holder")
+
+        acked = await stack.command(f"ack {incident.split('/')[1]}")  # answered by the deposed one
+        assert acked.text.startswith("Acknowledged alert")
+        await first.deps.alerts.deliveries_done()
+        assert ingested(pagerduty) == ["trigger"]  # the deposed replica sent nothing
+        await check(second)
+        await until_ingested(pagerduty, 2, "the acknowledge, from the holder")
+
+        breakage.heal(stack.sim)
+        await check(second)
+        clock.advance(HOLD)
+        await renew(second)
+        await check(second)
+        await until_ingested(pagerduty, 3, "the resolve")
+
+    assert ingested(pagerduty) == LIFECYCLE
+    assert_paged_once_in_order(pagerduty, incident)
