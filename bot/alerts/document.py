@@ -2,11 +2,12 @@
 
 Loading never lets a decoding error escape as anything but `DamagedState`: a document that is
 not ours, or ours but damaged (`"failures": [3]`, a missing field, a bad time), is one error the
-store can act on. Notice threads (evictions told) and when the budget was last said are optional
-parts any schema-4 document may hold, so they needed no schema bump (a release before them
-reads the rest). Documents of schema 1 (before the outbox) and 2 (before
-diagnoses and escalations) load too: a schema-1 root that was "posting" becomes a root owed with
-an attempt of unknown outcome, so it is looked for before it is posted.
+store can act on. Notice threads (evictions told), when the budget was last said and the
+PagerDuty events an incident owes are optional parts any schema-4 document may hold, so they
+needed no schema bump (a release before them reads the rest). Documents of schema 1 (before
+the outbox) and 2 (before diagnoses and escalations) load too: a schema-1 root that was
+"posting" becomes a root owed with an attempt of unknown outcome, so it is looked for before it
+is posted.
 Pure: no I/O, no clock.
 """
 
@@ -30,6 +31,7 @@ from bot.alerts.model import (
     NoticeThread,
     Observation,
     Owed,
+    PageAction,
     Severity,
 )
 from bot.core.conditions import parse_timestamp
@@ -139,6 +141,7 @@ def _dump_alert(alert: AlertState) -> dict[str, Any]:
     raw["observation"] = {k: _dump_value(v) for k, v in seen.items()}
     raw["outbox"] = [_dump_owed(o) for o in alert.outbox]
     raw["delivered"] = dict(alert.delivered)
+    raw["pages"] = [p.value for p in alert.pages]
     return raw
 
 
@@ -231,6 +234,8 @@ def _load_alert(raw: Mapping[str, Any]) -> AlertState:
         members=_names(raw.get("members")),
         labels=_names(raw.get("labels")),
         silence_id=str(raw.get("silence_id") or ""),
+        pages=tuple(PageAction(p) for p in _list(raw.get("pages"))),
+        paged_to=PageAction(raw["paged_to"]) if raw.get("paged_to") else None,
     )
     return _migrated(alert, raw)
 

@@ -17,7 +17,8 @@ Only the Lease holder sends: it is asked before every call, and a call is abando
 holder's time to act ends. An incident with a call of unknown outcome or an uncertain record,
 and every open and recently closed incident when this replica becomes the holder, is
 converged at every drain for `settle` (while such a call may still land), and until its
-channel agreed. Nothing raises into the scheduler.
+channel agreed. Then what the cluster's incidents owe PagerDuty (`PageSender`, with
+`pagerduty` configured). Nothing raises into the scheduler.
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from bot.alerts import outbox
+from bot.alerts import outbox, pages
 from bot.alerts.converge import Converger
 from bot.alerts.delivery import AlertMessages, Attempt, CallOutcome, Sent
 from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, NoticeThread, Owed
 from bot.alerts.outbox import NOTICES, Confirmation, Place
+from bot.alerts.pages import PageSender
 from bot.alerts.reconcile import Reconciler
 from bot.alerts.store import AlertStore, Repair, StoreUnavailable, update
 from bot.core.models import Sleep
@@ -102,8 +104,10 @@ class Drain:
         repair: Repair | None = None,
         sleep: Sleep = asyncio.sleep,
         backoffs: Sequence[float] = SLACK_BACKOFFS,
+        pager: PageSender | None = None,
     ) -> None:
         self._store = store
+        self._pager = pager or pages.NO_PAGES
         self._repair = repair
         self._messages = messages
         self._poster = poster
@@ -135,10 +139,12 @@ class Drain:
         async with self._locks[cluster]:
             self._waiting[cluster] -= 1
             try:
+                await self._pager.drain(cluster)  # what is due now waits for no Slack trouble
                 state = (await self._store.load(cluster)).state
                 owing = outbox.owing(state)
                 for where in owing if only is None else [w for w in owing if w in only]:
                     await self._drain_one(cluster, where)
+                await self._pager.drain(cluster)  # a trigger whose thread was just posted
                 state = (await self._store.load(cluster)).state
                 await self._looks.reconcile(cluster, state, lambda: self._waiting[cluster] > 0)
             except StoreUnavailable as e:
@@ -147,7 +153,7 @@ class Drain:
     def _is_idle(self, cluster: str, state: ClusterAlerts) -> bool:
         """Whether a drain of `state` would do nothing: no outbox holds anything, and no
         look at the channel is due (`Reconciler.is_due`)."""
-        return not self._looks.is_due(cluster) and outbox.owes_nothing(state)
+        return not self._looks.is_due(cluster) and pages.owes_nothing(state)
 
     async def _drain_one(self, cluster: str, where: str) -> None:
         """The outbox of one incident (or of the notices), head first, until empty or stuck."""

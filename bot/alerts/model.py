@@ -101,6 +101,15 @@ class EffectKind(enum.Enum):
     SWEEP = "sweep"
 
 
+class PageAction(enum.Enum):
+    """An event of PagerDuty's Events API v2 an incident owes (`bot.alerts.pages`), in the
+    order PagerDuty's alert goes through them."""
+
+    TRIGGER = "trigger"
+    ACKNOWLEDGE = "acknowledge"
+    RESOLVE = "resolve"
+
+
 @dataclass(frozen=True)
 class Owed:
     """One Slack effect, stored before it is attempted and removed once Slack confirmed it.
@@ -259,6 +268,9 @@ class AlertState:
     members: tuple[str, ...] = ()
     labels: tuple[str, ...] = ()
     silence_id: str = ""
+    # PagerDuty (`bot.alerts.pages`): the events owed, in order, and the last one ever owed.
+    pages: tuple[PageAction, ...] = ()
+    paged_to: PageAction | None = None
 
     @property
     def key(self) -> AlertKey:

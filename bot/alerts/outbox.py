@@ -284,7 +284,7 @@ def _delivered(
     elif owed.kind is EffectKind.REPLY:
         kept = list(alert.delivered.items())[-(DELIVERED_KEPT - 1) :]
         alert = replace(alert, delivered=dict([*kept, (owed.effect_id, ts)]))
-    return _put(state, replace(alert, outbox=rest))
+    return put_incident(state, replace(alert, outbox=rest))
 
 
 def swept(state: ClusterAlerts, where: str, *, agreed: bool) -> ClusterAlerts:
@@ -297,8 +297,8 @@ def swept(state: ClusterAlerts, where: str, *, agreed: bool) -> ClusterAlerts:
         return state
     settled = alert.settled + 1 if agreed else 0
     if settled < SETTLE_PASSES:
-        return _put(state, replace(alert, settled=settled))
-    return _put(state, replace(alert, settled=settled, outbox=alert.outbox[1:]))
+        return put_incident(state, replace(alert, settled=settled))
+    return put_incident(state, replace(alert, settled=settled, outbox=alert.outbox[1:]))
 
 
 def find_known(state: ClusterAlerts, incident: str) -> Place | None:
@@ -334,7 +334,7 @@ def _with_outbox(state: ClusterAlerts, where: str, outbox: tuple[Owed, ...]) -> 
 def _put_place(state: ClusterAlerts, place: Place) -> ClusterAlerts:
     if isinstance(place, NoticeThread):
         return _put_thread(state, place)
-    return _put(state, place)
+    return put_incident(state, place)
 
 
 def _put_thread(state: ClusterAlerts, thread: NoticeThread) -> ClusterAlerts:
@@ -342,12 +342,13 @@ def _put_thread(state: ClusterAlerts, thread: NoticeThread) -> ClusterAlerts:
     return replace(state, threads=threads)
 
 
-def _put(state: ClusterAlerts, alert: AlertState) -> ClusterAlerts:
-    """The incident replaced in the state; a resolved one with nothing owed leaves it."""
+def put_incident(state: ClusterAlerts, alert: AlertState) -> ClusterAlerts:
+    """The incident replaced in the state; a resolved one owing nothing (to Slack, nor to
+    PagerDuty: `bot.alerts.pages`) leaves it."""
     if alert.resolved_at is None:
         return state.with_alert(alert)
     closing = [a for a in state.closing if a.incident != alert.incident]
-    if alert.outbox:
+    if alert.outbox or alert.pages:
         closing.append(alert)
         closing.sort(key=lambda a: a.first_seen)
         return replace(state, closing=tuple(closing))

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
-from bot.alerts import backlog, budget
+from bot.alerts import backlog, budget, pages
 from bot.alerts.document import DamagedState, load_cluster
 from bot.alerts.model import ClusterAlerts
 from bot.config.settings import Settings
@@ -314,9 +314,37 @@ def open_store(
     """
     state = settings.state
     budget = Budgeted(metrics, clock=clock)
+    store: AlertStore
     if state.backend == "sqlite":
-        return SqliteStore(state.path, budget=budget)
-    return ConfigMapStore(kube, namespace=state.namespace, name=state.configmap, budget=budget)
+        store = SqliteStore(state.path, budget=budget)
+    else:
+        store = ConfigMapStore(kube, namespace=state.namespace, name=state.configmap, budget=budget)
+    if settings.pagerduty is None:
+        return store
+    return PagingStore(store, settings.pagerduty.severities)
+
+
+class PagingStore:
+    """A store whose every save also owes PagerDuty what the saved incidents have come to owe
+    (`bot.alerts.pages.owe_pages`): whatever changed an incident (a check, a command, a fleet
+    step, a replica), the events are owed in the same compare-and-set as the change."""
+
+    def __init__(self, inner: AlertStore, severities: Collection[str]) -> None:
+        self._inner = inner
+        self._severities = frozenset(severities)
+
+    async def load(self, cluster: str) -> Stored:
+        return await self._inner.load(cluster)
+
+    async def load_many(self, clusters: Sequence[str]) -> list[Stored]:
+        return await self._inner.load_many(clusters)
+
+    async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
+        owing = pages.owe_pages(state, self._severities)
+        return await self._inner.save(owing, version, aside=aside)
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 def _data_key(cluster: str) -> str:

@@ -16,6 +16,7 @@ from bot.alerts.courier import Couriers
 from bot.alerts.delivery import MessageSender
 from bot.alerts.drain import SLACK_BACKOFFS, Poster
 from bot.alerts.model import ALERTMANAGER, AlertState, ClusterAlerts
+from bot.alerts.pages import PageSender
 from bot.alerts.store import AlertStore
 from bot.alerts.usecase_check import Check
 from bot.alerts.usecase_commands import OnCallCommands
@@ -49,11 +50,19 @@ class AlertDesk:
         sleep: Sleep = asyncio.sleep,
         backoffs: Sequence[float] = SLACK_BACKOFFS,
         silences: ExternalSilences | None = None,
+        pager: PageSender | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         context = DeskContext.open(
-            settings, store, slack, metrics, poster=poster, sleep=sleep, backoffs=backoffs
+            settings,
+            store,
+            slack,
+            metrics,
+            poster=poster,
+            sleep=sleep,
+            backoffs=backoffs,
+            pager=pager,
         )
         self._context = context
         self._troubles = TroubleNotices(context)

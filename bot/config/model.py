@@ -90,6 +90,15 @@ class NoticeSettings:
 
 
 @dataclass(frozen=True)
+class PagerDutySettings:
+    """Incidents of these severities also page PagerDuty (Events API v2); the integration key
+    and the API's address come from the environment (`PAGERDUTY_ROUTING_KEY`,
+    `PAGERDUTY_API_URL`)."""
+
+    severities: tuple[str, ...] = ("critical",)
+
+
+@dataclass(frozen=True)
 class AlertmanagerSettings:
     """Alertmanager's alerts in the incident threads (docs/alertmanager.md): `url` is its API v2
     (where Silence creates and Unsilence expires silences), `channel` where its groups' roots go
@@ -170,6 +179,7 @@ class Settings:
     notices: NoticeSettings = field(default_factory=NoticeSettings)
     changes: ChangeSettings = field(default_factory=ChangeSettings)
     alertmanager: AlertmanagerSettings | None = None  # None: no webhook, no silences
+    pagerduty: PagerDutySettings | None = None  # None: PagerDuty is not paged
 
     def cluster(self, name: str | None) -> ClusterSettings:
         """The cluster called `name`, or the first one for None.

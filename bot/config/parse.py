@@ -31,6 +31,7 @@ _TOP_KEYS = (
     "notices",
     "changes",
     "alertmanager",
+    "pagerduty",
 )
 _SECRETS = "secrets come only from the environment (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, "
 _SECRETS += "SLACK_APP_TOKEN; cluster credentials via the kubeconfig); delete this key"
@@ -62,9 +63,30 @@ def parse_settings(raw: object) -> model.Settings:
         problems.append("slack.alert_channel: required (expected the channel ID for alert posts)")
     problems += _escalation_problems(top.get("alerts"))
     problems += _state_problems(clusters, sections["state"])
+    pagerduty = _read_pagerduty(problems, top.get("pagerduty"))
     if problems:
         raise errors.ConfigError(problems)
-    return model.Settings(clusters=clusters, gitops=gitops, alertmanager=alertmanager, **sections)
+    return model.Settings(
+        clusters=clusters, gitops=gitops, alertmanager=alertmanager, pagerduty=pagerduty, **sections
+    )
+
+
+def _read_pagerduty(problems: list[str], raw: object) -> model.PagerDutySettings | None:
+    """`pagerduty` (None when absent). Its key and address are the environment's: a file
+    that names them is told where they go instead of "unknown key"."""
+    if raw is None:
+        return None
+    elsewhere = {"routing_key": "PAGERDUTY_ROUTING_KEY", "integration_key": "PAGERDUTY_ROUTING_KEY"}
+    elsewhere |= {"api_url": "PAGERDUTY_API_URL", "url": "PAGERDUTY_API_URL"}
+    if isinstance(raw, Mapping):
+        for key in [k for k in raw if k in elsewhere]:
+            problems.append(
+                f"pagerduty.{key}: comes only from the environment ({elsewhere[key]}); "
+                "delete this key"
+            )
+        raw = {k: v for k, v in raw.items() if k not in elsewhere}
+    given = _read_values(problems, raw, "pagerduty", {"severities": values.severities})
+    return model.PagerDutySettings(**given)
 
 
 def _state_problems(

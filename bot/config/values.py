@@ -240,3 +240,17 @@ def http_url(value: object) -> str:
     if isinstance(value, str) and re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value):
         return value.rstrip("/")
     raise ValueError(f"{show(value)} is not an http(s) URL (expected a URL like http://host:9093)")
+
+
+SEVERITIES = ("critical", "warning")  # the bot's own (bot.alerts.model.Severity)
+
+
+def severities(value: object) -> tuple[str, ...]:
+    """`pagerduty.severities`: one or more of the bot's severities."""
+    listed = list_of(
+        matching(re.compile("|".join(SEVERITIES)), "a severity", "critical or warning")
+    )
+    chosen = listed(value)
+    if not chosen:
+        raise ValueError("[] pages nothing (expected one or more of critical, warning)")
+    return tuple(dict.fromkeys(chosen))

@@ -57,6 +57,13 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
+        self.pagerduty_events = Counter(
+            "kai_chatops_pagerduty_events",
+            "PagerDuty Events API v2 answers by outcome: accepted (202), refused (400, given "
+            "up), retry (429, 5xx, no answer: sent again later).",
+            ["action", "outcome"],
+            registry=self.registry,
+        )
         self.state_budget_reached = Counter(
             "kai_chatops_state_budget_reached",
             "Saves of an alert state document (by cluster, `_fleet` for the fleet incidents) "

@@ -25,6 +25,9 @@ from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.core.models import HealthReport
 from bot.integrations.alertmanager_api import AlertmanagerSilences
+from bot.integrations.pagerduty import delivery as pd_delivery
+from bot.integrations.pagerduty.client import EventsClient
+from bot.integrations.pagerduty.events import PagerDutyEnv
 from bot.keda.usecase import AckWait
 from bot.kube import gateway as kube_gateway
 from bot.kube.ports import KubeWriter
@@ -169,6 +172,8 @@ def build_deps(
     slack_timeout: float = slack_client.SLACK_TIMEOUT,
     slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
     keda_wait: AckWait | None = None,
+    pagerduty: PagerDutyEnv | None = None,
+    pager_backoffs: Sequence[float] = pd_delivery.BACKOFFS,
 ) -> Deps:
     """Connect to every configured cluster and Slack, open the state, and bundle it all.
 
@@ -176,8 +181,11 @@ def build_deps(
     alert message, and a short wait for KEDA (its cluster may run no KEDA); the service takes
     the defaults.
 
+    `pagerduty`: PAGERDUTY_* of the environment, needed with `pagerduty` configured.
+
     Raises:
-        ConfigError: the state or the Lease cannot be used as configured.
+        ConfigError: the state or the Lease cannot be used as configured; `pagerduty`
+            configured without its environment.
     """
     env.check_integrations(settings)
     metrics = Metrics()
@@ -209,8 +217,16 @@ def build_deps(
     silences = (
         None if settings.alertmanager is None else AlertmanagerSilences(settings.alertmanager.url)
     )
+    pager = _pager(settings, pagerduty, (store, poster, slack, metrics), pager_backoffs)
     desk = AlertDesk(
-        settings, store, slack, metrics, poster=poster, backoffs=slack_backoffs, silences=silences
+        settings,
+        store,
+        slack,
+        metrics,
+        poster=poster,
+        backoffs=slack_backoffs,
+        silences=silences,
+        pager=pager,
     )
     return Deps(
         settings,
@@ -227,6 +243,33 @@ def build_deps(
         monotonic=monotonic,
         approvals=approval_store.open_store(settings, home),
         keda_wait=keda_wait or AckWait(),
+    )
+
+
+def _pager(
+    settings: Settings,
+    env: PagerDutyEnv | None,
+    parts: tuple[AlertStore, Poster, SlackGateway, Metrics],
+    backoffs: Sequence[float],
+) -> pd_delivery.PagerDutyDelivery | None:
+    """PagerDuty's delivery with `pagerduty` configured, else None.
+
+    Raises:
+        ConfigError: `pagerduty` configured without PAGERDUTY_ROUTING_KEY.
+    """
+    if settings.pagerduty is None:
+        return None
+    env = env or PagerDutyEnv.from_environ({})  # raises: the key is missing
+    store, poster, slack, metrics = parts
+    return pd_delivery.PagerDutyDelivery(
+        store,
+        EventsClient(env.enqueue_url),
+        env.routing_key,
+        poster,
+        channel=settings.slack.alert_channel,
+        workspace_url=pd_delivery.WorkspaceUrl(slack.client.auth_test),
+        metrics=metrics,
+        backoffs=backoffs,
     )
 
 

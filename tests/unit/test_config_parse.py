@@ -411,7 +411,7 @@ PROBLEMS = [
         "alrts",
         {},
         "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-        "lease, kubernetes, gitops, notices, changes, alertmanager)",
+        "lease, kubernetes, gitops, notices, changes, alertmanager, pagerduty)",
     ),
     (
         "alerts.intervall",
@@ -484,7 +484,7 @@ def test_every_problem_is_reported_at_once_each_on_its_own_line() -> None:
             "clusters[1].name: 'prod' is used twice (cluster names must be unique)",
             "slack.command: 'kai' must start with '/'",
             "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-            "lease, kubernetes, gitops, notices, changes, alertmanager)",
+            "lease, kubernetes, gitops, notices, changes, alertmanager, pagerduty)",
         ]
     )
 
@@ -554,6 +554,7 @@ def test_the_example_configuration_writes_out_every_key_the_service_knows() -> N
         "notices": config.NoticeSettings,
         "changes": config.ChangeSettings,
         "alertmanager": config.AlertmanagerSettings,
+        "pagerduty": config.PagerDutySettings,
     }
 
     assert set(raw) == {"clusters", *sections}
