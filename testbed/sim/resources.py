@@ -115,6 +115,11 @@ BUILTINS: tuple[ResourceType, ...] = (
     # KAI v0.16's NUMA placement exporter, an operand that is a DaemonSet (`/kai health`).
     _builtin("apps/v1", "daemonsets", "DaemonSet", namespaced=True, short=("ds",), status=True),
     _builtin("discovery.k8s.io/v1", "endpointslices", "EndpointSlice", namespaced=True),
+    # A DaemonSet's revisions (`/kai timeline`'s rollouts); no generation: its registry
+    # strategy sets none (k8s.io/kubernetes pkg/registry/apps/controllerrevision/strategy.go).
+    _builtin(
+        "apps/v1", "controllerrevisions", "ControllerRevision", namespaced=True, generation=False
+    ),
 )
 CRD_TYPE = BUILTINS[5]
 POD_LOG = "log"  # the pods/log subresource (GET only), answered by `testbed.sim.podlogs`
