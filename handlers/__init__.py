@@ -17,11 +17,12 @@ from handlers import (
     keda,
     listing,
     suspend,
+    timeline,
     workloads,
 )
 from handlers.invocation import Runner
 
-FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home)
+FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home, timeline)
 
 
 def register(app: AsyncApp, deps: Deps) -> None:

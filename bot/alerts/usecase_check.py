@@ -1,8 +1,9 @@
 """One alert check of a cluster: read a snapshot (a constant number of API requests), judge it
-(`bot.alerts.rules`, `verdicts`), step the pure state machine and save the new state with
-everything it owes Slack *before* anything is sent; then deliver, roots first, and gather the
-new incidents' diagnoses. Never raises into the scheduler: Kubernetes, Slack and store trouble
-is logged and counted, and a store that keeps failing is said (`usecase_trouble`).
+(`bot.alerts.rules`, `verdicts`), step the pure state machine (and remember what moved:
+`bot.alerts.moves`) and save the new state with everything it owes Slack *before* anything
+is sent; then deliver, roots first, and gather the new incidents' evidence. Never raises into
+the scheduler: Kubernetes, Slack and store trouble is logged and counted, and a store that
+keeps failing is said (`usecase_trouble`).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
-from bot.alerts import due, machine, queue_checks, rules, verdicts
+from bot.alerts import due, machine, moves, queue_checks, rules, verdicts
+from bot.alerts import seen as seen_memory
 from bot.alerts.courier import Couriers
 from bot.alerts.machine import AlertStep, Transition
 from bot.alerts.model import ClusterAlerts, Observation, Phase
@@ -45,6 +48,7 @@ class Check:
         self._troubles = troubles
         timeout = context.settings.kai.progressing_timeout
         self._verdicts = verdicts.Verdicts(self._judge, timeout)
+        self._revisions = moves.Revisions()
 
     async def run(
         self,
@@ -97,13 +101,14 @@ class Check:
         more failed check."""
         cluster, policy, settings = kube.cluster, self._context.policy, self._context.settings
         try:
-            snapshot, starved = await asyncio.gather(
+            snapshot, starved, kustomizations = await asyncio.gather(
                 usecase.read_snapshot(
                     kube, settings.kai.namespace, settings.keda.apiservice, whole=False
                 ),
                 queue_checks.starved_queues(
                     kube, now, after=settings.alerts.starved_after, command=self._context.command
                 ),
+                self._revisions.read(kube, now),
             )
         except errors.KubeError as e:
             self._context.metrics.alert_checks.labels(cluster, "failed").inc()
@@ -118,7 +123,14 @@ class Check:
         self._context.metrics.alert_checks.labels(cluster, "ok").inc()
         self._context.metrics.last_check.labels(cluster).set(now.timestamp())
         seen = self._verdicts.seen(cluster, snapshot, now) + starved
-        return lambda state: machine.observe(state, seen, now, policy)
+        sighted, kinds = moves.sightings(snapshot, kustomizations)
+
+        def observed(state: ClusterAlerts) -> Transition:
+            stepped = machine.observe(state, seen, now, policy)
+            remembered = seen_memory.remember(stepped.state.seen, sighted, kinds, now)
+            return Transition(replace(stepped.state, seen=remembered), stepped.effects)
+
+        return observed
 
     def _judge(self, cluster: str, snapshot: ClusterSnapshot, now: datetime) -> list[Observation]:
         """What is alert-worthy in one snapshot at `now` (`bot.alerts.verdicts` reuses it)."""

@@ -16,6 +16,7 @@ from bot.health import commands as health
 from bot.home import commands as home
 from bot.keda import commands as keda
 from bot.listing import commands as listing
+from bot.timeline import commands as timeline
 from bot.workloads import commands as workloads
 
 # The help opens with the commands that show the state of things; the rest follow in table order.
@@ -49,6 +50,7 @@ GRAMMAR = Grammar(
         *workloads.SUBCOMMANDS,
         *alerts.SUBCOMMANDS,
         *home.SUBCOMMANDS,
+        *timeline.SUBCOMMANDS,
         *approve.SUBCOMMANDS,
     ),
     extensions=gitops.EXTENSIONS,

@@ -42,6 +42,8 @@ SCOPES = {
     "usergroups.list": ("usergroups:read",),
     "usergroups.users.list": ("usergroups:read",),
     "users.info": ("users:read",),
+    "files.getUploadURLExternal": ("files:write",),
+    "files.completeUploadExternal": ("files:write",),
 }
 NO_SCOPE = {"auth.test", "apps.connections.open", "views.publish"}
 SELF_NAMESPACE = "kai-chatops"
