@@ -16,13 +16,14 @@ from handlers import (
     home,
     keda,
     listing,
+    nodes,
     suspend,
     timeline,
     workloads,
 )
 from handlers.invocation import Runner
 
-FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home, timeline)
+FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home, nodes, timeline)
 
 
 def register(app: AsyncApp, deps: Deps) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
-from bot.alerts import due, machine, moves, queue_checks, rules, verdicts
+from bot.alerts import due, machine, moves, node_checks, queue_checks, rules, verdicts
 from bot.alerts import seen as seen_memory
 from bot.alerts.courier import Couriers
 from bot.alerts.machine import AlertStep, Transition
@@ -101,12 +101,15 @@ class Check:
         more failed check."""
         cluster, policy, settings = kube.cluster, self._context.policy, self._context.settings
         try:
-            snapshot, starved, kustomizations = await asyncio.gather(
+            snapshot, starved, sick, kustomizations = await asyncio.gather(
                 usecase.read_snapshot(
                     kube, settings.kai.namespace, settings.keda.apiservice, whole=False
                 ),
                 queue_checks.starved_queues(
                     kube, now, after=settings.alerts.starved_after, command=self._context.command
+                ),
+                node_checks.sick_nodes(
+                    kube, enabled=settings.alerts.gpu_nodes, command=self._context.command
                 ),
                 self._revisions.read(kube, now),
             )
@@ -122,7 +125,7 @@ class Check:
             return failed
         self._context.metrics.alert_checks.labels(cluster, "ok").inc()
         self._context.metrics.last_check.labels(cluster).set(now.timestamp())
-        seen = self._verdicts.seen(cluster, snapshot, now) + starved
+        seen = self._verdicts.seen(cluster, snapshot, now) + starved + sick
         sighted, kinds = moves.sightings(snapshot, kustomizations)
 
         def observed(state: ClusterAlerts) -> Transition:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Protocol
 
-from bot.alerts import outbox, queue_checks, render_evidence
+from bot.alerts import gpu_nodes, node_checks, outbox, queue_checks, render_evidence
 from bot.alerts.model import AlertState, ClusterAlerts, NoteKind, Owed
 from bot.alerts.store import StoreUnavailable, update
 from bot.alerts.usecase_context import LOGGER, DeskContext, repair_damaged
@@ -108,6 +108,8 @@ class Evidence:
         """The diagnosis of what `alert` points at, as `/kai diagnose` renders it; one line when
         there is nothing to look at or the cluster would not say."""
         key, settings = alert.key, self._context.settings
+        if gpu_nodes.is_gpu_node(key):
+            return await node_checks.node_evidence(kube, key, command=self._context.command)
         if queue_checks.is_starvation(key):
             return await queue_checks.queue_evidence(
                 kube, key, now, after=settings.alerts.starved_after, command=self._context.command

@@ -16,6 +16,7 @@ from bot.health import commands as health
 from bot.home import commands as home
 from bot.keda import commands as keda
 from bot.listing import commands as listing
+from bot.nodes import commands as nodes
 from bot.timeline import commands as timeline
 from bot.workloads import commands as workloads
 
@@ -33,6 +34,8 @@ CHANGES: frozenset[type] = frozenset(
         gitops.Suspend,
         gitops.FluxResume,
         gitops.Sync,
+        nodes.Cordon,
+        nodes.Uncordon,
         alerts.Ack,
         alerts.Silence,
         alerts.Unsilence,
@@ -48,6 +51,7 @@ GRAMMAR = Grammar(
         *listing.SUBCOMMANDS,
         *diagnostics.SUBCOMMANDS,
         *workloads.SUBCOMMANDS,
+        *nodes.SUBCOMMANDS,
         *alerts.SUBCOMMANDS,
         *home.SUBCOMMANDS,
         *timeline.SUBCOMMANDS,

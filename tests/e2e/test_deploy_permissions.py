@@ -26,7 +26,7 @@ NAMESPACED = {
     "gitrepositories", "helmrepositories", "ocirepositories", "helmcharts", "buckets",
     "applications", "appprojects",
     "leases", "configmaps", "pods", "pods/log", "events", "replicasets", "endpointslices",
-    "services",
+    "services", "controllerrevisions",
 }  # fmt: skip
 # Slack method -> the bot scopes it needs (those in NO_SCOPE need none).
 # Reading a conversation needs channels:history for a public channel, groups:history for a
