@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from alert_stack import check, overrides
+from alert_stack import HOLD, check, overrides
 from clocks import Clock
 from stack_steps import confirm
 
 from bot.keda.usecase import AckWait
-from testbed.sim import evictions
+from testbed.sim import breakage, evictions
 from testbed.sim.objects import timestamp
 from testbed.stack import OPERATOR, Stack, running_stack
 
@@ -275,3 +275,45 @@ async def test_a_window_older_than_what_a_source_keeps_says_how_far_back_it_goes
         assert "Evictions: back to 2026-08-24 07:10 UTC only (KAI's Evict Events last" in said
         assert "moves: back to 2026-08-24 08:00 UTC only (what kai-chatops saw move" in said
         assert "Times in UTC." in said
+
+
+async def test_kai_config_deleted_and_created_again_the_apiservice_keda_and_the_alerts_are_told(
+    tmp_path: Path, clock: Clock
+) -> None:
+    async with timeline_stack(tmp_path, clock) as stack:
+        clock.advance(timedelta(hours=3))
+        await check(stack.service)  # the memory of moves begins
+        config = stack.sim.get("kai.scheduler/v1", "Config", "kai-config") or {}
+        clock.advance(60)
+        breakage.delete_kai_config(stack.sim)
+        breakage.apiservice_down(stack.sim)
+        await check(stack.service)
+        clock.advance(HOLD)
+        await check(stack.service)  # both fire
+        clock.advance(60)
+        keda_set = replica_set("keda-operator-6f9d8c", "keda-operator", 4, "kedacore/keda:2.20.3")
+        stack.sim.apply({**keda_set, "metadata": {**keda_set["metadata"], "namespace": "keda"}})
+        clock.advance(60)
+        breakage.heal(stack.sim)
+        await check(stack.service)
+        clock.advance(HOLD)
+        await check(stack.service)  # both resolve
+        reply = await stack.command("timeline")
+        shown = lines(reply.message)
+        again = stack.sim.get("kai.scheduler/v1", "Config", "kai-config") or {}
+        fired = [line for line in shown if "fired (critical)" in line]
+        resolved = [line for line in shown if "* resolved: " in line]
+        assert [line.split("* ")[1] for line in shown if "_(alert)_" not in line] == [
+            f"created (UID {again['metadata']['uid']}, generation 1) _(KAI)_",
+            "Available False (MissingEndpoints), service keda/keda-operator-metrics-apiserver → "
+            "Available True (Passed), service keda/keda-operator-metrics-apiserver _(APIService)_",
+            "rolled out revision 4 (ReplicaSet keda-operator-6f9d8c: kedacore/keda:2.20.3) "
+            "_(rollout)_",
+            f"deleted (UID {config['metadata']['uid']}) _(KAI)_",
+            "Available True (Passed), service keda/keda-operator-metrics-apiserver → "
+            "Available False (MissingEndpoints), service keda/keda-operator-metrics-apiserver "
+            "_(APIService)_",
+        ]
+        assert len(fired) == len(resolved) == 2  # kai-config missing, the APIService
+        assert shown.index(resolved[-1]) < shown.index(fired[0])  # newest first
+        assert any("kai-config is missing" in line for line in fired)
