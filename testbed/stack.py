@@ -32,6 +32,9 @@ ALERT_CHANNEL = "C0ALERTS"
 DEMO_CHANNEL = "C0DEMO"
 OPERATOR = "U0OPERATOR"
 VIEWER = "U0VIEWER"
+# The bearer token the service expects of Alertmanager's webhook (`ALERTMANAGER_TOKEN`) when a test
+# configures `alertmanager`; harmless otherwise.
+ALERTMANAGER_TOKEN = "test-alertmanager-token"
 
 
 def demo_config(kubeconfig: str, context: str = "sim") -> dict[str, Any]:
@@ -266,6 +269,7 @@ async def running_service(
             signing_secret=secret,
             app_token=slack.app_token if socket_mode else None,
             api_url=slack.api_url,
+            alertmanager_token=ALERTMANAGER_TOKEN,
         )
 
         def make_service() -> Service:

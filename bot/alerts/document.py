@@ -152,9 +152,17 @@ def _list(value: Any) -> list[Any]:
     return value
 
 
+# Kept only when set: a document without them reads as before, and costs no byte more.
+_OPTIONAL = ("members", "labels", "silence_id")
+
+
 def _dump_alert(alert: AlertState) -> dict[str, Any]:
     skip = ("observation", "outbox", "delivered", "history")
-    raw = {k: _dump_value(v) for k, v in asdict(alert).items() if k not in skip}
+    raw = {
+        k: _dump_value(v)
+        for k, v in asdict(alert).items()
+        if k not in skip and (v or k not in _OPTIONAL)
+    }
     seen = asdict(alert.observation)
     seen["key"] = asdict(alert.observation.key)
     raw["observation"] = {k: _dump_value(v) for k, v in seen.items()}
@@ -254,6 +262,9 @@ def _load_alert(raw: Mapping[str, Any]) -> AlertState:
         joins_told=parse_timestamp(raw.get("joins_told")),
         leaves_told=parse_timestamp(raw.get("leaves_told")),
         history=tuple(_load_note(n) for n in _list(raw.get("history"))),
+        members=_names(raw.get("members")),
+        labels=_names(raw.get("labels")),
+        silence_id=str(raw.get("silence_id") or ""),
     )
     return _migrated(alert, raw)
 

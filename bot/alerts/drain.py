@@ -239,14 +239,17 @@ class Drain:
             await self._change(cluster, _drop(where, owed))
             return Progress.MOVED
         attempt, tried_before = Attempt(secrets.token_hex(6), self._poster.identity), owed
-        if not await self._change(cluster, _mark(where, owed, attempt, self._poster.clock(), "")):
+        marked = await self._change(cluster, _mark(where, owed, attempt, self._poster.clock(), ""))
+        if marked is None:
             return Progress.MOVED  # no longer the head: someone else sent it
+        alert = _as_marked(marked, where, alert)
         sent = await self._messages.send(alert, owed, attempt, "", within=self._within())
         if tried_before.was_attempted or sent.in_flight:  # a try may land after this one
             ours = tried_before.attempted_by in ("", self._poster.identity)
             self._looks.watch(cluster, [alert], eager=True, ours=ours)
         if sent.outcome is CallOutcome.APPLIED or sent.permanent:
-            await self._change(cluster, _drop(where, owed))
+            # Only our edit: one owed since (the state moved on meanwhile) is sent next.
+            await self._change(cluster, _drop(where, owed, attempt.attempt))
             return Progress.MOVED
         return Progress.RETRY
 
@@ -262,8 +265,10 @@ class Drain:
         (channel, thread), poster = place, self._poster
         attempt = Attempt(secrets.token_hex(6), poster.identity)
         anchor = await self._messages.anchor(channel)
-        if not await self._change(cluster, _mark(where, owed, attempt, poster.clock(), anchor)):
+        marked = await self._change(cluster, _mark(where, owed, attempt, poster.clock(), anchor))
+        if marked is None:
             return Progress.MOVED  # no longer the head: someone else delivered it
+        alert = None if alert is None else _as_marked(marked, where, alert)
         if not poster.is_holder():
             return Progress.RETRY
         sent = await self._messages.send(
@@ -331,14 +336,26 @@ class Drain:
         return await update(self._store, cluster, change, repair=self._repair)
 
 
-def _mark(where: str, owed: Owed, attempt: Attempt, at: datetime, anchor: str) -> StateChange[bool]:
-    def change(state: ClusterAlerts) -> tuple[ClusterAlerts, bool]:
+def _mark(
+    where: str, owed: Owed, attempt: Attempt, at: datetime, anchor: str
+) -> StateChange[ClusterAlerts | None]:
+    """The head marked as `attempt`: the state as marked, None when it is no longer the head."""
+
+    def change(state: ClusterAlerts) -> tuple[ClusterAlerts, ClusterAlerts | None]:
         marked = outbox.attempted(
             state, where, owed.effect_id, attempt.attempt, attempt.by, at, anchor
         )
-        return (state, False) if marked is None else (marked, True)
+        return (state, None) if marked is None else (marked, marked)
 
     return change
+
+
+def _as_marked(marked: ClusterAlerts, where: str, alert: AlertState) -> AlertState:
+    """The incident as the state that marked the attempt holds it, which is what is sent: a
+    cluster that joined a fleet incident while its root was being prepared (its anchor read)
+    found the root not attempted yet and owed no edit, so the root must list it."""
+    place = outbox.find_place(marked, where)
+    return place if isinstance(place, AlertState) else alert
 
 
 def _confirm(
@@ -357,8 +374,8 @@ def _unmark(where: str, owed: Owed, attempt: Attempt) -> StateChange[None]:
     return lambda state: (outbox.unattempted(state, where, owed.effect_id, attempt.attempt), None)
 
 
-def _drop(where: str, owed: Owed) -> StateChange[None]:
-    return lambda state: (outbox.dropped(state, where, owed.effect_id), None)
+def _drop(where: str, owed: Owed, attempt: str | None = None) -> StateChange[None]:
+    return lambda state: (outbox.dropped(state, where, owed.effect_id, attempt), None)
 
 
 def _swept(where: str, agreed: bool) -> StateChange[ClusterAlerts]:

@@ -137,8 +137,10 @@ def silence(
     now: datetime,
     *,
     command: str,
+    silence_id: str = "",
 ) -> Transition:
-    """Mute the alert's reminders until `now + duration` (a new silence replaces the old one).
+    """Mute the alert's reminders until `now + duration` (a new silence replaces the old one);
+    `silence_id`: the Alertmanager silence that mutes an Alertmanager group's alerts too.
 
     Raises:
         UserError: no such active alert, or the duration is not positive.
@@ -147,7 +149,9 @@ def silence(
         raise errors.UserError("A silence needs a duration longer than zero, like 1h.")
     alert = find_active(state, alert_id, command=command)
     until = now + duration
-    alert = replace(alert, silenced_by=user, silenced_until=until, silence_reason=reason)
+    alert = replace(
+        alert, silenced_by=user, silenced_until=until, silence_reason=reason, silence_id=silence_id
+    )
     return _changed(state, alert, Note(NoteKind.SILENCED, now, user, reason, until))
 
 
@@ -212,6 +216,14 @@ def owe_evidence(alert: AlertState, now: datetime) -> AlertState:
     return alert
 
 
+def resolve(state: ClusterAlerts, alert: AlertState, now: datetime) -> Transition:
+    """`alert` resolved at `now` whatever its hold (its source said so: an Alertmanager group
+    notified `resolved`): the reply, the root's edit, the sweep; it waits in `closing`."""
+    step = _CheckPass(state, now, Policy(NO_HOLD, NO_HOLD, 1, alert.root_channel))
+    step.resolve(replace(alert, clear_since=alert.clear_since or now))
+    return step.transition()
+
+
 def _changed(state: ClusterAlerts, alert: AlertState, note: Note) -> Transition:
     alert, owed = _in_thread(alert, note)
     return Transition(state.with_alert(alert), owed)
@@ -226,7 +238,14 @@ def _in_thread(alert: AlertState, note: Note) -> tuple[AlertState, tuple[Owed, .
 
 def _unsilenced(alert: AlertState, now: datetime) -> AlertState:
     # Reminders count again from now: the silence was the last thing said in the thread.
-    return replace(alert, silenced_by="", silenced_until=None, silence_reason="", last_reminder=now)
+    return replace(
+        alert,
+        silenced_by="",
+        silenced_until=None,
+        silence_reason="",
+        silence_id="",
+        last_reminder=now,
+    )
 
 
 @dataclass
@@ -267,7 +286,7 @@ class _CheckPass:
             clear_since = alert.clear_since or self.now
             alert = replace(alert, clear_since=clear_since)
             if self.now - clear_since >= self.policy.hold:
-                self._resolve(alert)
+                self.resolve(alert)
                 return
         self.keep(self._ensure_root(self._remind(self._escalate(alert))))
 
@@ -347,7 +366,7 @@ class _CheckPass:
         self.effects.append(alert.outbox[-1])
         return alert
 
-    def _resolve(self, alert: AlertState) -> None:
+    def resolve(self, alert: AlertState) -> None:
         """The incident leaves the live alerts; it stays in `closing` until it owes nothing."""
         resolved = replace(alert, resolved_at=self.now)
         resolved, owed = _in_thread(resolved, Note(NoteKind.RESOLVED, self.now))

@@ -168,6 +168,11 @@ class AlertKey:
         return self.cluster == FLEET
 
     @property
+    def is_alertmanager(self) -> bool:
+        """An Alertmanager notification group's incident (docs/alertmanager.md)."""
+        return self.cluster == ALERTMANAGER
+
+    @property
     def is_reminder(self) -> bool:
         """A forgotten pause or suspend (`bot.alerts.reminders`), not a health alert."""
         return self.condition in REMINDER_CONDITIONS
@@ -176,6 +181,9 @@ class AlertKey:
 # The store document, and the `cluster` of the keys, of fleet incidents (`bot.alerts.fleet`):
 # no cluster can be called so (a Kubernetes name never starts with "_").
 FLEET = "_fleet"
+# The store document, and the `cluster` of the keys, of Alertmanager's notification groups
+# (`bot.integrations.alertmanager_groups`): its ConfigMap is `<state.configmap>--alertmanager`.
+ALERTMANAGER = "_alertmanager"
 # The `fleet` of a cluster's alert that just fired and waits (two `alerts.interval`) to learn
 # whether the rest of the fleet fires it too, before it pages on its own.
 WAITING = "waiting"
@@ -251,6 +259,12 @@ class AlertState:
     # What its thread was told, in order (each reply's note as it was owed; at most
     # `bot.alerts.outbox.HISTORY_KEPT`): the postmortem draft reads it (`/kai timeline ALERT_ID`).
     history: tuple[Note, ...] = ()
+    # An Alertmanager group's incident (`AlertKey.is_alertmanager`): `members` its alerts firing
+    # now (`fingerprint@startsAt`), `labels` the group's common labels (`name=value`, the
+    # matchers of a silence), `silence_id` the Alertmanager silence made from Slack ("" none).
+    members: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    silence_id: str = ""
 
     @property
     def key(self) -> AlertKey:
@@ -288,6 +302,8 @@ class AlertState:
     @property
     def where(self) -> str:
         """Where it fires: its cluster, or a fleet incident's clusters ("3 clusters: a, b, c")."""
+        if self.key.is_alertmanager:
+            return "Alertmanager"
         if not self.key.is_fleet:
             return self.key.cluster
         return f"{len(self.clusters)} clusters: {', '.join(self.clusters)}"

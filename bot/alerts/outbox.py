@@ -251,10 +251,16 @@ def adopted(
     return _delivered(state, where, owed, channel, ts)
 
 
-def dropped(state: ClusterAlerts, where: str, effect_id: str) -> ClusterAlerts:
-    """The head is given up (an edit of a root someone deleted: there is nothing to edit)."""
+def dropped(
+    state: ClusterAlerts, where: str, effect_id: str, attempt: str | None = None
+) -> ClusterAlerts:
+    """The head is given up (an edit of a root someone deleted: there is nothing to edit), or
+    done (an edit applied): with `attempt`, only while the head is still that attempt, for a
+    newer edit owed meanwhile replaced it and shows what the older one did not."""
     owed = head(state, where)
     if owed is None or owed.effect_id != effect_id:
+        return state
+    if attempt is not None and owed.attempt != attempt:
         return state
     return _with_outbox(state, where, _outbox(state, where)[1:])
 

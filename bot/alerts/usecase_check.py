@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
-from bot.alerts import due, machine, moves, node_checks, queue_checks, rules, verdicts
+from bot.alerts import due, machine, moves, node_checks, queue_checks, rules, stall_checks, verdicts
 from bot.alerts import seen as seen_memory
 from bot.alerts.courier import Couriers
 from bot.alerts.machine import AlertStep, Transition
@@ -60,9 +60,10 @@ class Check:
     ) -> datetime | None:
         """Read through `reads`, then save and deliver unless this replica lost the Lease
         meanwhile (the delivery handed to `couriers` when given, so the check does not wait
-        for Slack); when a hold it saw runs out (`due.next_look`). Never raises."""
+        for Slack); when a hold it saw runs out (`due.next_look`), or a scheduler would be
+        stalled (`stall.next_look`). Never raises."""
         cluster, context = kube.cluster, self._context
-        step = await self._step(reads, now)  # reading needs no lock
+        step, look_at = await self._step(reads, now)  # reading needs no lock
         if not still_leader():
             log.info("alerts of cluster %s: no longer the Lease holder; not posting", cluster)
             return None
@@ -80,7 +81,8 @@ class Check:
             await self._deliver(kube, now, stepped)
         else:
             couriers.send(cluster, lambda: self._deliver(kube, now, stepped))
-        return due.next_look(stepped.state, context.settings.alerts.hold)
+        held = due.next_look(stepped.state, context.settings.alerts.hold)
+        return min((m for m in (held, look_at) if m is not None), default=None)
 
     async def _deliver(self, kube: PodLogReader, now: datetime, stepped: Transition) -> None:
         """After the check's save: the fleet brought up to date, then what is owed sent, roots
@@ -96,22 +98,22 @@ class Check:
         if context.groups_clusters:
             await self._fleet.gather_evidence(kube, now, regrouped.fleet)
 
-    async def _step(self, kube: KubeReader, now: datetime) -> AlertStep:
-        """What the read of `kube` saw, as a step of its state: the alerts it found, or one
-        more failed check."""
+    async def _step(self, kube: KubeReader, now: datetime) -> tuple[AlertStep, datetime | None]:
+        """What the read of `kube` saw, as a step of its state (the alerts it found, or one
+        more failed check), and when a scheduler not stalled yet would be."""
         cluster, policy, settings = kube.cluster, self._context.policy, self._context.settings
+        command, alerts = self._context.command, settings.alerts
         try:
             snapshot, starved, sick, kustomizations = await asyncio.gather(
                 usecase.read_snapshot(
                     kube, settings.kai.namespace, settings.keda.apiservice, whole=False
                 ),
-                queue_checks.starved_queues(
-                    kube, now, after=settings.alerts.starved_after, command=self._context.command
-                ),
-                node_checks.sick_nodes(
-                    kube, enabled=settings.alerts.gpu_nodes, command=self._context.command
-                ),
+                queue_checks.starved_queues(kube, now, after=alerts.starved_after, command=command),
+                node_checks.sick_nodes(kube, enabled=alerts.gpu_nodes, command=command),
                 self._revisions.read(kube, now),
+            )
+            stalled = await stall_checks.stalled_schedulers(
+                kube, snapshot, now, after=alerts.stall_after, command=command
             )
         except errors.KubeError as e:
             self._context.metrics.alert_checks.labels(cluster, "failed").inc()
@@ -122,10 +124,10 @@ class Check:
                 seen = rules.cannot_check(cluster, error, state.failures + 1)
                 return machine.check_failed(state, seen, now, policy)
 
-            return failed
+            return failed, None
         self._context.metrics.alert_checks.labels(cluster, "ok").inc()
         self._context.metrics.last_check.labels(cluster).set(now.timestamp())
-        seen = self._verdicts.seen(cluster, snapshot, now) + starved + sick
+        seen = self._verdicts.seen(cluster, snapshot, now) + starved + sick + list(stalled.found)
         sighted, kinds = moves.sightings(snapshot, kustomizations)
 
         def observed(state: ClusterAlerts) -> Transition:
@@ -133,7 +135,7 @@ class Check:
             remembered = seen_memory.remember(stepped.state.seen, sighted, kinds, now)
             return Transition(replace(stepped.state, seen=remembered), stepped.effects)
 
-        return observed
+        return observed, stalled.look_at
 
     def _judge(self, cluster: str, snapshot: ClusterSnapshot, now: datetime) -> list[Observation]:
         """What is alert-worthy in one snapshot at `now` (`bot.alerts.verdicts` reuses it)."""

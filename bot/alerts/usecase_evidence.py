@@ -114,13 +114,13 @@ class Evidence:
             return await queue_checks.queue_evidence(
                 kube, key, now, after=settings.alerts.starved_after, command=self._context.command
             )
-        subject = subjects.subject_for_alert(
-            key.kind,
-            key.object,
-            alert.observation.message,
-            kai_namespace=settings.kai.namespace,
-            apiservice=settings.keda.apiservice,
-        )
+        where = {"kai_namespace": settings.kai.namespace, "apiservice": settings.keda.apiservice}
+        if key.is_alertmanager:
+            labels = dict(label.partition("=")[::2] for label in alert.labels)
+            subject = subjects.subject_for_labels(labels, **where)
+        else:
+            message = alert.observation.message
+            subject = subjects.subject_for_alert(key.kind, key.object, message, **where)
         if subject is None:
             return render_evidence.no_evidence(key)
         return await self._diagnosis(kube, alert, subject, now)

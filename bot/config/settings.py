@@ -10,6 +10,7 @@ from __future__ import annotations
 from bot.config.load import load_settings
 from bot.config.model import (
     AccessSettings,
+    AlertmanagerSettings,
     AlertSettings,
     ApprovalSettings,
     ChangeSettings,
@@ -30,6 +31,7 @@ from bot.config.parse import parse_settings
 __all__ = [
     "AccessSettings",
     "AlertSettings",
+    "AlertmanagerSettings",
     "ApprovalSettings",
     "ChangeSettings",
     "ClusterSettings",

@@ -24,6 +24,7 @@ from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.core.models import HealthReport
+from bot.integrations.alertmanager_api import AlertmanagerSilences
 from bot.keda.usecase import AckWait
 from bot.kube import gateway as kube_gateway
 from bot.kube.ports import KubeWriter
@@ -40,12 +41,14 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True)
 class SlackEnv:
-    """Slack credentials and endpoint, only ever from the environment (docs/design.md §1.2)."""
+    """Slack credentials and endpoint, and the bearer token Alertmanager's webhook presents
+    (`ALERTMANAGER_TOKEN`), only ever from the environment (docs/design.md §1.2)."""
 
     bot_token: str
     signing_secret: str
     app_token: str | None
     api_url: str | None
+    alertmanager_token: str = ""
 
     @property
     def socket_mode(self) -> bool:
@@ -72,7 +75,22 @@ class SlackEnv:
             )
         if problems:
             raise errors.ConfigError(problems)
-        return cls(token, secret, app_token, env.get("SLACK_API_URL") or None)
+        api_url = env.get("SLACK_API_URL") or None
+        return cls(token, secret, app_token, api_url, env.get("ALERTMANAGER_TOKEN", ""))
+
+    def check_integrations(self, settings: Settings) -> None:
+        """The tokens the configured integrations need are set.
+
+        Raises:
+            ConfigError: one line per missing token.
+        """
+        if settings.alertmanager is not None and not self.alertmanager_token.strip():
+            raise errors.ConfigError(
+                [
+                    "ALERTMANAGER_TOKEN: missing; alertmanager is configured, and its webhook "
+                    "(POST /alertmanager) needs the bearer token Alertmanager presents"
+                ]
+            )
 
 
 @dataclass(frozen=True)
@@ -167,6 +185,7 @@ def build_deps(
     Raises:
         ConfigError: the state or the Lease cannot be used as configured.
     """
+    env.check_integrations(settings)
     metrics = Metrics()
     kube = kube_gateway.connect_all(settings.clusters, settings.kubernetes, metrics)
     home = kube[settings.clusters[0].name]  # where the Lease and the shared state live
@@ -191,8 +210,18 @@ def build_deps(
     changes = journal.open_journal(settings, home)
     # Every alert thread's second reply: what changed in the hour before it fired.
     timeline = TimelineReader(settings, changes, store, clock)
+    silences = (
+        None if settings.alertmanager is None else AlertmanagerSilences(settings.alertmanager.url)
+    )
     desk = AlertDesk(
-        settings, store, slack, metrics, poster=poster, backoffs=slack_backoffs, changes=timeline
+        settings,
+        store,
+        slack,
+        metrics,
+        poster=poster,
+        backoffs=slack_backoffs,
+        silences=silences,
+        changes=timeline,
     )
     return Deps(
         settings,

@@ -22,7 +22,7 @@ import yaml
 from alert_stack import HOLD, check
 from botcalls import MERGE, Caller, admin_caller
 from clocks import Clock
-from conftest import BOT_CONTEXT
+from conftest import BOT_CONTEXT, serving_as_bot
 from controlplane import ControlPlane, poll
 from test_impersonation_real import as_person
 
@@ -121,14 +121,7 @@ async def alerting(
         "alerts": {"hold": f"{HOLD}s", "interval": "1h", "repeat": "4h", "gpu_nodes": True},
         "state": {"path": str(tmp_path / "state.sqlite")},
     }
-    async with running_service(
-        tmp_path,
-        str(control_plane.bot_kubeconfig),
-        context=BOT_CONTEXT,
-        clock=clock,
-        monotonic=clock.monotonic,
-        config_overrides=overrides,
-    ) as served:
+    async with serving_as_bot(control_plane, tmp_path, clock, overrides) as served:
         yield served
 
 
