@@ -1,8 +1,9 @@
 """The alert state machine: from what a check saw (or a person did) to the next state and effects.
 
 pending (bad, inside `hold`) → firing → acknowledged | silenced → resolved (clear for `hold`).
-Firing owes the root, then the diagnosis as the first reply (filled in by the desk); an alert
-still firing and unanswered `escalate_after` after it fired owes one escalation reply.
+Firing owes the root, then the diagnosis and what changed before it as the first replies (filled
+in by the desk); an alert still firing and unanswered `escalate_after` after it fired owes one
+escalation reply.
 Every function takes the current `ClusterAlerts` and `now` and returns a `Transition`: the new
 state, whose alerts' outboxes now also hold the Slack effects owed (post a root, reply in its
 thread, edit the root), and those effects again for the caller to log. The drain sends them in
@@ -18,6 +19,7 @@ from datetime import datetime, timedelta
 
 from bot.alerts import outbox
 from bot.alerts.model import (
+    EVIDENCE_NOTES,
     AlertState,
     ClusterAlerts,
     EffectKind,
@@ -206,6 +208,14 @@ def find_active(state: ClusterAlerts, alert_id: str, *, command: str) -> AlertSt
     return alert
 
 
+def owe_evidence(alert: AlertState, now: datetime) -> AlertState:
+    """`alert` owing its diagnosis, then its "what changed in the hour before", both empty
+    until the holder gathers them (`bot.alerts.model.EVIDENCE_NOTES`, in that order)."""
+    for kind in EVIDENCE_NOTES:
+        alert = outbox.owe(alert, EffectKind.REPLY, Note(kind, now))
+    return alert
+
+
 def resolve(state: ClusterAlerts, alert: AlertState, now: datetime) -> Transition:
     """`alert` resolved at `now` whatever its hold (its source said so: an Alertmanager group
     notified `resolved`): the reply, the root's edit, the sweep; it waits in `closing`."""
@@ -310,14 +320,15 @@ class _CheckPass:
         return alert
 
     def _owe_diagnosis(self, alert: AlertState) -> AlertState:
-        """The first reply of a new incident: the failing component's diagnosis, owed empty
-        (the holder gathers it, `bot.alerts.usecase_evidence`). An immediate alert (the cluster
-        cannot be checked) has no component to look at: the cluster itself does not answer."""
+        """The first replies of a new incident, owed empty (the holder gathers them,
+        `bot.alerts.usecase_evidence`): the failing component's diagnosis, then what changed
+        in the hour before. An immediate alert (the cluster cannot be checked) has neither:
+        the cluster itself does not answer."""
         if alert.observation.immediate:
             return alert
-        alert = outbox.owe(alert, EffectKind.REPLY, Note(NoteKind.DIAGNOSIS, self.now))
-        self.effects.append(alert.outbox[-1])
-        return alert
+        owed = owe_evidence(alert, self.now)
+        self.effects.extend(owed.outbox[len(alert.outbox) :])
+        return owed
 
     def _expire_silence(self, alert: AlertState, *, still_bad: bool) -> AlertState:
         until = alert.silenced_until

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from bot.alerts.seen import Seen
+
 
 class Severity(enum.Enum):
     CRITICAL = "critical"
@@ -40,6 +42,7 @@ class RootStatus(enum.Enum):
 
 class NoteKind(enum.Enum):
     DIAGNOSIS = "diagnosis"  # the first reply: the failing component's evidence
+    CHANGES = "changes"  # the second: what changed on the cluster in the hour before it fired
     REMINDER = "reminder"
     ACKNOWLEDGED = "acknowledged"
     SILENCED = "silenced"
@@ -87,6 +90,8 @@ class Note:
 
 
 CLUSTERS_SEPARATOR = ", "
+# The replies the holder gathers after the root went out, in this order (`bot.alerts.machine`).
+EVIDENCE_NOTES = (NoteKind.DIAGNOSIS, NoteKind.CHANGES)
 
 
 class EffectKind(enum.Enum):
@@ -142,9 +147,10 @@ class Owed:
 
     @property
     def awaits_evidence(self) -> bool:
-        """A diagnosis reply whose evidence has not been gathered yet: not sendable."""
-        is_diagnosis = self.note is not None and self.note.kind is NoteKind.DIAGNOSIS
-        return is_diagnosis and not self.text
+        """A diagnosis (or what-changed) reply whose evidence has not been gathered yet: not
+        sendable."""
+        gathered = self.note is not None and self.note.kind in EVIDENCE_NOTES
+        return gathered and not self.text
 
 
 @dataclass(frozen=True, order=True)
@@ -262,6 +268,9 @@ class AlertState:
     untold: tuple[str, ...] = ()
     joins_told: datetime | None = None
     leaves_told: datetime | None = None
+    # What its thread was told, in order (each reply's note as it was owed; at most
+    # `bot.alerts.outbox.HISTORY_KEPT`): the postmortem draft reads it (`/kai timeline ALERT_ID`).
+    history: tuple[Note, ...] = ()
     # An Alertmanager group's incident (`AlertKey.is_alertmanager`): `members` its alerts firing
     # now (`fingerprint@startsAt`), `labels` the group's common labels (`name=value`, the
     # matchers of a silence), `silence_id` the Alertmanager silence made from Slack ("" none).
@@ -387,6 +396,9 @@ class ClusterAlerts:
     reminders: Mapping[AlertKey, AlertState] = field(default_factory=dict)
     # When the channel was last told this document reached its byte budget (`bot.alerts.budget`).
     budget_told: datetime | None = None
+    # What the checks saw move on the cluster (Kustomization revisions, `kai-config`, the
+    # APIService), remembered for `/kai timeline` (`bot.alerts.seen`, bounded by its own caps).
+    seen: Seen = field(default_factory=Seen)
 
     def with_alert(self, alert: AlertState) -> ClusterAlerts:
         if alert.key.is_reminder:

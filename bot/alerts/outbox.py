@@ -16,7 +16,15 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Note, NoticeThread, Owed
+from bot.alerts.model import (
+    AlertState,
+    ClusterAlerts,
+    EffectKind,
+    Note,
+    NoteKind,
+    NoticeThread,
+    Owed,
+)
 
 NOTICES = ""  # the `where` of the cluster's own notices, outside any incident
 DELIVERED_KEPT = 50  # reply ts remembered per incident, for fencing late posters
@@ -24,6 +32,8 @@ RECENT_KEPT = 10  # closed incidents remembered, for late answers and a new hold
 THREAD_LIVELY = timedelta(hours=1)  # a thread this recent is converged after a takeover
 Place = AlertState | NoticeThread  # what owes messages with a root: an incident or a thread
 SETTLE_PASSES = 2  # sweeps in a row (in separate drains) that must see the channel agree
+HISTORY_KEPT = 10  # notes remembered per incident for its postmortem draft (the newest)
+HISTORY_REASON = 80  # characters of a note's reason (a silence's, a fleet's clusters) kept there
 
 
 class Confirmation(enum.Enum):
@@ -42,7 +52,11 @@ def owe(alert: AlertState, kind: EffectKind, note: Note | None = None) -> AlertS
         return replace(alert, outbox=(*kept, Owed(f"{alert.incident}:{kind.value}", kind)))
     number = 0 if kind is EffectKind.ROOT else max(alert.owed_count, 1)
     owed = Owed(f"{alert.incident}:{number}", kind, note)
-    return replace(alert, outbox=(*alert.outbox, owed), owed_count=number + 1)
+    history = alert.history
+    if note is not None and note.kind is not NoteKind.REMINDER:  # "still firing" tells nothing new
+        told = replace(note, reason=note.reason[:HISTORY_REASON])
+        history = (*history, told)[-HISTORY_KEPT:]
+    return replace(alert, outbox=(*alert.outbox, owed), owed_count=number + 1, history=history)
 
 
 def owe_notice(state: ClusterAlerts, notice_id: str, text: str) -> ClusterAlerts:

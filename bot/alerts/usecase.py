@@ -1,8 +1,9 @@
 """The alerts' use-case, `AlertDesk`: what the jobs and listeners ask of the alerts, over one
 store and one Slack gateway. Each concern is a module of its own over one shared
 `usecase_context.DeskContext`: the check (`usecase_check`), fleet regrouping (`usecase_fleet`),
-the diagnosis reply (`usecase_evidence`), trouble notices (`usecase_trouble`), reminders of
-forgotten changes (`usecase_reminders`) and the on-call commands (`usecase_commands`).
+the evidence replies (`usecase_evidence`: the diagnosis, what changed before), trouble notices
+(`usecase_trouble`), reminders of forgotten changes (`usecase_reminders`) and the on-call
+commands (`usecase_commands`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from bot.alerts.store import AlertStore
 from bot.alerts.usecase_check import Check
 from bot.alerts.usecase_commands import OnCallCommands
 from bot.alerts.usecase_context import DeskContext
-from bot.alerts.usecase_evidence import Evidence
+from bot.alerts.usecase_evidence import ChangesReport, Evidence
 from bot.alerts.usecase_external import ExternalIncidents, ExternalSilences, KubeOf
 from bot.alerts.usecase_fleet import FleetIncidents
 from bot.alerts.usecase_trouble import TroubleNotices, Words
@@ -49,6 +50,7 @@ class AlertDesk:
         poster: Poster | None = None,
         sleep: Sleep = asyncio.sleep,
         backoffs: Sequence[float] = SLACK_BACKOFFS,
+        changes: ChangesReport | None = None,
         silences: ExternalSilences | None = None,
         pager: PageSender | None = None,
     ) -> None:
@@ -66,7 +68,7 @@ class AlertDesk:
         )
         self._context = context
         self._troubles = TroubleNotices(context)
-        evidence = Evidence(context)
+        evidence = Evidence(context, changes)
         self._check = Check(context, FleetIncidents(context, evidence), evidence, self._troubles)
         self._commands = OnCallCommands(context)
         self._couriers = Couriers()

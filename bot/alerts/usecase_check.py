@@ -1,8 +1,9 @@
 """One alert check of a cluster: read a snapshot (a constant number of API requests), judge it
-(`bot.alerts.rules`, `verdicts`), step the pure state machine and save the new state with
-everything it owes Slack *before* anything is sent; then deliver, roots first, and gather the
-new incidents' diagnoses. Never raises into the scheduler: Kubernetes, Slack and store trouble
-is logged and counted, and a store that keeps failing is said (`usecase_trouble`).
+(`bot.alerts.rules`, `verdicts`), step the pure state machine (and remember what moved:
+`bot.alerts.moves`) and save the new state with everything it owes Slack *before* anything
+is sent; then deliver, roots first, and gather the new incidents' evidence. Never raises into
+the scheduler: Kubernetes, Slack and store trouble is logged and counted, and a store that
+keeps failing is said (`usecase_trouble`).
 """
 
 from __future__ import annotations
@@ -10,18 +11,21 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 
 from bot.alerts import (
     backlog,
     due,
     machine,
+    moves,
     node_checks,
     queue_checks,
     rules,
     stall_checks,
     verdicts,
 )
+from bot.alerts import seen as seen_memory
 from bot.alerts.courier import Couriers
 from bot.alerts.machine import AlertStep, Transition
 from bot.alerts.model import ClusterAlerts, Observation, Phase
@@ -54,6 +58,7 @@ class Check:
         self._troubles = troubles
         timeout = context.settings.kai.progressing_timeout
         self._verdicts = verdicts.Verdicts(self._judge, timeout)
+        self._revisions = moves.Revisions()
 
     async def run(
         self,
@@ -111,12 +116,13 @@ class Check:
         cluster, policy, settings = kube.cluster, self._context.policy, self._context.settings
         command, alerts = self._context.command, settings.alerts
         try:
-            snapshot, starved, sick = await asyncio.gather(
+            snapshot, starved, sick, kustomizations = await asyncio.gather(
                 usecase.read_snapshot(
                     kube, settings.kai.namespace, settings.keda.apiservice, whole=False
                 ),
                 queue_checks.starved_queues(kube, now, after=alerts.starved_after, command=command),
                 node_checks.sick_nodes(kube, enabled=alerts.gpu_nodes, command=command),
+                self._revisions.read(kube, now),
             )
             stalled = await stall_checks.stalled_schedulers(
                 kube, snapshot, now, after=alerts.stall_after, command=command
@@ -134,7 +140,14 @@ class Check:
         self._context.metrics.alert_checks.labels(cluster, "ok").inc()
         self._context.metrics.last_check.labels(cluster).set(now.timestamp())
         seen = self._verdicts.seen(cluster, snapshot, now) + starved + sick + list(stalled.found)
-        return (lambda state: machine.observe(state, seen, now, policy)), stalled.look_at
+        sighted, kinds = moves.sightings(snapshot, kustomizations)
+
+        def observed(state: ClusterAlerts) -> Transition:
+            stepped = machine.observe(state, seen, now, policy)
+            remembered = seen_memory.remember(stepped.state.seen, sighted, kinds, now)
+            return Transition(replace(stepped.state, seen=remembered), stepped.effects)
+
+        return observed, stalled.look_at
 
     def _judge(self, cluster: str, snapshot: ClusterSnapshot, now: datetime) -> list[Observation]:
         """What is alert-worthy in one snapshot at `now` (`bot.alerts.verdicts` reuses it)."""

@@ -101,9 +101,7 @@ class ExternalIncidents:
             state = (await context.store.load(self.document)).state
             for alert, owed in outbox.awaiting_evidence(state):
                 message = await self._evidence.diagnose(kube_of(alert), alert, now)
-                if await self._evidence.keep(
-                    self.document, alert.incident, owed.effect_id, message
-                ):
+                if await self._evidence.keep(self.document, alert.incident, owed, message):
                     ready.append(alert.incident)
         except StoreUnavailable as e:
             log.error("%s: cannot store a diagnosis: %s", self.document, e)

@@ -35,6 +35,7 @@ from bot.service.inflight import InFlight
 from bot.service.singleflight import SingleFlight
 from bot.slack import client as slack_client
 from bot.slack.gateway import SlackGateway
+from bot.timeline.usecase import TimelineReader
 
 
 def utc_now() -> datetime:
@@ -137,6 +138,11 @@ class Deps:
         return Gate(self.settings.access, self.slack)
 
     @cached_property
+    def timeline(self) -> TimelineReader:
+        """What changed on a cluster (`/kai timeline`; the alert desk has its own)."""
+        return TimelineReader(self.settings, self.journal, self.alert_store, self.clock)
+
+    @cached_property
     def changes(self) -> ChangePipeline:
         """The change pipeline (ask, claim once, approval, as the person, the record), with its
         own memory of the objects a request is under way for."""
@@ -214,6 +220,9 @@ def build_deps(
         settle=(lease.duration if lease else timedelta(0)) + timedelta(seconds=slack_timeout),
     )
     once = grouped.open_once(settings, home)
+    changes = journal.open_journal(settings, home)
+    # Every alert thread's second reply: what changed in the hour before it fired.
+    timeline = TimelineReader(settings, changes, store, clock)
     silences = (
         None if settings.alertmanager is None else AlertmanagerSilences(settings.alertmanager.url)
     )
@@ -227,6 +236,7 @@ def build_deps(
         backoffs=slack_backoffs,
         silences=silences,
         pager=pager,
+        changes=timeline,
     )
     return Deps(
         settings,
@@ -238,7 +248,7 @@ def build_deps(
         alert_store=store,
         alerts=desk,
         lease=lease,
-        journal=journal.open_journal(settings, home),
+        journal=changes,
         clock=clock,
         monotonic=monotonic,
         approvals=approval_store.open_store(settings, home),

@@ -143,8 +143,9 @@ async def test_a_kwok_gpu_node_losing_a_gpu_with_a_gpu_condition_pages_and_resol
     assert f"GPU node {NODE}: 1 of 8 GPUs lost; GpuMemWatch True" in root.text
     assert "the device plugin advertises 7" in root.text
     assert "Detected XID 94 for GPU 3" in root.text
-    [evidence] = alerting.slack.thread(ALERT_CHANNEL, root.ts)
+    [evidence, changes] = alerting.slack.thread(ALERT_CHANNEL, root.ts)
     assert f"{NODE}: Ready · GPUs 8 / 7 / 0 (1 lost: not allocatable)" in evidence.text
+    assert "in the hour before" in changes.text, changes.text  # the second reply of every page
 
     write_status(node_reset, {"allocatable": {GPU: "8"}, "conditions": [gpu_condition("False")]})
     await check(alerting.service)

@@ -330,9 +330,10 @@ async def test_twelve_clusters_failing_at_once_are_one_root_and_a_reply_or_two_n
             await check(stack, clock, *names)  # the next round: what is left to tell is told
 
             said = replies(stack, root)
-            assert said[0].startswith("Diagnosis of ") and len(said) <= 3, said
+            assert said[0].startswith("Diagnosis of ") and len(said) <= 4, said
+            assert said[1].startswith("What changed on "), said  # on the cluster diagnosed
             assert all(name in "".join([*said, shown(stack, root)]) for name in names)
-            assert len(stack.slack.calls_to("chat.postMessage")) <= 4
+            assert len(stack.slack.calls_to("chat.postMessage")) <= 5
             assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
 
 

@@ -54,7 +54,8 @@ async def test_a_lease_left_to_age_pages_once_naming_its_holder_and_resolves_whe
         assert "2 of 2 pod(s) of Deployment kai-scheduler/kai-scheduler-default report Ready" in (
             words(root)
         )
-        [diagnosis] = thread(stack, root)
+        [diagnosis, changes] = thread(stack, root)
+        assert changes.text.startswith(f"What changed on {CLUSTER} in the hour before")
         shown = words(diagnosis)
         assert diagnosis.text.startswith(
             f"Diagnosis of kai-scheduler/kai-scheduler-default on {CLUSTER}"

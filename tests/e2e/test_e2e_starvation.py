@@ -11,7 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from alert_stack import HOLD, alert_stack, assert_one_clean_incident, check, roots, words
+from alert_stack import (
+    HOLD,
+    alert_stack,
+    assert_one_clean_incident,
+    check,
+    evidence_and_rest,
+    roots,
+    words,
+)
 from clocks import Clock
 
 from testbed.sim import breakage
@@ -58,7 +66,8 @@ async def test_a_starved_queue_pages_once_with_its_evidence_is_marked_and_resolv
             "waiting 45m"
         )
         assert "Allocated over quota (who holds the GPUs): annia 8 of 4 GPUs." in words(root)
-        [evidence] = stack.slack.thread(ALERT_CHANNEL, root.ts)
+        evidence, after = evidence_and_rest(stack, root)
+        assert after == []
         shown = words(evidence)
         assert evidence.text.startswith("Diagnosis of queue vision on sim: starved")
         assert "Healthy" not in shown
@@ -106,6 +115,7 @@ async def test_a_starved_queue_pages_once_with_its_evidence_is_marked_and_resolv
         replies = stack.slack.thread(ALERT_CHANNEL, root.ts)
         assert [r.text[:30] for r in replies] == [
             "Diagnosis of queue vision on s",
+            "What changed on sim in the hou",
             ":white_check_mark: Resolved at",
         ]
         assert stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED (warning)]")
