@@ -15,11 +15,11 @@ from bot.alerts.model import (
     EffectKind,
     Note,
     NoteKind,
-    NoticeThread,
     Observation,
     Owed,
     Severity,
 )
+from bot.alerts.notice_thread import NoticeThread
 from bot.alerts.render_evidence import CHANGES_KEPT, EVIDENCE_KEPT
 from bot.alerts.seen import Seen
 

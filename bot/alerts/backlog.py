@@ -8,7 +8,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from bot.alerts.model import AlertState, ClusterAlerts, NoticeThread, Owed
+from bot.alerts.model import AlertState, ClusterAlerts, Owed
+from bot.alerts.notice_thread import NoticeThread
 
 P = TypeVar("P", AlertState, NoticeThread)
 

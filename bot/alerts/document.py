@@ -29,12 +29,12 @@ from bot.alerts.model import (
     Escalation,
     Note,
     NoteKind,
-    NoticeThread,
     Observation,
     Owed,
     PageAction,
     Severity,
 )
+from bot.alerts.notice_thread import NoticeThread
 from bot.alerts.seen import Move, Seen
 from bot.core.conditions import parse_timestamp
 

@@ -37,7 +37,8 @@ from typing import TypeVar
 from bot.alerts import outbox, pages
 from bot.alerts.converge import Converger
 from bot.alerts.delivery import AlertMessages, Attempt, CallOutcome, Sent
-from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, NoticeThread, Owed
+from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Owed
+from bot.alerts.notice_thread import NoticeThread
 from bot.alerts.outbox import NOTICES, Confirmation, Place
 from bot.alerts.pages import PageSender
 from bot.alerts.reconcile import Reconciler

@@ -12,9 +12,12 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.alerts.seen import Seen
+
+if TYPE_CHECKING:  # its module imports Owed from here
+    from bot.alerts.notice_thread import NoticeThread
 
 
 class Severity(enum.Enum):
@@ -339,34 +342,6 @@ class AlertState:
             return RootStatus.POSTED
         owes_root = any(o.kind is EffectKind.ROOT for o in self.outbox)
         return RootStatus.POSTING if owes_root else RootStatus.NONE
-
-
-@dataclass(frozen=True)
-class NoticeThread:
-    """A notice outside any alert, in a channel of its own, and the replies under it, keyed by
-    what it tells (a KAI Evict Event: `<cluster>/evict/<uid>`), so each is told once across
-    restarts and replicas. Its messages are delivered and converged like an incident's root
-    and replies (`incident` is its key): the root is `<key>:0`, the replies `<key>:<n>`.
-    `count` is how many occurrences were told, `last` when the latest happened (a thread is
-    forgotten a while after it, once it owes nothing)."""
-
-    key: str
-    channel: str
-    count: int
-    last: datetime
-    outbox: tuple[Owed, ...] = ()
-    owed_count: int = 0
-    root_ts: str = ""
-    root_anchor: str = ""
-    delivered: Mapping[str, str] = field(default_factory=dict)  # reply effect ID -> ts
-
-    @property
-    def incident(self) -> str:
-        return self.key
-
-    @property
-    def root_channel(self) -> str:
-        return self.channel
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from bot.alerts.model import (
     EffectKind,
     Note,
     NoteKind,
-    NoticeThread,
     Owed,
 )
+from bot.alerts.notice_thread import NoticeThread
 
 NOTICES = ""  # the `where` of the cluster's own notices, outside any incident
 DELIVERED_KEPT = 50  # reply ts remembered per incident, for fencing late posters

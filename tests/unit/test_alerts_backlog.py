@@ -16,11 +16,11 @@ from bot.alerts.model import (
     AlertState,
     ClusterAlerts,
     EffectKind,
-    NoticeThread,
     Observation,
     Owed,
     Severity,
 )
+from bot.alerts.notice_thread import NoticeThread
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 KEY = AlertKey("prod", "Config", "kai-config", "DependenciesFulfilled")
