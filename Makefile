@@ -2,7 +2,8 @@
 # `make demo` installs the service's own dependencies, `make test` the test and lint tools too.
 # `make test` is lint and every test tier; `make test-unit` (seconds), `make test-e2e` and
 # `make test-cluster` one tier each. The cluster tier needs Go: it builds a real kube-apiserver.
-# Installing: `make push IMAGE=... VERSION=...` publishes the image; `make keda-rbac` writes each
+# Installing: `make push IMAGE=... VERSION=...` publishes the image; `make chart` regenerates the
+# Helm chart's RBAC and policies from deploy/; `make keda-rbac` writes each
 # overlay's KEDA Roles from its config.yaml (the README's "Install").
 PYTHON ?= python3
 VENV := .venv
@@ -11,7 +12,7 @@ DEMO_STAMP := $(VENV)/.demo-stamp
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: test test-unit test-e2e test-cluster control-plane soak demo lint bench mutate plant clean \
-	image push keda-rbac
+	image push keda-rbac chart
 
 # uv (Astral's installer, a single binary from PyPI) resolves, downloads and installs in parallel
 # and keeps a cache: a first install takes seconds where pip took minutes (README, "Quick start";
@@ -114,6 +115,12 @@ push: image
 # config.yaml (deploy/overlays/*/keda-rbac.yaml, from deploy/templates/rbac-keda.yaml).
 keda-rbac: $(STAMP)
 	$(BIN)/python tools/keda_rbac.py
+
+# The Helm chart's RBAC, admission policies and the base's other fixed objects, made from deploy/
+# (deploy/chart/templates/generated/, tools/chart_sync.py): run after editing deploy/base or a
+# component, and commit what it writes (a test fails while they disagree).
+chart: $(STAMP)
+	$(BIN)/python tools/chart_sync.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache
