@@ -1,4 +1,5 @@
-# The two commands a newcomer needs: `make demo` and `make test`. Both create .venv when missing.
+# The two commands a newcomer needs: `make demo` and `make test`. Both create .venv when missing:
+# `make demo` installs the service's own dependencies, `make test` the test and lint tools too.
 # `make test` is lint and every test tier; `make test-unit` (seconds), `make test-e2e` and
 # `make test-cluster` one tier each. The cluster tier needs Go: it builds a real kube-apiserver.
 # Installing: `make push IMAGE=... VERSION=...` publishes the image; `make chart` regenerates the
@@ -7,16 +8,35 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+DEMO_STAMP := $(VENV)/.demo-stamp
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: test test-unit test-e2e test-cluster control-plane soak demo lint bench mutate plant clean \
 	image push keda-rbac chart
 
+# uv (Astral's installer, a single binary from PyPI) resolves, downloads and installs in parallel
+# and keeps a cache: a first install takes seconds where pip took minutes (README, "Quick start";
+# bench/install_time.py). It is bootstrapped into .venv by the pip of $(PYTHON), or by the one
+# ensurepip gives .venv when $(PYTHON) has none; pip is installed in .venv too, for your own use.
+UV_VERSION := 0.13.8
+# $(call install,SPEC,UV_OPTIONS): .venv created when missing, uv in it, SPEC installed by uv.
+define install
+	test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
+	test -x $(BIN)/uv || $(PYTHON) -m pip --python $(BIN)/python install --quiet uv==$(UV_VERSION) \
+		2>/dev/null || { $(BIN)/python -m ensurepip --default-pip >/dev/null \
+		&& $(BIN)/python -m pip install --quiet uv==$(UV_VERSION); }
+	$(BIN)/uv pip install --python $(BIN)/python --quiet$(if $(2), $(2)) pip -e '$(1)'
+endef
+
+# `make demo`: the service's own dependencies only, no test or lint tools.
+$(DEMO_STAMP): pyproject.toml
+	$(call install,.)
+	touch $@
+
+# `make test`: the test extras too, compiled to bytecode (the suite starts many processes).
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	$(call install,.[test],--compile-bytecode)
+	touch $@ $(DEMO_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -24,14 +44,27 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict bot handlers testbed
 	$(BIN)/lint-imports
 
+# The unit and end-to-end tiers on two pytest workers (pytest-xdist): an e2e test spends most of
+# its time waiting (the service's intervals, Slack's rate-limit tiers), so two side by side take
+# about half as long on 2 cores. Each file stays on one worker, its tests in order (loadfile), so
+# a module's fixture is built once. Then the cluster tier in one process, as before: its one
+# control plane serves the session, and its upstream tier takes a lock for the whole machine.
+# The soak's seeds (SERIAL) race two replicas and Slack's real rate-limit budget against faults
+# on a clock: they run in that single process too, beside no other test, as they always have.
+# `make test TEST_WORKERS=0` runs the first part in one process as well (docs/testing.md).
+TEST_WORKERS ?= 2
+PARALLEL := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+SERIAL := tests/e2e/test_alert_soak.py
+
 test: lint control-plane
-	$(BIN)/pytest
+	$(BIN)/pytest $(PARALLEL) --ignore=$(SERIAL) tests/unit tests/e2e; tiers=$$?; \
+		$(BIN)/pytest $(SERIAL) tests/cluster && exit $$tiers
 
 test-unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
 test-e2e: $(STAMP)
-	$(BIN)/pytest tests/e2e
+	$(BIN)/pytest $(PARALLEL) --ignore=$(SERIAL) tests/e2e; tiers=$$?; $(BIN)/pytest $(SERIAL) && exit $$tiers
 
 test-cluster: control-plane
 	$(BIN)/pytest tests/cluster
@@ -51,7 +84,7 @@ SOAK_SEEDS ?= 1-20
 soak: $(STAMP)
 	$(BIN)/python tests/alert_soak.py --seeds $(SOAK_SEEDS) --incidents 6 --verbose
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/kai-chatops demo
 
 bench: $(STAMP)

@@ -19,6 +19,8 @@ from common import FIGURES, compile_product
 
 # (script, arguments). fleet_scale: 1, 200 and 1 000 clusters at the default interval, 30 s.
 BENCHES = [
+    # Issue 38: fresh clones, with uv's and pip's caches empty, then warm (about 2 minutes).
+    ("install_time.py", []),
     ("startup.py", []),
     ("ack_latency.py", []),
     ("gateway_modes.py", []),
@@ -37,8 +39,13 @@ BENCHES = [
     ("timeline_scale.py", []),
 ]
 
-# Issue 26's and issue 34's figures and goals, in the order the table prints them.
+# Issue 26's, 34's and 38's figures and goals, in the order the table prints them.
 EXPECTED = [
+    # Issue 38: the first install (bench/install_time.py)
+    ("make demo to the prompt, fresh clone, empty cache", "<= 60 s"),
+    ("make demo to the prompt, fresh clone, warm cache", "<= 60 s"),
+    ("make test's install, fresh clone, empty cache", "<= 90 s"),
+    ("make test's install, fresh clone, warm cache", "<= 90 s"),
     ("start-up: kai-chatops --help", "<= 0.25 s"),
     ("start-up: kai-chatops --version", "<= 0.25 s"),
     ("start-up: kai-chatops evaluate FILE", "<= 0.25 s"),

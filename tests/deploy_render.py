@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import subprocess
@@ -29,15 +30,35 @@ TEAM_IMAGE = ("registry.example.com/kai-chatops", "0.2.0")
 
 
 def render(directory: Path) -> list[dict[str, Any]]:
-    """The objects `kubectl kustomize DIRECTORY` prints."""
+    """The objects `kubectl kustomize DIRECTORY` prints: rendered once per state of its files
+    (about a second each; the suite renders the same overlays dozens of times), a fresh copy
+    for each caller."""
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         pytest.skip("kubectl is not installed: the deploy manifests cannot be rendered here")
-    done = subprocess.run(
-        [kubectl, "kustomize", str(directory)], capture_output=True, text=True, timeout=60
+    key = (directory.resolve(), _files_state(directory))
+    if key not in _RENDERED:
+        done = subprocess.run(
+            [kubectl, "kustomize", str(directory)], capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        _RENDERED[key] = [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+    return copy.deepcopy(_RENDERED[key])
+
+
+_RENDERED: dict[tuple[Path, frozenset[tuple[str, int, int]]], list[dict[str, Any]]] = {}
+
+
+def _files_state(directory: Path) -> frozenset[tuple[str, int, int]]:
+    """Every file under deploy/ and under `directory` (a team's overlay may be elsewhere), with
+    its modification time and size: a file written since is rendered anew."""
+    files = [*DEPLOY.rglob("*"), *directory.rglob("*")]
+    return frozenset(
+        (str(f), stat.st_mtime_ns, stat.st_size)
+        for f in files
+        if f.is_file()
+        for stat in [f.stat()]
     )
-    assert done.returncode == 0, done.stderr
-    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
 
 
 def by_kind(objects: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:

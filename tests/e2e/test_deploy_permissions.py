@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 import yaml
 from deploy_render import DEPLOY, by_kind, render
 from deploy_workload import run_workload, workload_stack
@@ -47,11 +48,13 @@ SCOPES = {
 }
 NO_SCOPE = {"auth.test", "apps.connections.open", "views.publish"}
 SELF_NAMESPACE = "kai-chatops"
+# The workload runs once for the module (about 10 s); each test only reads what it recorded.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest.fixture
-async def observed(tmp_path: Path) -> AsyncIterator[Stack]:
-    async with workload_stack(tmp_path) as (stack, clock):
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def observed(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stack]:
+    async with workload_stack(tmp_path_factory.mktemp("observed")) as (stack, clock):
         stack.slack.add_usergroup("S0OTHERS", "others", [])
         await run_workload(stack, clock)
         await watches_ended(stack.sim)
