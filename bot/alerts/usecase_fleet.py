@@ -37,6 +37,9 @@ class FleetIncidents:
     def __init__(self, context: DeskContext, evidence: Evidence) -> None:
         self._context = context
         self._evidence = evidence
+        self._asked = 0  # regroupings asked for so far
+        self._answered = 0  # of those, how many the last one run has answered
+        self._last = Regrouped()
 
     async def grouping(self, cluster: str, step: AlertStep, now: datetime) -> AlertStep:
         """`step`, then the cluster's alerts folded into the fleet incidents their group belongs
@@ -68,25 +71,41 @@ class FleetIncidents:
         thread tells who joined or left at most once per `alerts.interval`. Clusters first: a
         member the fleet state does not know yet is found at the next check; a fleet incident
         never owes a root a cluster owes too. Returns the clusters folded and the fleet state
-        saved. Never raises (logged; the next check does it again)."""
-        context = self._context
-        if not context.groups_clusters:
+        saved. Never raises (logged; the next check does it again).
+
+        One at a time, and shared: a regrouping that began after this one was asked for read
+        every state saved before it, so it answers this one too. Each reads every cluster's
+        state, and a fleet failing at once asks for one after each of its thousand checks:
+        run one by one, they held the fleet's root back for seconds (bench/fleet_ha.py)."""
+        if not self._context.groups_clusters:
             return Regrouped()
+        self._asked += 1
+        ticket = self._asked
+        async with self._context.locks[FLEET]:
+            if self._answered >= ticket:
+                return self._last
+            answers = self._asked
+            self._last = await self._regroup(now)
+            self._answered = answers
+            return self._last
+
+    async def _regroup(self, now: datetime) -> Regrouped:
+        """`regroup`'s work, under the fleet's lock."""
+        context = self._context
         folding: list[str] = []
         try:
-            async with context.locks[FLEET]:
-                *states, fleet_state = await context.states(FLEET)
-                groups = fleet.grouped(states, fleet_state, context.groups_clusters)
-                wait = context.fleet_wait
-                folding = [s.cluster for s in states if fleet.needs_folding(s, groups, now, wait)]
-                await self._fold(folding, groups, now)
-                if folding:  # else what was just read is what the fleet is advanced from
-                    states = await context.states()
-                policy, every = context.policy, context.settings.alerts.interval
-                advance: AlertStep = lambda f: fleet.advance(  # noqa: E731
-                    f, states, now, policy, tell_every=every
-                )
-                advanced = await context.apply(FLEET, advance)
+            *states, fleet_state = await context.states(FLEET)
+            groups = fleet.grouped(states, fleet_state, context.groups_clusters)
+            wait = context.fleet_wait
+            folding = [s.cluster for s in states if fleet.needs_folding(s, groups, now, wait)]
+            await self._fold(folding, groups, now)
+            if folding:  # else what was just read is what the fleet is advanced from
+                states = await context.states()
+            policy, every = context.policy, context.settings.alerts.interval
+            advance: AlertStep = lambda f: fleet.advance(  # noqa: E731
+                f, states, now, policy, tell_every=every
+            )
+            advanced = await context.apply(FLEET, advance)
         except StoreUnavailable as e:
             log.error("fleet incidents: cannot use the state store: %s", e)
             return Regrouped(frozenset(folding))

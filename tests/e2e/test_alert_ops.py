@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import Mapping
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +17,7 @@ from bot.alerts.store import SqliteStore, StoreConflict, StoreUnavailable
 from bot.alerts.usecase import AlertDesk
 from bot.config import settings as config
 from bot.core.metrics import Metrics
+from bot.kube import gateway as kube
 from bot.kube.gateway import KubeGateway
 from testbed.sim import Simulator, breakage
 
@@ -250,6 +254,49 @@ async def test_a_check_at_rest_reads_the_state_once_and_writes_nothing(
     assert counting.saves >= 2
     assert slack.edits[-1][1].startswith("[RESOLVED (critical)] sim: Config kai-config")
     assert not (await store.load("sim")).state.alerts
+
+
+async def test_a_fleet_failing_at_once_is_regrouped_once_for_many_checks_not_after_each(
+    sim: Simulator, store: SqliteStore, tmp_path: Path
+) -> None:
+    """Every check of a fleet failing at once asks for the fleet incidents to be brought up to
+    date, and each such regrouping reads every cluster's state: run one after another, a
+    thousand of them held the fleet's root back for seconds (bench/fleet_ha.py). One asked
+    for while another runs is answered by the next run, which began after it."""
+    names = [f"gpu-{i:02}" for i in range(20)]
+    kubeconfig = sim.write_kubeconfig(str(tmp_path / "fleet"), names[0], more_contexts=names[1:])
+    limits = config.KubernetesSettings(timedelta(seconds=5), retries=0)
+    gateways = [kube.connect(config.ClusterSettings(n, kubeconfig, n), limits) for n in names]
+    alerting = {"hold": "0s", "repeat": "4h", "group_clusters": 3, "interval": "30s"}
+    settings = config.parse_settings(
+        {"clusters": [{"name": n} for n in names], "slack": {"alert_channel": "C0ALERTS"},
+         "alerts": alerting}
+    )  # fmt: skip
+    counting, slack = FleetReads(store), FakeSlack()
+    desk = AlertDesk(settings, counting, slack, Metrics(), sleep=Waits())
+    breakage.dependencies_missing(sim)
+
+    await asyncio.gather(*(desk.run_check(g, T0) for g in gateways))
+    await desk.run_check(gateways[0], T0 + timedelta(seconds=30))  # a straggler folded
+
+    roots = [text for _, text, _ in slack.posts if text.startswith("[CRITICAL]")]
+    assert len(roots) == 1 and re.match(r"\[CRITICAL\] \d+ clusters: gpu-00", roots[0]), roots
+    # Each check reads the fleet once to fold its own alerts in; the regroupings add a few.
+    assert counting.fleet_reads <= len(names) + 8, counting.fleet_reads
+    for g in gateways:
+        g.close()
+
+
+class FleetReads(CountingStore):
+    """The store, counting the reads of every cluster's state at once."""
+
+    def __init__(self, inner: SqliteStore) -> None:
+        super().__init__(inner)
+        self.fleet_reads = 0
+
+    async def load_many(self, clusters: list[str]) -> Any:
+        self.fleet_reads += 1
+        return await super().load_many(clusters)
 
 
 async def test_with_alerts_grouped_a_check_at_rest_reads_the_fleet_at_once_and_writes_nothing(
