@@ -28,6 +28,12 @@ from bot.kube.ports import KubeReader, PodLogReader
 
 log = logging.getLogger(LOGGER)
 
+# Checks judged and saved at once. A fleet failing at once woke a thousand checks in the same
+# moment, and each turn of the event loop ran them all, for seconds: the Lease's renewal came
+# too late to act on, a command's ack waited, and every check read every other's state before
+# any was saved (bench/fleet_ha.py). Their saves go to one API server, on the scheduled lane.
+CHECKS_AT_ONCE = 16
+
 
 class Check:
     """The check of every cluster by one desk (`AlertDesk.run_check`)."""
@@ -45,6 +51,7 @@ class Check:
         self._troubles = troubles
         timeout = context.settings.kai.progressing_timeout
         self._verdicts = verdicts.Verdicts(self._judge, timeout)
+        self._turns = asyncio.Semaphore(CHECKS_AT_ONCE)
 
     async def run(
         self,
@@ -56,20 +63,19 @@ class Check:
     ) -> datetime | None:
         """Read through `reads`, then save and deliver unless this replica lost the Lease
         meanwhile (the delivery handed to `couriers` when given, so the check does not wait
-        for Slack); when a hold it saw runs out (`due.next_look`). Never raises."""
+        for Slack); when a hold it saw runs out (`due.next_look`). Never raises. At most
+        CHECKS_AT_ONCE read, judge and save at a time; their delivery is apart."""
         cluster, context = kube.cluster, self._context
-        step = await self._step(reads, now)  # reading needs no lock
-        if not still_leader():
-            log.info("alerts of cluster %s: no longer the Lease holder; not posting", cluster)
-            return None
-        async with context.locks[cluster]:
-            try:
-                grouped = await self._fleet.grouping(cluster, step, now)
-                stepped = await context.apply(cluster, grouped)
-            except StoreUnavailable as e:
-                log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
-                await self._troubles.store_trouble(cluster, now, str(e))
+        async with self._turns:
+            step = await self._step(reads, now)  # reading needs no lock
+            if not still_leader():
+                log.info("alerts of cluster %s: no longer the Lease holder; not posting", cluster)
                 return None
+            stepped = await self._save(cluster, step, now)
+        if isinstance(stepped, StoreUnavailable):
+            log.error("alerts of cluster %s: cannot use the state store: %s", cluster, stepped)
+            await self._troubles.store_trouble(cluster, now, str(stepped))
+            return None
         self._count_alerts(stepped.state)
         await self._troubles.store_trouble(cluster, now, None)
         if couriers is None:
@@ -77,6 +83,18 @@ class Check:
         else:
             couriers.send(cluster, lambda: self._deliver(kube, now, stepped))
         return due.next_look(stepped.state, context.settings.alerts.hold)
+
+    async def _save(
+        self, cluster: str, step: AlertStep, now: datetime
+    ) -> Transition | StoreUnavailable:
+        """`step` with the cluster's alerts folded into the fleet's, saved; or why the store
+        refused it."""
+        async with self._context.locks[cluster]:
+            try:
+                grouped = await self._fleet.grouping(cluster, step, now)
+                return await self._context.apply(cluster, grouped)
+            except StoreUnavailable as e:
+                return e
 
     async def _deliver(self, kube: PodLogReader, now: datetime, stepped: Transition) -> None:
         """After the check's save: the fleet brought up to date, then what is owed sent, roots
