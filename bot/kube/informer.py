@@ -9,6 +9,7 @@ own methods are handed on. While a copy is not current its reads go to the API s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import Callable
 
@@ -17,6 +18,10 @@ from bot.kube import kinds
 from bot.kube.copies import CollectionKey, Copy, Reach
 from bot.kube.kinds import ResourceRef
 from bot.kube.ports import CollectionFollower, KubeWatcher, KubeWriter
+
+# How long a read waits for its copy's first list before it asks the API server itself: about
+# what the list itself may take on a busy API server (`kubernetes.request_timeout`, 10 s).
+FIRST_LIST = 10.0
 
 
 class CachedKube:
@@ -63,7 +68,7 @@ class CachedKube:
     ) -> RawObject | None:
         followed = None
         if self.cached_gets:
-            followed = self._current(ref, namespace, metadata_only=False)
+            followed = await self._current(ref, namespace, metadata_only=False)
         if followed is None:
             return await self.kube.get_object(ref, name, namespace)
         return followed.items.get((namespace if ref.namespaced and namespace else "", name))
@@ -80,7 +85,7 @@ class CachedKube:
     ) -> list[RawObject]:
         followed = None
         if not label_selector and not field_selector:
-            followed = self._current(ref, namespace, metadata_only=metadata_only)
+            followed = await self._current(ref, namespace, metadata_only=metadata_only)
         if followed is None:
             return await self.kube.list_objects(
                 ref,
@@ -92,10 +97,13 @@ class CachedKube:
             )
         return list(followed.items.values())
 
-    def _current(
+    async def _current(
         self, ref: ResourceRef, namespace: str | None, *, metadata_only: bool
     ) -> Copy | None:
-        """The followed collection when it is current; starts following it otherwise."""
+        """The followed collection when it is current; starts following it otherwise, and
+        waits up to FIRST_LIST for its first list: one list serves the copy and this read (at
+        a start a fleet's checks listed every collection twice, once for its copy and once
+        for themselves, on a thousand API servers at once: bench/fleet_ha.py)."""
         if self._follows is None:
             return None
         key = (ref, namespace if ref.namespaced else None, metadata_only)
@@ -105,6 +113,9 @@ class CachedKube:
             found = Copy(self._follows, key, changed, reach=self.reach, **self._options)
             self._copies[key] = found
             self._tasks.append(asyncio.get_running_loop().create_task(found.run()))
+        if not found.current and not found.tried.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(found.tried.wait(), FIRST_LIST)
         if not found.current and self.reach.error is not None:
             raise self.reach.error  # the cluster is down: say so without asking it again
         return found if found.current else None
