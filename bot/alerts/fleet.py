@@ -22,6 +22,7 @@ Pure: no clock, no I/O.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -52,6 +53,12 @@ def group_of(key: AlertKey) -> Group:
 
 def fleet_key(group: Group) -> AlertKey:
     return AlertKey(FLEET, *group)
+
+
+@functools.lru_cache(maxsize=1024)
+def fleet_id_of(group: Group) -> str:
+    """The ID of `group`'s fleet incident (a hash: each of a fleet's clusters asks at each look)."""
+    return fleet_key(group).alert_id
 
 
 def firing(states: Iterable[ClusterAlerts]) -> dict[Group, list[str]]:
@@ -109,7 +116,7 @@ def fold(
         group = group_of(key)
         if group in groups and alert.grouped:
             continue  # a member already: looked at for each of a fleet's clusters at each check
-        fleet_id = fleet_key(group).alert_id
+        fleet_id = fleet_id_of(group)
         fired_for = now - (alert.firing_since or now)
         said = bool(alert.root_ts) or any(o.was_attempted for o in alert.outbox)
         if group in groups and not said:

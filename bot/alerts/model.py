@@ -263,8 +263,9 @@ class AlertState:
 
     @property
     def is_active(self) -> bool:
-        """Fired and not resolved: it has (or is getting) a root message."""
-        return self.phase not in (Phase.PENDING, Phase.RESOLVED)
+        """Fired and not resolved: it has (or is getting) a root message. (The phase neither
+        PENDING nor RESOLVED, asked of each alert of a fleet at every check.)"""
+        return self.resolved_at is None and self.firing_since is not None
 
     @property
     def incident(self) -> str:
