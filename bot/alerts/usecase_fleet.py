@@ -47,14 +47,22 @@ class FleetIncidents:
         to (`bot.alerts.fleet`), so a root the fleet owes is never owed here too. The other
         clusters' states are read before the lock: a later change is seen at `regroup`.
 
+        They are read only when the step leaves an alert of this cluster firing: folding
+        looks at no other (a fleet at rest, or every hold of a fleet failing at once still
+        running, read all thousand states at each check for nothing). One that fires when
+        its state changed meanwhile waits for the fleet, as with no group fleet-wide.
+
         Raises:
             StoreUnavailable.
         """
         context = self._context
         if not context.groups_clusters:
             return step
-        *states, fleet_state = await context.states(FLEET)
-        others = [s for s in states if s.cluster != cluster]
+        others: list[ClusterAlerts] = []
+        fleet_state = ClusterAlerts(FLEET)
+        if _fires(step((await context.store.load(cluster)).state).state):
+            *states, fleet_state = await context.states(FLEET)
+            others = [s for s in states if s.cluster != cluster]
         channel, at_least, wait = context.channel, context.groups_clusters, context.fleet_wait
 
         def grouped(state: ClusterAlerts) -> Transition:
@@ -164,3 +172,8 @@ class FleetIncidents:
             log.error("fleet incidents: cannot store a diagnosis: %s", e)
         if ready:
             await self._context.drain.drain(FLEET, only=ready)
+
+
+def _fires(state: ClusterAlerts) -> bool:
+    """Whether an alert of `state` is firing (only those are ever folded)."""
+    return any(alert.is_active for alert in state.alerts.values())
