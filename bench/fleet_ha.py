@@ -364,6 +364,7 @@ async def grouped(workdir: Path, slack: SlackEmulator, clusters: int, hold: floa
         broke = time.monotonic()
         await bed.ask("break", world="fleet", how="dependencies_missing")
         root = await page(bed, "", broke, hold + 300)
+        explain(slack, broke, root.at, "the fleet root")
         states = await all_stored(bed, clusters, 600)
         # One more interval: a second root, had there been one, would have been posted by now.
         await asyncio.sleep(INTERVAL)
