@@ -16,12 +16,13 @@ from handlers import (
     home,
     keda,
     listing,
+    nodes,
     suspend,
     workloads,
 )
 from handlers.invocation import Runner
 
-FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home)
+FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home, nodes)
 
 
 def register(app: AsyncApp, deps: Deps) -> None:

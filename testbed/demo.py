@@ -54,6 +54,7 @@ DEMO_ALERTS: dict[str, Any] = {
         "escalate_after": "1m",
         "escalate_to": ["@platform-leads"],
         "starved_after": "30m",  # `sim starve` backdates its gang's wait past this
+        "gpu_nodes": True,  # `sim gpu_lost NODE`: a GPU node loses a GPU
     },
     # `sim reclaim`: KAI's evictions, told in the evicted group's namespace channel (the alert
     # channel here, which the console shows as #alerts).

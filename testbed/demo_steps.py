@@ -5,6 +5,7 @@ the error a step raises when it cannot do what it says (`--run` stops there and 
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Sequence
 from datetime import timedelta
 
@@ -50,10 +51,11 @@ def parse_wait_for(args: Sequence[str]) -> tuple[str, timedelta]:
 
 
 def run_sim_action(stack: Stack, args: Sequence[str]) -> str:
-    """`sim ACTION`: break or heal the simulated cluster; `sim` alone lists the actions.
+    """`sim ACTION [WORD...]`: break or heal the simulated cluster (`sim gpu_lost gpu-node-2`);
+    `sim` alone lists the actions.
 
     Raises:
-        StepFailed: no such action.
+        StepFailed: no such action, or words it does not take.
     """
     described = breakage.describe_actions()
     listing = "\n".join(f"  sim {name:<22} {doc}" for name, doc in described.items())
@@ -61,5 +63,17 @@ def run_sim_action(stack: Stack, args: Sequence[str]) -> str:
         return f"Simulator actions:\n{listing}"
     if args[0] not in breakage.ACTIONS:
         raise StepFailed(f"no simulator action {args[0]!r}; the actions:\n{listing}")
-    breakage.ACTIONS[args[0]](stack.sim)
-    return f"simulator: {described[args[0]]}"
+    action, words = breakage.ACTIONS[args[0]], list(args[1:])
+    taken = [
+        p
+        for p in inspect.signature(action).parameters.values()
+        if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    ]
+    if len(words) > len(taken) - 1:
+        raise StepFailed(f"sim {args[0]} does not take {' '.join(words)!r}")
+    try:
+        action(stack.sim, *words)
+    except LookupError as e:  # a node the scenario does not have, say
+        raise StepFailed(str(e)) from None
+    said = f" ({' '.join(words)})" if words else ""
+    return f"simulator: {described[args[0]]}{said}"

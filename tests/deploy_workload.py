@@ -16,7 +16,7 @@ from gitops_e2e import OCI_REPOSITORY
 from stack_steps import confirm
 from waiting import wait_until
 
-from bot.alerts import queue_checks
+from bot.alerts import node_checks, queue_checks
 from bot.keda.usecase import AckWait
 from bot.kube.informer import CachedKube
 from bot.service import jobs_alerts, jobs_timed
@@ -98,12 +98,26 @@ async def run_workload(stack: Stack, clock: Clock) -> None:
     await confirm(stack, "suspend ks flux-system/flux-system for 1h")
     await confirm(stack, "resume ks flux-system/flux-system")
     await jobs_timed.sweep_suspends(stack.service.deps, "sim")
+    await gpu_nodes(stack, clock)
     await inspect_workloads(stack)
     await alert_cycle(stack, clock)
     await stack.driver.open_home(user_id=OPERATOR)
     await stack.slack.wait_for_home(OPERATOR)
     await follow_by_watch(stack, clock)
     await eviction_told(stack, clock)
+
+
+async def gpu_nodes(stack: Stack, clock: Clock) -> None:
+    """`/kai nodes`, a cordon and an uncordon, and a timed cordon ended by its sweep."""
+    await stack.command("nodes")
+    await confirm(stack, "cordon gpu-node-1 drain")
+    await confirm(stack, "uncordon gpu-node-1")
+    await confirm(stack, "cordon gpu-node-2 for 1h drain")
+    clock.now += timedelta(hours=2)
+    await jobs_alerts.keep_lease(stack.service.deps)
+    await jobs_timed.sweep_cordons(stack.service.deps, "sim")
+    node = stack.sim.get("v1", "Node", "gpu-node-2") or {}
+    assert node["spec"]["unschedulable"] is False
 
 
 async def eviction_told(stack: Stack, clock: Clock) -> None:
@@ -139,10 +153,11 @@ async def follow_by_watch(stack: Stack, clock: Clock) -> None:
     assert isinstance(checks, jobs_alerts.WatchedChecks)
     await checks.check()
     assert checks.reads is not None
-    # The queue starvation rule's reads (it is off in this stack's config).
+    # The queue starvation and GPU node rules' reads (they are off in this stack's config).
     await queue_checks.starved_queues(
         checks.reads, clock.now, after=timedelta(minutes=30), command="/kai"
     )
+    await node_checks.sick_nodes(checks.reads, enabled=True, command="/kai")
     sweeps = CachedKube(deps.kube["sim"], cached_gets=False)
     await jobs_timed.sweep_pauses(deps, "sim", sweeps)
     await jobs_timed.sweep_suspends(deps, "sim", sweeps)

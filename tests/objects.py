@@ -337,3 +337,49 @@ def application(
         "spec": {"project": "shop"},
         "status": status,
     }
+
+
+def node(
+    name: str = "gpu-node-1",
+    *,
+    gpus: int | None = 8,
+    allocatable: int | None = None,
+    ready: str | None = "True",
+    conditions: list[dict[str, Any]] | None = None,
+    unschedulable: bool = False,
+    annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A Node as the kubelet and NVIDIA's device plugin write it (`gpus` None: a CPU node)."""
+    resources: dict[str, Any] = {"cpu": "128", "memory": "2Ti", "pods": "110"}
+    capacity = dict(resources) | ({"nvidia.com/gpu": str(gpus)} if gpus is not None else {})
+    left = gpus if allocatable is None else allocatable
+    allocated = dict(resources) | ({"nvidia.com/gpu": str(left)} if gpus is not None else {})
+    found = list(conditions or [])
+    if ready is not None:
+        said = "kubelet is posting ready status"
+        found.insert(0, condition("Ready", ready, reason="KubeletReady", message=said))
+    obj: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "resourceVersion": "7", "annotations": dict(annotations or {})},
+        "spec": {"unschedulable": True} if unschedulable else {},
+        "status": {"capacity": capacity, "allocatable": allocated, "conditions": found},
+    }
+    return obj
+
+
+def gpu_pod(
+    name: str, node_name: str, gpus: int, *, phase: str = "Running", requests: bool = False
+) -> dict[str, Any]:
+    """A pod on `node_name` asking for `gpus` nvidia.com/gpu (in limits, as people write it)."""
+    where = "requests" if requests else "limits"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "annia"},
+        "spec": {
+            "nodeName": node_name,
+            "containers": [{"name": "train", "resources": {where: {"nvidia.com/gpu": str(gpus)}}}],
+        },
+        "status": {"phase": phase},
+    }

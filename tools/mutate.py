@@ -191,6 +191,22 @@ GROUPS = {
         ("tests/unit/test_listing.py", "tests/unit/test_listing_places.py"),
         goal=FEATURE_GOAL,
     ),
+    # Issue 37: GPU nodes (rules, cordon plans, the alert's and the replies' words).
+    "nodes": Group(
+        (
+            "bot/nodes/gpus.py",
+            "bot/nodes/cordon.py",
+            "bot/nodes/render.py",
+            "bot/nodes/render_cordon.py",
+            "bot/alerts/gpu_nodes.py",
+        ),
+        (
+            "tests/unit/test_nodes_gpus.py",
+            "tests/unit/test_nodes_cordon.py",
+            "tests/unit/test_alerts_gpu_nodes.py",
+            "tests/unit/test_nodes_words.py",
+        ),
+    ),
 }
 
 

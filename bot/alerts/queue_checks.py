@@ -9,19 +9,15 @@ Queues and one of PodGroups, whatever their number); the decisions are
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime, timedelta
 
-from bot.alerts import starvation
+from bot.alerts import evidence_reads, starvation
 from bot.alerts.model import AlertKey, Observation
 from bot.core import errors
-from bot.diagnostics import render as render_diagnosis
 from bot.kube.ports import KubeReader
 from bot.slack.blocks import Message
 from bot.workloads import render as render_workloads
 from bot.workloads import usecase
-
-log = logging.getLogger(__name__)
 
 
 async def starved_queues(
@@ -52,16 +48,11 @@ async def queue_evidence(
 ) -> Message:
     """The starved queue's line and its pending groups, read now; one line when the cluster
     would not say. Never raises."""
-    subject = f"queue {key.object}"
-    try:
+
+    async def read() -> Message:
         found = await usecase.read_starvation(kube, now=now, after=after)
-    except errors.KubeError as e:
-        log.warning("no evidence of %s on %s: %s", subject, key.cluster, e)
-        return render_diagnosis.failed_message(subject, key.cluster, e)
-    except Exception:  # a bug must not cost the page its thread: say it, log it
-        log.exception("gathering the evidence of %s on %s failed", subject, key.cluster)
-        error = RuntimeError("an internal error (the details are in the service log)")
-        return render_diagnosis.failed_message(subject, key.cluster, error)
-    return render_workloads.starvation_evidence(
-        found, key.object, cluster=key.cluster, now=now, command=command
-    )
+        return render_workloads.starvation_evidence(
+            found, key.object, cluster=key.cluster, now=now, command=command
+        )
+
+    return await evidence_reads.read_or_say(f"queue {key.object}", key.cluster, read)

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.alerts import due, machine, queue_checks, rules, verdicts
+from bot.alerts import due, machine, node_checks, queue_checks, rules, verdicts
 from bot.alerts.courier import Couriers
 from bot.alerts.machine import AlertStep, Transition
 from bot.alerts.model import ClusterAlerts, Observation, Phase
@@ -115,12 +115,15 @@ class Check:
         more failed check."""
         cluster, policy, settings = kube.cluster, self._context.policy, self._context.settings
         try:
-            snapshot, starved = await asyncio.gather(
+            snapshot, starved, sick = await asyncio.gather(
                 usecase.read_snapshot(
                     kube, settings.kai.namespace, settings.keda.apiservice, whole=False
                 ),
                 queue_checks.starved_queues(
                     kube, now, after=settings.alerts.starved_after, command=self._context.command
+                ),
+                node_checks.sick_nodes(
+                    kube, enabled=settings.alerts.gpu_nodes, command=self._context.command
                 ),
             )
         except errors.KubeError as e:
@@ -135,7 +138,7 @@ class Check:
             return failed
         self._context.metrics.alert_checks.labels(cluster, "ok").inc()
         self._context.metrics.last_check.labels(cluster).set(now.timestamp())
-        seen = self._verdicts.seen(cluster, snapshot, now) + starved
+        seen = self._verdicts.seen(cluster, snapshot, now) + starved + sick
         return lambda state: machine.observe(state, seen, now, policy)
 
     def _judge(self, cluster: str, snapshot: ClusterSnapshot, now: datetime) -> list[Observation]:

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from bot.alerts import outbox, queue_checks, render_evidence
+from bot.alerts import gpu_nodes, node_checks, outbox, queue_checks, render_evidence
 from bot.alerts.model import AlertState, ClusterAlerts
 from bot.alerts.store import StoreUnavailable, update
 from bot.alerts.usecase_context import LOGGER, DeskContext, repair_damaged
@@ -84,6 +84,8 @@ class Evidence:
         """The diagnosis of what `alert` points at, as `/kai diagnose` renders it; one line when
         there is nothing to look at or the cluster would not say."""
         key, settings = alert.key, self._context.settings
+        if gpu_nodes.is_gpu_node(key):
+            return await node_checks.node_evidence(kube, key, command=self._context.command)
         if queue_checks.is_starvation(key):
             return await queue_checks.queue_evidence(
                 kube, key, now, after=settings.alerts.starved_after, command=self._context.command

@@ -48,7 +48,9 @@ class Described:
 
     @property
     def subject(self) -> str:
-        """`ScaledJob annia/annia-worker`."""
+        """`ScaledJob annia/annia-worker`; a cluster-scoped object: `Node gpu-node-1`."""
+        if not self.ref.namespaced:
+            return f"{self.ref.kind} {self.name}"
         return f"{self.ref.kind} {self.namespace}/{self.name}"
 
     @property

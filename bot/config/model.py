@@ -73,6 +73,9 @@ class AlertSettings:
     escalate_to: tuple[str, ...] = ()  # who the escalation reply mentions
     starved_after: timedelta = timedelta(0)  # a queue starved this long -> warning; 0: off
     group_clusters: int = 0  # one incident for an alert on this many clusters or more; 0: off
+    gpu_nodes: bool = (
+        False  # a warning per GPU node that lost GPUs, is not Ready or reports a fault
+    )
 
 
 @dataclass(frozen=True)

@@ -259,6 +259,7 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
             "escalate_to": values.principals,
             "starved_after": values.duration_or_off,
             "group_clusters": values.cluster_count,
+            "gpu_nodes": values.flag,
         },
     ),
     "state": (

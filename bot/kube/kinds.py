@@ -56,6 +56,8 @@ REPLICA_SET = ResourceRef("apps", "v1", "replicasets", "ReplicaSet", namespaced=
 EVENT = ResourceRef("", "v1", "events", "Event", namespaced=True)
 SERVICE = ResourceRef("", "v1", "services", "Service", namespaced=True)
 ENDPOINT_SLICE = ResourceRef("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True)
+# GPU nodes (`/kai nodes`, `cordon`, `uncordon`, the GPU node alert): cluster-scoped.
+NODE = ResourceRef("", "v1", "nodes", "Node", namespaced=False)
 # Whether a namespace named in a command exists (`/kai pending NAMESPACE`).
 NAMESPACE = ResourceRef("", "v1", "namespaces", "Namespace", namespaced=False)
 # KAI's workload objects (docs/workloads.md): what `/kai queues|pending|why` read.

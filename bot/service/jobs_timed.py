@@ -1,9 +1,11 @@
-"""The timed-change jobs: timed KEDA pauses and timed Flux suspends resumed when due.
+"""The timed-change jobs: timed KEDA pauses and timed Flux suspends resumed, timed node cordons
+lifted, when due.
 
 Each cluster's expiry (`PauseExpiry`) sweeps hourly, and at once where the change journal tells
 of a change; between sweeps one tick for the whole fleet (`TimedChanges`) only compares the
 soonest known due time with the clock. `bot.service.schedule` runs the tick; the sweeps are
-`bot.keda.expiry` and `bot.gitops.suspend_expiry`, which remind of pauses without an end too.
+`bot.keda.expiry` and `bot.gitops.suspend_expiry`, which remind of pauses without an end too,
+and `bot.nodes.expiry`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from bot.gitops import suspend_expiry
 from bot.keda import expiry as keda_expiry
 from bot.kube import threads
 from bot.kube.ports import KubeWriter
+from bot.nodes import expiry as node_expiry
 from bot.service.deps import Deps
 from bot.service.jobs_alerts import is_leader
 from bot.state.retry import StateUnavailable
@@ -38,7 +41,7 @@ FIRST_SWEEPS_WITHIN = timedelta(seconds=30)  # after the start, spread over the 
 # resume or suspend made through any replica has its cluster swept at once, which learns its end.
 JOURNAL_LOOK = timedelta(seconds=30)
 JOURNAL_WINDOW = 50  # the newest entries read at each look (the journal keeps 50)
-TIMED_ACTIONS = frozenset({"pause", "resume", "suspend"})
+TIMED_ACTIONS = frozenset({"pause", "resume", "suspend", "cordon", "uncordon"})
 
 
 async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
@@ -68,6 +71,15 @@ async def sweep_suspends(
     kube, now = kube or deps.kube[cluster], deps.clock()
     swept = await suspend_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
     await deps.alerts.remind(cluster, swept.held, swept.listed, now)
+    return swept.next_due
+
+
+async def sweep_cordons(
+    deps: Deps, cluster: str, kube: KubeWriter | None = None
+) -> datetime | None:
+    """Uncordon the timed node cordons that are due; when the next one is due."""
+    kube, channel = kube or deps.kube[cluster], deps.settings.slack.alert_channel
+    swept = await node_expiry.sweep(kube, deps.slack, channel, deps.clock(), journal=deps.journal)
     return swept.next_due
 
 

@@ -25,7 +25,13 @@ from bot.notices.usecase import EvictionNotices
 from bot.service.deps import Deps
 from bot.service.jobs_alerts import LeaseJob, WatchedChecks, drain_alerts, is_leader
 from bot.service.jobs_evictions import EVICTION_EVERY, EvictionJob
-from bot.service.jobs_timed import FIRST_SWEEPS_WITHIN, PauseExpiry, TimedChanges, sweep_suspends
+from bot.service.jobs_timed import (
+    FIRST_SWEEPS_WITHIN,
+    PauseExpiry,
+    TimedChanges,
+    sweep_cordons,
+    sweep_suspends,
+)
 
 log = logging.getLogger(__name__)
 
@@ -99,9 +105,8 @@ def alert_jobs(deps: Deps, first_checks_after: timedelta = timedelta(0)) -> list
         jobs.append(Job(f"alerts-{cluster.name}", check, interval, first_after=after))
         sweep_first = FIRST_SWEEPS_WITHIN * ((index + 1) / len(clusters))
         expiries.append(PauseExpiry(cluster.name, first_sweep_after=sweep_first))
-        expiries.append(
-            PauseExpiry(cluster.name, first_sweep_after=sweep_first, sweep=sweep_suspends)
-        )
+        for sweep in (sweep_suspends, sweep_cordons):
+            expiries.append(PauseExpiry(cluster.name, first_sweep_after=sweep_first, sweep=sweep))
     jobs.append(Job("timed-changes", TimedChanges(expiries), PAUSE_TICK))
     if deps.settings.access.approval is not None:
         jobs.append(Job("approval-expiry", expire_approvals, APPROVAL_TICK))

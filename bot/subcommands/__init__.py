@@ -16,6 +16,7 @@ from bot.health import commands as health
 from bot.home import commands as home
 from bot.keda import commands as keda
 from bot.listing import commands as listing
+from bot.nodes import commands as nodes
 from bot.workloads import commands as workloads
 
 # The help opens with the commands that show the state of things; the rest follow in table order.
@@ -32,6 +33,8 @@ CHANGES: frozenset[type] = frozenset(
         gitops.Suspend,
         gitops.FluxResume,
         gitops.Sync,
+        nodes.Cordon,
+        nodes.Uncordon,
         alerts.Ack,
         alerts.Silence,
         alerts.Unsilence,
@@ -47,6 +50,7 @@ GRAMMAR = Grammar(
         *listing.SUBCOMMANDS,
         *diagnostics.SUBCOMMANDS,
         *workloads.SUBCOMMANDS,
+        *nodes.SUBCOMMANDS,
         *alerts.SUBCOMMANDS,
         *home.SUBCOMMANDS,
         *approve.SUBCOMMANDS,

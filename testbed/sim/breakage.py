@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from testbed.sim import evictions
+from testbed.sim import evictions, node_breakage
 from testbed.sim.simulator import Simulator
 from testbed.sim.workload_breakage import (
     SCHEDULER_POD,
@@ -139,11 +139,13 @@ def heal(sim: Simulator, *, evictions_too: bool = True) -> None:
             continue
         sim.apply(_caught_up(original, current))
     heal_workloads(sim)
+    node_breakage.heal_nodes(sim)
     if evictions_too:
         evictions.heal_reclaim(sim)
 
 
-ACTIONS: dict[str, Callable[[Simulator], None]] = {
+# Each takes the simulator; a few take words too (`sim gpu_lost NODE`), with defaults.
+ACTIONS: dict[str, Callable[..., None]] = {
     "dependencies_missing": dependencies_missing,
     "delete_kai_config": delete_kai_config,
     "operator_down": operator_down,
@@ -156,6 +158,7 @@ ACTIONS: dict[str, Callable[[Simulator], None]] = {
     "reclaim": evictions.reclaim,
     "starve": starve,
     "pause_by_hand": pause_by_hand,
+    "gpu_lost": node_breakage.gpu_lost,
     "heal": heal,
 }
 

@@ -102,10 +102,22 @@ class ControllerBase:
 
     def _record(self, event: dict[str, Any]) -> None:
         """Create an Event, as a controller's recorder does (an API server that serves no Events
-        gets none)."""
+        gets none). Its name is `<object>.<hex nanoseconds>`: two Events of one object at the
+        same moment of a test's clock that stands still would share it, which a clock that
+        moves never makes them do, so the second is named a nanosecond later."""
         events = self.store.find_type("", "v1", "events")
-        if events is not None:
-            self.store.create(events, event["metadata"]["namespace"], event)
+        if events is None:
+            return
+        meta = event["metadata"]
+        base, _, nanos = str(meta["name"]).rpartition(".")
+        for later in range(1000):
+            named = {**event, "metadata": {**meta, "name": f"{base}.{int(nanos, 16) + later:x}"}}
+            try:
+                self.store.create(events, meta["namespace"], named)
+                return
+            except st.ApiError as exc:
+                if exc.code != 409:
+                    raise
 
     def _current(self, rtype: ResourceType, obj: dict[str, Any]) -> dict[str, Any] | None:
         namespace, name = location(obj)

@@ -16,6 +16,7 @@ Argo CD in `testbed.sim.argo_controller`, the shared store access in
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,8 @@ from testbed.sim.kai_releases import KaiRelease
 from testbed.sim.objects import timestamp
 from testbed.sim.resources import ResourceType
 from testbed.sim.selectors import Selector
+
+log = logging.getLogger(__name__)
 
 REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
 FLUX_TYPES = (
@@ -100,14 +103,20 @@ class Controllers(ArgoCDController):
     async def _follow(self) -> None:
         while True:
             rtype, obj = await self._queue.get()
-            if rtype.group == keda_controller.GROUP:
-                self._notice_keda(rtype, obj)
-            elif (rtype.group, rtype.version, rtype.plural) in kai_operator.FOLLOWED:
-                self._notice_kai(obj)
-            elif rtype.group == APPLICATIONS[0]:
-                self._notice_application(rtype, obj)
-            else:
-                self._notice_flux(rtype, obj)
+            try:
+                self._notice(rtype, obj)
+            except Exception:  # a controller logs a failed reconcile and goes on with the next
+                log.exception("simulated controllers: reconciling %s failed", rtype.plural)
+
+    def _notice(self, rtype: ResourceType, obj: dict[str, Any]) -> None:
+        if rtype.group == keda_controller.GROUP:
+            self._notice_keda(rtype, obj)
+        elif (rtype.group, rtype.version, rtype.plural) in kai_operator.FOLLOWED:
+            self._notice_kai(obj)
+        elif rtype.group == APPLICATIONS[0]:
+            self._notice_application(rtype, obj)
+        else:
+            self._notice_flux(rtype, obj)
 
     # --- Flux ---------------------------------------------------------------------------
 

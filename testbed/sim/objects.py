@@ -126,7 +126,7 @@ def prepare_create(
     keep_generation = mode == "seed" and isinstance(given_generation, int)
     if rtype.has_generation:
         metadata["generation"] = given_generation if keep_generation else 1
-    if mode != "seed" and rtype.has_status:
+    if mode != "seed" and rtype.has_status and not rtype.status_on_create:
         obj.pop("status", None)
     _drop_empty_metadata(metadata)
     _default_status(rtype, obj)

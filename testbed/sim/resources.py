@@ -45,6 +45,9 @@ class ResourceType:
     custom: bool = False  # served from a CRD: the custom-resource handler's rules apply
     has_generation: bool = True  # ConfigMap, Lease, ...: the API server sets no generation
     selectable_fields: tuple[str, ...] = ()  # a CRD version's selectableFields, as field paths
+    # Nodes keep the status they are created with (k8s.io/kubernetes pkg/registry/core/node
+    # strategy.go `PrepareForCreate`: "Nodes allow *all* fields, including status, to be set").
+    status_on_create: bool = False
 
     @property
     def api_version(self) -> str:
@@ -72,6 +75,7 @@ def _builtin(
     short: tuple[str, ...] = (),
     status: bool = False,
     generation: bool = True,
+    status_on_create: bool = False,
 ) -> ResourceType:
     group, _, version = api_version.rpartition("/")
     return ResourceType(
@@ -84,6 +88,7 @@ def _builtin(
         short,
         status,
         has_generation=generation,
+        status_on_create=status_on_create,
     )
 
 
@@ -115,6 +120,18 @@ BUILTINS: tuple[ResourceType, ...] = (
     # KAI v0.16's NUMA placement exporter, an operand that is a DaemonSet (`/kai health`).
     _builtin("apps/v1", "daemonsets", "DaemonSet", namespaced=True, short=("ds",), status=True),
     _builtin("discovery.k8s.io/v1", "endpointslices", "EndpointSlice", namespaced=True),
+    # GPU nodes (`/kai nodes`, cordon): no generation (the node strategy sets none), and a
+    # status that may be written at create, as a kubelet registers its node.
+    _builtin(
+        "v1",
+        "nodes",
+        "Node",
+        namespaced=False,
+        short=("no",),
+        status=True,
+        generation=False,
+        status_on_create=True,
+    ),
 )
 CRD_TYPE = BUILTINS[5]
 POD_LOG = "log"  # the pods/log subresource (GET only), answered by `testbed.sim.podlogs`

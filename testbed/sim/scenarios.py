@@ -1,7 +1,8 @@
 """Scenario files: the objects a simulated cluster starts with, as multi-document YAML.
 
 Names resolve to the packaged `testbed/sim/scenarios/<name>.yaml` files (`default` is all of
-`kai-healthy`, `keda`, `flux`, `argocd` and `kai-workloads`); anything else is read as a path.
+`kai-healthy`, `keda`, `flux`, `argocd`, `kai-workloads` and `gpu-nodes`); anything else is
+read as a path.
 Documents come back CRDs first, then Namespaces, then the rest in file order, so they can be
 created in turn.
 """
@@ -16,7 +17,7 @@ from typing import Any
 
 import yaml
 
-COMPOSITES = {"default": ("kai-healthy", "keda", "flux", "argocd", "kai-workloads")}
+COMPOSITES = {"default": ("kai-healthy", "keda", "flux", "argocd", "kai-workloads", "gpu-nodes")}
 ALIASES = {"healthy": "kai-healthy"}
 _FIRST = {"CustomResourceDefinition": 0, "Namespace": 1}
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -100,6 +100,7 @@ CUSTOM_RESOURCE_FIELDS = ("metadata.name", "metadata.namespace")
 # (k8s.io/apimachinery pkg/runtime/scheme.go `DefaultMetaV1FieldSelectorConversion`).
 _OWN_FIELD_LABELS: dict[tuple[str, str], dict[str, str]] = {
     ("", "Namespace"): {"metadata.name": "metadata.name", "status.phase": "status.phase"},
+    ("", "Node"): {"metadata.name": "metadata.name", "spec.unschedulable": "spec.unschedulable"},
     ("", "Service"): {
         **{label: label for label in CUSTOM_RESOURCE_FIELDS},
         "spec.clusterIP": "spec.clusterIP",
@@ -160,7 +161,7 @@ def convert_field_labels(
     - a custom resource: `metadata.name`, `metadata.namespace` and the CRD version's
       selectableFields (k8s.io/apiextensions-apiserver pkg/apiserver/conversion
       `ConvertFieldLabel`): `field label not supported: <label>`;
-    - Namespace, Service, Event, Pod: their own labels, `field label not supported: <label>`;
+    - Namespace, Node, Service, Event, Pod: their own labels, `field label not supported: <label>`;
     - any other built-in kind: `"<label>" is not a known field selector: only "metadata.name",
       "metadata.namespace"`.
 
@@ -200,7 +201,7 @@ def read_field(obj: Mapping[str, Any], path: str) -> str:
 
 
 # Fields whose Go zero value is what a selector compares when the object leaves them out.
-_FIELD_DEFAULTS = {"spec.hostNetwork": "false"}
+_FIELD_DEFAULTS = {"spec.hostNetwork": "false", "spec.unschedulable": "false"}
 
 
 def _split_terms(text: str) -> list[str]:

@@ -103,6 +103,10 @@ CALLS: list[Call] = [
     *reads("watch", "scheduling.run.ai", "queues", ALL, "queue starvation: followed"),
     *reads("list watch", "scheduling.run.ai", "podgroups", ALL, "queue starvation: followed"),
     *reads("watch", "apps", "deployments", KAI_NS, "alerts: followed"),
+    # GPU nodes (bot/nodes/usecase.py, expiry.py; the alert follows them: bot/alerts/node_checks.py)
+    *reads("get list watch", "", "nodes", ALL, "/kai nodes, cordon, the GPU node alert"),
+    Call("patch", "", "nodes", ALL, where="cordon, uncordon, a timed cordon's end"),
+    *reads("list", "", "pods", ALL, "/kai nodes: the unfinished pods' GPUs, across the cluster"),
     # KEDA pause/resume (bot/keda/usecase.py, expiry.py; follow.py watches KEDA's Paused)
     *[
         call
@@ -358,7 +362,9 @@ def rules(group: str, resources: str, verbs: str, names: str = "*") -> set[Rule]
 
 # What the bot is meant to be able to do, cluster-wide (ClusterRoles), from docs/design.md §2:
 # read KAI's Config, shards, queues and workloads and the metrics APIService for the checks;
-# list and watch Events (KAI's evictions, `notices.evictions`);
+# list and watch Events (KAI's evictions, `notices.evictions`); read, follow and patch Nodes (GPU
+# nodes, cordon: the admission policy fences the patch to spec.unschedulable) and list the pods
+# across the cluster (the GPUs they hold);
 # list the KEDA and Flux kinds across the cluster (`--all-namespaces`, the Home tab, timed
 # suspends). Reads only: no write anywhere but the namespaces below.
 CLUSTER_WIDE: set[Rule] = (
@@ -371,6 +377,8 @@ CLUSTER_WIDE: set[Rule] = (
     | rules("", "namespaces", "get")
     | rules("scheduling.run.ai", "bindrequests", "get")
     | rules("", "events", "list watch")
+    | rules("", "nodes", "get list watch patch")
+    | rules("", "pods", "list")
     | rules("helm.toolkit.fluxcd.io", "helmreleases", "list watch")
     | rules("kustomize.toolkit.fluxcd.io", "kustomizations", "list watch")
     | rules(

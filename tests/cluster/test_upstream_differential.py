@@ -14,6 +14,7 @@ fixed (tests/cluster/README.md, "Differences found").
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -79,12 +80,25 @@ def keda_object(kind: str, name: str) -> dict[str, Any]:
     return keda.scaled_object(name, NAMESPACE, TARGET)
 
 
+def stale_tick(state: tuple[Any, ...]) -> bool:
+    """The state a resumed ScaledJob's restarted scale loop writes from the copy it read before
+    the resume (kedacore/keda#5251): `Paused` True again, `Ready` saying it is ready. KEDA
+    writes it in most runs, not all (a race in KEDA itself); the imitation always does."""
+    return state[0] == "True" and "skipping" not in str(state[3])
+
+
 async def change_both(
-    upstream: Upstream, sim: Simulator, kind: str, name: str, annotations: dict[str, Any]
+    upstream: Upstream,
+    sim: Simulator,
+    kind: str,
+    name: str,
+    annotations: dict[str, Any],
+    racy: Callable[[tuple[Any, ...]], bool] = lambda _: False,
 ) -> None:
     """Write the same annotations on both sides; wait until each controller has answered all it
     answers (the imitation: its Event; the real one: every state the imitation wrote, seen by
-    a watch, so the imitation says nothing KEDA would not); compare."""
+    a watch, so the imitation says nothing KEDA would not, `racy` states aside: KEDA may write
+    them or not, but any it writes must be the imitation's); compare."""
     real = RealStates(upstream.seeder, KEDA, kind, name, NAMESPACE, keda_state)
     simulated, stop = simulated_states(sim, KEDA, kind, name, NAMESPACE, keda_state)
     before = len(keda_events(simulated_events(sim, NAMESPACE), name))
@@ -98,8 +112,10 @@ async def change_both(
     )
     stop()
     written = {s for s in simulated if decided_by_keda(s)}
-    seen = real.wait_for(written, decided_by_keda)
-    assert written <= seen, (written, seen)
+    needed = {s for s in written if not racy(s)}
+    seen = real.wait_for(needed, decided_by_keda)
+    assert needed <= seen, (needed, seen)
+    assert {s for s in seen if racy(s)} <= written, (written, seen)
     assert keda_events(simulated_events(sim, NAMESPACE), name) == keda_events(
         real_events(upstream.seeder, NAMESPACE), name
     )
@@ -134,7 +150,8 @@ async def test_a_pause_and_a_resume_write_what_keda_writes(
         )
         sim.apply(copy_for_simulator(ready))  # the same object, as KEDA initialised it
         await change_both(upstream, sim, kind, name, pause)
-        await change_both(upstream, sim, kind, name, dict.fromkeys(pause))
+        resumed = stale_tick if kind == "ScaledJob" else (lambda _: False)
+        await change_both(upstream, sim, kind, name, dict.fromkeys(pause), racy=resumed)
     finally:
         upstream.seeder.remove(keda_object(kind, name))
 

@@ -101,6 +101,12 @@ def test_the_readmes_scripted_example_pages_acknowledges_and_prints_the_whole_th
     [
         (["frobnicate"], "step 1 ('frobnicate') failed: unknown step"),
         (["sim no_such_action"], "step 1 ('sim no_such_action') failed: no simulator action"),
+        (
+            ["sim gpu_lost gpu-node-9"],
+            "failed: gpu-node-9 is not a GPU node of the simulated cluster (GPU nodes: "
+            "gpu-node-1, gpu-node-2)",
+        ),
+        (["sim starve now"], "step 1 ('sim starve now') failed: sim starve does not take 'now'"),
         (["/kai health", "click Acknowledge"], "step 2 ('click Acknowledge') failed: no button"),
         (
             ["wait for text nobody posts up to 1s"],
@@ -108,7 +114,14 @@ def test_the_readmes_scripted_example_pages_acknowledges_and_prints_the_whole_th
             " posted within 1s",
         ),
     ],
-    ids=["unknown-step", "unknown-sim-action", "missing-button", "text-that-never-comes"],
+    ids=[
+        "unknown-step",
+        "unknown-sim-action",
+        "unknown-node",
+        "sim-words-not-taken",
+        "missing-button",
+        "text-that-never-comes",
+    ],
 )
 async def test_a_failing_step_exits_1_naming_it_and_runs_nothing_after_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], steps: list[str], says: str
@@ -229,3 +242,15 @@ async def test_demo_sim_starve_raises_the_queue_starvation_warning_and_heal_reso
     assert "S0ONCALL" not in root.text  # a warning pages nobody
     assert first.text.startswith("Diagnosis of queue vision on sim: starved")
     assert "simulator: Queue vision starved" in capsys.readouterr().out
+
+
+async def test_demo_sim_gpu_lost_raises_the_gpu_node_warning_and_heal_resolves_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, first = await page_then_heal(tmp_path, "sim gpu_lost gpu-node-2")
+    assert root.text.startswith(
+        "[WARNING] sim: Node gpu-node-2 GPUs: GPU node gpu-node-2: 1 of 8 GPUs lost; "
+        "GpuMemWatch True"
+    )
+    assert first.text.startswith("Node gpu-node-2 on sim now:")
+    assert "simulator: A GPU node loses a GPU" in capsys.readouterr().out

@@ -41,7 +41,7 @@ WRITTEN = {  # group -> the resources the bot writes there
         "buckets",
     },
     "argoproj.io": {"applications"},
-    "": {"configmaps"},
+    "": {"configmaps", "nodes"},
     "coordination.k8s.io": {"leases"},
 }
 Key = tuple[str, str, str, str]  # group, resource, namespace, name
@@ -222,7 +222,7 @@ async def test_every_write_the_code_makes_is_allowed(
     writes: list[Write], policies: list[dict[str, Any]]
 ) -> None:
     kinds = {(w.operation, w.key[1]) for w in writes}
-    expected = {"scaledjobs", "scaledobjects", "helmreleases", "applications", "leases"}
+    expected = {"scaledjobs", "scaledobjects", "helmreleases", "applications", "leases", "nodes"}
     assert {("UPDATE", resource) for resource in expected} | {("CREATE", "configmaps")} <= kinds
     refused = {
         f"{w.operation} {w.key}": refused_by(policies, admission(w.operation, w.key, w.obj, w.old))
@@ -242,6 +242,7 @@ STATE_KEY: Key = ("", "configmaps", "kai-chatops", "kai-chatops-state")
 SHARD_KEY: Key = ("", "configmaps", "kai-chatops", "kai-chatops-state-prod")
 APPROVALS_KEY: Key = ("", "configmaps", "kai-chatops", "kai-chatops-state-approvals")
 LEASE_KEY: Key = ("coordination.k8s.io", "leases", "kai-chatops", "kai-chatops-alerts")
+NODE_KEY: Key = ("", "nodes", "", "gpu-node-1")
 
 
 OURS = {"app.kubernetes.io/managed-by": "kai-chatops"}  # the label on the bot's ConfigMaps
@@ -377,6 +378,9 @@ ALLOWED = {
         "CREATE", APPROVALS_KEY, base(APPROVALS_KEY), None
     ),
     "its Lease": changed(LEASE_KEY, set_in("spec.holderIdentity", "pod-2")),
+    "a cordon": changed(NODE_KEY, set_in("spec.unschedulable", True)),
+    "an uncordon": changed(NODE_KEY, set_in("spec.unschedulable", False)),
+    "our cordon record": annotate(NODE_KEY, "kai-chatops/cordoned-by", "U0OPERATOR"),
     "someone else's change": {
         **changed(GIT_KEY, set_in("spec.url", "https://evil.example/repo")),
         "request": {
@@ -473,6 +477,30 @@ REFUSED = {
     "our label taken off a state ConfigMap": (
         changed(SHARD_KEY, set_in("metadata.labels", {"app": "x"})),
         "labelled app.kubernetes.io/managed-by: kai-chatops",
+    ),
+    "a node's taints": (
+        changed(NODE_KEY, set_in("spec.taints", [{"key": "x", "effect": "NoExecute"}])),
+        "may not change spec.taints",
+    ),
+    "a node's providerID": (
+        changed(NODE_KEY, set_in("spec.providerID", "aws:///evil")),
+        "may not change spec.providerID",
+    ),
+    "a node's labels": (
+        changed(NODE_KEY, set_in("metadata.labels", {"nvidia.com/gpu.present": "false"})),
+        "may not change metadata.labels",
+    ),
+    "NVSentinel's annotation on a node": (
+        annotate(NODE_KEY, "k8saas.nvidia.com/cordon-by", "kai-chatops"),
+        "metadata.annotations[k8saas.nvidia.com/cordon-by]",
+    ),
+    "a node deleted": (
+        admission("DELETE", NODE_KEY, None, base(NODE_KEY)),
+        "may only update nodes, not DELETE",
+    ),
+    "unschedulable on a ScaledJob": (
+        changed(JOB_KEY, set_in("spec.unschedulable", True)),
+        "may not change spec.unschedulable",
     ),
     "another Lease": (
         changed(("coordination.k8s.io", "leases", "kai-chatops", "other"), set_in("spec", {})),

@@ -33,13 +33,14 @@ PAGED_WITHIN = 30.0  # a generous deadline for a loaded machine: the interval is
 WATCHED_KINDS = {"configs", "schedulingshards", "deployments", "apiservices", "queues", "podgroups"}
 
 
-def overrides(tmp_path: Path) -> dict[str, object]:
+def overrides(tmp_path: Path, **alerts: object) -> dict[str, object]:
     return {
         "alerts": {
             "hold": f"{HOLD:.0f}s",
             "interval": "1h",
             "repeat": "4h",
             "starved_after": "30m",
+            **alerts,
         },
         "state": {"path": str(tmp_path / "state.sqlite")},
     }
@@ -78,17 +79,19 @@ def relists(stack: Stack) -> list[str]:
 
 
 @asynccontextmanager
-async def watched(tmp_path: Path) -> AsyncIterator[Stack]:
+async def watched(tmp_path: Path, *, gpu_nodes: bool = False) -> AsyncIterator[Stack]:
     """A stack whose alert check has run once (so it follows what it reads), every followed
-    collection listed and watched."""
+    collection listed and watched; the Nodes too with `alerts.gpu_nodes`, and only then."""
+    config = overrides(tmp_path, gpu_nodes=gpu_nodes)
     async with running_stack(
-        tmp_path, config_overrides=overrides(tmp_path), slack_backoffs=(0.0, 0.0, 0.0)
+        tmp_path, config_overrides=config, slack_backoffs=(0.0, 0.0, 0.0)
     ) as stack:
         checks = checks_of(stack)
         await checks.check()
         assert checks.reads is not None
         followed = checks.reads.followed
         assert {c.ref.plural for c in followed} >= WATCHED_KINDS
+        assert ("nodes" in {c.ref.plural for c in followed}) is gpu_nodes
         # No alert rests on the CRDs: a fleet's checks follow none (`/kai health` reads them).
         assert "customresourcedefinitions" not in {c.ref.plural for c in followed}
         await wait_until(lambda: all(c.current for c in followed), 10, "every copy current")
@@ -127,6 +130,26 @@ async def test_checks_with_nothing_changed_ask_the_api_server_nothing(tmp_path: 
         # Nor does it keep the connections its first reads opened idle (the Lease's one aside):
         # a fleet's idle sockets cost tens of megabytes.
         assert idle_connections(stack) <= 1
+
+
+async def test_with_gpu_nodes_a_lost_gpu_is_paged_a_hold_later_and_checks_at_rest_ask_nothing(
+    tmp_path: Path,
+) -> None:
+    async with watched(tmp_path, gpu_nodes=True) as stack:
+        checks = checks_of(stack)
+        stack.sim.clear_requests()
+        for _ in range(3):
+            await checks.check()
+        assert reads(stack) == []
+
+        breakage.ACTIONS["gpu_lost"](stack.sim, "gpu-node-2")
+        waited = await paged(stack)
+
+        (root,) = roots(stack)
+        assert "GPU node gpu-node-2: 1 of 8 GPUs lost" in root.text
+        assert waited >= HOLD
+        # Seen by its watch, not listed again (the evidence under the page gets the node).
+        assert ("nodes", "list") not in reads(stack)
 
 
 def idle_connections(stack: Stack) -> int:

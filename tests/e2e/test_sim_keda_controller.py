@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +62,24 @@ async def test_with_the_keda_controller_a_pause_is_acknowledged(tmp_path: Path) 
         done = await stack.click("Confirm", ask.message)
     assert "acknowledged" in done.text.lower()
     assert "not acknowledged" not in done.text.lower()
+
+
+async def test_a_pause_and_a_resume_at_one_moment_of_a_still_clock_each_get_their_event(
+    tmp_path: Path,
+) -> None:
+    """KEDA names its Events `<object>.<hex nanoseconds>`: on a test's clock that stands still a
+    pause and its resume would share a name, and the second create failed and stopped the
+    simulated controllers for good (the next pause was never acknowledged)."""
+    moment = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+    still = {"clock": lambda: moment, "sim_clock": lambda: moment}
+    async with running_stack(tmp_path, keda_controller=True, **still) as stack:
+        for text in ("pause annia/annia-worker drain", "resume annia/annia-worker"):
+            ask = await stack.command(text)
+            assert ask.message is not None
+            done = await stack.click("Confirm", ask.message)
+            assert "not acknowledged" not in done.text.lower(), done.text
+        events = stack.sim.store.list_objects(stack.sim.store.resolve("v1", "Event"), "annia")
+        reasons = [
+            e["reason"] for e in events["items"] if e["involvedObject"]["kind"] == "ScaledJob"
+        ]
+        assert sorted(reasons) == ["ScaledJobPaused", "ScaledJobUnpaused"]

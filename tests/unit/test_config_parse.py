@@ -350,6 +350,11 @@ PROBLEMS = [
         "alerts.group_clusters: 1 is not a cluster count (expected 0 for off, or 2 to 1000)",
     ),
     (
+        "alerts.gpu_nodes",
+        "on",
+        "alerts.gpu_nodes: 'on' is not true or false (expected one of them)",
+    ),
+    (
         "notices.evictions",
         "yes",
         "notices.evictions: 'yes' is not true or false (expected one of them)",
@@ -377,7 +382,7 @@ PROBLEMS = [
         "30s",
         "alerts: unknown key 'intervall' (known keys: interval, hold, repeat, "
         "failures_before_alert, max_silence, mention, escalate_after, escalate_to, starved_after, "
-        "group_clusters)",
+        "group_clusters, gpu_nodes)",
     ),
 ]
 
@@ -539,6 +544,7 @@ def test_the_new_keys_read_their_values_and_default_to_off() -> None:
     raw = changed("access.approval", {"clusters": ["prod"], "approvers": ["@leads"]}, raw)
     raw = changed("alerts.starved_after", "30m", raw)
     raw = changed("alerts.group_clusters", 3, raw)
+    raw = changed("alerts.gpu_nodes", True, raw)
     raw = changed(
         "notices", {"evictions": True, "channels": {"*": "C0DEFAULT", "team-a": "C0A"}}, raw
     )
@@ -550,6 +556,7 @@ def test_the_new_keys_read_their_values_and_default_to_off() -> None:
     assert read.access.impersonate == "email"
     assert read.access.approval == config.ApprovalSettings(("prod",), ("@leads",))
     assert (read.alerts.starved_after, read.alerts.group_clusters) == (timedelta(minutes=30), 3)
+    assert read.alerts.gpu_nodes is True and default.alerts.gpu_nodes is False
     assert read.notices.evictions is True
     assert read.notices.channel_for("team-a", "C0ALERTS") == "C0A"
     assert read.notices.channel_for("team-b", "C0ALERTS") == "C0DEFAULT"

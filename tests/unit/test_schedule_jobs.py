@@ -108,8 +108,10 @@ def test_per_cluster_checks_pause_and_suspend_expiry_the_lease_and_the_drain_fro
     assert [(e.cluster, e.sweep) for e in ticking.expiries] == [
         ("prod", jobs_timed.sweep_pauses),
         ("prod", jobs_timed.sweep_suspends),
+        ("prod", jobs_timed.sweep_cordons),
         ("staging", jobs_timed.sweep_pauses),
         ("staging", jobs_timed.sweep_suspends),
+        ("staging", jobs_timed.sweep_cordons),
     ]
 
 
