@@ -87,9 +87,12 @@ def grouped(
 def needs_folding(
     state: ClusterAlerts, groups: frozenset[Group], now: datetime, wait: timedelta
 ) -> bool:
-    """Whether `fold` would change anything in `state` (never without alerts: a fleet's
-    clusters at rest, looked at in every check)."""
-    return bool(state.alerts) and fold(state, groups, now, "", wait).state != state
+    """Whether `fold` would change anything in `state`: never without an alert firing (a
+    fleet's clusters at rest, or whose holds still run, looked at in every regrouping)."""
+    if not state.alerts:
+        return False
+    folded = fold(state, groups, now, "", wait).state  # the same one when nothing changed
+    return folded is not state and folded != state
 
 
 def fold(

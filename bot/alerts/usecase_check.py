@@ -19,7 +19,7 @@ from bot.alerts.model import ClusterAlerts, Observation, Phase
 from bot.alerts.store import StoreUnavailable
 from bot.alerts.usecase_context import LOGGER, DeskContext
 from bot.alerts.usecase_evidence import Evidence
-from bot.alerts.usecase_fleet import FleetIncidents
+from bot.alerts.usecase_fleet import FleetIncidents, Regrouped
 from bot.alerts.usecase_trouble import TroubleNotices
 from bot.core import errors
 from bot.core.models import ClusterSnapshot
@@ -100,7 +100,11 @@ class Check:
         """After the check's save: the fleet brought up to date, then what is owed sent, roots
         first (a page never waits for its evidence), then the evidence gathered and sent."""
         cluster, context = kube.cluster, self._context
-        regrouped = await self._fleet.regroup(now)
+        try:
+            regrouped = await self._fleet.regroup(now, stepped.state)
+        except StoreUnavailable as e:
+            log.error("fleet incidents: cannot use the state store: %s", e)
+            regrouped = Regrouped()
         # What the check saved is what the cluster owes, unless a fleet incident took its alert
         known = None if cluster in regrouped.folded else stepped.state
         await context.deliver(cluster, known, regrouped.fleet)

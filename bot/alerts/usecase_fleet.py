@@ -29,7 +29,7 @@ class Regrouped:
     (their states changed after their checks), and the fleet state it saved (None: none)."""
 
     folded: frozenset[str] = frozenset()
-    fleet: ClusterAlerts | None = None
+    fleet: ClusterAlerts | None = None  # as saved, or as read when there was nothing to do
 
 
 class FleetIncidents:
@@ -41,6 +41,10 @@ class FleetIncidents:
         self._asked = 0  # regroupings asked for so far
         self._answered = 0  # of those, how many the last one run has answered
         self._last = Regrouped()
+        # The clusters with an alert firing as last read or checked, and when every state was
+        # last read (None: not yet).
+        self._firing: set[str] = set()
+        self._read_at: datetime | None = None
 
     async def grouping(self, cluster: str, step: AlertStep, now: datetime) -> AlertStep:
         """`step`, then the cluster's alerts folded into the fleet incidents their group belongs
@@ -73,7 +77,7 @@ class FleetIncidents:
 
         return grouped
 
-    async def regroup(self, now: datetime) -> Regrouped:
+    async def regroup(self, now: datetime, checked: ClusterAlerts | None = None) -> Regrouped:
         """Fold every cluster's alerts of a group that just became fleet-wide (their own
         incidents end, pointing at the fleet's), then bring the fleet incidents up to date:
         opened, joined, recovered, no longer watched (left the configuration), resolved; the
@@ -85,9 +89,24 @@ class FleetIncidents:
         One at a time, and shared: a regrouping that began after this one was asked for read
         every state saved before it, so it answers this one too. Each reads every cluster's
         state, and a fleet failing at once asks for one after each of its thousand checks:
-        run one by one, they held the fleet's root back for seconds (bench/fleet_ha.py)."""
+        run one by one, they held the fleet's root back for seconds (bench/fleet_ha.py).
+
+        After a check (its state saved, `checked`) it runs only when something may be grouped:
+        an alert firing on some cluster, or a fleet incident kept. A fleet failing at once
+        first saves a thousand alerts whose hold runs, and a regrouping after each read every
+        state for nothing: two thirds of the holder's time, and the checks that would fire
+        waited behind them (bench/fleet_ha.py).
+
+        Raises:
+            StoreUnavailable: only while deciding that nothing may be grouped (the fleet
+            state unreadable).
+        """
         if not self._context.groups_clusters:
             return Regrouped()
+        if checked is not None:
+            nothing = await self._nothing_to_group(checked, now)
+            if nothing is not None:
+                return Regrouped(fleet=nothing)
         self._asked += 1
         ticket = self._asked
         async with self._context.locks[FLEET]:
@@ -98,12 +117,37 @@ class FleetIncidents:
             self._answered = answers
             return self._last
 
+    async def _nothing_to_group(
+        self, checked: ClusterAlerts, now: datetime
+    ) -> ClusterAlerts | None:
+        """The fleet state when nothing may be grouped: no alert fires on `checked` nor, as
+        this replica last read or checked them, on any other cluster, and no fleet incident
+        is kept (none to advance). Otherwise None. Every state is read again at least once an
+        `alerts.interval` all the same: another replica may have written them meanwhile (the
+        holder before a takeover).
+
+        Raises:
+            StoreUnavailable.
+        """
+        firing, read_at = self._firing, self._read_at
+        if read_at is None or now - read_at >= self._context.settings.alerts.interval:
+            return None
+        if _fires(checked):
+            firing.add(checked.cluster)
+            return None
+        firing.discard(checked.cluster)
+        if firing:
+            return None
+        fleet_state = (await self._context.store.load(FLEET)).state
+        return None if fleet_state.alerts or fleet_state.closing else fleet_state
+
     async def _regroup(self, now: datetime) -> Regrouped:
         """`regroup`'s work, under the fleet's lock."""
         context = self._context
         folding: list[str] = []
         try:
             *states, fleet_state = await context.states(FLEET)
+            self._firing, self._read_at = {s.cluster for s in states if _fires(s)}, now
             groups = fleet.grouped(states, fleet_state, context.groups_clusters)
             wait = context.fleet_wait
             folding = [s.cluster for s in states if fleet.needs_folding(s, groups, now, wait)]

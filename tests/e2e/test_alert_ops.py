@@ -460,3 +460,27 @@ async def test_with_alerts_grouped_a_check_where_nothing_fires_reads_no_other_cl
     await desk.run_check(gateway, T0 + timedelta(seconds=90))  # fires: folded or waiting
     assert counting.fleet_reads == 2 + 2
     assert slack.posts == []  # it waits for the fleet
+
+
+async def test_with_alerts_grouped_nothing_firing_is_regrouped_once_an_interval_not_each_check(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    """Bringing the fleet incidents up to date reads every cluster's state, and does nothing
+    while no alert fires anywhere and no fleet incident is kept: a fleet failing at once
+    first saves a thousand alerts whose holds run, and a regrouping after each of those
+    checks took two thirds of the holder's time while the checks that would fire waited
+    (bench/fleet_ha.py). Every state is still read once an interval (another replica may
+    have written them), and at once when an alert fires."""
+    counting, slack = FleetReads(store), FakeSlack()
+    desk = grouped_fleet_desk(counting, slack)
+    await desk.run_check(gateway, T0)  # healthy: the first regrouping reads every state
+    assert counting.fleet_reads == 1
+    breakage.dependencies_missing(sim)
+    for seconds in (10, 20):  # held: nothing fires anywhere
+        await desk.run_check(gateway, T0 + timedelta(seconds=seconds))
+    assert counting.fleet_reads == 1
+    await desk.run_check(gateway, T0 + timedelta(seconds=31))  # an interval since: read again
+    assert counting.fleet_reads == 2
+    await desk.run_check(gateway, T0 + timedelta(seconds=75))  # fires: folded, then regrouped
+    assert counting.fleet_reads == 2 + 2
+    assert slack.posts == []  # it waits for the fleet

@@ -387,11 +387,11 @@ def test_a_thousand_clusters_joining_and_looked_at_cost_each_a_constant_time() -
         opened = fleet.advance(ClusterAlerts(FLEET), states, T0, POLICY).state
         now = T0 + timedelta(minutes=1)
         best = float("inf")
-        for _ in range(3):
-            started = time.perf_counter()
+        for _ in range(5):  # CPU time, the best of five: a shared machine's other work not counted
+            started = time.process_time()
             fleet.advance(opened, states, now, POLICY, tell_every=timedelta(0))
             [fleet.needs_folding(s, groups, now, 2 * HOLD) for s in states]
-            best = min(best, time.perf_counter() - started)
+            best = min(best, time.process_time() - started)
         return best
 
     small, big = cost(400), cost(4000)
