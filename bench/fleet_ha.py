@@ -222,6 +222,7 @@ async def open_bed(
 
 async def start_pair(bed: Bed, clusters: int) -> float:
     """Two replicas, the first the holder; the monotonic time every cluster was first checked."""
+    started = time.monotonic()
     await bed.start_replica()
     if BACKEND == "configmap":
         await bed.start_replica()
@@ -229,7 +230,10 @@ async def start_pair(bed: Bed, clusters: int) -> float:
     async def all_checked() -> bool:
         return len(await bed.checked()) >= clusters
 
-    return await until(all_checked, 2 * INTERVAL + 120, "every cluster's first check")
+    checked = await until(all_checked, 2 * INTERVAL + 120, "every cluster's first check")
+    if VERBOSE:
+        print(f"    every cluster first checked {checked - started:.1f} s after the start")
+    return checked
 
 
 # --- what the channel shows ------------------------------------------------------------------

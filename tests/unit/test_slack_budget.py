@@ -67,3 +67,29 @@ def test_lanes_spend_a_little_under_slacks_allowance_with_bursts_of_a_tenth() ->
     assert post_a is not None and post_a is not post_b  # posts: one lane per channel
     assert post_a.rate * 60 == pytest.approx(60 * 0.9)
     assert budget.lane("auth.test") is None
+
+
+async def test_among_equally_urgent_calls_the_one_with_most_time_left_is_served_first() -> None:
+    """Under a backlog the calls that came first are those nearest their deadline: served
+    first, one sent just before it had a second for Slack to answer before the right to act
+    ended, and half the roots of a thousand clusters failing at once were cut there, their
+    outcome unknown (bench/fleet_ha.py). The one with the most time left goes first; one
+    whose deadline comes while it waits is refused unsent, surely not applied."""
+    lane = _lane(per_minute=600.0)  # a token every 0.1 s
+    await lane.take(Urgency())
+    loop = asyncio.get_running_loop()
+    served: list[str] = []
+
+    async def call(name: str, left: float | None) -> None:
+        try:
+            await lane.take(
+                Urgency(Priority.PAGE, sent_by=None if left is None else loop.time() + left)
+            )
+            served.append(name)
+        except NotSent:
+            served.append(f"{name} not sent")
+
+    await asyncio.gather(
+        call("near", 0.15), call("far", 5.0), call("farther", 9.0), call("none", None)
+    )
+    assert served == ["none", "near not sent", "farther", "far"]
