@@ -1,7 +1,8 @@
 # The two commands a newcomer needs: `make demo` and `make test`. Both create .venv when missing.
 # `make test` is lint and every test tier; `make test-unit` (seconds), `make test-e2e` and
 # `make test-cluster` one tier each. The cluster tier needs Go: it builds a real kube-apiserver.
-# Installing: `make push IMAGE=... VERSION=...` publishes the image; `make keda-rbac` writes each
+# Installing: `make push IMAGE=... VERSION=...` publishes the image; `make chart` regenerates the
+# Helm chart's RBAC and policies from deploy/; `make keda-rbac` writes each
 # overlay's KEDA Roles from its config.yaml (the README's "Install").
 PYTHON ?= python3
 VENV := .venv
@@ -9,7 +10,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
 .PHONY: test test-unit test-e2e test-cluster control-plane soak demo lint bench mutate plant clean \
-	image push keda-rbac
+	image push keda-rbac chart
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -85,6 +86,12 @@ push: image
 # config.yaml (deploy/overlays/*/keda-rbac.yaml, from deploy/templates/rbac-keda.yaml).
 keda-rbac: $(STAMP)
 	$(BIN)/python tools/keda_rbac.py
+
+# The Helm chart's RBAC, admission policies and the base's other fixed objects, made from deploy/
+# (deploy/chart/templates/generated/, tools/chart_sync.py): run after editing deploy/base or a
+# component, and commit what it writes (a test fails while they disagree).
+chart: $(STAMP)
+	$(BIN)/python tools/chart_sync.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -33,10 +33,10 @@ from bot.alerts.model import (
     AlertKey,
     AlertState,
     ClusterAlerts,
-    NoticeThread,
     Observation,
     Severity,
 )
+from bot.alerts.notice_thread import NoticeThread
 from bot.alerts.store import SqliteStore
 from bot.alerts.usecase import AlertDesk
 from bot.config.settings import parse_settings

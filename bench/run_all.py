@@ -33,6 +33,8 @@ BENCHES = [
     # Issue 34: two replicas on ConfigMaps, Slack's tiers; ungrouped posts 1 000 roots and their
     # diagnoses at Slack's pace (about 35 minutes of the run).
     ("fleet_ha.py", []),
+    # Issue 37: /kai timeline on 200 HelmReleases and 5 000 Events.
+    ("timeline_scale.py", []),
 ]
 
 # Issue 26's and issue 34's figures and goals, in the order the table prints them.
@@ -82,6 +84,10 @@ EXPECTED = [
     ("takeover: Slack calls per open incident", "<= 2"),
     ("conversations.history failing: a new page after its cause", "<= 7 s"),
     ("a cause in the first interval after a start: paged after it, worst", "<= 8 s"),
+    # Issue 37 (bench/timeline_scale.py)
+    ("timeline, 200 HelmReleases + 5000 Events: ack, max", "<= 3 s"),
+    ("timeline, 200 HelmReleases + 5000 Events: reply by response_url, max", "<= 3 s"),
+    ("timeline, 200 HelmReleases + 5000 Events: extra API requests (vs demo cluster)", "<= 0"),
 ]
 
 

@@ -27,7 +27,12 @@ if TYPE_CHECKING:
     from bot.core.models import HealthReport, RawObject, Verdict
 
 EXIT_OK, EXIT_UNHEALTHY, EXIT_ERROR = 0, 1, 2
-SECRET_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET")
+SECRET_VARIABLES = (
+    "SLACK_BOT_TOKEN",
+    "SLACK_APP_TOKEN",
+    "SLACK_SIGNING_SECRET",
+    "PAGERDUTY_ROUTING_KEY",
+)
 
 
 class VersionAction(argparse.Action):
@@ -153,12 +158,14 @@ def _log_level(args: argparse.Namespace) -> int:
 async def serve(config_path: str, host: str, port: int) -> int:
     from bot.changes.approvers import check_approvers
     from bot.config.settings import load_settings
+    from bot.integrations.pagerduty.events import PagerDutyEnv
     from bot.service.deps import SlackEnv, build_deps
     from bot.service.server import Service
 
     settings = load_settings(config_path)
     env = SlackEnv.from_environ(os.environ)
-    deps = build_deps(settings, env)
+    pagerduty = PagerDutyEnv.from_environ(os.environ) if settings.pagerduty else None
+    deps = build_deps(settings, env, pagerduty=pagerduty)
     try:
         await check_approvers(deps)  # a ConfigError: exit 2, as for any invalid configuration
     except errors.ConfigError:

@@ -18,11 +18,12 @@ from handlers import (
     listing,
     nodes,
     suspend,
+    timeline,
     workloads,
 )
 from handlers.invocation import Runner
 
-FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home, nodes)
+FEATURES = (keda, gitops, alerts, diagnostics, workloads, listing, suspend, home, nodes, timeline)
 
 
 def register(app: AsyncApp, deps: Deps) -> None:

@@ -55,12 +55,17 @@ DEMO_ALERTS: dict[str, Any] = {
         "escalate_to": ["@platform-leads"],
         "starved_after": "30m",  # `sim starve` backdates its gang's wait past this
         "gpu_nodes": True,  # `sim gpu_lost NODE`: a GPU node loses a GPU
+        # `sim scheduler_stall` leaves the scheduler's Lease 10 minutes old: paged at once. The
+        # simulated scheduler writes only what a `sim` action says, so a group left pending 6
+        # minutes (`sim gpu_quota_exhausted`) looks untouched to this rule, as a stopped one would.
+        "stall_after": "5m",
     },
     # `sim reclaim`: KAI's evictions, told in the evicted group's namespace channel (the alert
     # channel here, which the console shows as #alerts).
     "notices": {"evictions": True},
     # A pause without an end (`sim pause_by_hand`, or `/kai pause` without `for`) is reminded
-    # of a minute on, at the next timed-pause sweep (every 30s), then every minute.
+    # of a minute on (at its time, for one made here; by hand, once a sweep saw it), then every
+    # minute.
     "changes": {"remind_after": "1m"},
 }
 

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from bot.alerts.drain import SLACK_BACKOFFS
 from bot.config import settings as config
 from bot.config.settings import Settings
+from bot.integrations.pagerduty.events import PagerDutyEnv
 from bot.keda.usecase import AckWait
 from bot.service.deps import SlackEnv, build_deps, utc_now
 from bot.service.server import Service
@@ -32,6 +33,9 @@ ALERT_CHANNEL = "C0ALERTS"
 DEMO_CHANNEL = "C0DEMO"
 OPERATOR = "U0OPERATOR"
 VIEWER = "U0VIEWER"
+# The bearer token the service expects of Alertmanager's webhook (`ALERTMANAGER_TOKEN`) when a test
+# configures `alertmanager`; harmless otherwise.
+ALERTMANAGER_TOKEN = "test-alertmanager-token"
 
 
 def demo_config(kubeconfig: str, context: str = "sim") -> dict[str, Any]:
@@ -184,6 +188,7 @@ async def running_stack(
     first_checks_after: timedelta | None = None,
     kai_release: str | None = None,
     sim_clock: Callable[[], datetime] = utc_now,
+    pagerduty: PagerDutyEnv | None = None,
 ) -> AsyncIterator[Stack]:
     """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards.
 
@@ -199,6 +204,8 @@ async def running_stack(
     counts the requests a command makes alone; `timedelta(0)` is the service's own timing.
     `kai_release` is the KAI release the simulated cluster runs (`testbed.sim.kai_releases`),
     `sim_clock` the simulator's idea of now (the times it stamps on what it stores).
+    `pagerduty`: PAGERDUTY_* for a stack configured with `pagerduty` (a stand-in's URL,
+    `testbed.pagerduty`); its events are tried again after `slack_backoffs` too.
     """
     simulator = Simulator(
         scenarios=scenarios,
@@ -221,6 +228,7 @@ async def running_stack(
             slack_backoffs=slack_backoffs,
             keda_wait=keda_wait,
             first_checks_after=first_checks_after,
+            pagerduty=pagerduty,
             extend=lambda served: Stack(
                 **{f.name: getattr(served, f.name) for f in fields(ServiceStack)}, sim=sim
             ),
@@ -249,6 +257,7 @@ async def running_service(
     slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
     keda_wait: AckWait | None = None,
     first_checks_after: timedelta | None = None,
+    pagerduty: PagerDutyEnv | None = None,
     extend: Callable[[ServiceStack], S] = _as_is,  # type: ignore[assignment]
 ) -> AsyncIterator[S]:
     """Start the emulator and the service (configured by `demo_config` for the cluster of
@@ -266,6 +275,7 @@ async def running_service(
             signing_secret=secret,
             app_token=slack.app_token if socket_mode else None,
             api_url=slack.api_url,
+            alertmanager_token=ALERTMANAGER_TOKEN,
         )
 
         def make_service() -> Service:
@@ -277,6 +287,8 @@ async def running_service(
                 slack_timeout=slack_timeout,
                 slack_backoffs=slack_backoffs,
                 keda_wait=keda_wait,
+                pagerduty=pagerduty,
+                pager_backoffs=slack_backoffs,
             )
             first = settings.alerts.interval if first_checks_after is None else first_checks_after
             return Service(deps, env, host="127.0.0.1", port=0, first_checks_after=first)

@@ -230,9 +230,11 @@ def check_channel(
     *,
     holders: HolderLog | None = None,
     kept: Collection[str] = frozenset(),
+    changes: bool = True,
 ) -> Verdict:
     """Every invariant above over `channel` as it is now; a non-holder's post the state keeps
-    (`kept`: adopted by the holder as the one copy) is not a stray."""
+    (`kept`: adopted by the holder as the one copy) is not a stray. Without `changes`, pages
+    need no "what changed" reply (a release before it fired them)."""
     verdict = Verdict()
     by_incident: dict[str, list[tuple[int, PostedMessage]]] = defaultdict(list)
     for message in slack.messages(channel):
@@ -244,7 +246,7 @@ def check_channel(
             _check_poster(verdict, message, holders)
     verdict.incidents = len(by_incident)
     for incident, messages in sorted(by_incident.items()):
-        _check_incident(verdict, incident, messages)
+        _check_incident(verdict, incident, messages, changes)
     return verdict
 
 
@@ -257,7 +259,7 @@ def _check_poster(verdict: Verdict, message: PostedMessage, holders: HolderLog) 
 
 
 def _check_incident(
-    verdict: Verdict, incident: str, messages: list[tuple[int, PostedMessage]]
+    verdict: Verdict, incident: str, messages: list[tuple[int, PostedMessage]], changes: bool
 ) -> None:
     roots = [m for n, m in messages if n == 0]
     if len(roots) != 1:
@@ -279,14 +281,19 @@ def _check_incident(
         verdict.fail(f"{incident}: replies missing: {missing}", lost=len(missing))
     if numbers != sorted(numbers):
         verdict.fail(f"{incident}: replies out of order: {numbers}")
-    _check_diagnosis(verdict, incident, root, replies)
+    _check_diagnosis(verdict, incident, root, replies, changes)
     _check_resolution(verdict, incident, root, [m for _, m in replies])
 
 
 def _check_diagnosis(
-    verdict: Verdict, incident: str, root: PostedMessage, replies: list[tuple[int, PostedMessage]]
+    verdict: Verdict,
+    incident: str,
+    root: PostedMessage,
+    replies: list[tuple[int, PostedMessage]],
+    changes_owed: bool = True,
 ) -> None:
-    """Reply 1 of every page with a component to look at is its diagnosis, and only reply 1."""
+    """Reply 1 of every page with a component to look at is its diagnosis, and only reply 1;
+    reply 2 what changed before it, and only reply 2."""
     diagnoses = [n for n, m in replies if payload(m).get("note") == "diagnosis"]
     if "Cannot check cluster" in root.text:
         if diagnoses:
@@ -298,6 +305,11 @@ def _check_diagnosis(
         verdict.fail(f"{incident}: its first reply is not its diagnosis", lost=lost)
     if [n for n in diagnoses if n != 1]:
         verdict.fail(f"{incident}: diagnoses after the first reply: {diagnoses}")
+    # Reply 2, after the diagnosis, is what changed in the hour before (bot/timeline), once.
+    changes = [n for n, m in replies if payload(m).get("note") == "changes"]
+    if changes_owed and 1 in diagnoses and changes != [2]:
+        lost = 1 if not changes and max(n for n, _ in replies) < 2 else 0
+        verdict.fail(f"{incident}: what changed is not its second reply: {changes}", lost=lost)
 
 
 def _check_resolution(

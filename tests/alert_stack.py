@@ -115,8 +115,22 @@ def identity(service: Service) -> str:
     return service.deps.lease.identity
 
 
+# How the thread's second reply begins (bot/timeline/render.py `before_alert_message`).
+CHANGES_REPLY = "What changed on "
+
+
 def thread(stack: Stack, root: PostedMessage) -> list[PostedMessage]:
     return stack.slack.thread(ALERT_CHANNEL, root.ts)
+
+
+def evidence_and_rest(
+    stack: Stack, root: PostedMessage
+) -> tuple[PostedMessage, list[PostedMessage]]:
+    """The root's diagnosis, and the replies after its second, what changed in the hour before
+    (checked to be there)."""
+    diagnosis, changes, *rest = thread(stack, root)
+    assert changes.text.startswith(CHANGES_REPLY), changes.text
+    return diagnosis, rest
 
 
 def words(message: PostedMessage) -> str:
@@ -185,13 +199,15 @@ def live_roots(stack: Stack) -> list[PostedMessage]:
 
 
 def thread_texts(stack: Stack, root: PostedMessage) -> list[str]:
-    """The replies in the root's thread after the first, which is checked to be the diagnosis
-    (every alert but "cannot check cluster" has a component to look at)."""
+    """The replies in the root's thread after the evidence: the first two, checked to be the
+    diagnosis and what changed in the hour before (every alert but "cannot check cluster" has
+    a component to look at)."""
     texts = [m.text for m in stack.slack.thread(ALERT_CHANNEL, root.ts)]
     if "Cannot check cluster" in root.text:
         return texts
     assert texts and texts[0].startswith(("Diagnosis of ", "Could not diagnose ")), texts
-    return texts[1:]
+    assert len(texts) > 1 and texts[1].startswith(CHANGES_REPLY), texts
+    return texts[2:]
 
 
 async def fire(

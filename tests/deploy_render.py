@@ -21,6 +21,7 @@ COMPONENTS = sorted(p.parent for p in (DEPLOY / "components").glob("*/kustomizat
 if str(ROOT / "tools") not in sys.path:
     sys.path.insert(0, str(ROOT / "tools"))
 
+import chart_sync as chart_sync  # noqa: E402  (re-exported: `make chart`)
 import keda_rbac as keda_rbac  # noqa: E402  (re-exported: `make keda-rbac`)
 
 # The registry a team publishes its image to (`make push IMAGE=...`), as the README says.

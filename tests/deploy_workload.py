@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
+from alert_invariants import payload
 from clocks import Clock
 from gitops_e2e import OCI_REPOSITORY
 from stack_steps import confirm
@@ -230,8 +231,13 @@ async def alert_cycle(stack: Stack, clock: Clock) -> None:
         await jobs_alerts.keep_lease(deps)
         await jobs_alerts.check_cluster(deps, "sim")
     [root] = [m for m in stack.slack.root_messages(ALERT_CHANNEL) if m.text.startswith("[")]
-    first_reply = stack.slack.thread(ALERT_CHANNEL, root.ts)[0]
+    first_reply, second = stack.slack.thread(ALERT_CHANNEL, root.ts)[:2]
     assert first_reply.text.startswith("Diagnosis of kai on sim"), first_reply.text
+    assert second.text.startswith("What changed on sim in the hour before"), second.text
+    await stack.command("timeline --since 1d")  # every source of what changed, read
+    alert_id = str(payload(root)["effect"]).split("/")[1]  # resolved: its buttons are gone
+    draft = await stack.command(f"timeline {alert_id}")  # a file shared in the thread
+    assert "postmortem draft" in draft.text, draft.text
 
 
 @asynccontextmanager

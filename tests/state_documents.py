@@ -1,12 +1,13 @@
 """Alert state documents at their biggest, for the byte budget's tests: eviction notice threads
-as the notices leave them, incidents with every reply remembered and a full diagnosis owed."""
+as the notices leave them, incidents with every reply remembered, their whole history kept and
+a full diagnosis and what-changed owed, and the memory of moves at its caps."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from bot.alerts import outbox
+from bot.alerts import outbox, seen
 from bot.alerts.model import (
     AlertKey,
     AlertState,
@@ -14,12 +15,13 @@ from bot.alerts.model import (
     EffectKind,
     Note,
     NoteKind,
-    NoticeThread,
     Observation,
     Owed,
     Severity,
 )
-from bot.alerts.render_evidence import EVIDENCE_KEPT
+from bot.alerts.notice_thread import NoticeThread
+from bot.alerts.render_evidence import CHANGES_KEPT, EVIDENCE_KEPT
+from bot.alerts.seen import Seen
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 CLUSTER = "prod-eu-west-1"
@@ -53,23 +55,47 @@ def incident(n: int, *, closed: bool = False, diagnosis: bool = True) -> AlertSt
         commands=tuple(f"command-{i:032d}" for i in range(5)),
     )  # fmt: skip
     replies = {f"{alert.incident}:{k}": f"1772359400.{k:06d}" for k in range(outbox.DELIVERED_KEPT)}
-    alert = replace(alert, delivered=replies, owed_count=outbox.DELIVERED_KEPT + 1)
+    told = Note(NoteKind.SILENCED, T0, "U0ONCALL01", "r" * outbox.HISTORY_REASON, T0)
+    history = (told,) * outbox.HISTORY_KEPT
+    alert = replace(alert, delivered=replies, owed_count=outbox.DELIVERED_KEPT + 1, history=history)
     if closed:
         return replace(alert, resolved_at=T0 + timedelta(hours=2))
     if diagnosis:
         note = Note(NoteKind.DIAGNOSIS, T0)
         half = EVIDENCE_KEPT // 2
         blocks = ({"type": "section", "text": {"type": "mrkdwn", "text": "y" * (half - 100)}},)
+        changes = Note(NoteKind.CHANGES, T0)
         owed = (
             Owed(f"{alert.incident}:0", EffectKind.ROOT, attempt="a" * 32, anchor=TS),
             Owed(f"{alert.incident}:1", EffectKind.REPLY, note, text="x" * half, blocks=blocks),
+            Owed(f"{alert.incident}:2", EffectKind.REPLY, changes, text="z" * CHANGES_KEPT),
         )
         alert = replace(alert, root_ts="", outbox=owed)
     return alert
 
 
+def memory_at_its_caps() -> Seen:
+    """What the checks remember of moves at its biggest, as `remember` leaves it: the longest
+    names Kubernetes allows (a namespace of 63 characters, a name of 253), every value at full
+    length, as many values and moves as its byte caps let in."""
+    name = f"{'n' * 63}/{'k' * 253}"
+    value = "v" * seen.VALUE_CHARS
+    sighted = [seen.Sighting("Kustomization", f"{name[:-4]}{i:04d}", value) for i in range(500)]
+    memory = seen.remember(Seen(), sighted, {"Kustomization"}, T0)
+    for n in range(seen.MOVES_KEPT):
+        moved = [seen.Sighting(s.kind, s.name, f"{n:03d}{value[3:]}") for s in sighted]
+        memory = seen.remember(memory, moved, {"Kustomization"}, T0 + timedelta(seconds=n))
+    return memory
+
+
 def state(
-    threads: int = 0, closed: int = 0, open_: int = 0, *, cluster: str = CLUSTER, **kw: object
+    threads: int = 0,
+    closed: int = 0,
+    open_: int = 0,
+    *,
+    cluster: str = CLUSTER,
+    memory: bool = False,
+    **kw: object,
 ) -> ClusterAlerts:
     alerts = [incident(n) for n in range(open_)]
     return ClusterAlerts(
@@ -77,4 +103,5 @@ def state(
         alerts={a.key: a for a in alerts},
         threads=tuple(thread(i, cluster=cluster, **kw) for i in range(threads)),  # type: ignore
         recent=tuple(incident(100 + n, closed=True) for n in range(closed)),
+        seen=memory_at_its_caps() if memory else Seen(),
     )

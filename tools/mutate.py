@@ -58,6 +58,12 @@ GROUPS = {
         ("tests/e2e/test_access_once.py", "tests/unit/test_service_signing.py"),
     ),
     "acks-first": Group(("bot/service/inflight.py",), ("tests/unit/test_service_inflight.py",)),
+    # Issue 37: the scheduler stall alert's rules and signs, and when a reminder falls due.
+    "stall": Group(
+        ("bot/alerts/stall.py", "bot/alerts/stall_signs.py"),
+        ("tests/unit/test_alerts_stall.py",),
+    ),
+    "reminders": Group(("bot/alerts/reminders.py",), ("tests/unit/test_alerts_reminders.py",)),
     "escaping": Group(
         ("bot/slack/blocks.py", "bot/core/rich.py"),
         (

@@ -95,7 +95,10 @@ def log_change(change: Change) -> None:
     """The audit log line. Its message is the whole record as JSON; its fields (user, command,
     object, outcome) are also set on the record, so the JSON log format shows them at the top.
     A change made under an approval names the approver too (`approved`)."""
-    change = _with_approval(change)
+    _log(_with_approval(change))
+
+
+def _log(change: Change) -> None:
     context = {
         "user": change.user,
         "command": change.action,
@@ -114,8 +117,10 @@ async def record(
     alert_channel: str = "",
     journal: Journal | None = None,
 ) -> None:
-    """Log the change, keep it in the `journal` (the Home tab's last changes), and `announce` it."""
-    log_change(change)
+    """Log the change, keep it in the `journal` (the Home tab's last changes, `/kai timeline`),
+    and `announce` it. Kept as logged: naming its approver, if any."""
+    change = _with_approval(change)
+    _log(change)
     await _keep(change, journal)
     await announce(text, slack=slack, channel=channel, alert_channel=alert_channel)
 

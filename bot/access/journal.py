@@ -38,7 +38,10 @@ class JournalUnavailable(StateUnavailable):
 
 
 class ChangeJournal(Protocol):
-    """Append a finished change; read the newest ones back."""
+    """Append a finished change; read the newest ones back. `added` counts the changes this
+    process added (the timed-change tick looks at the journal again at once after one)."""
+
+    added: int
 
     async def add(self, change: Change) -> None: ...
 
@@ -96,6 +99,7 @@ class SqliteJournal:
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.added = 0
         raises = Raises("change journal in", JournalUnavailable)
         self._file = SqliteFile(path, [SQLITE_TABLE], raises)
 
@@ -103,6 +107,7 @@ class SqliteJournal:
         """Raises: JournalUnavailable."""
         body = json.dumps(dump_change(change), sort_keys=True)
         await self._file.run(lambda db: _append_in(db, body))
+        self.added += 1
 
     async def recent(self, limit: int) -> list[Change]:
         """Raises: JournalUnavailable."""
@@ -132,6 +137,7 @@ class ConfigMapJournal:
 
     def __init__(self, kube: KubeWriter, *, namespace: str, name: str) -> None:
         self.namespace, self.name = namespace, name
+        self.added = 0
         raises = Raises(f"change journal ConfigMap {namespace}/{name}", JournalUnavailable)
         self._document = ConfigMapDocument(kube, namespace, name, raises)
 
@@ -144,6 +150,7 @@ class ConfigMapJournal:
 
         gave_up = f"{self._document.raises.what}: still changing, gave up"
         await self._document.change(append, gave_up=gave_up)
+        self.added += 1
 
     async def recent(self, limit: int) -> list[Change]:
         """Raises: JournalUnavailable."""

@@ -20,7 +20,8 @@ from typing import TypeVar
 
 from bot.alerts import outbox, render_budget
 from bot.alerts.document import dump_cluster, incident_bytes, thread_bytes
-from bot.alerts.model import AlertState, ClusterAlerts, NoticeThread
+from bot.alerts.model import AlertState, ClusterAlerts
+from bot.alerts.notice_thread import NoticeThread
 
 BUDGET = 800_000  # bytes of JSON per document; the API server's limit is 1 048 576 per object
 TOLD_AGAIN_AFTER = timedelta(days=1)  # reaching the budget is said at most this often

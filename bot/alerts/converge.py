@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from bot.alerts import outbox
 from bot.alerts.channel_reads import Fresh
 from bot.alerts.delivery import AlertMessages, Attempt
-from bot.alerts.model import AlertState, EffectKind, NoticeThread, Owed
+from bot.alerts.model import AlertState, EffectKind, Owed
+from bot.alerts.notice_thread import NoticeThread
 from bot.alerts.outbox import Place
 
 log = logging.getLogger(__name__)

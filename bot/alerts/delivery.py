@@ -25,7 +25,16 @@ from typing import Any, Protocol
 
 from bot.alerts import render, render_evidence, render_reminders, render_replies
 from bot.alerts.channel_reads import METADATA_EVENT, ChannelReads, MessageReader
-from bot.alerts.model import AlertState, EffectKind, Note, NoteKind, Owed, Phase, Severity
+from bot.alerts.model import (
+    EVIDENCE_NOTES,
+    AlertState,
+    EffectKind,
+    Note,
+    NoteKind,
+    Owed,
+    Phase,
+    Severity,
+)
 from bot.core.metrics import Metrics
 from bot.slack import blocks, budget
 from bot.slack.gateway import SlackUnavailable
@@ -270,7 +279,7 @@ class AlertMessages:
         note = owed.note or Note(NoteKind.REMINDER, alert.first_seen)  # loading ensures a note
         if alert.key.is_reminder:
             message = render_reminders.reply_message(alert, note)
-        elif note.kind is NoteKind.DIAGNOSIS:
+        elif note.kind in EVIDENCE_NOTES:  # gathered and rendered once: sent as stored
             message = render_evidence.evidence_message(owed.text, owed.blocks)
         elif note.kind is NoteKind.ESCALATED:
             who = await _resolved(sender, self._paging.escalate_to)

@@ -2,11 +2,13 @@
 
 Loading never lets a decoding error escape as anything but `DamagedState`: a document that is
 not ours, or ours but damaged (`"failures": [3]`, a missing field, a bad time), is one error the
-store can act on. Notice threads (evictions told) and when the budget was last said are optional
-parts any schema-4 document may hold, so they needed no schema bump (a release before them
-reads the rest). Documents of schema 1 (before the outbox) and 2 (before
-diagnoses and escalations) load too: a schema-1 root that was "posting" becomes a root owed with
-an attempt of unknown outcome, so it is looked for before it is posted.
+store can act on. Notice threads (evictions told), when the budget was last said, what the checks
+saw move (`seen`), an incident's history and the PagerDuty events it owes are optional parts any
+schema-4 document may hold, so they needed no schema bump (a release before them reads the rest).
+Documents of schema 1 (before the outbox) and 2 (before diagnoses and escalations) load too: a
+schema-1 root that was
+"posting" becomes a root owed with an attempt of unknown outcome, so it is looked for before it
+is posted.
 Pure: no I/O, no clock.
 """
 
@@ -27,11 +29,13 @@ from bot.alerts.model import (
     Escalation,
     Note,
     NoteKind,
-    NoticeThread,
     Observation,
     Owed,
+    PageAction,
     Severity,
 )
+from bot.alerts.notice_thread import NoticeThread
+from bot.alerts.seen import Move, Seen
 from bot.core.conditions import parse_timestamp
 
 # 5: fleet incidents and their clusters; 4: anchors, command IDs, recently closed incidents;
@@ -63,7 +67,33 @@ def dump_cluster(state: ClusterAlerts) -> str:
         body["forgotten"] = _dump_value(state.forgotten)
     if state.budget_told is not None:
         body["budget_told"] = _dump_value(state.budget_told)
+    if state.seen != Seen():
+        body["seen"] = _dump_seen(state.seen)
     return json.dumps(body, sort_keys=True)
+
+
+def _dump_seen(seen: Seen) -> dict[str, Any]:
+    return {
+        "values": dict(seen.values),
+        "moves": [{k: _dump_value(v) for k, v in asdict(m).items()} for m in seen.moves],
+        "since": {kind: _dump_value(at) for kind, at in seen.since.items()},
+    }
+
+
+def _load_seen(raw: Any) -> Seen:
+    if raw is None:
+        return Seen()
+    if not isinstance(raw, dict):
+        raise DamagedState(f"seen is not a mapping: {type(raw).__name__}")
+    moves = tuple(_load_move(m) for m in _list(raw.get("moves")))
+    since = raw.get("since") or {}
+    values = {str(k): str(v) for k, v in (raw.get("values") or {}).items()}
+    return Seen(values, moves, {str(kind): _required_time(since, kind) for kind in since})
+
+
+def _load_move(raw: Mapping[str, Any]) -> Move:
+    fields = (str(raw[name]) for name in ("kind", "name", "before", "after"))
+    return Move(_required_time(raw, "at"), *fields)
 
 
 def thread_bytes(thread: NoticeThread) -> int:
@@ -112,6 +142,7 @@ def _load(cluster: str, text: str) -> ClusterAlerts:
         forgotten=parse_timestamp(body.get("forgotten")),
         reminders={a.key: a for a in map(_load_alert, _list(body.get("reminders")))},
         budget_told=parse_timestamp(body.get("budget_told")),
+        seen=_load_seen(body.get("seen")),
     )
 
 
@@ -123,15 +154,30 @@ def _list(value: Any) -> list[Any]:
     return value
 
 
+# Kept only when set: a document without them reads as before, and costs no byte more.
+_OPTIONAL = ("members", "labels", "silence_id")
+
+
 def _dump_alert(alert: AlertState) -> dict[str, Any]:
-    skip = ("observation", "outbox", "delivered")
-    raw = {k: _dump_value(v) for k, v in asdict(alert).items() if k not in skip}
+    skip = ("observation", "outbox", "delivered", "history")
+    raw = {
+        k: _dump_value(v)
+        for k, v in asdict(alert).items()
+        if k not in skip and (v or k not in _OPTIONAL)
+    }
     seen = asdict(alert.observation)
     seen["key"] = asdict(alert.observation.key)
     raw["observation"] = {k: _dump_value(v) for k, v in seen.items()}
     raw["outbox"] = [_dump_owed(o) for o in alert.outbox]
     raw["delivered"] = dict(alert.delivered)
+    raw["pages"] = [p.value for p in alert.pages]
+    if alert.history:
+        raw["history"] = [_dump_note(n) for n in alert.history]
     return raw
+
+
+def _dump_note(note: Note) -> dict[str, Any]:
+    return {k: _dump_value(v) for k, v in asdict(note).items()}
 
 
 def _dump_thread(thread: NoticeThread) -> dict[str, Any]:
@@ -160,10 +206,12 @@ def _load_thread(raw: Mapping[str, Any]) -> NoticeThread:
 
 def _dump_owed(owed: Owed) -> dict[str, Any]:
     raw = {k: _dump_value(v) for k, v in asdict(owed).items() if k not in ("note", "blocks")}
+    if owed.owed_at is None:
+        del raw["owed_at"]
     if owed.blocks:
         raw["blocks"] = [dict(b) for b in owed.blocks]
     if owed.note is not None:
-        raw["note"] = {k: _dump_value(v) for k, v in asdict(owed.note).items()}
+        raw["note"] = _dump_note(owed.note)
     return raw
 
 
@@ -218,6 +266,12 @@ def _load_alert(raw: Mapping[str, Any]) -> AlertState:
         untold=_names(raw.get("untold")),
         joins_told=parse_timestamp(raw.get("joins_told")),
         leaves_told=parse_timestamp(raw.get("leaves_told")),
+        history=tuple(_load_note(n) for n in _list(raw.get("history"))),
+        members=_names(raw.get("members")),
+        labels=_names(raw.get("labels")),
+        silence_id=str(raw.get("silence_id") or ""),
+        pages=tuple(PageAction(p) for p in _list(raw.get("pages"))),
+        paged_to=PageAction(raw["paged_to"]) if raw.get("paged_to") else None,
     )
     return _migrated(alert, raw)
 
@@ -252,6 +306,7 @@ def _load_owed(raw: Mapping[str, Any]) -> Owed:
         attempted_by=str(raw.get("attempted_by") or ""),
         attempted_at=parse_timestamp(raw.get("attempted_at")),
         anchor=str(raw.get("anchor") or ""),
+        owed_at=parse_timestamp(raw.get("owed_at")),
     )
 
 

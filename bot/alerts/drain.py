@@ -17,7 +17,8 @@ Only the Lease holder sends: it is asked before every call, and a call is abando
 holder's time to act ends. An incident with a call of unknown outcome or an uncertain record,
 and every open and recently closed incident when this replica becomes the holder, is
 converged at every drain for `settle` (while such a call may still land), and until its
-channel agreed. Nothing raises into the scheduler.
+channel agreed. Then what the cluster's incidents owe PagerDuty (`PageSender`, with
+`pagerduty` configured). Nothing raises into the scheduler.
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
 
-from bot.alerts import outbox
+from bot.alerts import outbox, pages
 from bot.alerts.converge import Converger
 from bot.alerts.delivery import AlertMessages, Attempt, CallOutcome, Sent
-from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, NoticeThread, Owed
+from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Owed
+from bot.alerts.notice_thread import NoticeThread
 from bot.alerts.outbox import NOTICES, Confirmation, Place
+from bot.alerts.pages import PageSender
 from bot.alerts.reconcile import Reconciler
 from bot.alerts.store import AlertStore, Repair, StoreUnavailable, update
 from bot.core.models import Sleep
@@ -102,8 +105,10 @@ class Drain:
         repair: Repair | None = None,
         sleep: Sleep = asyncio.sleep,
         backoffs: Sequence[float] = SLACK_BACKOFFS,
+        pager: PageSender | None = None,
     ) -> None:
         self._store = store
+        self._pager = pager or pages.NO_PAGES
         self._repair = repair
         self._messages = messages
         self._poster = poster
@@ -135,10 +140,12 @@ class Drain:
         async with self._locks[cluster]:
             self._waiting[cluster] -= 1
             try:
+                await self._pager.drain(cluster)  # what is due now waits for no Slack trouble
                 state = (await self._store.load(cluster)).state
                 owing = outbox.owing(state)
                 for where in owing if only is None else [w for w in owing if w in only]:
                     await self._drain_one(cluster, where)
+                await self._pager.drain(cluster)  # a trigger whose thread was just posted
                 state = (await self._store.load(cluster)).state
                 await self._looks.reconcile(cluster, state, lambda: self._waiting[cluster] > 0)
             except StoreUnavailable as e:
@@ -147,7 +154,7 @@ class Drain:
     def _is_idle(self, cluster: str, state: ClusterAlerts) -> bool:
         """Whether a drain of `state` would do nothing: no outbox holds anything, and no
         look at the channel is due (`Reconciler.is_due`)."""
-        return not self._looks.is_due(cluster) and outbox.owes_nothing(state)
+        return not self._looks.is_due(cluster) and pages.owes_nothing(state)
 
     async def _drain_one(self, cluster: str, where: str) -> None:
         """The outbox of one incident (or of the notices), head first, until empty or stuck."""
@@ -239,14 +246,17 @@ class Drain:
             await self._change(cluster, _drop(where, owed))
             return Progress.MOVED
         attempt, tried_before = Attempt(secrets.token_hex(6), self._poster.identity), owed
-        if not await self._change(cluster, _mark(where, owed, attempt, self._poster.clock(), "")):
+        marked = await self._change(cluster, _mark(where, owed, attempt, self._poster.clock(), ""))
+        if marked is None:
             return Progress.MOVED  # no longer the head: someone else sent it
+        alert = _as_marked(marked, where, alert)
         sent = await self._messages.send(alert, owed, attempt, "", within=self._within())
         if tried_before.was_attempted or sent.in_flight:  # a try may land after this one
             ours = tried_before.attempted_by in ("", self._poster.identity)
             self._looks.watch(cluster, [alert], eager=True, ours=ours)
         if sent.outcome is CallOutcome.APPLIED or sent.permanent:
-            await self._change(cluster, _drop(where, owed))
+            # Only our edit: one owed since (the state moved on meanwhile) is sent next.
+            await self._change(cluster, _drop(where, owed, attempt.attempt))
             return Progress.MOVED
         return Progress.RETRY
 
@@ -262,8 +272,10 @@ class Drain:
         (channel, thread), poster = place, self._poster
         attempt = Attempt(secrets.token_hex(6), poster.identity)
         anchor = await self._messages.anchor(channel)
-        if not await self._change(cluster, _mark(where, owed, attempt, poster.clock(), anchor)):
+        marked = await self._change(cluster, _mark(where, owed, attempt, poster.clock(), anchor))
+        if marked is None:
             return Progress.MOVED  # no longer the head: someone else delivered it
+        alert = None if alert is None else _as_marked(marked, where, alert)
         if not poster.is_holder():
             return Progress.RETRY
         sent = await self._messages.send(
@@ -331,14 +343,26 @@ class Drain:
         return await update(self._store, cluster, change, repair=self._repair)
 
 
-def _mark(where: str, owed: Owed, attempt: Attempt, at: datetime, anchor: str) -> StateChange[bool]:
-    def change(state: ClusterAlerts) -> tuple[ClusterAlerts, bool]:
+def _mark(
+    where: str, owed: Owed, attempt: Attempt, at: datetime, anchor: str
+) -> StateChange[ClusterAlerts | None]:
+    """The head marked as `attempt`: the state as marked, None when it is no longer the head."""
+
+    def change(state: ClusterAlerts) -> tuple[ClusterAlerts, ClusterAlerts | None]:
         marked = outbox.attempted(
             state, where, owed.effect_id, attempt.attempt, attempt.by, at, anchor
         )
-        return (state, False) if marked is None else (marked, True)
+        return (state, None) if marked is None else (marked, marked)
 
     return change
+
+
+def _as_marked(marked: ClusterAlerts, where: str, alert: AlertState) -> AlertState:
+    """The incident as the state that marked the attempt holds it, which is what is sent: a
+    cluster that joined a fleet incident while its root was being prepared (its anchor read)
+    found the root not attempted yet and owed no edit, so the root must list it."""
+    place = outbox.find_place(marked, where)
+    return place if isinstance(place, AlertState) else alert
 
 
 def _confirm(
@@ -357,8 +381,8 @@ def _unmark(where: str, owed: Owed, attempt: Attempt) -> StateChange[None]:
     return lambda state: (outbox.unattempted(state, where, owed.effect_id, attempt.attempt), None)
 
 
-def _drop(where: str, owed: Owed) -> StateChange[None]:
-    return lambda state: (outbox.dropped(state, where, owed.effect_id), None)
+def _drop(where: str, owed: Owed, attempt: str | None = None) -> StateChange[None]:
+    return lambda state: (outbox.dropped(state, where, owed.effect_id, attempt), None)
 
 
 def _swept(where: str, agreed: bool) -> StateChange[ClusterAlerts]:

@@ -153,10 +153,10 @@ def _folded(state: ClusterAlerts, alert: AlertState, fleet_id: str, now: datetim
 
 
 def _released(alert: AlertState, channel: str, now: datetime) -> AlertState:
-    """A cluster's alert again: it owes its root and diagnosis, as when it fired."""
+    """A cluster's alert again: it owes its root, diagnosis and what changed, as when it
+    fired."""
     alert = replace(alert, fleet="", paged=(), root_channel=channel)
-    root = outbox.owe(alert, EffectKind.ROOT)
-    return outbox.owe(root, EffectKind.REPLY, Note(NoteKind.DIAGNOSIS, now))
+    return machine.owe_evidence(outbox.owe(alert, EffectKind.ROOT), now)
 
 
 def advance(

@@ -65,6 +65,7 @@ class LeaderLease:
         # it stands nobody may be running the checks, which must not go unnoticed.
         self.last_error: errors.KubeError | None = None
         self.terms = 0  # how many times this replica became the holder: a new term, a new look
+        self.transitions = 0  # the Lease's leaseTransitions as last read or written
 
     @property
     def renew_every(self) -> timedelta:
@@ -132,6 +133,7 @@ class LeaderLease:
         if lease is None:
             return await self._create(now)
         spec = _spec(lease)
+        self.transitions = _count(spec.get("leaseTransitions"))
         holder = str(spec.get("holderIdentity") or "")
         record = (holder, str(spec.get("renewTime") or ""))
         if self._seen is None or self._seen.record != record:
@@ -141,9 +143,10 @@ class LeaderLease:
         expiry = self._seen.at + _lease_duration(spec, self.duration).total_seconds()
         if holder and self._monotonic() < expiry:
             return False
-        transitions = int(spec.get("leaseTransitions") or 0) + 1
+        transitions = self.transitions + 1
         taken = self._fields(now) | {"acquireTime": _micro_time(now)}
         if await self._patch(lease, taken | {"leaseTransitions": transitions}):
+            self.transitions = transitions
             log.info("lease %s/%s: taken over from %r", self.namespace, self.name, holder or None)
             return True
         return False
@@ -184,6 +187,12 @@ class LeaderLease:
 def _spec(lease: Any) -> dict[str, Any]:
     spec = lease.get("spec") if isinstance(lease, dict) else None
     return spec if isinstance(spec, dict) else {}
+
+
+def _count(value: Any) -> int:
+    """A non-negative count as the Lease holds it (0 when missing or not a count)."""
+    is_count = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return value if is_count else 0
 
 
 def _lease_duration(spec: dict[str, Any], default: timedelta) -> timedelta:

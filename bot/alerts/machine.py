@@ -1,8 +1,9 @@
 """The alert state machine: from what a check saw (or a person did) to the next state and effects.
 
 pending (bad, inside `hold`) → firing → acknowledged | silenced → resolved (clear for `hold`).
-Firing owes the root, then the diagnosis as the first reply (filled in by the desk); an alert
-still firing and unanswered `escalate_after` after it fired owes one escalation reply.
+Firing owes the root, then the diagnosis and what changed before it as the first replies (filled
+in by the desk); an alert still firing and unanswered `escalate_after` after it fired owes one
+escalation reply.
 Every function takes the current `ClusterAlerts` and `now` and returns a `Transition`: the new
 state, whose alerts' outboxes now also hold the Slack effects owed (post a root, reply in its
 thread, edit the root), and those effects again for the caller to log. The drain sends them in
@@ -18,6 +19,7 @@ from datetime import datetime, timedelta
 
 from bot.alerts import outbox
 from bot.alerts.model import (
+    EVIDENCE_NOTES,
     AlertState,
     ClusterAlerts,
     EffectKind,
@@ -135,8 +137,10 @@ def silence(
     now: datetime,
     *,
     command: str,
+    silence_id: str = "",
 ) -> Transition:
-    """Mute the alert's reminders until `now + duration` (a new silence replaces the old one).
+    """Mute the alert's reminders until `now + duration` (a new silence replaces the old one);
+    `silence_id`: the Alertmanager silence that mutes an Alertmanager group's alerts too.
 
     Raises:
         UserError: no such active alert, or the duration is not positive.
@@ -145,7 +149,9 @@ def silence(
         raise errors.UserError("A silence needs a duration longer than zero, like 1h.")
     alert = find_active(state, alert_id, command=command)
     until = now + duration
-    alert = replace(alert, silenced_by=user, silenced_until=until, silence_reason=reason)
+    alert = replace(
+        alert, silenced_by=user, silenced_until=until, silence_reason=reason, silence_id=silence_id
+    )
     return _changed(state, alert, Note(NoteKind.SILENCED, now, user, reason, until))
 
 
@@ -202,6 +208,22 @@ def find_active(state: ClusterAlerts, alert_id: str, *, command: str) -> AlertSt
     return alert
 
 
+def owe_evidence(alert: AlertState, now: datetime) -> AlertState:
+    """`alert` owing its diagnosis, then its "what changed in the hour before", both empty
+    until the holder gathers them (`bot.alerts.model.EVIDENCE_NOTES`, in that order)."""
+    for kind in EVIDENCE_NOTES:
+        alert = outbox.owe(alert, EffectKind.REPLY, Note(kind, now))
+    return alert
+
+
+def resolve(state: ClusterAlerts, alert: AlertState, now: datetime) -> Transition:
+    """`alert` resolved at `now` whatever its hold (its source said so: an Alertmanager group
+    notified `resolved`): the reply, the root's edit, the sweep; it waits in `closing`."""
+    step = _CheckPass(state, now, Policy(NO_HOLD, NO_HOLD, 1, alert.root_channel))
+    step.resolve(replace(alert, clear_since=alert.clear_since or now))
+    return step.transition()
+
+
 def _changed(state: ClusterAlerts, alert: AlertState, note: Note) -> Transition:
     alert, owed = _in_thread(alert, note)
     return Transition(state.with_alert(alert), owed)
@@ -216,7 +238,14 @@ def _in_thread(alert: AlertState, note: Note) -> tuple[AlertState, tuple[Owed, .
 
 def _unsilenced(alert: AlertState, now: datetime) -> AlertState:
     # Reminders count again from now: the silence was the last thing said in the thread.
-    return replace(alert, silenced_by="", silenced_until=None, silence_reason="", last_reminder=now)
+    return replace(
+        alert,
+        silenced_by="",
+        silenced_until=None,
+        silence_reason="",
+        silence_id="",
+        last_reminder=now,
+    )
 
 
 @dataclass
@@ -257,7 +286,7 @@ class _CheckPass:
             clear_since = alert.clear_since or self.now
             alert = replace(alert, clear_since=clear_since)
             if self.now - clear_since >= self.policy.hold:
-                self._resolve(alert)
+                self.resolve(alert)
                 return
         self.keep(self._ensure_root(self._remind(self._escalate(alert))))
 
@@ -291,14 +320,15 @@ class _CheckPass:
         return alert
 
     def _owe_diagnosis(self, alert: AlertState) -> AlertState:
-        """The first reply of a new incident: the failing component's diagnosis, owed empty
-        (the holder gathers it, `bot.alerts.usecase_evidence`). An immediate alert (the cluster
-        cannot be checked) has no component to look at: the cluster itself does not answer."""
+        """The first replies of a new incident, owed empty (the holder gathers them,
+        `bot.alerts.usecase_evidence`): the failing component's diagnosis, then what changed
+        in the hour before. An immediate alert (the cluster cannot be checked) has neither:
+        the cluster itself does not answer."""
         if alert.observation.immediate:
             return alert
-        alert = outbox.owe(alert, EffectKind.REPLY, Note(NoteKind.DIAGNOSIS, self.now))
-        self.effects.append(alert.outbox[-1])
-        return alert
+        owed = owe_evidence(alert, self.now)
+        self.effects.extend(owed.outbox[len(alert.outbox) :])
+        return owed
 
     def _expire_silence(self, alert: AlertState, *, still_bad: bool) -> AlertState:
         until = alert.silenced_until
@@ -336,7 +366,7 @@ class _CheckPass:
         self.effects.append(alert.outbox[-1])
         return alert
 
-    def _resolve(self, alert: AlertState) -> None:
+    def resolve(self, alert: AlertState) -> None:
         """The incident leaves the live alerts; it stays in `closing` until it owes nothing."""
         resolved = replace(alert, resolved_at=self.now)
         resolved, owed = _in_thread(resolved, Note(NoteKind.RESOLVED, self.now))

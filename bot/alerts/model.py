@@ -12,7 +12,12 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from bot.alerts.seen import Seen
+
+if TYPE_CHECKING:  # its module imports Owed from here
+    from bot.alerts.notice_thread import NoticeThread
 
 
 class Severity(enum.Enum):
@@ -40,6 +45,7 @@ class RootStatus(enum.Enum):
 
 class NoteKind(enum.Enum):
     DIAGNOSIS = "diagnosis"  # the first reply: the failing component's evidence
+    CHANGES = "changes"  # the second: what changed on the cluster in the hour before it fired
     REMINDER = "reminder"
     ACKNOWLEDGED = "acknowledged"
     SILENCED = "silenced"
@@ -87,6 +93,8 @@ class Note:
 
 
 CLUSTERS_SEPARATOR = ", "
+# The replies the holder gathers after the root went out, in this order (`bot.alerts.machine`).
+EVIDENCE_NOTES = (NoteKind.DIAGNOSIS, NoteKind.CHANGES)
 
 
 class EffectKind(enum.Enum):
@@ -99,6 +107,15 @@ class EffectKind(enum.Enum):
     EDIT = "edit"
     NOTICE = "notice"
     SWEEP = "sweep"
+
+
+class PageAction(enum.Enum):
+    """An event of PagerDuty's Events API v2 an incident owes (`bot.alerts.pages`), in the
+    order PagerDuty's alert goes through them."""
+
+    TRIGGER = "trigger"
+    ACKNOWLEDGE = "acknowledge"
+    RESOLVE = "resolve"
 
 
 @dataclass(frozen=True)
@@ -123,6 +140,9 @@ class Owed:
     # A Slack `ts` known before the attempt was sent: any copy it made is newer, so a search
     # for it is anchored on Slack's own clock, never the host's ("" = search everything).
     anchor: str = ""
+    # When the effect was first saved as owed (`bot.alerts.backlog`): how long Slack has owed
+    # it, for `/metrics`. Bookkeeping, left out of equality (None: not saved yet).
+    owed_at: datetime | None = field(default=None, compare=False)
 
     @property
     def was_attempted(self) -> bool:
@@ -130,9 +150,10 @@ class Owed:
 
     @property
     def awaits_evidence(self) -> bool:
-        """A diagnosis reply whose evidence has not been gathered yet: not sendable."""
-        is_diagnosis = self.note is not None and self.note.kind is NoteKind.DIAGNOSIS
-        return is_diagnosis and not self.text
+        """A diagnosis (or what-changed) reply whose evidence has not been gathered yet: not
+        sendable."""
+        gathered = self.note is not None and self.note.kind in EVIDENCE_NOTES
+        return gathered and not self.text
 
 
 @dataclass(frozen=True, order=True)
@@ -162,6 +183,11 @@ class AlertKey:
         return self.cluster == FLEET
 
     @property
+    def is_alertmanager(self) -> bool:
+        """An Alertmanager notification group's incident (docs/alertmanager.md)."""
+        return self.cluster == ALERTMANAGER
+
+    @property
     def is_reminder(self) -> bool:
         """A forgotten pause or suspend (`bot.alerts.reminders`), not a health alert."""
         return self.condition in REMINDER_CONDITIONS
@@ -170,6 +196,9 @@ class AlertKey:
 # The store document, and the `cluster` of the keys, of fleet incidents (`bot.alerts.fleet`):
 # no cluster can be called so (a Kubernetes name never starts with "_").
 FLEET = "_fleet"
+# The store document, and the `cluster` of the keys, of Alertmanager's notification groups
+# (`bot.integrations.alertmanager_groups`): its ConfigMap is `<state.configmap>--alertmanager`.
+ALERTMANAGER = "_alertmanager"
 # The `fleet` of a cluster's alert that just fired and waits (two `alerts.interval`) to learn
 # whether the rest of the fleet fires it too, before it pages on its own.
 WAITING = "waiting"
@@ -242,6 +271,18 @@ class AlertState:
     untold: tuple[str, ...] = ()
     joins_told: datetime | None = None
     leaves_told: datetime | None = None
+    # What its thread was told, in order (each reply's note as it was owed; at most
+    # `bot.alerts.outbox.HISTORY_KEPT`): the postmortem draft reads it (`/kai timeline ALERT_ID`).
+    history: tuple[Note, ...] = ()
+    # An Alertmanager group's incident (`AlertKey.is_alertmanager`): `members` its alerts firing
+    # now (`fingerprint@startsAt`), `labels` the group's common labels (`name=value`, the
+    # matchers of a silence), `silence_id` the Alertmanager silence made from Slack ("" none).
+    members: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    silence_id: str = ""
+    # PagerDuty (`bot.alerts.pages`): the events owed, in order, and the last one ever owed.
+    pages: tuple[PageAction, ...] = ()
+    paged_to: PageAction | None = None
 
     @property
     def key(self) -> AlertKey:
@@ -280,6 +321,8 @@ class AlertState:
     @property
     def where(self) -> str:
         """Where it fires: its cluster, or a fleet incident's clusters ("3 clusters: a, b, c")."""
+        if self.key.is_alertmanager:
+            return "Alertmanager"
         if not self.key.is_fleet:
             return self.key.cluster
         return f"{len(self.clusters)} clusters: {', '.join(self.clusters)}"
@@ -300,34 +343,6 @@ class AlertState:
             return RootStatus.POSTED
         owes_root = any(o.kind is EffectKind.ROOT for o in self.outbox)
         return RootStatus.POSTING if owes_root else RootStatus.NONE
-
-
-@dataclass(frozen=True)
-class NoticeThread:
-    """A notice outside any alert, in a channel of its own, and the replies under it, keyed by
-    what it tells (a KAI Evict Event: `<cluster>/evict/<uid>`), so each is told once across
-    restarts and replicas. Its messages are delivered and converged like an incident's root
-    and replies (`incident` is its key): the root is `<key>:0`, the replies `<key>:<n>`.
-    `count` is how many occurrences were told, `last` when the latest happened (a thread is
-    forgotten a while after it, once it owes nothing)."""
-
-    key: str
-    channel: str
-    count: int
-    last: datetime
-    outbox: tuple[Owed, ...] = ()
-    owed_count: int = 0
-    root_ts: str = ""
-    root_anchor: str = ""
-    delivered: Mapping[str, str] = field(default_factory=dict)  # reply effect ID -> ts
-
-    @property
-    def incident(self) -> str:
-        return self.key
-
-    @property
-    def root_channel(self) -> str:
-        return self.channel
 
 
 @dataclass(frozen=True)
@@ -357,6 +372,9 @@ class ClusterAlerts:
     reminders: Mapping[AlertKey, AlertState] = field(default_factory=dict)
     # When the channel was last told this document reached its byte budget (`bot.alerts.budget`).
     budget_told: datetime | None = None
+    # What the checks saw move on the cluster (Kustomization revisions, `kai-config`, the
+    # APIService), remembered for `/kai timeline` (`bot.alerts.seen`, bounded by its own caps).
+    seen: Seen = field(default_factory=Seen)
 
     def with_alert(self, alert: AlertState) -> ClusterAlerts:
         if alert.key.is_reminder:

@@ -16,7 +16,15 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.alerts.model import AlertState, ClusterAlerts, EffectKind, Note, NoticeThread, Owed
+from bot.alerts.model import (
+    AlertState,
+    ClusterAlerts,
+    EffectKind,
+    Note,
+    NoteKind,
+    Owed,
+)
+from bot.alerts.notice_thread import NoticeThread
 
 NOTICES = ""  # the `where` of the cluster's own notices, outside any incident
 DELIVERED_KEPT = 50  # reply ts remembered per incident, for fencing late posters
@@ -24,6 +32,8 @@ RECENT_KEPT = 10  # closed incidents remembered, for late answers and a new hold
 THREAD_LIVELY = timedelta(hours=1)  # a thread this recent is converged after a takeover
 Place = AlertState | NoticeThread  # what owes messages with a root: an incident or a thread
 SETTLE_PASSES = 2  # sweeps in a row (in separate drains) that must see the channel agree
+HISTORY_KEPT = 10  # notes remembered per incident for its postmortem draft (the newest)
+HISTORY_REASON = 80  # characters of a note's reason (a silence's, a fleet's clusters) kept there
 
 
 class Confirmation(enum.Enum):
@@ -42,7 +52,11 @@ def owe(alert: AlertState, kind: EffectKind, note: Note | None = None) -> AlertS
         return replace(alert, outbox=(*kept, Owed(f"{alert.incident}:{kind.value}", kind)))
     number = 0 if kind is EffectKind.ROOT else max(alert.owed_count, 1)
     owed = Owed(f"{alert.incident}:{number}", kind, note)
-    return replace(alert, outbox=(*alert.outbox, owed), owed_count=number + 1)
+    history = alert.history
+    if note is not None and note.kind is not NoteKind.REMINDER:  # "still firing" tells nothing new
+        told = replace(note, reason=note.reason[:HISTORY_REASON])
+        history = (*history, told)[-HISTORY_KEPT:]
+    return replace(alert, outbox=(*alert.outbox, owed), owed_count=number + 1, history=history)
 
 
 def owe_notice(state: ClusterAlerts, notice_id: str, text: str) -> ClusterAlerts:
@@ -237,10 +251,16 @@ def adopted(
     return _delivered(state, where, owed, channel, ts)
 
 
-def dropped(state: ClusterAlerts, where: str, effect_id: str) -> ClusterAlerts:
-    """The head is given up (an edit of a root someone deleted: there is nothing to edit)."""
+def dropped(
+    state: ClusterAlerts, where: str, effect_id: str, attempt: str | None = None
+) -> ClusterAlerts:
+    """The head is given up (an edit of a root someone deleted: there is nothing to edit), or
+    done (an edit applied): with `attempt`, only while the head is still that attempt, for a
+    newer edit owed meanwhile replaced it and shows what the older one did not."""
     owed = head(state, where)
     if owed is None or owed.effect_id != effect_id:
+        return state
+    if attempt is not None and owed.attempt != attempt:
         return state
     return _with_outbox(state, where, _outbox(state, where)[1:])
 
@@ -278,7 +298,7 @@ def _delivered(
     elif owed.kind is EffectKind.REPLY:
         kept = list(alert.delivered.items())[-(DELIVERED_KEPT - 1) :]
         alert = replace(alert, delivered=dict([*kept, (owed.effect_id, ts)]))
-    return _put(state, replace(alert, outbox=rest))
+    return put_incident(state, replace(alert, outbox=rest))
 
 
 def swept(state: ClusterAlerts, where: str, *, agreed: bool) -> ClusterAlerts:
@@ -291,8 +311,8 @@ def swept(state: ClusterAlerts, where: str, *, agreed: bool) -> ClusterAlerts:
         return state
     settled = alert.settled + 1 if agreed else 0
     if settled < SETTLE_PASSES:
-        return _put(state, replace(alert, settled=settled))
-    return _put(state, replace(alert, settled=settled, outbox=alert.outbox[1:]))
+        return put_incident(state, replace(alert, settled=settled))
+    return put_incident(state, replace(alert, settled=settled, outbox=alert.outbox[1:]))
 
 
 def find_known(state: ClusterAlerts, incident: str) -> Place | None:
@@ -328,7 +348,7 @@ def _with_outbox(state: ClusterAlerts, where: str, outbox: tuple[Owed, ...]) -> 
 def _put_place(state: ClusterAlerts, place: Place) -> ClusterAlerts:
     if isinstance(place, NoticeThread):
         return _put_thread(state, place)
-    return _put(state, place)
+    return put_incident(state, place)
 
 
 def _put_thread(state: ClusterAlerts, thread: NoticeThread) -> ClusterAlerts:
@@ -336,12 +356,13 @@ def _put_thread(state: ClusterAlerts, thread: NoticeThread) -> ClusterAlerts:
     return replace(state, threads=threads)
 
 
-def _put(state: ClusterAlerts, alert: AlertState) -> ClusterAlerts:
-    """The incident replaced in the state; a resolved one with nothing owed leaves it."""
+def put_incident(state: ClusterAlerts, alert: AlertState) -> ClusterAlerts:
+    """The incident replaced in the state; a resolved one owing nothing (to Slack, nor to
+    PagerDuty: `bot.alerts.pages`) leaves it."""
     if alert.resolved_at is None:
         return state.with_alert(alert)
     closing = [a for a in state.closing if a.incident != alert.incident]
-    if alert.outbox:
+    if alert.outbox or alert.pages:
         closing.append(alert)
         closing.sort(key=lambda a: a.first_seen)
         return replace(state, closing=tuple(closing))

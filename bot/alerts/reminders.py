@@ -81,11 +81,7 @@ def remind(
     """One sweep saw exactly `held` in `places` (each listed in full): reminders fall due, and
     the changes in those places no longer held end (elsewhere nothing was seen either way).
     A timed pause or suspend ends by itself and is never reminded of."""
-    seen = {
-        key_of(h): observation_of(h)
-        for h in held
-        if h.cluster == state.cluster and not h.is_timed and covers(places, h.kind, h.namespace)
-    }
+    seen = _in_force(state, held, places)
     step = _ReminderPass(state, now, policy)
     for key, alert in state.reminders.items():
         namespace = key.object.partition("/")[0]
@@ -94,6 +90,42 @@ def remind(
     for key, observation in seen.items():
         step.advance(state.reminders.get(key), observation)
     return step.transition()
+
+
+def next_due(
+    state: ClusterAlerts,
+    held: Iterable[HeldObject],
+    places: Sequence[KindScope],
+    remind_after: timedelta,
+) -> datetime | None:
+    """When the next reminder of `state` (just stepped by `remind` with the same `held`) falls
+    due, so the sweep comes back then, as a hold does, not at its next turn: a first reminder
+    `remind_after` after our record's time (or after the change was first seen), a later one
+    `remind_after` after the last. One whose root is not in Slack yet has no reply due (its
+    root is what is owed). None when reminders are off or nothing is in force."""
+    if remind_after <= OFF:
+        return None
+    moments = []
+    for key, seen in _in_force(state, held, places).items():
+        alert = state.reminders.get(key)
+        if alert is None and seen.since is not None:
+            moments.append(seen.since + remind_after)
+        elif alert is not None and alert.firing_since is None:
+            moments.append(since_of(alert) + remind_after)
+        elif alert is not None and alert.has_thread:
+            moments.append((alert.last_reminder or since_of(alert)) + remind_after)
+    return min(moments, default=None)
+
+
+def _in_force(
+    state: ClusterAlerts, held: Iterable[HeldObject], places: Sequence[KindScope]
+) -> dict[AlertKey, Observation]:
+    """The changes without an end a sweep of `places` saw on `state`'s cluster."""
+    return {
+        key_of(h): observation_of(h)
+        for h in held
+        if h.cluster == state.cluster and not h.is_timed and covers(places, h.kind, h.namespace)
+    }
 
 
 def first_seen_by_hand(states: Iterable[ClusterAlerts]) -> FirstSeen:

@@ -91,8 +91,7 @@ def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) 
     facts: list[Text] = [
         f"{icon} *{label}* · *{escape(seen.title)}*",
         *([rich_text("*Paging:* ", paging)] if paging else []),
-        f"{_clusters_fact(alert)}   *Object:* {escape(key.subject)}   "
-        f"*Condition:* {escape(key.condition)}",
+        _where_fact(alert),
     ]
     if alert.paged and key.is_fleet:
         facts.append(f"*Already paged by its own alert on:* {escape(listed(alert.paged))}")
@@ -112,6 +111,22 @@ def root_message(alert: AlertState, paged: Sequence[str] = (), *, command: str) 
     return fit_message(
         {"text": rich_text(text, " · ", paging) if paging else text, "blocks": blocks}
     )
+
+
+def _where_fact(alert: AlertState) -> str:
+    """Where it fires and what: cluster, object, condition; an Alertmanager group's labels."""
+    key = alert.key
+    if key.is_alertmanager:
+        return f"*From:* Alertmanager   *Group:* {escape(key.object)}"
+    return (
+        f"{_clusters_fact(alert)}   *Object:* {escape(key.subject)}   "
+        f"*Condition:* {escape(key.condition)}"
+    )
+
+
+def what_fires(key: AlertKey) -> str:
+    """`Config kai-config DependenciesFulfilled False`; an Alertmanager group by its labels."""
+    return f"group {key.object}" if key.is_alertmanager else f"{key.subject} {key.condition}"
 
 
 def _clusters_fact(alert: AlertState) -> str:
@@ -175,7 +190,7 @@ def _where(alert: AlertState) -> str:
 
 def _root_text(alert: AlertState, label: str) -> str:
     seen = alert.observation
-    text = f"[{label}] {_where(alert)}: {seen.key.subject} {seen.key.condition}: {seen.title}"
+    text = f"[{label}] {_where(alert)}: {what_fires(seen.key)}: {seen.title}"
     message = " ".join(_redacted(seen.message).split())
     return f"{text}: {truncate(message, _FALLBACK_MESSAGE)}" if message else text
 
@@ -223,8 +238,13 @@ def _buttons(key: AlertKey) -> Block:
             button("Acknowledge", ACK_ACTION, value, style="primary"),
             button("Silence 1h", SILENCE_1H_ACTION, value),
             button("Silence 4h", SILENCE_4H_ACTION, value),
-            # A fleet incident's clusters each have their own report (`/kai health CLUSTER`).
-            *([] if key.is_fleet else [button("Run health check", HEALTH_ACTION, value)]),
+            # A fleet incident's clusters each have their own report (`/kai health CLUSTER`);
+            # an Alertmanager group names no cluster of ours.
+            *(
+                []
+                if key.is_fleet or key.is_alertmanager
+                else [button("Run health check", HEALTH_ACTION, value)]
+            ),
         ],
     }
 
@@ -271,7 +291,7 @@ def _listing_line(alert: AlertState, hold: timedelta) -> Text:
     seen = alert.observation
     head = (
         f"{SEVERITY_ICONS[seen.severity]} `{alert.alert_id}` {escape(_where(alert))} · "
-        f"{escape(seen.key.subject)} {escape(seen.key.condition)}: {escape(seen.title)}"
+        f"{escape(what_fires(seen.key))}: {escape(seen.title)}"
     )
     if alert.phase is Phase.PENDING:
         at_once = seen.immediate or seen.waited_out
@@ -296,5 +316,6 @@ def command_done(alert: AlertState, what: str, *, duration: timedelta | None = N
     where = "; noted in its thread." if alert.has_thread else "."
     detail = f" for {format_duration(duration)}" if duration is not None else ""
     title = escape(alert.observation.title)
-    text = f"{what} alert {alert.alert_id}{detail} ({alert.key.cluster}: {title}){where}"
+    source = "Alertmanager" if alert.key.is_alertmanager else alert.key.cluster
+    text = f"{what} alert {alert.alert_id}{detail} ({source}: {title}){where}"
     return text_message(text)

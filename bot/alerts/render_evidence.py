@@ -1,6 +1,7 @@
-"""How a new incident's diagnosis looks in its thread, and how much of it the state keeps:
-the reply as stored (`evidence_message`), the one line when there is nothing to diagnose, the
-footer naming the command that looks again, and the cut to `EVIDENCE_KEPT` characters. Pure.
+"""How a new incident's diagnosis (and what changed before it) looks in its thread, and how much
+of it the state keeps: the reply as stored (`evidence_message`), the one line when there is
+nothing to diagnose, the footer naming the command that looks again, and the cut to
+`EVIDENCE_KEPT` characters. Pure.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from bot.alerts.model import AlertKey
 from bot.slack.blocks import Block, Message, context, escape, fit_message, truncate, truncate_mrkdwn
 
 EVIDENCE_KEPT = 12_000  # characters (as JSON) of a diagnosis stored in the state until posted
+CHANGES_KEPT = 3_000  # of what changed before an alert (a dozen lines: `bot.timeline.render`)
 _EVIDENCE_TEXT = 2_000  # of which its fallback text
 _BLOCK_OVERHEAD = 120  # JSON around a block's text
 _BLOCK_SHARE = 600  # characters a cut block keeps at least: fewer blocks, each still readable
@@ -27,6 +29,12 @@ def evidence_message(text: str, blocks: Sequence[Mapping[str, Any]]) -> Message:
 def no_evidence(key: AlertKey) -> Message:
     """The first reply of an alert with no component to diagnose."""
     text = f"No diagnosis for {key.subject} {key.condition}: nothing to look at beyond the alert."
+    return fit_message({"text": escape(text), "blocks": [context(escape(text))]})
+
+
+def no_changes(key: AlertKey) -> Message:
+    """The second reply where nothing reads what changed (a desk built without it)."""
+    text = f"What changed before {key.subject} {key.condition}: not read here."
     return fit_message({"text": escape(text), "blocks": [context(escape(text))]})
 
 

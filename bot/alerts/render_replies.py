@@ -20,6 +20,7 @@ from bot.alerts.render import (
     listed,
     mentions,
 )
+from bot.core.redaction import redact
 from bot.core.rich import Rich, rich_text
 from bot.slack.blocks import Message, Text, escape, fit_message, mention, section
 
@@ -113,7 +114,18 @@ def _ended(alert: AlertState, note: Note) -> str:
     )
 
 
+def _group_changed(alert: AlertState, note: Note) -> str:
+    """An Alertmanager group's alerts that joined it or resolved (`note.reason`: a line each)."""
+    joined = note.kind is NoteKind.JOINED
+    icon, what = (":heavy_plus_sign:", "Now firing too") if joined else (RESOLVED_ICON, "Resolved")
+    lines = [redact(line) for line in note.reason.split("\n")]
+    shown = escape("\n".join(lines))
+    return f"{icon} {what} at {format_time(note.at)} ({len(lines)}):\n```{shown}```"
+
+
 def _joined(alert: AlertState, note: Note) -> str:
+    if alert.key.is_alertmanager:
+        return _group_changed(alert, note)
     names = note.clusters
     fire = "fires" if len(names) == 1 else "fire"
     when = f", since {format_time(note.at)}" if note.until is None else f" ({_between(note)})"
@@ -124,6 +136,8 @@ def _joined(alert: AlertState, note: Note) -> str:
 
 
 def _recovered(alert: AlertState, note: Note) -> str:
+    if alert.key.is_alertmanager:
+        return _group_changed(alert, note)
     firing = len(alert.firing_clusters)
     if note.unwatched:
         rest = f"{firing} still firing." if firing else "no cluster still watched fires it."

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
-from bot.alerts import budget
+from bot.alerts import backlog, budget, pages
 from bot.alerts.document import DamagedState, load_cluster
 from bot.alerts.model import ClusterAlerts
 from bot.config.settings import Settings
@@ -155,7 +155,8 @@ class Decoded:
 class Budgeted:
     """Each document as saved: within its byte budget (`bot.alerts.budget`, shedding what gives
     way and owing the notice that says so), reaching it logged and counted, and the largest
-    document this replica saved shown (`metrics`)."""
+    document this replica saved shown beside the budget (`metrics`); every effect newly owed
+    is stamped with the save's time (`bot.alerts.backlog`)."""
 
     def __init__(
         self,
@@ -168,10 +169,13 @@ class Budgeted:
         self._metrics = metrics
         self._clock = clock
         self._sizes: dict[str, int] = {}
+        if metrics is not None:
+            metrics.state_budget.set(limit)
 
     def text(self, state: ClusterAlerts) -> str:
         """The JSON document to save for `state`."""
-        fitted = budget.fit(state, self._clock(), self.limit)
+        now = self._clock()
+        fitted = budget.fit(backlog.stamped(state, now), now, self.limit)
         if fitted.gave_way:
             log.warning(
                 "alert state of %s reached its budget of %d bytes: %d notice threads and %d "
@@ -304,18 +308,52 @@ class ConfigMapStore:
         self.documents.close()
 
 
-def open_store(settings: Settings, kube: KubeWriter, metrics: Metrics | None = None) -> AlertStore:
+def open_store(
+    settings: Settings,
+    kube: KubeWriter,
+    metrics: Metrics | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> AlertStore:
     """The store `state.backend` names; `kube` is the first cluster's gateway (for configmap),
-    `metrics` where the budget is counted.
+    `metrics` where the budget is counted, `clock` the service's (what owes Slack is stamped
+    with it, and the budget's notices judged by it).
 
     Raises:
         ConfigError: the configmap backend without a gateway that can write objects.
     """
     state = settings.state
-    budget = Budgeted(metrics)
+    budget = Budgeted(metrics, clock=clock)
+    store: AlertStore
     if state.backend == "sqlite":
-        return SqliteStore(state.path, budget=budget)
-    return ConfigMapStore(kube, namespace=state.namespace, name=state.configmap, budget=budget)
+        store = SqliteStore(state.path, budget=budget)
+    else:
+        store = ConfigMapStore(kube, namespace=state.namespace, name=state.configmap, budget=budget)
+    if settings.pagerduty is None:
+        return store
+    return PagingStore(store, settings.pagerduty.severities)
+
+
+class PagingStore:
+    """A store whose every save also owes PagerDuty what the saved incidents have come to owe
+    (`bot.alerts.pages.owe_pages`): whatever changed an incident (a check, a command, a fleet
+    step, a replica), the events are owed in the same compare-and-set as the change."""
+
+    def __init__(self, inner: AlertStore, severities: Collection[str]) -> None:
+        self._inner = inner
+        self._severities = frozenset(severities)
+
+    async def load(self, cluster: str) -> Stored:
+        return await self._inner.load(cluster)
+
+    async def load_many(self, clusters: Sequence[str]) -> list[Stored]:
+        return await self._inner.load_many(clusters)
+
+    async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
+        owing = pages.owe_pages(state, self._severities)
+        return await self._inner.save(owing, version, aside=aside)
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 def _data_key(cluster: str) -> str:

@@ -1,8 +1,9 @@
 """The alerts' use-case, `AlertDesk`: what the jobs and listeners ask of the alerts, over one
 store and one Slack gateway. Each concern is a module of its own over one shared
 `usecase_context.DeskContext`: the check (`usecase_check`), fleet regrouping (`usecase_fleet`),
-the diagnosis reply (`usecase_evidence`), trouble notices (`usecase_trouble`), reminders of
-forgotten changes (`usecase_reminders`) and the on-call commands (`usecase_commands`).
+the evidence replies (`usecase_evidence`: the diagnosis, what changed before), trouble notices
+(`usecase_trouble`), reminders of forgotten changes (`usecase_reminders`) and the on-call
+commands (`usecase_commands`).
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from bot.alerts import machine, usecase_reminders
 from bot.alerts.courier import Couriers
 from bot.alerts.delivery import MessageSender
 from bot.alerts.drain import SLACK_BACKOFFS, Poster
-from bot.alerts.model import AlertState, ClusterAlerts
+from bot.alerts.model import ALERTMANAGER, AlertState, ClusterAlerts
+from bot.alerts.pages import PageSender
 from bot.alerts.store import AlertStore
 from bot.alerts.usecase_check import Check
 from bot.alerts.usecase_commands import OnCallCommands
 from bot.alerts.usecase_context import DeskContext
-from bot.alerts.usecase_evidence import Evidence
+from bot.alerts.usecase_evidence import ChangesReport, Evidence
+from bot.alerts.usecase_external import ExternalIncidents, ExternalSilences, KubeOf
 from bot.alerts.usecase_fleet import FleetIncidents
 from bot.alerts.usecase_trouble import TroubleNotices, Words
 from bot.config.settings import Settings
@@ -47,18 +50,30 @@ class AlertDesk:
         poster: Poster | None = None,
         sleep: Sleep = asyncio.sleep,
         backoffs: Sequence[float] = SLACK_BACKOFFS,
+        changes: ChangesReport | None = None,
+        silences: ExternalSilences | None = None,
+        pager: PageSender | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         context = DeskContext.open(
-            settings, store, slack, metrics, poster=poster, sleep=sleep, backoffs=backoffs
+            settings,
+            store,
+            slack,
+            metrics,
+            poster=poster,
+            sleep=sleep,
+            backoffs=backoffs,
+            pager=pager,
         )
         self._context = context
         self._troubles = TroubleNotices(context)
-        evidence = Evidence(context)
+        evidence = Evidence(context, changes)
         self._check = Check(context, FleetIncidents(context, evidence), evidence, self._troubles)
         self._commands = OnCallCommands(context)
         self._couriers = Couriers()
+        self.alertmanager = ExternalIncidents(context, evidence, ALERTMANAGER)
+        self._silences = silences
 
     @property
     def policy(self) -> machine.Policy:
@@ -105,12 +120,12 @@ class AlertDesk:
 
     async def remind(
         self, cluster: str, held: Sequence[HeldObject], places: Sequence[KindScope], now: datetime
-    ) -> None:
+    ) -> datetime | None:
         """Reminders of the pauses and suspends without an end that a sweep saw held in
         `places` (`usecase_reminders`): saved with what they owe, then delivered (on the
-        Lease holder). Nothing when `changes.remind_after` is 0. Never raises for store or
-        Slack trouble (logged; the next sweep tries again)."""
-        await usecase_reminders.remind(self._context, cluster, held, places, now)
+        Lease holder); when the next one falls due. Nothing when `changes.remind_after` is 0.
+        Never raises for store or Slack trouble (logged; the next sweep tries again)."""
+        return await usecase_reminders.remind(self._context, cluster, held, places, now)
 
     async def drain(
         self,
@@ -125,6 +140,18 @@ class AlertDesk:
         (or found unchanged), which spare reading them again when they owe nothing. Never
         raises."""
         await self._context.deliver(cluster, known, fleet_known)
+
+    async def take_in(self, step: machine.AlertStep, kube_of: KubeOf, now: datetime) -> None:
+        """An Alertmanager notification's `step` of its groups' document, saved; its delivery
+        (on the Lease holder, `usecase_external`) left to the document's courier: the webhook
+        is answered once it is saved, never after Slack.
+
+        Raises:
+            StoreUnavailable: nothing was saved.
+        """
+        known = (await self.alertmanager.save(step)).state
+        deliver = self.alertmanager.deliver
+        self._couriers.send(ALERTMANAGER, lambda: deliver(known, kube_of, now), kind="webhook")
 
     async def note_trouble(
         self,
@@ -180,11 +207,31 @@ class AlertDesk:
             UserError: no such active alert; StoreUnavailable.
         """
         command = self._context.command
+        silence_id = ""
+        external = await self._external(cluster, alert_id)
+        if external is not None and self._silences is not None:
+            until = now + duration
+            silence_id = await self._silences.silence(external, user, until, reason, now)
 
         def act(i: str) -> machine.AlertStep:
-            return lambda s: machine.silence(s, i, user, duration, reason, now, command=command)
+            return lambda s: machine.silence(
+                s, i, user, duration, reason, now, command=command, silence_id=silence_id
+            )
 
         return await self._commands.run(cluster, alert_id, act, command_id)
+
+    async def _external(self, cluster: str | None, alert_id: str) -> AlertState | None:
+        """The active incident of an outside source (Alertmanager) that `alert_id` names, or
+        None for the bot's own alerts.
+
+        Raises:
+            UserError: it names no active incident; StoreUnavailable.
+        """
+        document, alert_id = await self._commands.target(cluster, alert_id)
+        if document != ALERTMANAGER:
+            return None
+        state = (await self.store.load(document)).state
+        return machine.find_active(state, alert_id, command=self._context.command)
 
     async def unsilence(
         self,
@@ -201,6 +248,9 @@ class AlertDesk:
             UserError: no such active alert, or not silenced; StoreUnavailable.
         """
         command = self._context.command
+        external = await self._external(cluster, alert_id)
+        if external is not None and external.silence_id and self._silences is not None:
+            await self._silences.expire(external.silence_id)
 
         def act(i: str) -> machine.AlertStep:
             return lambda s: machine.unsilence(s, i, user, now, command=command)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from bot.alerts import fleet, machine
 from bot.alerts.machine import AlertStep
-from bot.alerts.model import FLEET, AlertState, ClusterAlerts
+from bot.alerts.model import ALERTMANAGER, FLEET, AlertState, ClusterAlerts
 from bot.alerts.usecase_context import DeskContext
 from bot.core import errors
 
@@ -37,9 +37,12 @@ class OnCallCommands:
             context.settings.cluster(cluster)  # an unknown cluster is the user's mistake
         names = [cluster] if cluster else [c.name for c in context.settings.clusters]
         states = [(await context.store.load(name)).state for name in names]
-        if not context.groups_clusters:
-            return states
-        return fleet.shown_once(states, (await context.store.load(FLEET)).state, cluster)
+        if context.groups_clusters:
+            states = fleet.shown_once(states, (await context.store.load(FLEET)).state, cluster)
+        if cluster is None and context.settings.alertmanager is not None:
+            groups = (await context.store.load(ALERTMANAGER)).state
+            states += [groups] if any(a.is_active for a in groups.alerts.values()) else []
+        return states
 
     async def find(self, alert_id: str, cluster: str | None = None) -> AlertState:
         """The alert with that ID (active or pending), on `cluster` or on any cluster.
@@ -66,7 +69,7 @@ class OnCallCommands:
         """
         context = self._context
         command_id = command_id or secrets.token_hex(8)
-        cluster, alert_id = await self._target(cluster, alert_id)
+        cluster, alert_id = await self.target(cluster, alert_id)
         step = act(alert_id)
         once: AlertStep = lambda s: machine.applied_once(s, alert_id, command_id, step)  # noqa: E731
         async with context.locks[cluster]:
@@ -77,13 +80,15 @@ class OnCallCommands:
             raise errors.UserError(f"Alert {alert_id} vanished while it was being changed.")
         return found
 
-    async def _target(self, cluster: str | None, alert_id: str) -> tuple[str, str]:
+    async def target(self, cluster: str | None, alert_id: str) -> tuple[str, str]:
         """The state document and alert ID a command on `alert_id` acts on.
 
         Raises:
             UserError: an unknown cluster, or no alert has that ID; StoreUnavailable.
         """
         context, grouping = self._context, bool(self._context.groups_clusters)
+        if cluster == ALERTMANAGER and context.settings.alertmanager is not None:
+            return ALERTMANAGER, alert_id  # an Alertmanager group's buttons
         if cluster == FLEET and grouping:  # a fleet incident's buttons
             return FLEET, alert_id
         found: AlertState | None

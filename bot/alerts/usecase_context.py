@@ -19,6 +19,7 @@ from bot.alerts.drain import Drain, Poster
 from bot.alerts.lease import default_identity
 from bot.alerts.machine import AlertStep, Transition
 from bot.alerts.model import FLEET, ClusterAlerts
+from bot.alerts.pages import PageSender
 from bot.alerts.store import AlertStore, Damage, update
 from bot.config.settings import Settings
 from bot.core.metrics import Metrics
@@ -60,6 +61,7 @@ class DeskContext:
         poster: Poster | None,
         sleep: Sleep,
         backoffs: Sequence[float],
+        pager: PageSender | None = None,
     ) -> DeskContext:
         """The context of one desk: its messages and drain over `store` and `slack`."""
         paging = Paging(settings.alerts.mention, settings.alerts.escalate_to)
@@ -69,7 +71,14 @@ class DeskContext:
         )
         channel = settings.slack.alert_channel
         drain = Drain(
-            store, messages, poster, channel, repair=repair_damaged, sleep=sleep, backoffs=backoffs
+            store,
+            messages,
+            poster,
+            channel,
+            repair=repair_damaged,
+            sleep=sleep,
+            backoffs=backoffs,
+            pager=pager,
         )
         return cls(settings, store, metrics, messages, poster, drain)
 

@@ -191,10 +191,10 @@ class FleetIncidents:
     async def gather_evidence(
         self, kube: PodLogReader, now: datetime, known: ClusterAlerts | None
     ) -> None:
-        """The first reply of a new fleet incident: the diagnosis on the cluster just checked,
-        when it is one of the incident's clusters (the one that made the group fleet-wide,
-        usually); then its thread goes on. Nothing waits when the fleet state just `known`
-        holds no such reply. Never raises."""
+        """The first replies of a new fleet incident: the diagnosis (and what changed) on the
+        cluster just checked, when it is one of the incident's clusters (the one that made the
+        group fleet-wide, usually); then its thread goes on. Nothing waits when the fleet
+        state just `known` holds no such reply. Never raises."""
         if known is not None and not outbox.awaiting_evidence(known):
             return
         ready = []
@@ -209,8 +209,8 @@ class FleetIncidents:
                 member = mine.get(fleet.group_of(incident.key))
                 if member is None:
                     continue
-                message = await self._evidence.diagnose(kube, member, now)
-                if await self._evidence.keep(FLEET, incident.incident, owed.effect_id, message):
+                message = await self._evidence.reply(kube, member, owed, now)
+                if await self._evidence.keep(FLEET, incident.incident, owed, message):
                     ready.append(incident.incident)
         except StoreUnavailable as e:
             log.error("fleet incidents: cannot store a diagnosis: %s", e)

@@ -24,18 +24,20 @@ async def remind(
     held: Sequence[HeldObject],
     places: Sequence[KindScope],
     now: datetime,
-) -> None:
-    """`AlertDesk.remind`: nothing when `changes.remind_after` is 0. Never raises for store or
-    Slack trouble (logged; the next sweep tries again)."""
+) -> datetime | None:
+    """`AlertDesk.remind`: nothing when `changes.remind_after` is 0. Returns when the next
+    reminder falls due (`reminders.next_due`). Never raises for store or Slack trouble
+    (logged; the next sweep tries again)."""
     after = context.settings.changes.remind_after
     if after <= timedelta(0):
-        return
+        return None
     policy = reminders.ReminderPolicy(after, context.channel)
     step: AlertStep = lambda s: reminders.remind(s, held, places, now, policy)  # noqa: E731
     async with context.locks[cluster]:
         try:
-            await context.apply(cluster, step)
+            stepped = await context.apply(cluster, step)
         except StoreUnavailable as e:
             log.error("reminders of cluster %s: cannot use the state store: %s", cluster, e)
-            return
+            return None
     await context.deliver(cluster, None, None)
+    return reminders.next_due(stepped.state, held, places, after)

@@ -124,7 +124,7 @@ class Args:
         if self.words and self.words[0].lower() == "for":
             self.words.pop(0)
             return self.take_duration()
-        if self.words and _is_duration(self.words[0]):
+        if self.words and durations.is_duration(self.words[0]):
             # Without "for" the time would silently become the reason and the change last forever.
             raise self.bad(
                 f"to {self.sub} for a time, write 'for {self.words[0]}' before the reason"
@@ -157,11 +157,3 @@ def _normalize(word: str) -> str:
 
 def _is_flag(word: str) -> bool:
     return (word.startswith("--") and len(word) > 2) or word in ("-A", "-h")
-
-
-def _is_duration(word: str) -> bool:
-    try:
-        durations.parse_duration(word)
-    except ValueError:
-        return False
-    return True

@@ -41,8 +41,14 @@ KIND_WORDS: tuple[tuple[ReconcilableKind, str, str], ...] = (
 KINDS: dict[str, ReconcilableKind] = {word: kind for kind, *words in KIND_WORDS for word in words}
 # The kinds `suspend` and `resume KIND` take: the Flux words of `KINDS` (not Application).
 FLUX_KINDS: dict[str, FluxKind] = {word: kind for kind, *words in FLUX_KIND_WORDS for word in words}
-PAUSE_KINDS: dict[str, PausableKind] = {"scaledjob": "ScaledJob", "scaledobject": "ScaledObject"}
-LIST_KINDS: dict[str, ListKind] = {**KINDS, **PAUSE_KINDS, "sj": "ScaledJob", "so": "ScaledObject"}
+# `pause` and `resume` take the same KEDA words as `list` (issue 38: `pause sj` was refused).
+PAUSE_KINDS: dict[str, PausableKind] = {
+    "scaledjob": "ScaledJob",
+    "sj": "ScaledJob",
+    "scaledobject": "ScaledObject",
+    "so": "ScaledObject",
+}
+LIST_KINDS: dict[str, ListKind] = {**KINDS, **PAUSE_KINDS}
 # Each kind's short word, the one replies suggest (`/kai resume hr …`, `/kai list sj`).
 SHORT_WORDS: dict[str, str] = {kind: short for kind, _, short in KIND_WORDS} | {
     "ScaledJob": "sj",

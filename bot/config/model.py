@@ -76,6 +76,7 @@ class AlertSettings:
     gpu_nodes: bool = (
         False  # a warning per GPU node that lost GPUs, is not Ready or reports a fault
     )
+    stall_after: timedelta = timedelta(minutes=5)  # a Ready shard scheduler stopped; 0: off
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,25 @@ class NoticeSettings:
     def channel_for(self, namespace: str, alert_channel: str) -> str:
         """Where a notice about `namespace` goes: its own channel, else "*", else the alerts'."""
         return self.channels.get(namespace) or self.channels.get("*") or alert_channel
+
+
+@dataclass(frozen=True)
+class PagerDutySettings:
+    """Incidents of these severities also page PagerDuty (Events API v2); the integration key
+    and the API's address come from the environment (`PAGERDUTY_ROUTING_KEY`,
+    `PAGERDUTY_API_URL`)."""
+
+    severities: tuple[str, ...] = ("critical",)
+
+
+@dataclass(frozen=True)
+class AlertmanagerSettings:
+    """Alertmanager's alerts in the incident threads (docs/alertmanager.md): `url` is its API v2
+    (where Silence creates and Unsilence expires silences), `channel` where its groups' roots go
+    ("": `slack.alert_channel`)."""
+
+    url: str
+    channel: str = ""
 
 
 @dataclass(frozen=True)
@@ -158,6 +178,8 @@ class Settings:
     gitops: GitopsSettings = field(default_factory=GitopsSettings)
     notices: NoticeSettings = field(default_factory=NoticeSettings)
     changes: ChangeSettings = field(default_factory=ChangeSettings)
+    alertmanager: AlertmanagerSettings | None = None  # None: no webhook, no silences
+    pagerduty: PagerDutySettings | None = None  # None: PagerDuty is not paged
 
     def cluster(self, name: str | None) -> ClusterSettings:
         """The cluster called `name`, or the first one for None.

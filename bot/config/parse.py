@@ -30,6 +30,8 @@ _TOP_KEYS = (
     "gitops",
     "notices",
     "changes",
+    "alertmanager",
+    "pagerduty",
 )
 _SECRETS = "secrets come only from the environment (SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, "
 _SECRETS += "SLACK_APP_TOKEN; cluster credentials via the kubeconfig); delete this key"
@@ -54,15 +56,37 @@ def parse_settings(raw: object) -> model.Settings:
         for name, (cls, converters) in _SECTIONS.items()
     }
     gitops = _read_gitops(problems, top.get("gitops"))
+    alertmanager = _read_alertmanager(problems, top.get("alertmanager"))
     approval = _read_approval(problems, _value(top.get("access"), "approval"), clusters)
     sections["access"] = replace(sections["access"], approval=approval)
     if _is_missing(top.get("slack"), "alert_channel"):
         problems.append("slack.alert_channel: required (expected the channel ID for alert posts)")
     problems += _escalation_problems(top.get("alerts"))
     problems += _state_problems(clusters, sections["state"])
+    pagerduty = _read_pagerduty(problems, top.get("pagerduty"))
     if problems:
         raise errors.ConfigError(problems)
-    return model.Settings(clusters=clusters, gitops=gitops, **sections)
+    return model.Settings(
+        clusters=clusters, gitops=gitops, alertmanager=alertmanager, pagerduty=pagerduty, **sections
+    )
+
+
+def _read_pagerduty(problems: list[str], raw: object) -> model.PagerDutySettings | None:
+    """`pagerduty` (None when absent). Its key and address are the environment's: a file
+    that names them is told where they go instead of "unknown key"."""
+    if raw is None:
+        return None
+    elsewhere = {"routing_key": "PAGERDUTY_ROUTING_KEY", "integration_key": "PAGERDUTY_ROUTING_KEY"}
+    elsewhere |= {"api_url": "PAGERDUTY_API_URL", "url": "PAGERDUTY_API_URL"}
+    if isinstance(raw, Mapping):
+        for key in [k for k in raw if k in elsewhere]:
+            problems.append(
+                f"pagerduty.{key}: comes only from the environment ({elsewhere[key]}); "
+                "delete this key"
+            )
+        raw = {k: v for k, v in raw.items() if k not in elsewhere}
+    given = _read_values(problems, raw, "pagerduty", {"severities": values.severities})
+    return model.PagerDutySettings(**given)
 
 
 def _state_problems(
@@ -167,6 +191,20 @@ def _read_gitops(problems: list[str], raw: object) -> model.GitopsSettings:
     return model.GitopsSettings(**given)
 
 
+def _read_alertmanager(problems: list[str], raw: object) -> model.AlertmanagerSettings | None:
+    """The optional `alertmanager` section: None when absent (no webhook is served)."""
+    if raw is None:
+        return None
+    keys: dict[str, Convert] = {"url": values.http_url, "channel": values.channel}
+    given = _read_values(problems, raw, "alertmanager", keys)
+    if _is_missing(raw, "url"):
+        problems.append(
+            "alertmanager.url: required (expected Alertmanager's URL, like "
+            "http://alertmanager.monitoring.svc:9093)"
+        )
+    return model.AlertmanagerSettings(**given) if "url" in given else None
+
+
 def _read_approval(
     problems: list[str], raw: object, clusters: tuple[model.ClusterSettings, ...]
 ) -> model.ApprovalSettings | None:
@@ -260,6 +298,7 @@ _SECTIONS: dict[str, tuple[type[Any], dict[str, Convert]]] = {
             "starved_after": values.duration_or_off,
             "group_clusters": values.cluster_count,
             "gpu_nodes": values.flag,
+            "stall_after": values.stall_wait,
         },
     ),
     "state": (

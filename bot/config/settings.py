@@ -10,6 +10,7 @@ from __future__ import annotations
 from bot.config.load import load_settings
 from bot.config.model import (
     AccessSettings,
+    AlertmanagerSettings,
     AlertSettings,
     ApprovalSettings,
     ChangeSettings,
@@ -21,6 +22,7 @@ from bot.config.model import (
     KubernetesSettings,
     LeaseSettings,
     NoticeSettings,
+    PagerDutySettings,
     Settings,
     SlackSettings,
     StateSettings,
@@ -30,6 +32,7 @@ from bot.config.parse import parse_settings
 __all__ = [
     "AccessSettings",
     "AlertSettings",
+    "AlertmanagerSettings",
     "ApprovalSettings",
     "ChangeSettings",
     "ClusterSettings",
@@ -40,6 +43,7 @@ __all__ = [
     "KubernetesSettings",
     "LeaseSettings",
     "NoticeSettings",
+    "PagerDutySettings",
     "Settings",
     "SlackSettings",
     "StateSettings",

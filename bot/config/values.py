@@ -113,6 +113,18 @@ def duration_or_off(value: object) -> timedelta:
     return hold(value)
 
 
+def stall_wait(value: object) -> timedelta:
+    """0 (off), or at least 15s: a KAI scheduler's Lease lasts 15 s (cmd/scheduler/app/server.go),
+    so a younger renewal says nothing."""
+    wait = duration_or_off(value)
+    if timedelta(0) < wait < timedelta(seconds=15):
+        raise ValueError(
+            f"{show(value)} is shorter than a KAI scheduler's Lease (15s), which it renews every "
+            "few seconds (expected 0 for off, or 15s or more, like 5m)"
+        )
+    return wait
+
+
 def cluster_count(value: object) -> int:
     """0 (off) or at least 2: one cluster alone is not a fleet-wide incident."""
     if (
@@ -221,3 +233,24 @@ backend = matching(re.compile("sqlite|configmap"), "a backend", "sqlite or confi
 path = matching(TEXT, "a path", "a file path", os.path.expanduser)
 principal = matching(PRINCIPAL, "a user or user group", PRINCIPAL_EXPECTED)
 principals = list_of(principal)
+
+
+def http_url(value: object) -> str:
+    """An http(s) base URL, kept without its trailing '/' (paths are added to it)."""
+    if isinstance(value, str) and re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value):
+        return value.rstrip("/")
+    raise ValueError(f"{show(value)} is not an http(s) URL (expected a URL like http://host:9093)")
+
+
+SEVERITIES = ("critical", "warning")  # the bot's own (bot.alerts.model.Severity)
+
+
+def severities(value: object) -> tuple[str, ...]:
+    """`pagerduty.severities`: one or more of the bot's severities."""
+    listed = list_of(
+        matching(re.compile("|".join(SEVERITIES)), "a severity", "critical or warning")
+    )
+    chosen = listed(value)
+    if not chosen:
+        raise ValueError("[] pages nothing (expected one or more of critical, warning)")
+    return tuple(dict.fromkeys(chosen))

@@ -44,6 +44,15 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def is_duration(word: str) -> bool:
+    """Whether `parse_duration` reads `word` (a command telling a DURATION from other words)."""
+    try:
+        parse_duration(word)
+    except ValueError:
+        return False
+    return True
+
+
 # How finely `format_duration` shows a duration (see there).
 Precision = Literal["second", "minute", "coarse"]
 

@@ -5,6 +5,8 @@ Built once by the composition root and handed to the gateways and handlers that 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 
@@ -55,6 +57,13 @@ class Metrics:
             ["outcome"],
             registry=self.registry,
         )
+        self.pagerduty_events = Counter(
+            "kai_chatops_pagerduty_events",
+            "PagerDuty Events API v2 answers by outcome: accepted (202), refused (400, given "
+            "up), retry (429, 5xx, no answer: sent again later).",
+            ["action", "outcome"],
+            registry=self.registry,
+        )
         self.state_budget_reached = Counter(
             "kai_chatops_state_budget_reached",
             "Saves of an alert state document (by cluster, `_fleet` for the fleet incidents) "
@@ -74,6 +83,45 @@ class Metrics:
             ["cluster"],
             registry=self.registry,
         )
+
+        self._add_monitoring_gauges()
+
+    def _add_monitoring_gauges(self) -> None:
+        """The gauges the PrometheusRule of deploy/components/monitoring/ alerts on."""
+        self.check_interval = Gauge(
+            "kai_chatops_alert_check_interval_seconds",
+            "`alerts.interval`: how often each cluster is checked.",
+            registry=self.registry,
+        )
+        self.outbox_oldest = Gauge(
+            "kai_chatops_outbox_oldest_owed_age_seconds",
+            "Seconds since the oldest message a cluster's alert outbox still owes Slack was "
+            "first saved (0: nothing owed), as of the last check of that cluster.",
+            ["cluster"],
+            registry=self.registry,
+        )
+        self.state_budget = Gauge(
+            "kai_chatops_state_budget_bytes",
+            "The byte budget of one alert state document.",
+            registry=self.registry,
+        )
+        self.lease_holder = Gauge(
+            "kai_chatops_lease_holder",
+            "1 while this replica holds the Lease and may run the checks (always 1 without a "
+            "Lease: the one replica runs them), else 0.",
+            registry=self.registry,
+        )
+        self.lease_transitions = Gauge(
+            "kai_chatops_lease_transitions",
+            "The Lease's spec.leaseTransitions as this replica last read or wrote it: how many "
+            "times the Lease changed hands.",
+            registry=self.registry,
+        )
+
+    def follow_lease(self, holds: Callable[[], bool], transitions: Callable[[], int]) -> None:
+        """Read the Lease gauges from this replica's side of the Lease at each scrape."""
+        self.lease_holder.set_function(lambda: 1.0 if holds() else 0.0)
+        self.lease_transitions.set_function(lambda: float(transitions()))
 
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric."""

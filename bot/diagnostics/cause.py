@@ -51,6 +51,8 @@ def condition_line(alert: AlertFacts) -> str:
         head = f"{subject} does not exist"
     elif alert.condition == "Progressing":
         head = f"{subject} stays Progressing"
+    elif alert.condition == "Stalled":  # a Ready scheduler that schedules nothing
+        head = f"{subject} has stopped scheduling"
     else:
         state = "False" if alert.condition == "DependenciesFulfilled" else "not True"
         head = f"{subject} {alert.condition} is {state}"

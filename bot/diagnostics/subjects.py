@@ -9,6 +9,7 @@ APIService → the Service behind it; a Deployment (a shard's scheduler, the ope
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
@@ -87,4 +88,24 @@ def subject_for_alert(
     if kind == "Deployment" and "/" in obj:
         namespace, _, name = obj.partition("/")
         return DeploymentSubject(namespace, name)
+    return None
+
+
+# Where KEDA installs itself (its Helm chart and release manifests: namespace `keda`, Services
+# `keda-operator`, `keda-operator-metrics-apiserver`, `keda-admission-webhooks`).
+KEDA_NAMESPACE = "keda"
+
+
+def subject_for_labels(
+    labels: Mapping[str, str], *, kai_namespace: str, apiservice: str
+) -> Subject | None:
+    """The component an Alertmanager alert's labels name, or None (docs/alertmanager.md):
+    `namespace` KAI's (`kai.namespace`) or `job`/`service` a `kai-` Service → kai; `namespace`
+    `keda` or a `keda-` Service → keda."""
+    namespace = labels.get("namespace", "")
+    services = [labels.get(k, "") for k in ("job", "service")]
+    if namespace == kai_namespace or any(s.startswith("kai-") for s in services):
+        return KaiSubject(kai_namespace)
+    if namespace == KEDA_NAMESPACE or any(s.startswith("keda-") for s in services):
+        return KedaSubject(apiservice)
     return None

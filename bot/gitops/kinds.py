@@ -6,12 +6,11 @@ the betas).
 
 from __future__ import annotations
 
+from bot.kube import kinds
 from bot.kube.kinds import ResourceRef
 
 HELM_RELEASE = ResourceRef("helm.toolkit.fluxcd.io", "v2", "helmreleases", "HelmRelease", True)
-KUSTOMIZATION = ResourceRef(
-    "kustomize.toolkit.fluxcd.io", "v1", "kustomizations", "Kustomization", True
-)
+KUSTOMIZATION = kinds.KUSTOMIZATION  # the alert checks follow it too (`bot.alerts.seen`)
 GIT_REPOSITORY = ResourceRef(
     "source.toolkit.fluxcd.io", "v1", "gitrepositories", "GitRepository", True
 )

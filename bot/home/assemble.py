@@ -15,6 +15,7 @@ from datetime import datetime
 
 from bot.access.approvals import Approval
 from bot.alerts.model import AlertState, ClusterAlerts, Phase, Severity
+from bot.alerts.render import what_fires
 from bot.core.durations import format_duration
 from bot.home.model import AlertLine, AlertPhase, ApprovalLine, HeldObject, QueueMark
 from bot.rules.held import paused_objects, suspended_objects
@@ -80,7 +81,7 @@ def _alert_line(alert: AlertState) -> AlertLine:
         alert_id=alert.alert_id,
         cluster=alert.where,
         critical=seen.severity is Severity.CRITICAL,
-        subject=f"{seen.key.subject} {seen.key.condition}",
+        subject=what_fires(seen.key),
         title=seen.title,
         state=_STATES.get(alert.phase, "firing"),
         since=alert.firing_since,

@@ -78,10 +78,11 @@ SUBCOMMANDS = (
         "pause",
         parse_pause,
         "{command} pause NAMESPACE/NAME [for DURATION] [REASON...]\n"
-        "{command} pause scaledobject NAMESPACE/NAME [for DURATION] [REASON...]\n"
+        "{command} pause scaledobject|so NAMESPACE/NAME [for DURATION] [REASON...]\n"
         "  e.g. {command} pause annia/annia-worker for 2h node drain\n"
         "  DURATION: 30m, 2h, 1d, 1h30m; without it the pause lasts until resumed\n"
-        "  REASON: free text, posted in the channel and recorded on the object",
+        "  REASON: free text, posted in the channel and recorded on the object\n"
+        "  KIND words: scaledjob|sj (the default), scaledobject|so",
         "pause a KEDA ScaledJob (or ScaledObject), optionally for a time; asks to confirm",
         operator=True,
         makes=(Pause,),
@@ -89,7 +90,7 @@ SUBCOMMANDS = (
     Subcommand(
         "resume",
         parse_resume,
-        "{command} resume [scaledobject] NAMESPACE/NAME   (KEDA: a paused ScaledJob or "
+        "{command} resume [scaledobject|so] NAMESPACE/NAME   (KEDA: a paused ScaledJob or "
         "ScaledObject)",
         "resume a paused ScaledJob or ScaledObject; asks to confirm",
         operator=True,

@@ -148,6 +148,7 @@ class Copy:
         key: CollectionKey,
         on_change: Callable[[], None],
         *,
+        field_selector: str | None = None,
         reach: Reach | None = None,
         watch_seconds: float = WATCH_SECONDS,
         resync_every: float = RESYNC_EVERY,
@@ -155,7 +156,7 @@ class Copy:
         self.ref, namespace, self.metadata_only = key
         self.listing = ListThenWatch(
             kube, self.ref, namespace, listed=self._listed, changed=self._changed,
-            metadata_only=self.metadata_only,
+            field_selector=field_selector, metadata_only=self.metadata_only,
         )  # fmt: skip
         self.reach = reach or Reach()
         self.on_change = on_change

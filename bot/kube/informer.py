@@ -1,9 +1,11 @@
 """The `KubeWriter` a cluster's checks are given: reads of what it follows answered from memory.
 
-Every unfiltered list (and get, with `cached_gets`) of a collection is answered from a local copy
-kept current by list-then-watch (`bot.kube.copies`, over the one route `bot.kube.listwatch`),
-followed from its first read on; selectors, writes, logs and watches go to the gateway, whose
-own methods are handed on. While a copy is not current its reads go to the API server.
+Every list without a label selector (and get, with `cached_gets`) of a collection is answered
+from a local copy kept current by list-then-watch (`bot.kube.copies`, over the one route
+`bot.kube.listwatch`), followed from its first read on (a field selector makes a collection of
+its own: the scheduler's Events about PodGroups); label selectors, writes, logs and watches go
+to the gateway, whose own methods are handed on. While a copy is not current its reads go to
+the API server. A change wakes the check (`on_change`), except in the QUIET kinds.
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ from bot.kube.ports import CollectionFollower, KubeWatcher, KubeWriter
 # How long a read waits for its copy's first list before it asks the API server itself: about
 # what the list itself may take on a busy API server (`kubernetes.request_timeout`, 10 s).
 FIRST_LIST = 10.0
+# What a check reads of these is their age: a Lease is renewed every few seconds by its holder,
+# and the scheduler's Events about pending PodGroups are counted up every cycle (client-go lets
+# one through per group every 5 minutes). A check woken by each would run at their pace for
+# nothing; it names itself when a Lease or an Event would be too old (`bot.alerts.stall`).
+QUIET = frozenset({kinds.LEASE, kinds.EVENT})
 
 
 class CachedKube:
@@ -53,7 +60,7 @@ class CachedKube:
         retries = {k: options.pop(k) for k in ("retry_first", "retry_longest") if k in options}
         self.reach = Reach(**retries)
         self._options = options
-        self._copies: dict[CollectionKey, Copy] = {}
+        self._copies: dict[tuple[CollectionKey, str | None], Copy] = {}  # by field selector too
         self._tasks: list[asyncio.Task[None]] = []
         self._settled = False  # at rest since the idle connections were closed
         # Asked once: a runtime-checkable Protocol's isinstance costs tens of microseconds.
@@ -68,7 +75,7 @@ class CachedKube:
     ) -> RawObject | None:
         followed = None
         if self.cached_gets:
-            followed = await self._current(ref, namespace, metadata_only=False)
+            followed = await self._current(ref, namespace, False)
         if followed is None:
             return await self.kube.get_object(ref, name, namespace)
         return followed.items.get((namespace if ref.namespaced and namespace else "", name))
@@ -84,8 +91,8 @@ class CachedKube:
         page_size: int | None = 500,
     ) -> list[RawObject]:
         followed = None
-        if not label_selector and not field_selector:
-            followed = await self._current(ref, namespace, metadata_only=metadata_only)
+        if not label_selector:
+            followed = await self._current(ref, namespace, metadata_only, field_selector)
         if followed is None:
             return await self.kube.list_objects(
                 ref,
@@ -98,7 +105,11 @@ class CachedKube:
         return list(followed.items.values())
 
     async def _current(
-        self, ref: ResourceRef, namespace: str | None, *, metadata_only: bool
+        self,
+        ref: ResourceRef,
+        namespace: str | None,
+        metadata_only: bool,
+        field_selector: str | None = None,
     ) -> Copy | None:
         """The followed collection when it is current; starts following it otherwise, and
         waits up to FIRST_LIST for its first list: one list serves the copy and this read (at
@@ -107,11 +118,14 @@ class CachedKube:
         if self._follows is None:
             return None
         key = (ref, namespace if ref.namespaced else None, metadata_only)
-        found = self._copies.get(key)
+        found = self._copies.get((key, field_selector or None))
         if found is None:
-            changed = functools.partial(self._changed, ref)
-            found = Copy(self._follows, key, changed, reach=self.reach, **self._options)
-            self._copies[key] = found
+            changed = _unheard if ref in QUIET else functools.partial(self._changed, ref)
+            found = Copy(
+                self._follows, key, changed, field_selector=field_selector or None,
+                reach=self.reach, **self._options,
+            )  # fmt: skip
+            self._copies[(key, field_selector or None)] = found
             self._tasks.append(asyncio.get_running_loop().create_task(found.run()))
         if not found.current and not found.tried.is_set():
             with contextlib.suppress(TimeoutError):
@@ -151,3 +165,7 @@ class CachedKube:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
         self._copies.clear()  # read from the API again, or followed anew
+
+
+def _unheard() -> None:
+    """A QUIET copy's changes: kept, never waking the check."""

@@ -60,6 +60,15 @@ ENDPOINT_SLICE = ResourceRef("discovery.k8s.io", "v1", "endpointslices", "Endpoi
 NODE = ResourceRef("", "v1", "nodes", "Node", namespaced=False)
 # Whether a namespace named in a command exists (`/kai pending NAMESPACE`).
 NAMESPACE = ResourceRef("", "v1", "namespaces", "Namespace", namespaced=False)
+# Flux's Kustomizations (the rest of Flux's kinds: `bot.gitops.kinds`): the alert checks follow
+# their applied revisions for `/kai timeline` (`bot.alerts.seen`).
+KUSTOMIZATION = ResourceRef(
+    "kustomize.toolkit.fluxcd.io", "v1", "kustomizations", "Kustomization", namespaced=True
+)
+# What `/kai timeline` reads of rollouts: a DaemonSet's revisions (a Deployment's are ReplicaSets).
+CONTROLLER_REVISION = ResourceRef(
+    "apps", "v1", "controllerrevisions", "ControllerRevision", namespaced=True
+)
 # KAI's workload objects (docs/workloads.md): what `/kai queues|pending|why` read.
 QUEUE = ResourceRef("scheduling.run.ai", "v2", "queues", "Queue", namespaced=False)
 POD_GROUP = ResourceRef("scheduling.run.ai", "v2alpha2", "podgroups", "PodGroup", namespaced=True)

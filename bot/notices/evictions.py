@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from bot.alerts import outbox
-from bot.alerts.model import ClusterAlerts, NoticeThread
+from bot.alerts.model import ClusterAlerts
+from bot.alerts.notice_thread import NoticeThread
 from bot.core import conditions as c
 from bot.core.models import RawObject
 from bot.diagnostics.evidence import event_time

@@ -114,11 +114,38 @@ def find_stall(
     """The operator not reconciling, on any KAI release: conditions Progressing for longer than
     `timeout` since their last write, or a pass reported running (`reconciling_since`) for
     longer than that; None while neither holds."""
-    for shown_by, since in stall_clocks(obj, reading):
-        if now - since > timeout:
-            age = format_duration(now - since, "coarse")
-            return Stall(shown_by, since, f"operator not reconciling: {_STALLED[shown_by]} {age}")
-    return None
+    late = overdue(stall_clocks(obj, reading), now, timeout)
+    if late is None:
+        return None
+    shown_by, since = late
+    age = format_duration(now - since, "coarse")
+    return Stall(shown_by, since, f"operator not reconciling: {_STALLED[shown_by]} {age}")
+
+
+def overdue(
+    clocks: Sequence[tuple[str, datetime]], now: datetime, timeout: timedelta
+) -> tuple[str, datetime] | None:
+    """The first clock (what shows a stall, since when) that has run longer than `timeout`:
+    the operator's here, a shard scheduler's in `bot.alerts.stall`."""
+    return next(((shown, since) for shown, since in clocks if now - since > timeout), None)
+
+
+def scheduler_lease_name(scheduler: str, shard: RawObject) -> str:
+    """The leader-election Lease of a shard's scheduler: `<schedulerName>`, or
+    `<schedulerName>-<partitionLabelValue>` for a shard with a partition, in the operand
+    namespace (KAI-Scheduler cmd/scheduler/app/server.go: the lock is `componentName`, from
+    `--scheduler-name` and `--partition-label-value`, in `--namespace`, which
+    pkg/operator/operands/scheduler/resources_for_shard.go `buildArgsList` sets from
+    kai-config's `global.schedulerName`, the shard's `partitionLabelValue` and `spec.namespace`;
+    the same at v0.12.0 and v0.20.1). The scheduler holds one only with leader election, which
+    the operator turns on for `spec.scheduler.replicas` above one (`--leader-elect=true`)."""
+    partition = partition_of(shard)
+    return f"{scheduler}-{partition}" if partition else scheduler
+
+
+def partition_of(shard: RawObject) -> str:
+    """The shard's `spec.partitionLabelValue` ("" for the shard of unlabelled nodes)."""
+    return c.as_text(c.spec(shard).get("partitionLabelValue"))
 
 
 def stall_clocks(obj: RawObject, reading: c.Assessment) -> list[tuple[str, datetime]]:

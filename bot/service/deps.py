@@ -24,6 +24,10 @@ from bot.config.settings import Settings
 from bot.core import errors
 from bot.core.metrics import Metrics
 from bot.core.models import HealthReport
+from bot.integrations.alertmanager_api import AlertmanagerSilences
+from bot.integrations.pagerduty import delivery as pd_delivery
+from bot.integrations.pagerduty.client import EventsClient
+from bot.integrations.pagerduty.events import PagerDutyEnv
 from bot.keda.usecase import AckWait
 from bot.kube import gateway as kube_gateway
 from bot.kube.ports import KubeWriter
@@ -31,6 +35,7 @@ from bot.service.inflight import InFlight
 from bot.service.singleflight import SingleFlight
 from bot.slack import client as slack_client
 from bot.slack.gateway import SlackGateway
+from bot.timeline.usecase import TimelineReader
 
 
 def utc_now() -> datetime:
@@ -39,12 +44,14 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True)
 class SlackEnv:
-    """Slack credentials and endpoint, only ever from the environment (docs/design.md §1.2)."""
+    """Slack credentials and endpoint, and the bearer token Alertmanager's webhook presents
+    (`ALERTMANAGER_TOKEN`), only ever from the environment (docs/design.md §1.2)."""
 
     bot_token: str
     signing_secret: str
     app_token: str | None
     api_url: str | None
+    alertmanager_token: str = ""
 
     @property
     def socket_mode(self) -> bool:
@@ -71,7 +78,22 @@ class SlackEnv:
             )
         if problems:
             raise errors.ConfigError(problems)
-        return cls(token, secret, app_token, env.get("SLACK_API_URL") or None)
+        api_url = env.get("SLACK_API_URL") or None
+        return cls(token, secret, app_token, api_url, env.get("ALERTMANAGER_TOKEN", ""))
+
+    def check_integrations(self, settings: Settings) -> None:
+        """The tokens the configured integrations need are set.
+
+        Raises:
+            ConfigError: one line per missing token.
+        """
+        if settings.alertmanager is not None and not self.alertmanager_token.strip():
+            raise errors.ConfigError(
+                [
+                    "ALERTMANAGER_TOKEN: missing; alertmanager is configured, and its webhook "
+                    "(POST /alertmanager) needs the bearer token Alertmanager presents"
+                ]
+            )
 
 
 @dataclass(frozen=True)
@@ -116,6 +138,11 @@ class Deps:
         return Gate(self.settings.access, self.slack)
 
     @cached_property
+    def timeline(self) -> TimelineReader:
+        """What changed on a cluster (`/kai timeline`; the alert desk has its own)."""
+        return TimelineReader(self.settings, self.journal, self.alert_store, self.clock)
+
+    @cached_property
     def changes(self) -> ChangePipeline:
         """The change pipeline (ask, claim once, approval, as the person, the record), with its
         own memory of the objects a request is under way for."""
@@ -151,6 +178,8 @@ def build_deps(
     slack_timeout: float = slack_client.SLACK_TIMEOUT,
     slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
     keda_wait: AckWait | None = None,
+    pagerduty: PagerDutyEnv | None = None,
+    pager_backoffs: Sequence[float] = pd_delivery.BACKOFFS,
 ) -> Deps:
     """Connect to every configured cluster and Slack, open the state, and bundle it all.
 
@@ -158,16 +187,25 @@ def build_deps(
     alert message, and a short wait for KEDA (its cluster may run no KEDA); the service takes
     the defaults.
 
+    `pagerduty`: PAGERDUTY_* of the environment, needed with `pagerduty` configured.
+
     Raises:
-        ConfigError: the state or the Lease cannot be used as configured.
+        ConfigError: the state or the Lease cannot be used as configured; `pagerduty`
+            configured without its environment.
     """
+    env.check_integrations(settings)
     metrics = Metrics()
     kube = kube_gateway.connect_all(settings.clusters, settings.kubernetes, metrics)
     home = kube[settings.clusters[0].name]  # where the Lease and the shared state live
     client = slack_client.build_client(env.bot_token, env.api_url, metrics, timeout=slack_timeout)
     slack = SlackGateway(client, monotonic=time.monotonic)
-    store = alert_store.open_store(settings, home, metrics)
+    store = alert_store.open_store(settings, home, metrics, clock)
     lease = _lease(settings, home, monotonic)
+    metrics.check_interval.set(settings.alerts.interval.total_seconds())
+    metrics.follow_lease(
+        lambda: lease is None or lease.is_leader(),
+        lambda: 0 if lease is None else lease.transitions,
+    )
     poster = Poster(
         lease.identity if lease is not None else default_identity(),
         is_holder=lambda: lease is None or lease.is_leader(),
@@ -182,7 +220,24 @@ def build_deps(
         settle=(lease.duration if lease else timedelta(0)) + timedelta(seconds=slack_timeout),
     )
     once = grouped.open_once(settings, home)
-    desk = AlertDesk(settings, store, slack, metrics, poster=poster, backoffs=slack_backoffs)
+    changes = journal.open_journal(settings, home)
+    # Every alert thread's second reply: what changed in the hour before it fired.
+    timeline = TimelineReader(settings, changes, store, clock)
+    silences = (
+        None if settings.alertmanager is None else AlertmanagerSilences(settings.alertmanager.url)
+    )
+    pager = _pager(settings, pagerduty, (store, poster, slack, metrics), pager_backoffs)
+    desk = AlertDesk(
+        settings,
+        store,
+        slack,
+        metrics,
+        poster=poster,
+        backoffs=slack_backoffs,
+        silences=silences,
+        pager=pager,
+        changes=timeline,
+    )
     return Deps(
         settings,
         kube,
@@ -193,11 +248,38 @@ def build_deps(
         alert_store=store,
         alerts=desk,
         lease=lease,
-        journal=journal.open_journal(settings, home),
+        journal=changes,
         clock=clock,
         monotonic=monotonic,
         approvals=approval_store.open_store(settings, home),
         keda_wait=keda_wait or AckWait(),
+    )
+
+
+def _pager(
+    settings: Settings,
+    env: PagerDutyEnv | None,
+    parts: tuple[AlertStore, Poster, SlackGateway, Metrics],
+    backoffs: Sequence[float],
+) -> pd_delivery.PagerDutyDelivery | None:
+    """PagerDuty's delivery with `pagerduty` configured, else None.
+
+    Raises:
+        ConfigError: `pagerduty` configured without PAGERDUTY_ROUTING_KEY.
+    """
+    if settings.pagerduty is None:
+        return None
+    env = env or PagerDutyEnv.from_environ({})  # raises: the key is missing
+    store, poster, slack, metrics = parts
+    return pd_delivery.PagerDutyDelivery(
+        store,
+        EventsClient(env.enqueue_url),
+        env.routing_key,
+        poster,
+        channel=settings.slack.alert_channel,
+        workspace_url=pd_delivery.WorkspaceUrl(slack.client.auth_test),
+        metrics=metrics,
+        backoffs=backoffs,
     )
 
 

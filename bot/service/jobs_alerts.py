@@ -13,6 +13,8 @@ import asyncio
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from bot.alerts.model import ALERTMANAGER
+from bot.integrations import usecase_alertmanager
 from bot.kube import threads
 from bot.kube.informer import CachedKube
 from bot.kube.ports import KubeReader
@@ -94,6 +96,16 @@ async def drain_alerts(deps: Deps) -> None:
         return
     for cluster in deps.settings.clusters:
         deps.alerts.drain_apart(cluster.name)
+    if deps.settings.alertmanager is not None:
+        deps.alerts.drain_apart(ALERTMANAGER)
+
+
+async def look_at_alertmanager(deps: Deps) -> None:
+    """Alertmanager's groups (on the Lease holder): their reminders, escalations and silences
+    ending, their diagnoses, and what a webhook taken in by another replica owes Slack."""
+    if deps.settings.alertmanager is None or not is_leader(deps):
+        return
+    await usecase_alertmanager.look_again(deps.alerts, deps.settings, deps.kube, deps.clock())
 
 
 async def keep_lease(deps: Deps) -> bool:

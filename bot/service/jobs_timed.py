@@ -3,9 +3,9 @@ lifted, when due.
 
 Each cluster's expiry (`PauseExpiry`) sweeps hourly, and at once where the change journal tells
 of a change; between sweeps one tick for the whole fleet (`TimedChanges`) only compares the
-soonest known due time with the clock. `bot.service.schedule` runs the tick; the sweeps are
-`bot.keda.expiry` and `bot.gitops.suspend_expiry`, which remind of pauses without an end too,
-and `bot.nodes.expiry`.
+soonest known due time (a timed change's end, or a reminder) with the clock.
+`bot.service.schedule` runs the tick; the sweeps are `bot.keda.expiry` and
+`bot.gitops.suspend_expiry`, which remind of pauses without an end too, and `bot.nodes.expiry`.
 """
 
 from __future__ import annotations
@@ -32,13 +32,15 @@ log = logging.getLogger(__name__)
 Sweeper = Callable[[Deps, str, KubeWriter | None], Awaitable[datetime | None]]
 # Every timed pause and suspend is listed this often, a safety net: the journal tells of those
 # made through the bot (`JOURNAL_LOOK`), and each sweep remembers when the next one it saw is due.
-# Only one written by hand (kubectl) waits for this sweep, as do reminders of those without an
-# end (`changes.remind_after`, hours). A list per cluster and kind each interval cost a fleet of
-# 1 000 clusters seven requests per cluster per interval; a watch per kind, 7 000 connections.
+# Only one written by hand (kubectl) waits for this sweep (a reminder, once a sweep saw what it
+# is of, comes at its time: the sweep names it as due). A list per cluster and kind each
+# interval cost a fleet of 1 000 clusters seven requests per cluster per interval; a watch per
+# kind, 7 000 connections.
 PAUSE_SWEEP_EVERY = timedelta(hours=1)
 FIRST_SWEEPS_WITHIN = timedelta(seconds=30)  # after the start, spread over the fleet
 # How often the Lease holder reads the change journal (one read for the whole fleet): a pause,
-# resume or suspend made through any replica has its cluster swept at once, which learns its end.
+# resume or suspend made through any replica has its cluster swept at once, which learns its end
+# (one made through this replica is looked for at the next tick: `ChangeJournal.added`).
 JOURNAL_LOOK = timedelta(seconds=30)
 JOURNAL_WINDOW = 50  # the newest entries read at each look (the journal keeps 50)
 TIMED_ACTIONS = frozenset({"pause", "resume", "suspend", "cordon", "uncordon"})
@@ -56,22 +58,27 @@ async def resume_expired_pauses(deps: Deps, cluster: str) -> None:
 
 async def sweep_pauses(deps: Deps, cluster: str, kube: KubeWriter | None = None) -> datetime | None:
     """Resume the timed KEDA pauses that are due, and remind of those without an end (from
-    the same lists); when the next timed one is due."""
+    the same lists); when the next timed one or the next reminder is due."""
     kube, now = kube or deps.kube[cluster], deps.clock()
     swept = await keda_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
-    await deps.alerts.remind(cluster, swept.held, swept.listed, now)
-    return swept.next_due
+    reminder = await deps.alerts.remind(cluster, swept.held, swept.listed, now)
+    return soonest(swept.next_due, reminder)
 
 
 async def sweep_suspends(
     deps: Deps, cluster: str, kube: KubeWriter | None = None
 ) -> datetime | None:
     """Resume (and reconcile) the timed Flux suspends that are due, and remind of those
-    without an end (from the same lists); when the next timed one is due."""
+    without an end (from the same lists); when the next timed one or the next reminder is due."""
     kube, now = kube or deps.kube[cluster], deps.clock()
     swept = await suspend_expiry.sweep(kube, deps.slack, deps.settings, now, journal=deps.journal)
-    await deps.alerts.remind(cluster, swept.held, swept.listed, now)
-    return swept.next_due
+    reminder = await deps.alerts.remind(cluster, swept.held, swept.listed, now)
+    return soonest(swept.next_due, reminder)
+
+
+def soonest(*moments: datetime | None) -> datetime | None:
+    """The earliest of the moments given (None: none is)."""
+    return min((m for m in moments if m is not None), default=None)
 
 
 async def sweep_cordons(
@@ -140,8 +147,9 @@ class TimedChanges:
     tick only compares times, a few microseconds per cluster (a job per cluster and kind each
     tick cost a fleet more CPU than its checks); an expiry that wants to sweep runs in a task of
     its own, so a slow or unreachable cluster holds up no other, and never overlaps itself.
-    Every JOURNAL_LOOK the Lease holder reads the change journal: a pause, resume or suspend
-    made since (through any replica) has its cluster swept at the next tick."""
+    Every JOURNAL_LOOK (and at the next tick after a change made through this replica) the
+    Lease holder reads the change journal: a pause, resume or suspend made since (through any
+    replica) has its cluster swept at the next tick."""
 
     def __init__(self, expiries: Sequence[PauseExpiry], *, look_every: timedelta = JOURNAL_LOOK):
         self.expiries = tuple(expiries)
@@ -149,6 +157,7 @@ class TimedChanges:
         self._sweeping: dict[int, asyncio.Task[None]] = {}
         self._next_look: float | None = None
         self._seen: set[tuple[str, ...]] | None = None  # the entries read at the last look
+        self._added = 0  # changes this replica had added to the journal at the last look
 
     async def __call__(self, deps: Deps) -> None:
         await self._look_at_journal(deps)
@@ -160,22 +169,27 @@ class TimedChanges:
                 self._sweeping[index] = asyncio.get_running_loop().create_task(sweep)
 
     async def _look_at_journal(self, deps: Deps) -> None:
+        """Every `look_every`, and at the next tick after a change made through this replica
+        (its end, or its reminder, is then due from its own time, not from a later look)."""
         moment = asyncio.get_running_loop().time()
-        if not is_leader(deps) or (self._next_look is not None and moment < self._next_look):
+        added = deps.journal.added
+        waits = self._next_look is not None and moment < self._next_look
+        if not is_leader(deps) or (waits and added == self._added):
             return
-        self._next_look = moment + self.look_every
+        self._next_look, fresh, self._added = moment + self.look_every, added - self._added, added
         try:
             recent = await deps.journal.recent(JOURNAL_WINDOW)
         except StateUnavailable as e:
             log.warning("the change journal cannot be read (%s); the hourly sweeps stand", e)
             return
+        made_here = recent[:fresh]  # the newest: ours, give or take another replica's
         entries = {(c.at.isoformat(), c.user, c.action, c.target): c for c in recent}
-        if self._seen is not None:  # the first look only learns what was there
-            news = [c for key, c in entries.items() if key not in self._seen]
-            for cluster in changed_clusters(news, [e.cluster for e in self.expiries]):
-                for expiry in self.expiries:
-                    if expiry.cluster == cluster:
-                        expiry.sweep_soon()
+        # The first look only learns what was there, but for what was made here meanwhile.
+        news = [c for k, c in entries.items() if self._seen is not None and k not in self._seen]
+        for cluster in changed_clusters([*news, *made_here], [e.cluster for e in self.expiries]):
+            for expiry in self.expiries:
+                if expiry.cluster == cluster:
+                    expiry.sweep_soon()
         self._seen = set(entries)
 
     @property

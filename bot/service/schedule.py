@@ -23,7 +23,13 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from bot.changes.approval import expire_requests
 from bot.notices.usecase import EvictionNotices
 from bot.service.deps import Deps
-from bot.service.jobs_alerts import LeaseJob, WatchedChecks, drain_alerts, is_leader
+from bot.service.jobs_alerts import (
+    LeaseJob,
+    WatchedChecks,
+    drain_alerts,
+    is_leader,
+    look_at_alertmanager,
+)
 from bot.service.jobs_evictions import EVICTION_EVERY, EvictionJob
 from bot.service.jobs_timed import (
     FIRST_SWEEPS_WITHIN,
@@ -108,6 +114,8 @@ def alert_jobs(deps: Deps, first_checks_after: timedelta = timedelta(0)) -> list
         for sweep in (sweep_suspends, sweep_cordons):
             expiries.append(PauseExpiry(cluster.name, first_sweep_after=sweep_first, sweep=sweep))
     jobs.append(Job("timed-changes", TimedChanges(expiries), PAUSE_TICK))
+    if deps.settings.alertmanager is not None:
+        jobs.append(Job("alertmanager", look_at_alertmanager, interval))
     if deps.settings.access.approval is not None:
         jobs.append(Job("approval-expiry", expire_approvals, APPROVAL_TICK))
     return jobs

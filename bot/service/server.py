@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from bot.service import app, listener, probes, schedule, signing
+from bot.service import app, listener, probes, schedule, signing, webhook
 from bot.service.deps import Deps, SlackEnv
 from bot.service.endpoint import SLACK_PATH, SlackEvents
 from bot.slack.responses import ResponseUrls
@@ -80,6 +80,8 @@ class Service:
         """Serve the endpoints, and in Socket Mode connect to Slack."""
         web_app = web.Application() if self.env.socket_mode else self._http_app()
         self.probes.add_routes(web_app)
+        if self.deps.settings.alertmanager is not None:
+            webhook.AlertmanagerWebhook(self.deps, self.env.alertmanager_token).add_routes(web_app)
         self.probes.watch.start()
         self._runner = listener.make_runner(web_app)
         await self._runner.setup()

@@ -1,4 +1,4 @@
-"""The outbound Slack gateway: posting, editing, finding and deleting messages, and user groups.
+"""The outbound Slack gateway: posting, editing, finding and deleting messages, files, groups.
 
 The only module besides the app wiring that talks to the Slack Web API. Each call is spent from
 the client's budget (`bot.slack.budget`), which also meets 429s; nothing else is retried behind
@@ -133,6 +133,18 @@ class SlackGateway:
             SlackUnavailable: not applied, or (`ambiguous`) unknown.
         """
         await self._call("chat_delete", channel=channel, ts=ts)
+
+    async def upload_file(
+        self, channel: str, thread_ts: str, name: str, content: str, comment: str
+    ) -> str:
+        """Share a text file in the thread `thread_ts` of `channel`: files.getUploadURLExternal,
+        the bytes POSTed to its upload URL, files.completeUploadExternal (Slack's method pages;
+        slack_sdk's `files_upload_v2`). Returns its ID. Raises SlackUnavailable."""
+        answer = await self._call(
+            "files_upload_v2", channel=channel, thread_ts=thread_ts, filename=name, title=name,
+            content=content.encode(), initial_comment=comment,
+        )  # fmt: skip
+        return str((answer.get("file") or {}).get("id") or "")
 
     async def find_messages(
         self,

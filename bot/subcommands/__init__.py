@@ -17,6 +17,7 @@ from bot.home import commands as home
 from bot.keda import commands as keda
 from bot.listing import commands as listing
 from bot.nodes import commands as nodes
+from bot.timeline import commands as timeline
 from bot.workloads import commands as workloads
 
 # The help opens with the commands that show the state of things; the rest follow in table order.
@@ -53,6 +54,7 @@ GRAMMAR = Grammar(
         *nodes.SUBCOMMANDS,
         *alerts.SUBCOMMANDS,
         *home.SUBCOMMANDS,
+        *timeline.SUBCOMMANDS,
         *approve.SUBCOMMANDS,
     ),
     extensions=gitops.EXTENSIONS,

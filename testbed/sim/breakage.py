@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from testbed.sim import evictions, node_breakage
+from testbed.sim.kai_stall import heal_stall, scheduler_stall
 from testbed.sim.simulator import Simulator
 from testbed.sim.workload_breakage import (
     SCHEDULER_POD,
@@ -139,6 +140,7 @@ def heal(sim: Simulator, *, evictions_too: bool = True) -> None:
             continue
         sim.apply(_caught_up(original, current))
     heal_workloads(sim)
+    heal_stall(sim)
     node_breakage.heal_nodes(sim)
     if evictions_too:
         evictions.heal_reclaim(sim)
@@ -150,6 +152,7 @@ ACTIONS: dict[str, Callable[..., None]] = {
     "delete_kai_config": delete_kai_config,
     "operator_down": operator_down,
     "scheduler_down": scheduler_down,
+    "scheduler_stall": scheduler_stall,
     "apiservice_down": apiservice_down,
     "apiservice_missing": apiservice_missing,
     "stale_generation": stale_generation,

@@ -132,6 +132,11 @@ BUILTINS: tuple[ResourceType, ...] = (
         generation=False,
         status_on_create=True,
     ),
+    # A DaemonSet's revisions (`/kai timeline`'s rollouts); no generation: its registry
+    # strategy sets none (k8s.io/kubernetes pkg/registry/apps/controllerrevision/strategy.go).
+    _builtin(
+        "apps/v1", "controllerrevisions", "ControllerRevision", namespaced=True, generation=False
+    ),
 )
 CRD_TYPE = BUILTINS[5]
 POD_LOG = "log"  # the pods/log subresource (GET only), answered by `testbed.sim.podlogs`

@@ -91,6 +91,7 @@ class PostedMessage:
     user: str = ""
     edit_count: int = 0
     metadata: JsonObject = field(default_factory=dict)
+    files: tuple[JsonObject, ...] = ()  # shared by `files.completeUploadExternal`
 
     @property
     def is_root(self) -> bool:
@@ -108,6 +109,8 @@ class PostedMessage:
         }
         if self.thread_ts is not None:
             payload["thread_ts"] = self.thread_ts
+        if self.files:
+            payload["files"] = [dict(f) for f in self.files]
         return payload
 
 

@@ -18,6 +18,7 @@ from aiohttp import web
 
 from bot.slack.limits import check_message, check_view
 from testbed.slackemu.controls import EmulatorControls
+from testbed.slackemu.files import UPLOAD_PATH, Files
 from testbed.slackemu.home import views_publish
 from testbed.slackemu.hooks import HookRegistry
 from testbed.slackemu.methods import MESSAGE_METHODS, METHODS, error
@@ -73,6 +74,11 @@ class SlackEmulator(EmulatorControls):
         self.calls: list[ApiCall] = []
         self.violations: list[Violation] = []
         self.socket = SocketHub(app_id=app_id, changes=self._changes, clock=clock)
+        self.files = Files()  # shared files, by ID (`testbed.slackemu.files`)
+        self._file_methods = {
+            "files.getUploadURLExternal": self.files.get_upload_url,
+            "files.completeUploadExternal": self.files.complete,
+        }
         self._hooks = HookRegistry(workspace)
         # Called with every recorded call, as it is recorded (a test notes who held a Lease).
         self.observers: list[Callable[[ApiCall], None]] = []
@@ -101,6 +107,7 @@ class SlackEmulator(EmulatorControls):
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._handle_api)
         app.router.add_post("/hooks/{hook_id}", self._handle_hook)
+        app.router.add_post(UPLOAD_PATH + "{file_id}", self._handle_upload)
         app.router.add_get("/socket", self.socket.handle)
         # A client that gives up must not cancel the handler: a call held on the wire is still
         # carried out when let go, as Slack would (testbed.slackemu.holding).
@@ -114,6 +121,7 @@ class SlackEmulator(EmulatorControls):
         await self._runner.setup()
         await web.TCPSite(self._runner, HOST, 0).start()
         self._port = int(self._runner.addresses[0][1])
+        self.files.base_url = self.url
 
     async def stop(self) -> None:
         """Close Socket Mode connections and stop serving; safe to call twice."""
@@ -236,7 +244,8 @@ class SlackEmulator(EmulatorControls):
             return fault.status, fault.body(), fault.headers()
         if body_error is not None:
             return 200, error("invalid_json", detail=body_error), {}
-        if method not in METHODS and method not in APP_TOKEN_METHODS | VIEW_METHODS.keys():
+        known = METHODS.keys() | APP_TOKEN_METHODS | VIEW_METHODS.keys() | self._file_methods.keys()
+        if method not in known:
             return 200, error("unknown_method"), {}
         auth_error = self._check_token(method, token)
         if auth_error is not None:
@@ -249,6 +258,8 @@ class SlackEmulator(EmulatorControls):
             return 200, self._open_connection(), {}
         if method in VIEW_METHODS:
             return 200, self._publish_view(method, params), {}
+        if method in self._file_methods:
+            return 200, self._file_methods[method](self.workspace, params), {}
         return 200, METHODS[method](self.workspace, params), {}
 
     def _check_token(self, method: str, token: str | None) -> str | None:
@@ -277,6 +288,18 @@ class SlackEmulator(EmulatorControls):
         if problems:
             self.violations.append(Violation(source, tuple(problems), payload, self._clock()))
         return problems
+
+    async def _handle_upload(self, request: web.Request) -> web.Response:
+        """A file's bytes POSTed to its upload URL: raw, or the file of a multipart form."""
+        form_file = None
+        if request.content_type.startswith("multipart/"):
+            fields = await request.post()
+            uploaded = [v for v in fields.values() if isinstance(v, web.FileField)]
+            form_file = uploaded[0].file.read() if uploaded else b""
+        body = b"" if form_file is not None else await request.read()
+        status, text = self.files.receive(request.match_info["file_id"], body, form_file)
+        self._changes.notify()
+        return web.Response(status=status, text=text)
 
     async def _handle_hook(self, request: web.Request) -> web.Response:
         hook_id = request.match_info["hook_id"]

@@ -23,7 +23,7 @@ class MessageNotFoundError(LookupError):
 # `access.impersonate: email` needs it).
 BOT_SCOPES = frozenset(
     {"commands", "chat:write", "channels:history", "groups:history"}
-    | {"usergroups:read", "users:read"}
+    | {"usergroups:read", "users:read", "files:write"}
 )
 
 
@@ -86,8 +86,9 @@ class Workspace:
         thread_ts: str | None = None,
         user: str | None = None,
         metadata: Mapping[str, Any] | None = None,
+        files: Sequence[Mapping[str, Any]] = (),
     ) -> PostedMessage:
-        """Store a new message in `channel` and return it.
+        """Store a new message in `channel` (sharing `files`) and return it.
 
         Raises:
             MessageNotFoundError: `thread_ts` names no message in the channel.
@@ -102,6 +103,7 @@ class Workspace:
             thread_ts=thread_ts,
             user=user or self.bot_user_id,
             metadata=dict(metadata or {}),
+            files=tuple(files),
         )
         self._channels.setdefault(channel, {})[message.ts] = message
         return message

@@ -12,13 +12,17 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from testbed.sim import Simulator
 from testbed.stack import ServiceStack, running_service
+
+if TYPE_CHECKING:
+    from clocks import Clock
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -105,6 +109,29 @@ def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlP
         yield plane
     finally:
         plane.stop()
+
+
+# What KAI Scheduler's and KEDA's own installs create: the base reads there.
+PRODUCT_NAMESPACES = ("kai-scheduler", "keda")
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A control plane of the module's own, with nothing applied (etcd and kube-apiserver, a few
+    seconds): deploy/ installed on it as on a cluster with only KAI Scheduler and KEDA."""
+    if build.missing() and shutil.which("go") is None:
+        pytest.skip("Go is not installed: the cluster tier builds kube-apiserver and etcd with it")
+    plane = ControlPlane(
+        bin_dir=build.build(),
+        crd_dir=build.cache_dir() / "crds",
+        run_dir=tmp_path_factory.mktemp("bare-control-plane"),
+        controller_manager=False,
+        bare=True,
+    )
+    with plane:
+        for namespace in PRODUCT_NAMESPACES:
+            plane.ensure_namespace(namespace)
+        yield plane
 
 
 def announce(what: str, url: str, timings: dict[str, float], run_dir: Path) -> None:
@@ -243,6 +270,21 @@ async def stack(
     kubeconfig = str(control_plane.bot_kubeconfig)
     async with running_service(tmp_path, kubeconfig, context=BOT_CONTEXT) as served:
         yield served
+
+
+def serving_as_bot(
+    control_plane: ControlPlane, workdir: Path, clock: Clock, config: dict[str, Any]
+) -> AbstractAsyncContextManager[ServiceStack]:
+    """The service with its ServiceAccount's token and `config`, on the test's clock (the
+    checks measure what the API server stamps by it)."""
+    return running_service(
+        workdir,
+        str(control_plane.bot_kubeconfig),
+        context=BOT_CONTEXT,
+        clock=clock,
+        monotonic=clock.monotonic,
+        config_overrides=config,
+    )
 
 
 # The RBAC and admission tests' identities and objects of their own (tests/cluster/botcalls.py).

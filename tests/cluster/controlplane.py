@@ -499,8 +499,9 @@ class ControlPlane:
             self.apply(obj)
         return objects
 
-    def apply(self, obj: dict[str, Any]) -> Any:
-        """Server-side apply of one manifest as the admin (kinds found by discovery)."""
+    def apply(self, obj: dict[str, Any], *, dry_run: bool = False) -> Any:
+        """Server-side apply of one manifest as the admin (kinds found by discovery). dry_run:
+        the server admits and validates it (fieldValidation=Strict) and stores nothing."""
         from kubernetes import dynamic
         from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
@@ -520,7 +521,25 @@ class ControlPlane:
             namespace=obj["metadata"].get("namespace"),
             field_manager=FIELD_MANAGER,
             force_conflicts=True,
+            dry_run="All" if dry_run else None,
+            query_params=[("fieldValidation", "Strict")] if dry_run else [],
         )
+
+    def bot_may(self, verb: str, group: str, resource: str, namespace: str | None) -> bool:
+        """Whether the server lets the bot's ServiceAccount do it (a SubjectAccessReview)."""
+        from kubernetes import client
+
+        review = client.V1SubjectAccessReview(
+            spec=client.V1SubjectAccessReviewSpec(
+                user=f"system:serviceaccount:{BOT_NAMESPACE}:{BOT_SERVICE_ACCOUNT}",
+                groups=["system:serviceaccounts", f"system:serviceaccounts:{BOT_NAMESPACE}"],
+                resource_attributes=client.V1ResourceAttributes(
+                    group=group, resource=resource, verb=verb, namespace=namespace
+                ),
+            )
+        )
+        done = client.AuthorizationV1Api(self.admin()).create_subject_access_review(review)
+        return bool(done.status.allowed)
 
     def ensure_namespace(self, name: str) -> None:
         from kubernetes import client

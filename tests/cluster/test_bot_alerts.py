@@ -18,13 +18,13 @@ from typing import Any
 import pytest
 from alert_stack import HOLD, check, thread_texts
 from clocks import Clock
-from conftest import BOT_CONTEXT
+from conftest import serving_as_bot
 from controlplane import BOT_NAMESPACE, ControlPlane
 from seeding import Seeder, find
 
 from bot.service import jobs_alerts
 from testbed.slackemu import PostedMessage
-from testbed.stack import ALERT_CHANNEL, CLUSTER, ServiceStack, running_service
+from testbed.stack import ALERT_CHANNEL, CLUSTER, ServiceStack
 
 # As KAI's operator writes it, a newline first (test_upstream_differential_kai.py holds the
 # imitation to the real operator's words).
@@ -61,14 +61,7 @@ async def alerting(
             "metadata": _meta("kai-chatops-alerts"),
         }
     )
-    async with running_service(
-        tmp_path,
-        str(control_plane.bot_kubeconfig),
-        context=BOT_CONTEXT,
-        clock=clock,
-        monotonic=clock.monotonic,
-        config_overrides=in_cluster(tmp_path),
-    ) as served:
+    async with serving_as_bot(control_plane, tmp_path, clock, in_cluster(tmp_path)) as served:
         yield served
 
 
@@ -155,14 +148,7 @@ async def test_the_lease_names_its_holder_and_a_second_replica_does_not_check(
 
     second_dir = tmp_path / "second"
     second_dir.mkdir()
-    async with running_service(
-        second_dir,
-        str(control_plane.bot_kubeconfig),
-        context=BOT_CONTEXT,
-        clock=clock,
-        monotonic=clock.monotonic,
-        config_overrides=in_cluster(second_dir),
-    ) as second:
+    async with serving_as_bot(control_plane, second_dir, clock, in_cluster(second_dir)) as second:
         await jobs_alerts.keep_lease(second.service.deps)
         break_dependencies(admin, scenario)
         for _ in range(2):

@@ -22,7 +22,7 @@ import yaml
 from alert_stack import HOLD, check
 from botcalls import MERGE, Caller, admin_caller
 from clocks import Clock
-from conftest import BOT_CONTEXT
+from conftest import BOT_CONTEXT, serving_as_bot
 from controlplane import ControlPlane, poll
 from test_impersonation_real import as_person
 
@@ -121,14 +121,7 @@ async def alerting(
         "alerts": {"hold": f"{HOLD}s", "interval": "1h", "repeat": "4h", "gpu_nodes": True},
         "state": {"path": str(tmp_path / "state.sqlite")},
     }
-    async with running_service(
-        tmp_path,
-        str(control_plane.bot_kubeconfig),
-        context=BOT_CONTEXT,
-        clock=clock,
-        monotonic=clock.monotonic,
-        config_overrides=overrides,
-    ) as served:
+    async with serving_as_bot(control_plane, tmp_path, clock, overrides) as served:
         yield served
 
 
@@ -150,8 +143,9 @@ async def test_a_kwok_gpu_node_losing_a_gpu_with_a_gpu_condition_pages_and_resol
     assert f"GPU node {NODE}: 1 of 8 GPUs lost; GpuMemWatch True" in root.text
     assert "the device plugin advertises 7" in root.text
     assert "Detected XID 94 for GPU 3" in root.text
-    [evidence] = alerting.slack.thread(ALERT_CHANNEL, root.ts)
+    [evidence, changes] = alerting.slack.thread(ALERT_CHANNEL, root.ts)
     assert f"{NODE}: Ready · GPUs 8 / 7 / 0 (1 lost: not allocatable)" in evidence.text
+    assert "in the hour before" in changes.text, changes.text  # the second reply of every page
 
     write_status(node_reset, {"allocatable": {GPU: "8"}, "conditions": [gpu_condition("False")]})
     await check(alerting.service)

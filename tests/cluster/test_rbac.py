@@ -103,6 +103,7 @@ CALLS: list[Call] = [
     *reads("watch", "scheduling.run.ai", "queues", ALL, "queue starvation: followed"),
     *reads("list watch", "scheduling.run.ai", "podgroups", ALL, "queue starvation: followed"),
     *reads("watch", "apps", "deployments", KAI_NS, "alerts: followed"),
+    *reads("list watch", "coordination.k8s.io", "leases", KAI_NS, "scheduler stall: followed"),
     # GPU nodes (bot/nodes/usecase.py, expiry.py; the alert follows them: bot/alerts/node_checks.py)
     *reads("get list watch", "", "nodes", ALL, "/kai nodes, cordon, the GPU node alert"),
     Call("patch", "", "nodes", ALL, where="cordon, uncordon, a timed cordon's end"),
@@ -123,7 +124,7 @@ CALLS: list[Call] = [
     *reads("get", "scheduling.run.ai", "bindrequests", KEDA_NS, "/kai why"),
     # Eviction notices: KAI's Evict Events, listed then watched across the cluster
     # (bot/notices/watch.py, field selector reason=Evict)
-    *reads("list watch", "", "events", ALL, "eviction notices"),
+    *reads("list watch", "", "events", ALL, "eviction notices, the scheduler stall alert"),
     *reads("get", "", "pods", KEDA_NS, "/kai why NAMESPACE/POD"),
     *reads("list", "", "pods", KEDA_NS, "eviction notices: a stale gang's pods (KAI #1968)"),
     *reads("list", "", "events", KEDA_NS, "/kai why NAMESPACE/POD"),
@@ -362,9 +363,8 @@ def rules(group: str, resources: str, verbs: str, names: str = "*") -> set[Rule]
 
 # What the bot is meant to be able to do, cluster-wide (ClusterRoles), from docs/design.md §2:
 # read KAI's Config, shards, queues and workloads and the metrics APIService for the checks;
-# list and watch Events (KAI's evictions, `notices.evictions`); read, follow and patch Nodes (GPU
-# nodes, cordon: the admission policy fences the patch to spec.unschedulable) and list the pods
-# across the cluster (the GPUs they hold);
+# list and watch Events (KAI's evictions, `notices.evictions`; the scheduler's Events about
+# PodGroups, `alerts.stall_after`);
 # list the KEDA and Flux kinds across the cluster (`--all-namespaces`, the Home tab, timed
 # suspends). Reads only: no write anywhere but the namespaces below.
 CLUSTER_WIDE: set[Rule] = (
@@ -400,8 +400,10 @@ INTENT: dict[str, set[Rule]] = {
     | rules("", "pods events", "list")
     | rules("", "pods/log", "get")
     | rules("discovery.k8s.io", "endpointslices", "list"),
-    # kai.namespace: KAI's Deployments and DaemonSets for the health check, /kai diagnose kai.
+    # kai.namespace: KAI's Deployments and DaemonSets for the health check, /kai diagnose kai;
+    # the shard schedulers' leader Leases, followed for the scheduler stall alert.
     KAI_NS: rules("apps", "deployments", "get list watch")
+    | rules("coordination.k8s.io", "leases", "list watch")
     | rules("apps", "daemonsets replicasets", "list")
     | rules("", "pods events", "list")
     | rules("", "pods/log", "get"),

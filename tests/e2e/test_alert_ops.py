@@ -38,16 +38,18 @@ async def test_a_failing_slack_is_retried_with_backoff_then_left_owed_for_the_ne
     assert alert.root_status is RootStatus.POSTING  # still owed
 
     [alert] = (await store.load("sim")).state.alerts.values()
-    [_, diagnosis] = alert.outbox  # gathered meanwhile, waiting behind its root
+    [_, diagnosis, changes] = alert.outbox  # gathered meanwhile, waiting behind its root
     assert diagnosis.text.startswith("Diagnosis of kai on sim")
+    assert changes.text.startswith("What changed before")  # this desk reads no timeline
 
     await desk.run_check(gateway, T0 + timedelta(seconds=90))
     [alert] = (await store.load("sim")).state.alerts.values()
     assert alert.root_status is RootStatus.POSTED
     assert alert.outbox == ()
-    [(_, _, root_thread), (_, first_reply, thread)] = slack.posts
+    [(_, _, root_thread), (_, first_reply, thread), (_, second, _)] = slack.posts
     assert root_thread is None and thread == alert.root_ts
     assert first_reply.startswith("Diagnosis of kai on sim")
+    assert second.startswith("What changed before")
 
 
 async def test_a_root_post_that_may_have_landed_is_looked_for_not_posted_again(
@@ -57,7 +59,8 @@ async def test_a_root_post_that_may_have_landed_is_looked_for_not_posted_again(
     desk = make_desk(store, slack, waits)
     await fire(desk, gateway, sim)
 
-    assert [thread for _, _, thread in slack.posts] == [None, slack.stored[0]["ts"]]
+    root = slack.stored[0]["ts"]
+    assert [thread for _, _, thread in slack.posts] == [None, root, root]
     [alert] = (await store.load("sim")).state.alerts.values()
     assert alert.root_ts == slack.stored[0]["ts"]
     assert alert.outbox == ()
@@ -148,7 +151,11 @@ async def test_a_check_makes_the_same_few_api_requests_however_big_the_cluster(
     before = gateway.request_count
     await desk.run_check(gateway, T0 + timedelta(seconds=30))
 
-    assert small == 4  # the Config, the shards, the Deployments, the APIService (no CRDs)
+    # The Config, the shards, the Deployments, the APIService (no CRDs); for the scheduler
+    # stall rule (`alerts.stall_after`, on by default), the Leases, the PodGroups and the
+    # scheduler's Events about PodGroups; the Kustomizations (whose applied revisions it
+    # remembers for /kai timeline).
+    assert small == 8
     assert gateway.request_count - before == small
 
 
@@ -431,15 +438,16 @@ async def test_with_alerts_grouped_a_check_at_rest_reads_the_fleet_at_once_and_w
     breakage.dependencies_missing(sim)
     for seconds in (0, 60, 120):  # held, then waited two intervals for the fleet: pages alone
         await desk.run_check(gateway, T0 + timedelta(seconds=seconds))
-    [(_, root, _), (_, diagnosis, _)] = slack.posts
+    [(_, root, _), (_, diagnosis, _), (_, changes, _)] = slack.posts
     assert root.startswith("[CRITICAL] sim: Config kai-config") and "Diagnosis" in diagnosis
+    assert changes.startswith("What changed before")
     counting.loads = counting.saves = 0
 
     minutes = (3, 10, 60)
     for minute in minutes:
         await desk.run_check(gateway, T0 + timedelta(minutes=minute))
 
-    assert counting.saves == 0 and len(slack.posts) == 2
+    assert counting.saves == 0 and len(slack.posts) == 3
     # its own state (looked at, then stepped), the fleet's incidents, every cluster's twice
     assert counting.loads == 5 * len(minutes)
 

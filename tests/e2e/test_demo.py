@@ -234,23 +234,51 @@ def test_demo_sim_reclaim_shows_the_eviction_notice() -> None:
     assert "Taken by: annia/pg-annia-train" in notice
 
 
-async def test_demo_sim_starve_raises_the_queue_starvation_warning_and_heal_resolves_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    root, first = await page_then_heal(tmp_path, "sim starve")
-    assert root.text.startswith("[WARNING] sim: Queue vision Starved: queue vision starved: ")
-    assert "S0ONCALL" not in root.text  # a warning pages nobody
-    assert first.text.startswith("Diagnosis of queue vision on sim: starved")
-    assert "simulator: Queue vision starved" in capsys.readouterr().out
-
-
-async def test_demo_sim_gpu_lost_raises_the_gpu_node_warning_and_heal_resolves_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    root, first = await page_then_heal(tmp_path, "sim gpu_lost gpu-node-2")
-    assert root.text.startswith(
+# A `sim` action that raises one alert: what the root begins with, whether it pages the on-call
+# group (critical only), what the first reply in its thread begins with, what the console said.
+RAISED = [
+    pytest.param(
+        "sim starve",
+        "[WARNING] sim: Queue vision Starved: queue vision starved: ",
+        False,
+        "Diagnosis of queue vision on sim: starved",
+        "simulator: Queue vision starved",
+        id="starve-queue-starvation-warning",
+    ),
+    pytest.param(
+        "sim scheduler_stall",
+        "[CRITICAL] sim: Deployment kai-scheduler/kai-scheduler-default Stalled: KAI scheduler "
+        "kai-scheduler-default stalled: kai-scheduler-default-5b4c7d8f6-w4n6b has not renewed "
+        "its Lease for 10m",
+        True,
+        "Diagnosis of kai-scheduler/kai-scheduler-default on sim",
+        "simulator: KAI #1536: the default shard's scheduler stalls",
+        id="scheduler_stall-pages-naming-the-lease-holder",
+    ),
+    pytest.param(
+        "sim gpu_lost gpu-node-2",
         "[WARNING] sim: Node gpu-node-2 GPUs: GPU node gpu-node-2: 1 of 8 GPUs lost; "
-        "GpuMemWatch True"
-    )
-    assert first.text.startswith("Node gpu-node-2 on sim now:")
-    assert "simulator: A GPU node loses a GPU" in capsys.readouterr().out
+        "GpuMemWatch True",
+        False,
+        "Node gpu-node-2 on sim now:",
+        "simulator: A GPU node loses a GPU",
+        id="gpu_lost-gpu-node-warning",
+    ),
+]
+
+
+@pytest.mark.parametrize(("action", "titled", "pages", "first_reply", "console"), RAISED)
+async def test_demo_sim_action_raises_its_alert_and_heal_resolves_it(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    action: str,
+    titled: str,
+    pages: bool,
+    first_reply: str,
+    console: str,
+) -> None:
+    root, first = await page_then_heal(tmp_path, action)
+    assert root.text.startswith(titled), root.text
+    assert ("<!subteam^S0ONCALL>" in root.text) is pages  # a warning pages nobody
+    assert first.text.startswith(first_reply), first.text
+    assert console in capsys.readouterr().out

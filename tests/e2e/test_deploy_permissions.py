@@ -26,7 +26,7 @@ NAMESPACED = {
     "gitrepositories", "helmrepositories", "ocirepositories", "helmcharts", "buckets",
     "applications", "appprojects",
     "leases", "configmaps", "pods", "pods/log", "events", "replicasets", "endpointslices",
-    "services",
+    "services", "controllerrevisions",
 }  # fmt: skip
 # Slack method -> the bot scopes it needs (those in NO_SCOPE need none).
 # Reading a conversation needs channels:history for a public channel, groups:history for a
@@ -42,6 +42,8 @@ SCOPES = {
     "usergroups.list": ("usergroups:read",),
     "usergroups.users.list": ("usergroups:read",),
     "users.info": ("users:read",),
+    "files.getUploadURLExternal": ("files:write",),
+    "files.completeUploadExternal": ("files:write",),
 }
 NO_SCOPE = {"auth.test", "apps.connections.open", "views.publish"}
 SELF_NAMESPACE = "kai-chatops"

@@ -14,6 +14,7 @@ from alert_stack import (
     alert_stack,
     assert_one_clean_incident,
     check,
+    evidence_and_rest,
     resolve,
     roots,
     thread,
@@ -41,7 +42,8 @@ async def test_an_apiservice_page_starts_its_thread_with_the_oomkilled_pod_and_i
     clock = Clock()
     async with alert_stack(tmp_path, clock) as (stack, _):
         root = await fire(stack, clock, breakage.metrics_apiserver_crashloop)
-        [diagnosis] = thread(stack, root)
+        diagnosis, after = evidence_and_rest(stack, root)
+        assert after == []
 
         shown = words(diagnosis)
         assert root.text.startswith("[CRITICAL] sim: APIService v1beta1.external.metrics")
@@ -56,6 +58,7 @@ async def test_an_apiservice_page_starts_its_thread_with_the_oomkilled_pod_and_i
         await resolve(stack, clock)
         assert [words(m).split("\n")[0][:22] for m in thread(stack, root)] == [
             "Diagnosis of keda on s",
+            "What changed on sim in",
             ":white_check_mark: Res",
         ]
         assert_one_clean_incident(stack)
@@ -80,7 +83,7 @@ async def test_the_scheduler_down_alert_fires_with_its_deployments_diagnosis_and
             "KAI scheduler kai-scheduler-default down: no available replica"
         )
         assert "Nothing of shard default gets scheduled" in words(root)
-        [diagnosis] = thread(stack, root)
+        diagnosis, _ = evidence_and_rest(stack, root)
         shown = words(diagnosis)
         assert diagnosis.text.startswith(
             "Diagnosis of kai-scheduler/kai-scheduler-default on sim: Degraded"
@@ -89,7 +92,7 @@ async def test_the_scheduler_down_alert_fires_with_its_deployments_diagnosis_and
         assert "panic: runtime error: invalid memory address" in shown
 
         await resolve(stack, clock)
-        [_, resolution] = thread(stack, root)
+        [_, _, resolution] = thread(stack, root)
         assert resolution.text.startswith(":white_check_mark: Resolved")
         assert stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED (critical)]")
         assert_one_clean_incident(stack)
@@ -103,7 +106,8 @@ async def test_a_diagnosis_the_cluster_refuses_is_one_line_and_the_page_goes_on(
         stack.sim.faults.add(403, verb="list", resource="pods", times=None)
         root = await fire(stack, clock, breakage.metrics_apiserver_crashloop)
 
-        [failed] = thread(stack, root)
+        failed, after = evidence_and_rest(stack, root)
+        assert after == []
         assert failed.text.startswith("Could not diagnose keda on sim: ")
         assert "forbidden" in failed.text.lower()
         assert len(failed.text.splitlines()) == 1
@@ -154,7 +158,8 @@ async def test_an_ack_right_after_the_page_comes_after_its_diagnosis_in_the_thre
 
         replies = [m.text for m in thread(stack, root)]
         assert replies[0].startswith("Could not diagnose keda on sim")
-        assert replies[1].startswith(":eyes: Acknowledged by")
+        assert replies[1].startswith("What changed on sim in the hour before")
+        assert replies[2].startswith(":eyes: Acknowledged by")
         stack.sim.faults.clear()
         await resolve(stack, clock)
         assert_one_clean_incident(stack)

@@ -8,19 +8,23 @@ checks behind the test's back, and a new alert waits twice that long for the fle
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 
 from alert_invariants import check_channel
 from clocks import Clock
+from metrics_scrape import samples, scrape, value
+from waiting import wait_until
 
-from bot.alerts.model import AlertKey
+from bot.alerts.drain import SLACK_BACKOFFS
+from bot.alerts.model import FLEET, AlertKey
 from bot.service import jobs_alerts
-from bot.service.deps import build_deps
+from bot.service.deps import Deps, build_deps
 from bot.service.server import Service
 from testbed.sim import Simulator, breakage
 from testbed.slackemu import PostedMessage
@@ -35,7 +39,10 @@ ONCALL = "<@U0ONCALL>"
 
 @asynccontextmanager
 async def fleet_stack(
-    tmp_path: Path, clock: Clock
+    tmp_path: Path,
+    clock: Clock,
+    group_clusters: int = 3,
+    slack_backoffs: Sequence[float] = SLACK_BACKOFFS,
 ) -> AsyncIterator[tuple[Stack, Simulator, Simulator]]:
     async with Simulator(scenarios=["default"]) as pair, Simulator(scenarios=["default"]) as lab:
         pair_config = pair.write_kubeconfig(str(tmp_path / "pair"), "b", more_contexts=["c"])
@@ -51,13 +58,17 @@ async def fleet_stack(
                 "hold": "0s",
                 "interval": f"{INTERVAL}s",
                 "repeat": "4h",
-                "group_clusters": 3,
+                "group_clusters": group_clusters,
                 "mention": ["U0ONCALL"],
             },
             "state": {"path": str(tmp_path / "state.sqlite")},
         }
         async with running_stack(
-            tmp_path, clock=clock, monotonic=clock.monotonic, config_overrides=config
+            tmp_path,
+            clock=clock,
+            monotonic=clock.monotonic,
+            config_overrides=config,
+            slack_backoffs=slack_backoffs,
         ) as stack:
             yield stack, pair, lab
 
@@ -74,6 +85,12 @@ async def break_three(stack: Stack, clock: Clock, pair: Simulator) -> None:
     await check(stack, clock, "sim", "b", "c", "lab")
     breakage.dependencies_missing(stack.sim)
     breakage.dependencies_missing(pair)
+
+
+async def fleet_lists(deps: Deps, *clusters: str) -> bool:
+    """Whether the fleet incident lists exactly `clusters` in the state."""
+    [incident] = (await deps.alert_store.load(FLEET)).state.alerts.values()
+    return incident.clusters == clusters
 
 
 def roots(stack: Stack) -> list[PostedMessage]:
@@ -188,6 +205,57 @@ async def test_below_the_count_each_cluster_pages_alone_then_the_fleet_folds_the
         assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
 
 
+async def test_a_cluster_joining_while_the_fleet_root_is_on_its_way_is_in_its_list(
+    tmp_path: Path,
+) -> None:
+    """`group_clusters: 2`, three clusters breaking at once: sim and b open the fleet incident,
+    and c joins while the drain prepares the root (its anchor, a read of the channel, is held
+    on the wire). The root that goes out lists all three, as the state does when it is sent."""
+    clock = Clock()
+    async with fleet_stack(tmp_path, clock, group_clusters=2) as (stack, pair, _):
+        await break_three(stack, clock, pair)
+        await check(stack, clock, "sim")  # waits to learn whether the fleet fires it too
+        anchor = stack.slack.hold_calls(lambda method, _: method == "conversations.history")
+        deps = stack.service.deps
+        opening = asyncio.create_task(jobs_alerts.check_cluster(deps, "b"))
+        await stack.slack.wait_for(lambda: anchor.held == 1)
+        joining = asyncio.create_task(jobs_alerts.check_cluster(deps, "c"))
+
+        await wait_until(lambda: fleet_lists(deps, "sim", "b", "c"), 10, "c listed")
+        anchor.release()
+        await asyncio.gather(opening, joining)
+
+        [root] = roots(stack)
+        assert "Clusters (3):* sim, b, c" in shown(stack, root), shown(stack, root)
+        assert root.text.startswith("[CRITICAL] 3 clusters: sim, b, c")
+        assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
+
+
+async def test_a_cluster_joining_while_the_roots_edit_is_on_its_way_gets_an_edit_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """c's join edits the fleet root; while that edit is held on the wire, lab joins too (in
+    the same interval, so no reply: only the root's edit tells it). The older edit landing
+    does not count for the newer one: the root ends up listing lab."""
+    clock = Clock()
+    async with fleet_stack(tmp_path, clock, group_clusters=2) as (stack, pair, lab):
+        await break_three(stack, clock, pair)
+        await check(stack, clock, "sim", "b")
+        [root] = roots(stack)
+        edit = stack.slack.hold_calls(lambda method, _: method == "chat.update")
+        deps = stack.service.deps
+        joining = asyncio.create_task(jobs_alerts.check_cluster(deps, "c"))
+        await stack.slack.wait_for(lambda: edit.held == 1)
+        breakage.dependencies_missing(lab)
+        late = asyncio.create_task(jobs_alerts.check_cluster(deps, "lab"))
+        await wait_until(lambda: fleet_lists(deps, "sim", "b", "c", "lab"), 10, "lab listed")
+        edit.release()  # lab's drain waited behind c's
+        await asyncio.gather(joining, late)
+
+        assert "Clusters (4):* sim, b, c, lab" in shown(stack, root), shown(stack, root)
+        assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
+
+
 def without(stack: Stack, clock: Clock, *removed: str) -> None:
     """The service's next start reads a configuration with `removed` taken out (their alert
     state stays in the store, as it would)."""
@@ -262,7 +330,28 @@ async def test_twelve_clusters_failing_at_once_are_one_root_and_a_reply_or_two_n
             await check(stack, clock, *names)  # the next round: what is left to tell is told
 
             said = replies(stack, root)
-            assert said[0].startswith("Diagnosis of ") and len(said) <= 3, said
+            assert said[0].startswith("Diagnosis of ") and len(said) <= 4, said
+            assert said[1].startswith("What changed on "), said  # on the cluster diagnosed
             assert all(name in "".join([*said, shown(stack, root)]) for name in names)
-            assert len(stack.slack.calls_to("chat.postMessage")) <= 4
+            assert len(stack.slack.calls_to("chat.postMessage")) <= 5
             assert check_channel(stack.slack, ALERT_CHANNEL).problems == []
+
+
+async def test_how_long_slack_has_owed_the_fleets_root_is_on_metrics_as_the_fleets(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    async with fleet_stack(tmp_path, clock, slack_backoffs=(0.0, 0.0, 0.0)) as (stack, pair, _):
+        # Every try of the drain after the check that opens the fleet incident fails, surely
+        # not applied (Slack's own fatal_error); the next check's drain delivers.
+        stack.slack.fail_next("chat.postMessage", status=200, error="fatal_error", times=4)
+        await break_three(stack, clock, pair)
+        await check(stack, clock, "sim", "b", "c")
+        assert stack.slack.faults_left("chat.postMessage") == 0 and roots(stack) == []
+        clock.advance(599)
+        await check(stack, clock, "lab")  # counts what the fleet owes, then delivers it
+
+        served = samples(await scrape(stack.service.port))
+        assert value(served, "kai_chatops_outbox_oldest_owed_age_seconds", cluster=FLEET) == 600
+        [root] = roots(stack)
+        assert "Clusters (3):* sim, b, c" in shown(stack, root)

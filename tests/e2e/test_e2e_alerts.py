@@ -206,11 +206,12 @@ async def test_two_rate_limited_answers_delay_the_root_which_arrives_once(
 
     assert len(roots(stack)) == 1
     posts = stack.slack.calls_to("chat.postMessage")
-    assert [bool(c.params.get("thread_ts")) for c in posts] == [False] * 3 + [True]
+    assert [bool(c.params.get("thread_ts")) for c in posts] == [False] * 3 + [True] * 2
     metrics = stack.service.deps.metrics.registry
     sends = "kai_chatops_slack_sends_total"
     assert metrics.get_sample_value(sends, {"outcome": "rate_limited"}) == 2
-    assert metrics.get_sample_value(sends, {"outcome": "ok"}) == 2  # the root, its diagnosis
+    # the root, its diagnosis, what changed before it
+    assert metrics.get_sample_value(sends, {"outcome": "ok"}) == 3
 
 
 async def test_metrics_show_checks_alerts_by_state_sends_and_the_last_good_check(
@@ -224,7 +225,8 @@ async def test_metrics_show_checks_alerts_by_state_sends_and_the_last_good_check
     assert 'kai_chatops_alert_checks_total{cluster="sim",outcome="ok"} 2.0' in body
     assert 'kai_chatops_alerts{cluster="sim",state="firing"} 1.0' in body
     assert 'kai_chatops_alerts{cluster="sim",state="pending"} 0.0' in body
-    assert 'kai_chatops_slack_sends_total{outcome="ok"} 2.0' in body  # root and diagnosis
+    # the root, its diagnosis and what changed before it
+    assert 'kai_chatops_slack_sends_total{outcome="ok"} 3.0' in body
     last = 'kai_chatops_last_successful_check_timestamp_seconds{cluster="sim"} '
     [value] = [line.removeprefix(last) for line in body.splitlines() if line.startswith(last)]
     assert float(value) == pytest.approx(clock().timestamp())

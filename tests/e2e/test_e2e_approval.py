@@ -134,6 +134,17 @@ async def test_a_change_waits_for_an_approver_then_runs_as_the_requester_and_nam
     assert line["details"]["approval"] == change_id and line["outcome"] == "ok"
 
 
+async def test_the_timeline_names_who_asked_why_and_who_approved(stack: Stack) -> None:
+    change_id = await ask(stack)
+    await click(stack, "Approve", change_id, LEAD)
+
+    reply = await stack.command("timeline")
+    assert reply.message is not None, reply.text
+    shown = str(reply.message["blocks"])
+    assert "*ScaledJob annia/annia-worker* pause (ok)" in shown
+    assert f"by <@{OPERATOR}>, approved by <@{LEAD}>, why: node drain _(kai-chatops)_" in shown
+
+
 async def test_a_reconcile_force_is_approved_by_command_and_requested_once(stack: Stack) -> None:
     reply = await stack.command("reconcile hr flux-system/kai-scheduler --force")
     assert "waits for a second operator's approval" in reply.text, reply.text

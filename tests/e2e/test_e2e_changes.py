@@ -10,6 +10,7 @@ clock is the test's, moved by hand; the sweeps are the scheduler's jobs, called 
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -155,3 +156,20 @@ async def test_changes_lists_the_pauses_and_suspends_of_every_cluster(
     assert "lab · *HelmRelease flux-system/keda* suspended by hand, no record" in every.text
     assert "no end" in every.text
     assert "annia-worker" not in lab_only.text and "HelmRelease flux-system/keda" in lab_only.text
+
+
+async def test_a_pause_without_an_end_is_reminded_at_its_time_by_the_running_service(
+    tmp_path: Path,
+) -> None:
+    """The service's own jobs and the wall clock, `changes.remind_after: 5s`: a pause made
+    through the bot is reminded of 5 s after it was made, within a tick or two, not at the
+    next hourly sweep."""
+    config = overrides(tmp_path, changes={"remind_after": "5s"})
+    async with running_stack(tmp_path, keda_wait=SHORT_WAIT, config_overrides=config) as stack:
+        made = time.time()
+        await confirm(stack, "pause annia/annia-worker node drain")
+
+        (root,) = await stack.slack.wait_for(lambda: reminder_roots(stack), timeout=15)
+
+        assert f"paused by <@{OPERATOR}>" in root.text
+        assert float(root.ts) - made >= 5  # at its time, not before

@@ -143,6 +143,19 @@ async def test_resuming_a_scaledobject_deletes_paused_replicas_too(stack: Stack)
     assert annotations(stack, "annia-api", "ScaledObject") == {}
 
 
+async def test_the_short_kind_words_of_list_pause_and_resume_too(stack: Stack) -> None:
+    await pause_confirmed(stack, "pause so annia/annia-api for 1h canary")
+    assert annotations(stack, "annia-api", "ScaledObject")[PAUSED] == "true"
+    await pause_confirmed(stack, "pause sj annia/annia-worker")
+    assert annotations(stack)[PAUSED] == "true"
+
+    await click(stack, await stack.command("resume so annia/annia-api"))
+    await click(stack, await stack.command("resume SJ annia/annia-worker"))
+
+    assert annotations(stack, "annia-api", "ScaledObject") == {}
+    assert annotations(stack) == {}
+
+
 async def test_a_viewer_is_refused_privately_before_any_cluster_request(stack: Stack) -> None:
     stack.sim.clear_requests()
 

@@ -81,8 +81,9 @@ async def test_a_lost_gpu_pages_once_with_the_node_as_evidence_and_resolves_when
         assert "GpuMemWatch is True (GpuMemWatchIsNotHealthy): ErrorCode:DCGM_FR_XID_ERROR" in shown
         assert "Detected XID 94 for GPU 3" in shown
         assert "It is not cordoned" in shown
-        [evidence] = stack.slack.thread(ALERT_CHANNEL, root.ts)
+        [evidence, changes] = stack.slack.thread(ALERT_CHANNEL, root.ts)
         assert evidence.text.startswith("Node gpu-node-2 on sim now:")
+        assert changes.text.startswith("What changed on sim in the hour before")
         assert "gpu-node-2: Ready · GPUs 8 / 7 / 2 (1 lost: not allocatable)" in words(evidence)
 
         breakage.ACTIONS["heal"](stack.sim)
@@ -92,6 +93,7 @@ async def test_a_lost_gpu_pages_once_with_the_node_as_evidence_and_resolves_when
         replies = stack.slack.thread(ALERT_CHANNEL, root.ts)
         assert [r.text[:30] for r in replies] == [
             "Node gpu-node-2 on sim now:\ngp",
+            "What changed on sim in the hou",
             ":white_check_mark: Resolved at",
         ]
         assert stack.slack.message(ALERT_CHANNEL, root.ts).text.startswith("[RESOLVED (warning)]")

@@ -162,7 +162,7 @@ async def test_a_rolling_upgrade_and_back_loses_and_doubles_nothing(
     )
     await old.stop()
 
-    verdict = check_channel(slack, ALERT_CHANNEL)
+    verdict = check_channel(slack, ALERT_CHANNEL, changes=False)  # the old release fired it
     assert verdict.ok, verdict
     assert verdict.incidents == 1
     assert [m.ts for m in slack.root_messages(ALERT_CHANNEL)] == [root.ts]

@@ -82,7 +82,7 @@ def test_a_group_is_fleet_wide_at_the_count_or_while_its_incident_is_open(
 
 def test_an_alert_whose_root_was_never_tried_is_taken_over_and_owes_nothing() -> None:
     state = firing("c")
-    assert kinds(state.alerts[seen("c").key]) == ["root", "diagnosis"]
+    assert kinds(state.alerts[seen("c").key]) == ["root", "diagnosis", "changes"]
     folded = fleet.fold(state, frozenset({GROUP}), T0, "C0ALERTS").state
     member = folded.alerts[seen("c").key]
     assert (member.fleet, member.outbox, folded.closing) == (
@@ -112,7 +112,7 @@ def test_a_warning_already_posted_paged_nobody() -> None:
 def test_a_member_whose_fleet_incident_never_opened_owes_its_own_root_again() -> None:
     folded = fleet.fold(firing("a", member=True), frozenset(), T0, "C0ALERTS").state
     alert = folded.alerts[seen("a").key]
-    assert alert.fleet == "" and kinds(alert) == ["root", "diagnosis"]
+    assert alert.fleet == "" and kinds(alert) == ["root", "diagnosis", "changes"]
 
 
 def open_fleet(*clusters: str, paged: tuple[str, ...] = ()) -> ClusterAlerts:
@@ -128,7 +128,7 @@ def open_fleet(*clusters: str, paged: tuple[str, ...] = ()) -> ClusterAlerts:
 def test_the_fleet_incident_opens_with_one_root_listing_its_clusters() -> None:
     incident = open_fleet("a", "b", "c").alerts[fleet.fleet_key(GROUP)]
     assert incident.is_active and incident.clusters == ("a", "b", "c")
-    assert kinds(incident) == ["root", "diagnosis"] and incident.paged == ()
+    assert kinds(incident) == ["root", "diagnosis", "changes"] and incident.paged == ()
 
 
 def test_the_fleet_incident_names_the_clusters_that_paged_already() -> None:
@@ -214,7 +214,7 @@ WAIT = timedelta(seconds=30)
     [
         (timedelta(0), False, WAITING, []),
         (WAIT - timedelta(seconds=1), False, WAITING, []),
-        (WAIT, False, "", ["root", "diagnosis"]),
+        (WAIT, False, "", ["root", "diagnosis", "changes"]),
         (timedelta(seconds=5), True, fleet.fleet_key(GROUP).alert_id, []),
     ],
     ids=["just fired: waits", "still waiting", "waited out: pages alone", "the fleet fired it too"],
@@ -240,7 +240,7 @@ def test_clusters_that_all_waited_open_one_fleet_incident_that_pages_once() -> N
     assert (incident.clusters, incident.paged, kinds(incident)) == (
         ("a", "b", "c"),
         (),
-        ["root", "diagnosis"],
+        ["root", "diagnosis", "changes"],
     )
 
 
@@ -357,7 +357,7 @@ def test_clusters_that_join_before_the_root_is_sent_are_in_its_list_without_a_re
     opened = open_fleet("a", "b", "c")
     states = [firing(c, member=True) for c in ("a", "b", "c", *(f"d{i}" for i in range(9)))]
     incident = fleet.advance(opened, states, T0, POLICY).state.alerts[FLEET_KEY]
-    assert kinds(incident) == ["root", "diagnosis"]
+    assert kinds(incident) == ["root", "diagnosis", "changes"]
     assert len(incident.clusters) == 12 and notes(incident) == []
 
 

@@ -49,7 +49,7 @@ UNREACHABLE = Observation(
     "connection refused",
     immediate=True,
 )
-FIRED = [(0, "bad", []), (HOLD, "bad", ["root", "reply:diagnosis"])]
+FIRED = [(0, "bad", []), (HOLD, "bad", ["root", "reply:diagnosis", "reply:changes"])]
 
 
 @dataclass
@@ -207,7 +207,7 @@ SCRIPTS = {
             (100, "clear", []),
             (160, "clear", ["reply:resolved", "edit:resolved"]),
             (300, "bad", []),
-            (300 + HOLD, "bad", ["root", "reply:diagnosis"]),
+            (300 + HOLD, "bad", ["root", "reply:diagnosis", "reply:changes"]),
         ],
         Phase.FIRING,
     ),
@@ -254,7 +254,11 @@ SCRIPTS = {
         None,
     ),
     "a pending alert neither fires nor vanishes during a gap": (
-        [(0, "bad", []), (30, "fail", []), (HOLD, "bad", ["root", "reply:diagnosis"])],
+        [
+            (0, "bad", []),
+            (30, "fail", []),
+            (HOLD, "bad", ["root", "reply:diagnosis", "reply:changes"]),
+        ],
         Phase.FIRING,
     ),
 }
@@ -306,10 +310,10 @@ def test_who_silenced_until_when_and_why_is_kept_on_the_alert() -> None:
 def test_a_root_stays_owed_until_slack_confirms_it_and_is_owed_once() -> None:
     script = Script()
     script.run(0, "bad", deliver=False)
-    assert script.run(HOLD, "bad", deliver=False) == ["root", "reply:diagnosis"]
+    assert script.run(HOLD, "bad", deliver=False) == ["root", "reply:diagnosis", "reply:changes"]
     assert script.run(HOLD + 30, "bad", deliver=False) == []  # not owed a second time
     [alert] = script.state.alerts.values()
-    assert [o.kind for o in alert.outbox] == [EffectKind.ROOT, EffectKind.REPLY]
+    assert [o.kind for o in alert.outbox] == [EffectKind.ROOT, EffectKind.REPLY, EffectKind.REPLY]
     script.deliver()
     assert script.roots == ["ts1"]
     assert script.state.alerts[DEP.key].root_ts == "ts1"
@@ -322,9 +326,10 @@ def test_what_is_said_before_the_root_is_posted_waits_behind_it_in_the_outbox() 
     assert script.run(90, "ack U0ONCALL", deliver=False) == ["reply:acknowledged", "edit"]
     [alert] = script.state.alerts.values()
     kinds = [o.kind for o in alert.outbox]
-    assert kinds == [EffectKind.ROOT, EffectKind.REPLY, EffectKind.REPLY, EffectKind.EDIT]
-    assert [o.effect_id.rsplit(":", 1)[1] for o in alert.outbox] == ["0", "1", "2", "edit"]
+    assert kinds == [EffectKind.ROOT, *[EffectKind.REPLY] * 3, EffectKind.EDIT]
+    assert [o.effect_id.rsplit(":", 1)[1] for o in alert.outbox] == ["0", "1", "2", "3", "edit"]
     assert alert.outbox[1].awaits_evidence  # the diagnosis, first in the thread
+    assert alert.outbox[2].awaits_evidence  # then what changed before it
 
 
 def test_a_resolved_incident_stays_until_its_resolution_is_delivered() -> None:
@@ -387,7 +392,7 @@ def test_every_effect_of_an_incident_has_its_own_stable_id_in_order() -> None:
     reply, edit = outcome.effects
     alert = outcome.state.alerts[DEP.key]
     assert alert.acked_by == "U1"
-    assert reply.effect_id == f"{alert.incident}:2"  # after the root (0) and the diagnosis (1)
+    assert reply.effect_id == f"{alert.incident}:3"  # after the root, diagnosis, what changed
     assert edit.effect_id == f"{alert.incident}:edit"
     assert alert.outbox == (reply, edit)
 

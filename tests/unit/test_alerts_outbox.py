@@ -37,8 +37,10 @@ def test_the_attempt_named_by_the_entry_records_its_message() -> None:
     state, verdict = outbox.confirmed(state, incident, root, "a", "C0ALERTS", "1.1")
     assert verdict is Confirmation.RECORDED
     assert state.alerts[DEP.key].root_ts == "1.1"
-    [diagnosis] = state.alerts[DEP.key].outbox  # next: the first reply, still to be gathered
+    # next: the first replies (the diagnosis, what changed), still to be gathered
+    diagnosis, changes = state.alerts[DEP.key].outbox
     assert diagnosis.effect_id == f"{incident}:1" and diagnosis.awaits_evidence
+    assert changes.effect_id == f"{incident}:2" and changes.awaits_evidence
 
 
 def test_a_poster_whose_attempt_was_replaced_records_nothing_while_the_other_is_under_way() -> None:

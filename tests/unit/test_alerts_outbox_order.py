@@ -43,8 +43,8 @@ def t(seconds: float) -> datetime:
 
 
 def owing_root_reply_and_edit() -> tuple[ClusterAlerts, AlertState]:
-    """Fired (root not yet posted) and acknowledged: root, diagnosis, reply, edit owed in that
-    order."""
+    """Fired (root not yet posted) and acknowledged: root, diagnosis, what changed, reply, edit
+    owed in that order."""
     state = machine.observe(ClusterAlerts("prod"), [DEP], T0, NO_HOLD).state
     state = machine.acknowledge(state, DEP.key.alert_id, "U1", t(5), command="/kai").state
     return state, state.alerts[DEP.key]
@@ -59,22 +59,23 @@ def deliver_all(state: ClusterAlerts) -> ClusterAlerts:
 
 def test_delivering_the_head_leaves_the_rest_owed_in_order() -> None:
     state, alert = owing_root_reply_and_edit()
-    root, diagnosis, reply, edit = alert.outbox
+    root, diagnosis, changes, reply, edit = alert.outbox
     after = outbox.adopted(state, alert.incident, root.effect_id, "C0ALERTS", "1.1")
-    assert after.alerts[DEP.key].outbox == (diagnosis, reply, edit)
+    assert after.alerts[DEP.key].outbox == (diagnosis, changes, reply, edit)
     after = outbox.adopted(after, alert.incident, diagnosis.effect_id, "C0ALERTS", "1.2")
+    after = outbox.adopted(after, alert.incident, changes.effect_id, "C0ALERTS", "1.25")
     after = outbox.adopted(after, alert.incident, reply.effect_id, "C0ALERTS", "1.3")
     assert after.alerts[DEP.key].outbox == (edit,)
 
 
 def test_marking_an_attempt_records_who_and_since_when_and_keeps_the_rest_owed() -> None:
     state, alert = owing_root_reply_and_edit()
-    root, diagnosis, reply, edit = alert.outbox
+    root, *after_root = alert.outbox
     marked = outbox.attempted(state, alert.incident, root.effect_id, "a1", "replica-a", t(7))
     assert marked is not None
     head, *rest = marked.alerts[DEP.key].outbox
     assert (head.attempt, head.attempted_by, head.attempted_at) == ("a1", "replica-a", t(7))
-    assert rest == [diagnosis, reply, edit]
+    assert rest == after_root
 
 
 @pytest.mark.parametrize("record", ["adopted", "confirmed"])
@@ -95,7 +96,7 @@ def test_the_root_is_recorded_where_slack_says_it_landed(record: str) -> None:
 
 def test_a_copy_found_of_something_that_is_not_the_head_changes_nothing() -> None:
     state, alert = owing_root_reply_and_edit()
-    root, _, reply, _ = alert.outbox
+    root, _, _, reply, _ = alert.outbox
     assert outbox.adopted(state, alert.incident, reply.effect_id, "C0ALERTS", "1.2") == state
     done = outbox.adopted(state, alert.incident, root.effect_id, "C0ALERTS", "1.1")
     assert outbox.adopted(done, alert.incident, root.effect_id, "C0ALERTS", "1.5") == done
@@ -105,10 +106,10 @@ def test_a_copy_found_of_something_that_is_not_the_head_changes_nothing() -> Non
 
 def test_dropping_gives_up_only_the_head_and_a_resolved_incident_then_leaves() -> None:
     state, alert = owing_root_reply_and_edit()
-    root, diagnosis, reply, edit = alert.outbox
-    assert outbox.dropped(state, alert.incident, reply.effect_id) == state  # not the head
+    root, *after_root = alert.outbox
+    assert outbox.dropped(state, alert.incident, after_root[2].effect_id) == state  # not the head
     state = outbox.dropped(state, alert.incident, root.effect_id)
-    assert state.alerts[DEP.key].outbox == (diagnosis, reply, edit)
+    assert state.alerts[DEP.key].outbox == tuple(after_root)
 
     fired = deliver_all(machine.observe(ClusterAlerts("prod"), [DEP], T0, NO_HOLD).state)
     resolved = machine.observe(fired, [], t(10), NO_HOLD).state
@@ -124,8 +125,8 @@ def test_every_reply_of_an_incident_gets_the_next_number() -> None:
     for second in (10, 20):
         alert = outbox.owe(alert, EffectKind.REPLY, Note(NoteKind.REMINDER, t(second)))
     numbers = [o.effect_id.rsplit(":", 1)[1] for o in alert.outbox]
-    assert numbers == ["0", "1", "2", "edit", "3", "4"]
-    assert alert.owed_count == 5
+    assert numbers == ["0", "1", "2", "3", "edit", "4", "5"]
+    assert alert.owed_count == 6
 
 
 def test_the_latest_replies_are_remembered_to_fence_late_posters_and_no_more() -> None:

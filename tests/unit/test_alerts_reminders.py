@@ -189,3 +189,26 @@ def test_only_a_pause_by_hand_is_kept_before_it_is_due_to_remember_when_it_was_s
     assert reminders.first_seen_by_hand([state]) == {
         ("sim", "ScaledJob", "annia", "by-hand"): T0 + timedelta(minutes=5)
     }
+
+
+def test_the_next_reminder_is_due_at_its_own_time_not_at_the_next_sweep() -> None:
+    """The sweep comes back when the soonest reminder falls due: ours `remind_after` after our
+    record's time, one by hand `remind_after` after it was first seen, a later one
+    `remind_after` after the last; a timed pause never; nothing when off."""
+    hour = timedelta(hours=1)
+    state, _ = sweep(ClusterAlerts("sim"), [OURS, BY_HAND, TIMED], T0 + hour)
+    due = reminders.next_due(state, [OURS, BY_HAND, TIMED], KEDA_PLACES, DAY)
+    assert due == T0 + DAY  # ours, recorded at T0; by hand first seen an hour later
+    assert reminders.next_due(state, [BY_HAND], KEDA_PLACES, DAY) == T0 + hour + DAY
+    assert reminders.next_due(state, [TIMED], KEDA_PLACES, DAY) is None
+    assert reminders.next_due(state, [OURS], KEDA_PLACES, timedelta(0)) is None
+    assert reminders.next_due(state, [OURS], [("ScaledObject", "annia")], DAY) is None
+
+    reminded, _ = sweep(state, [OURS, BY_HAND], T0 + DAY)  # ours: its root, in Slack
+    assert reminders.next_due(reminded, [OURS], KEDA_PLACES, DAY) == T0 + DAY * 2
+
+
+def test_a_reminder_whose_root_is_not_in_slack_yet_names_no_reply_as_due() -> None:
+    """Its root is what it owes (the drain sends it); the sweep need not come back for it."""
+    fired = remind(ClusterAlerts("sim"), [OURS], KEDA_PLACES, T0 + DAY, POLICY).state
+    assert reminders.next_due(fired, [OURS], KEDA_PLACES, DAY) is None

@@ -140,8 +140,9 @@ def test_a_firing_root_goes_to_the_alert_channel() -> None:
     script, _ = play(FIRED)
     alert = script.state.alerts[DEP.key]
     assert alert.root_channel == "C0ALERTS"
-    # The root, then the diagnosis reply the holder fills in once the root is out.
-    assert [o.kind for o in alert.outbox] == [EffectKind.ROOT, EffectKind.REPLY]
+    # The root, then the diagnosis and what-changed replies the holder fills in once the root
+    # is out.
+    assert [o.kind for o in alert.outbox] == [EffectKind.ROOT, EffectKind.REPLY, EffectKind.REPLY]
 
 
 def test_an_alert_shows_what_the_latest_check_saw() -> None:

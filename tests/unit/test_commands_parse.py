@@ -70,6 +70,11 @@ GOOD = [
     ("  pause \u00a0 annia/w   for  2h  drain  ", Pause("ScaledJob", "annia", "w", 2 * H, "drain")),
     ("resume annia/annia-worker", Resume("ScaledJob", "annia", "annia-worker")),
     ("resume scaledobject annia/annia-api", Resume("ScaledObject", "annia", "annia-api")),
+    # The KEDA words `list` takes work in pause and resume too (issue 38).
+    ("pause sj annia/w for 2h drain", Pause("ScaledJob", "annia", "w", 2 * H, "drain")),
+    ("pause SO annia/annia-api", Pause("ScaledObject", "annia", "annia-api", None, "")),
+    ("resume sj annia/w", Resume("ScaledJob", "annia", "w")),
+    ("resume so annia/annia-api", Resume("ScaledObject", "annia", "annia-api")),
     *[
         (f"reconcile {word} flux-system/kai", Reconcile(kind, "flux-system", "kai"))
         for word, kind in KIND_WORDS

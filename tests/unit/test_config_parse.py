@@ -355,6 +355,18 @@ PROBLEMS = [
         "alerts.gpu_nodes: 'on' is not true or false (expected one of them)",
     ),
     (
+        "alerts.stall_after",
+        "10s",
+        "alerts.stall_after: '10s' is shorter than a KAI scheduler's Lease (15s), which it renews "
+        "every few seconds (expected 0 for off, or 15s or more, like 5m)",
+    ),
+    (
+        "alerts.stall_after",
+        "soon",
+        "alerts.stall_after: 'soon' is not a duration (expected a duration like 30s, 5m, 2h "
+        "or 1h30m)",
+    ),
+    (
         "notices.evictions",
         "yes",
         "notices.evictions: 'yes' is not true or false (expected one of them)",
@@ -372,17 +384,41 @@ PROBLEMS = [
         "or 1h30m)",
     ),
     (
+        "alertmanager",
+        {"channel": "C0ALERTS"},
+        "alertmanager.url: required (expected Alertmanager's URL, like "
+        "http://alertmanager.monitoring.svc:9093)",
+    ),
+    (
+        "alertmanager",
+        {"url": "alertmanager:9093"},
+        "alertmanager.url: 'alertmanager:9093' is not an http(s) URL (expected a URL like "
+        "http://host:9093)",
+    ),
+    (
+        "alertmanager",
+        {"url": "http://am:9093", "channel": "#alerts"},
+        "alertmanager.channel: '#alerts' is not a channel ID (expected an ID like C0123456789)",
+    ),
+    (
+        "alertmanager",
+        {"url": "http://am:9093", "token": "x"},
+        "alertmanager.token: secrets come only from the environment (SLACK_BOT_TOKEN, "
+        "SLACK_SIGNING_SECRET, SLACK_APP_TOKEN; cluster credentials via the kubeconfig); "
+        "delete this key",
+    ),
+    (
         "alrts",
         {},
         "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-        "lease, kubernetes, gitops, notices, changes)",
+        "lease, kubernetes, gitops, notices, changes, alertmanager, pagerduty)",
     ),
     (
         "alerts.intervall",
         "30s",
         "alerts: unknown key 'intervall' (known keys: interval, hold, repeat, "
         "failures_before_alert, max_silence, mention, escalate_after, escalate_to, starved_after, "
-        "group_clusters, gpu_nodes)",
+        "group_clusters, gpu_nodes, stall_after)",
     ),
 ]
 
@@ -448,7 +484,7 @@ def test_every_problem_is_reported_at_once_each_on_its_own_line() -> None:
             "clusters[1].name: 'prod' is used twice (cluster names must be unique)",
             "slack.command: 'kai' must start with '/'",
             "unknown key 'alrts' (known keys: clusters, slack, access, kai, keda, alerts, state, "
-            "lease, kubernetes, gitops, notices, changes)",
+            "lease, kubernetes, gitops, notices, changes, alertmanager, pagerduty)",
         ]
     )
 
@@ -517,6 +553,8 @@ def test_the_example_configuration_writes_out_every_key_the_service_knows() -> N
         "gitops": config.GitopsSettings,
         "notices": config.NoticeSettings,
         "changes": config.ChangeSettings,
+        "alertmanager": config.AlertmanagerSettings,
+        "pagerduty": config.PagerDutySettings,
     }
 
     assert set(raw) == {"clusters", *sections}
@@ -566,3 +604,23 @@ def test_the_new_keys_read_their_values_and_default_to_off() -> None:
     assert default.notices.evictions is False
     assert default.notices.channel_for("team-b", "C0ALERTS") == "C0ALERTS"
     assert default.changes.remind_after == timedelta(hours=24)
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [("0", timedelta(0)), ("15s", timedelta(seconds=15)), ("10m", timedelta(minutes=10))],
+    ids=["off", "the-lease-duration", "longer"],
+)
+def test_stall_after_reads_off_or_the_lease_duration_and_up_and_defaults_to_five_minutes(
+    value: str, read: timedelta
+) -> None:
+    assert config.parse_settings(changed("alerts.stall_after", value)).alerts.stall_after == read
+    assert config.parse_settings(MINIMAL).alerts.stall_after == timedelta(minutes=5)
+
+
+def test_alertmanager_is_off_unless_configured_and_its_url_kept_without_a_trailing_slash() -> None:
+    assert config.parse_settings(MINIMAL).alertmanager is None
+    raw = {**MINIMAL, "alertmanager": {"url": "http://alertmanager.monitoring.svc:9093/"}}
+    settings = config.parse_settings(raw).alertmanager
+    assert settings is not None
+    assert (settings.url, settings.channel) == ("http://alertmanager.monitoring.svc:9093", "")

@@ -21,7 +21,13 @@ def overlay_id(path: Path) -> str:
 
 def test_every_overlay_and_component_is_found() -> None:
     assert [p.name for p in OVERLAYS] == ["argo-only", "flux-only", "http-mode", "socket-mode"]
-    assert [p.name for p in COMPONENTS] == ["argocd", "flux", "http-mode", "impersonation"]
+    assert [p.name for p in COMPONENTS] == [
+        "argocd",
+        "flux",
+        "http-mode",
+        "impersonation",
+        "monitoring",
+    ]
 
 
 @pytest.mark.parametrize("directory", [DEPLOY / "base", *OVERLAYS], ids=overlay_id)

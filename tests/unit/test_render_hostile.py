@@ -22,7 +22,14 @@ from bot.access import policy
 from bot.alerts import render as render_alerts
 from bot.alerts import render_evidence, render_replies
 from bot.alerts.machine import Note, NoteKind
-from bot.alerts.model import AlertKey, AlertState, ClusterAlerts, Observation, Severity
+from bot.alerts.model import (
+    EVIDENCE_NOTES,
+    AlertKey,
+    AlertState,
+    ClusterAlerts,
+    Observation,
+    Severity,
+)
 from bot.config.settings import AccessSettings
 from bot.core import errors
 from bot.core.models import Finding, Health, HealthReport
@@ -152,7 +159,7 @@ def alert_messages() -> Iterator[tuple[str, Message]]:
     )
     yield "alert root", render_alerts.root_message(alert, command="/kai")
     for kind in NoteKind:
-        if kind is NoteKind.DIAGNOSIS:  # its words are stored, rendered: see the next one
+        if kind in EVIDENCE_NOTES:  # their words are stored, rendered: see the next ones
             continue
         note = Note(kind, NOW, OPERATOR, HOSTILE, NOW + timedelta(hours=1))
         yield f"alert reply {kind.value}", render_replies.reply_message(alert, note)

@@ -65,6 +65,11 @@ class Journal:
     def __init__(self) -> None:
         self.changes: list[Change] = []
         self.reads = 0
+        self.added = 0  # through this replica
+
+    def add_here(self, change: Change) -> None:
+        self.changes.insert(0, change)
+        self.added += 1
 
     async def recent(self, limit: int) -> list[Change]:
         self.reads += 1
@@ -402,6 +407,45 @@ async def test_a_change_the_journal_tells_of_has_its_cluster_swept_at_the_next_t
         await tick()
         assert len(swept) == 2
         assert journal.reads == 4
+    finally:
+        await ticking.close()
+
+
+async def test_a_change_made_here_has_its_cluster_swept_at_the_next_tick_not_the_next_look() -> (
+    None
+):
+    """The journal is looked at every 30 s; a change this replica added (even before the first
+    look, which otherwise only learns what was there) is looked for at the next tick, and
+    its cluster swept then: its end or its reminder is due from its own time."""
+    swept: list[str] = []
+
+    async def sweep(d: Deps, cluster: str, kube: Any) -> datetime | None:
+        swept.append(cluster)
+        return None
+
+    journal = Journal()
+    the_deps = deps(journal=journal)
+    hour = timedelta(hours=1)
+    ticking = jobs_timed.TimedChanges(
+        [
+            jobs_timed.PauseExpiry(c, sweep_every=hour, first_sweep_after=hour, sweep=sweep)
+            for c in ("prod", "staging")
+        ]
+    )
+
+    async def tick() -> None:
+        await ticking(the_deps)
+        await asyncio.gather(*ticking._sweeping.values())
+
+    try:
+        journal.add_here(Change("U1", "pause", "ScaledJob a/b on prod", "ok", NOW))
+        await tick()
+        assert swept == ["prod"] and journal.reads == 1
+        await tick()  # nothing new here, and the next look is 30 s away
+        assert swept == ["prod"] and journal.reads == 1
+        journal.add_here(Change("U1", "pause", "ScaledJob a/c on staging", "ok", NOW))
+        await tick()
+        assert swept == ["prod", "staging"] and journal.reads == 2
     finally:
         await ticking.close()
 

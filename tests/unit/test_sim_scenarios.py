@@ -124,6 +124,20 @@ def check_operator_down(sim: Simulator) -> None:
     assert conditions(operator)["Available"]["status"] == "False"
 
 
+def check_scheduler_stall(sim: Simulator) -> None:
+    """Running and Ready with two replicas (leader election), the Lease 10 minutes old."""
+    scheduler = deployment(sim, "kai-scheduler-default")
+    assert conditions(scheduler)["Available"]["status"] == "True"
+    assert scheduler["spec"]["replicas"] == 2 and scheduler["status"]["readyReplicas"] == 2
+    lease = sim.get("coordination.k8s.io/v1", "Lease", "kai-scheduler", "kai-scheduler")
+    assert lease is not None
+    spec = lease["spec"]
+    assert spec["holderIdentity"].startswith(f"{SCHEDULER_POD}_")
+    assert spec["leaseDurationSeconds"] == 15
+    renewed = datetime.fromisoformat(spec["renewTime"])
+    assert (sim.store.clock() - renewed).total_seconds() >= 600
+
+
 def check_scheduler_down(sim: Simulator) -> None:
     scheduler = deployment(sim, "kai-scheduler-default")
     assert conditions(scheduler)["Available"]["status"] == "False"
@@ -161,6 +175,7 @@ def check_stale_generation(sim: Simulator) -> None:
         ("delete_kai_config", check_config_deleted),
         ("operator_down", check_operator_down),
         ("scheduler_down", check_scheduler_down),
+        ("scheduler_stall", check_scheduler_stall),
         ("apiservice_down", check_apiservice_down),
         ("apiservice_missing", check_apiservice_missing),
         ("stale_generation", check_stale_generation),
@@ -178,6 +193,8 @@ def test_breakage_does_what_it_says_and_heal_restores_health(
     assert is_kai_healthy(sim)
     assert conditions(deployment(sim, "kai-operator"))["Available"]["status"] == "True"
     assert conditions(deployment(sim, "kai-scheduler-default"))["Available"]["status"] == "True"
+    assert deployment(sim, "kai-scheduler-default")["spec"]["replicas"] == 1
+    assert sim.get("coordination.k8s.io/v1", "Lease", "kai-scheduler", "kai-scheduler") is None
     assert conditions(sim.get(*APISERVICE))["Available"]["status"] == "True"
     pod, original = (
         found("v1", "Pod", SCHEDULER_POD, "kai-scheduler") for found in (sim.get, sim.original)

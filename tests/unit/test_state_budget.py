@@ -77,12 +77,14 @@ def test_reaching_the_budget_is_said_once_a_day() -> None:
 
 def test_the_caps_that_assumed_a_mebibyte_per_cluster_fit_the_budget() -> None:
     """THREADS_KEPT threads as the notices leave them, RECENT_KEPT closed incidents at their
-    biggest, and 25 open incidents each owing its root and a full diagnosis: within BUDGET."""
-    worst = state(threads=evictions.THREADS_KEPT, closed=outbox.RECENT_KEPT, open_=25)
+    biggest, 25 open incidents each owing its root, a full diagnosis and what changed, and the
+    memory of moves at its caps (`bot.alerts.seen`): within BUDGET."""
+    worst = state(threads=evictions.THREADS_KEPT, closed=outbox.RECENT_KEPT, open_=25, memory=True)
     assert len(document.dump_cluster(worst)) <= budget.BUDGET
     assert budget.fit(worst, T0).state == worst
-    # A diagnosis is cut to EVIDENCE_KEPT characters: forty of them fit a document alone.
-    assert 40 * document.incident_bytes(incident(0)) <= budget.BUDGET
+    # A diagnosis is cut to EVIDENCE_KEPT characters, what changed to CHANGES_KEPT: thirty
+    # incidents owing both fit a document alone.
+    assert 30 * document.incident_bytes(incident(0)) <= budget.BUDGET
     # Threads of many replies would not all fit: the budget sheds the oldest, nothing else.
     chatty = state(threads=evictions.THREADS_KEPT, replies=outbox.DELIVERED_KEPT, open_=5)
     fitted = budget.fit(chatty, T0)
