@@ -71,6 +71,41 @@ def current() -> Urgency:
     return _URGENCY.get() or _DEFAULT
 
 
+class Leaving:
+    """Whether a piece of work's call went to Slack: `asked` once a budgeted client has it,
+    `sent` once its lane let it go. A caller that gives up on it while it still waits for its
+    budget (`unsent`) knows it was surely not applied: a stalled event loop fires the caller's
+    time limit with the lane's deadline, and a call cut there was recorded as "unknown", to be
+    looked for in the channel before it is sent again (bench/fleet_ha.py)."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self.sent = False
+
+    @property
+    def unsent(self) -> bool:
+        return self.asked and not self.sent
+
+
+_LEAVING: ContextVar[Leaving | None] = ContextVar("slack_leaving", default=None)
+
+
+@contextlib.contextmanager
+def leaving() -> Iterator[Leaving]:
+    """The calls made inside (and in tasks started inside) say whether they went."""
+    found = Leaving()
+    token = _LEAVING.set(found)
+    try:
+        yield found
+    finally:
+        _LEAVING.reset(token)
+
+
+def watched_call() -> Leaving | None:
+    """What the call made now reports to (None: nobody asks)."""
+    return _LEAVING.get()
+
+
 @dataclass(order=True)
 class _Waiter:
     """Served by priority; among equals, the one with the most time left to be sent (no

@@ -4,11 +4,15 @@ caller whose deadline came unsent, and a 429 closes it for everyone until Retry-
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
+from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack import tiers
+from bot.core.metrics import Metrics
+from bot.slack import budget, tiers
 from bot.slack.budget import Budget, Lane, NotSent, Priority, Urgency
+from bot.slack.client import BudgetedClient
 
 
 def _lane(per_minute: float = 1200.0, burst: int = 1) -> Lane:
@@ -93,3 +97,35 @@ async def test_among_equally_urgent_calls_the_one_with_most_time_left_is_served_
         call("near", 0.15), call("far", 5.0), call("farther", 9.0), call("none", None)
     )
     assert served == ["none", "near not sent", "farther", "far"]
+
+
+class _SlowSlack(AsyncWebClient):
+    """Slack itself, answering after a long while (what the budgeted client hands calls to)."""
+
+    async def api_call(self, api_method: str, **kwargs: Any) -> Any:
+        await asyncio.sleep(10)
+
+
+class _Client(BudgetedClient, _SlowSlack):
+    pass
+
+
+async def test_a_call_given_up_while_it_waits_for_its_budget_is_known_unsent() -> None:
+    """A stalled event loop fires a caller's time limit together with the lane's deadline: a
+    post cut while it still waited for its budget was recorded "unknown" and looked for in the
+    channel before it was sent again (bench/fleet_ha.py). The caller knows it never went; one
+    cut after its lane let it go may have reached Slack."""
+    loop = asyncio.get_running_loop()
+    client = _Client(budget=Budget(monotonic=loop.time), metrics=Metrics(), token="xoxb-test")
+    lane = client.budget.lane("chat.postMessage", "C1")
+    assert lane is not None
+    lane.close_for(60)  # no budget for a minute
+    with budget.leaving() as waiting, pytest.raises(TimeoutError):
+        await asyncio.wait_for(client.api_call("chat.postMessage", json={"channel": "C1"}), 0.05)
+    assert waiting.unsent
+
+    other = client.budget.lane("chat.postMessage", "C2")
+    assert other is not None
+    with budget.leaving() as went, pytest.raises(TimeoutError):
+        await asyncio.wait_for(client.api_call("chat.postMessage", json={"channel": "C2"}), 0.05)
+    assert went.asked and went.sent and not went.unsent
