@@ -18,9 +18,11 @@ import asyncio
 import contextlib
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from kubernetes import client, config, dynamic
@@ -43,7 +45,12 @@ class ApiServerStore:
 
     def __init__(self, api: client.ApiClient) -> None:
         self._api = api
-        self._dynamic = dynamic.DynamicClient(api)  # type: ignore[no-untyped-call]
+        # Discovery cached in a directory of this process's own: the client's default file is
+        # named by host:port, so a simulator on a reused loopback port would be told the types
+        # of another one (a list of a type it does not serve answered 404).
+        self._discovery = tempfile.TemporaryDirectory(prefix="kai-apicontrollers-")
+        cache = str(Path(self._discovery.name) / "discovery.json")
+        self._dynamic = dynamic.DynamicClient(api, cache_file=cache)  # type: ignore[no-untyped-call]
         self._stops: list[threading.Event] = []
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 

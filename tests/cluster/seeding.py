@@ -10,7 +10,9 @@ and no kubelet: `testbed.apicontrollers` and these writes play them).
 from __future__ import annotations
 
 import copy
+import tempfile
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from kubernetes import client, dynamic
@@ -26,7 +28,11 @@ class Seeder:
 
     def __init__(self, admin: client.ApiClient) -> None:
         self.admin = admin
-        self.dynamic = dynamic.DynamicClient(admin)  # type: ignore[no-untyped-call]
+        # Discovery in a file of this seeder's own, never one another run could share (the
+        # default is named by host:port, and loopback ports are reused).
+        self._discovery = tempfile.TemporaryDirectory(prefix="kai-seeder-")
+        cache = str(Path(self._discovery.name) / "discovery.json")
+        self.dynamic = dynamic.DynamicClient(admin, cache_file=cache)  # type: ignore[no-untyped-call]
 
     def scenario(self, names: Sequence[str] = ("default",)) -> list[dict[str, Any]]:
         """Every object of the scenarios (CRDs left out), reset to what the files say."""

@@ -131,14 +131,16 @@ CALLS: list[Call] = [
     # /kai diagnose kai and NAMESPACE/DEPLOYMENT in kai.namespace (bot/diagnostics/usecase.py)
     *reads("get list", "apps", "deployments", KAI_NS, "health (list), diagnose kai"),
     *reads("list", "apps", "daemonsets", KAI_NS, "health: operands of any kind (KAI v0.16)"),
-    *reads("list", "apps", "replicasets", KAI_NS, "diagnose kai"),
+    *reads("list", "apps", "replicasets", KAI_NS, "diagnose kai, /kai timeline"),
+    *reads("list", "apps", "controllerrevisions", KAI_NS, "/kai timeline: DaemonSet revisions"),
     *reads("list", "", "pods", KAI_NS, "diagnose kai"),
     *reads("list", "", "events", KAI_NS, "diagnose kai"),
     Call("get", "", "pods", KAI_NS, subresource="log", where="diagnose kai: a log tail"),
     # /kai diagnose keda: the Service behind the APIService, in KEDA's namespace
     *reads("get", "", "services", KEDA_OPERATOR_NS, "diagnose keda"),
     *reads("list", "apps", "deployments", KEDA_OPERATOR_NS, "diagnose keda"),
-    *reads("list", "apps", "replicasets", KEDA_OPERATOR_NS, "diagnose keda"),
+    *reads("list", "apps", "replicasets", KEDA_OPERATOR_NS, "diagnose keda, /kai timeline"),
+    *reads("list", "apps", "controllerrevisions", KEDA_OPERATOR_NS, "/kai timeline"),
     *reads("list", "", "pods", KEDA_OPERATOR_NS, "diagnose keda"),
     *reads("list", "", "events", KEDA_OPERATOR_NS, "diagnose keda"),
     *reads("list", "discovery.k8s.io", "endpointslices", KEDA_OPERATOR_NS, "diagnose keda"),
@@ -394,9 +396,9 @@ INTENT: dict[str, set[Rule]] = {
     KEDA_NS: rules("keda.sh", "scaledjobs scaledobjects", "get list patch watch")
     | rules("", "pods", "get list")
     | rules("", "events", "list"),
-    # KEDA's own namespace: /kai diagnose keda reads, and one log.
+    # KEDA's own namespace: /kai diagnose keda reads, and one log; /kai timeline's revisions.
     KEDA_OPERATOR_NS: rules("", "services", "get")
-    | rules("apps", "deployments replicasets", "list")
+    | rules("apps", "deployments replicasets controllerrevisions", "list")
     | rules("", "pods events", "list")
     | rules("", "pods/log", "get")
     | rules("discovery.k8s.io", "endpointslices", "list"),
@@ -404,7 +406,7 @@ INTENT: dict[str, set[Rule]] = {
     # the shard schedulers' leader Leases, followed for the scheduler stall alert.
     KAI_NS: rules("apps", "deployments", "get list watch")
     | rules("coordination.k8s.io", "leases", "list watch")
-    | rules("apps", "daemonsets replicasets", "list")
+    | rules("apps", "daemonsets replicasets controllerrevisions", "list")
     | rules("", "pods events", "list")
     | rules("", "pods/log", "get"),
     # Flux: read, reconcile (annotations), suspend/resume (spec.suspend), follow by watch.
