@@ -18,6 +18,7 @@ issue 34 (docs/testing.md, *Benchmarks*):
 
     .venv/bin/python bench/fleet_ha.py [--clusters 1000] [--ungrouped-clusters 1000]
         [--only grouped ungrouped evictions takeover first-interval] [--hold 5] [--rounds 5]
+        [--verbose] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -221,6 +222,7 @@ async def open_bed(
 
 async def start_pair(bed: Bed, clusters: int) -> float:
     """Two replicas, the first the holder; the monotonic time every cluster was first checked."""
+    started = time.monotonic()
     await bed.start_replica()
     if BACKEND == "configmap":
         await bed.start_replica()
@@ -228,7 +230,10 @@ async def start_pair(bed: Bed, clusters: int) -> float:
     async def all_checked() -> bool:
         return len(await bed.checked()) >= clusters
 
-    return await until(all_checked, 2 * INTERVAL + 120, "every cluster's first check")
+    checked = await until(all_checked, 2 * INTERVAL + 120, "every cluster's first check")
+    if VERBOSE:
+        print(f"    every cluster first checked {checked - started:.1f} s after the start")
+    return checked
 
 
 # --- what the channel shows ------------------------------------------------------------------
@@ -277,6 +282,29 @@ async def diagnosis(bed: Bed, root: ApiCall, seconds: float) -> ApiCall:
 
 VERBOSE = False
 BACKEND = "configmap"
+
+
+class Spent:
+    """With --verbose: the CPU seconds each process used over a span (whose CPU a page waited
+    on: the holder's, or the simulator's, which serves the whole fleet's API servers alone)."""
+
+    def __init__(self, bed: Bed) -> None:
+        self.pids = {
+            "simulator": bed.worlds.pid,
+            **{f"replica {r.pid}": r.pid for r in bed.replicas},
+        }
+        self.before = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+        self.started = time.monotonic()
+
+    def say(self, what: str) -> None:
+        if not VERBOSE:
+            return
+        span = time.monotonic() - self.started
+        used = ", ".join(
+            f"{name} {cpu_seconds(pid) - self.before[name]:.1f} s"
+            for name, pid in self.pids.items()
+        )
+        print(f"    CPU used over the {span:.1f} s to {what}: {used}")
 
 
 def explain(slack: SlackEmulator, since: float, until_: float, what: str) -> None:
@@ -361,9 +389,12 @@ async def grouped(workdir: Path, slack: SlackEmulator, clusters: int, hold: floa
     bed = await open_bed(workdir, slack, clusters, 0, {"hold": f"{hold:g}s", "group_clusters": 3})
     try:
         await at_rest(bed, clusters, await start_pair(bed, clusters))
+        spent = Spent(bed)
         broke = time.monotonic()
         await bed.ask("break", world="fleet", how="dependencies_missing")
         root = await page(bed, "", broke, hold + 300)
+        spent.say("the fleet root")
+        explain(slack, broke, root.at, "the fleet root")
         states = await all_stored(bed, clusters, 600)
         # One more interval: a second root, had there been one, would have been posted by now.
         await asyncio.sleep(INTERVAL)
@@ -412,9 +443,12 @@ async def ungrouped(workdir: Path, slack: SlackEmulator, clusters: int, hold: fl
     bed = await open_bed(workdir, slack, clusters, 0, {"hold": f"{hold:g}s"})
     try:
         await start_pair(bed, clusters)
+        spent = Spent(bed)
         broke = time.monotonic()
         await bed.ask("break", world="fleet", how="dependencies_missing")
         first = await page(bed, "gpu-", broke, hold + 300)
+        spent.say("the first root")
+        explain(slack, broke, first.at, "the first root")
 
         async def every_root() -> bool:
             return len(roots_of(slack, "[CRITICAL]", broke)) >= clusters
@@ -637,9 +671,11 @@ async def main(args: argparse.Namespace) -> None:
     )
     for name in args.only or list(scenarios):
         with tempfile.TemporaryDirectory() as tmp:
+            workdir = Path(tmp) if args.keep is None else args.keep / name
+            workdir.mkdir(parents=True, exist_ok=True)
             async with SlackEmulator() as slack:  # each scenario its own workspace and limits
                 add_demo_people(slack)
-                await scenarios[name](Path(tmp), slack)
+                await scenarios[name](workdir, slack)
 
 
 if __name__ == "__main__":
@@ -660,7 +696,14 @@ if __name__ == "__main__":
         help="configmap: two replicas and a Lease (the figures); for comparison, sqlite: one "
         "replica on SQLite, nolease: one replica on ConfigMaps without a Lease",
     )
-    parser.add_argument("--verbose", action="store_true", help="the Slack calls before each page")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="the Slack calls before each page, and the CPU each process used meanwhile",
+    )
+    parser.add_argument(
+        "--keep", type=Path, help="keep each scenario's config and replica logs in KEEP/SCENARIO"
+    )
     arguments = parser.parse_args()
     VERBOSE = arguments.verbose
     BACKEND = arguments.backend

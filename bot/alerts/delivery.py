@@ -168,11 +168,19 @@ class AlertMessages:
         # A call that cannot get Slack's budget before the right to act ends is never sent:
         # surely not applied, not "unknown" (`bot.slack.budget`).
         sent_by = None if within is None else time.monotonic() + max(0.0, within - SEND_MARGIN)
+        leaving = budget.Leaving()
         try:
-            with budget.urgency(budget.current().priority, sent_by=sent_by):
+            with (
+                budget.urgency(budget.current().priority, sent_by=sent_by),
+                budget.leaving() as leaving,
+            ):
                 call = self._call(sender, alert, owed, attempt, (channel, thread))
                 ts = await asyncio.wait_for(call, timeout=within)
         except TimeoutError:
+            if leaving.unsent:  # still waiting for its budget: never sent
+                return self._failed(
+                    owed, SlackUnavailable("no Slack budget before the end of its time to act")
+                )
             return self._failed(
                 owed, SlackUnavailable("abandoned at the end of its time to act", ambiguous=True)
             )

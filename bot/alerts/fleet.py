@@ -22,6 +22,7 @@ Pure: no clock, no I/O.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -54,6 +55,12 @@ def fleet_key(group: Group) -> AlertKey:
     return AlertKey(FLEET, *group)
 
 
+@functools.lru_cache(maxsize=1024)
+def fleet_id_of(group: Group) -> str:
+    """The ID of `group`'s fleet incident (a hash: each of a fleet's clusters asks at each look)."""
+    return fleet_key(group).alert_id
+
+
 def firing(states: Iterable[ClusterAlerts]) -> dict[Group, list[str]]:
     """Each group and the clusters it fires on (members included), in the states' order."""
     found: dict[Group, list[str]] = {}
@@ -80,9 +87,12 @@ def grouped(
 def needs_folding(
     state: ClusterAlerts, groups: frozenset[Group], now: datetime, wait: timedelta
 ) -> bool:
-    """Whether `fold` would change anything in `state` (never without alerts: a fleet's
-    clusters at rest, looked at in every check)."""
-    return bool(state.alerts) and fold(state, groups, now, "", wait).state != state
+    """Whether `fold` would change anything in `state`: never without an alert firing (a
+    fleet's clusters at rest, or whose holds still run, looked at in every regrouping)."""
+    if not state.alerts:
+        return False
+    folded = fold(state, groups, now, "", wait).state  # the same one when nothing changed
+    return folded is not state and folded != state
 
 
 def fold(
@@ -107,16 +117,16 @@ def fold(
         if not alert.is_active:
             continue
         group = group_of(key)
-        fleet_id = fleet_key(group).alert_id
+        if group in groups and alert.grouped:
+            continue  # a member already: looked at for each of a fleet's clusters at each check
+        fleet_id = fleet_id_of(group)
         fired_for = now - (alert.firing_since or now)
         said = bool(alert.root_ts) or any(o.was_attempted for o in alert.outbox)
-        if group in groups and not alert.grouped and not said:
+        if group in groups and not said:
             state = state.with_alert(replace(alert, fleet=fleet_id, outbox=(), root_channel=""))
-        elif group in groups and not alert.grouped:
+        elif group in groups:
             state = _folded(state, alert, fleet_id, now)
             effects.extend(state.closing[-1].outbox[:-1])
-        elif group in groups:
-            continue
         elif alert.fleet and (alert.grouped or fired_for >= wait):
             state = state.with_alert(_released(alert, channel, now))
             effects.extend(state.alerts[key].outbox)
@@ -211,13 +221,15 @@ def _roll_call(
     cluster that left the configuration is "no longer watched", never "recovered"), and the
     thread told (`_tell`). Clusters that join before the root was sent are in its list."""
     before = incident.firing_clusters
-    joined = [c for c in firing_now if c not in before]
-    left = [c for c in before if c not in firing_now]
+    was, firing = set(before), set(firing_now)  # a fleet is a thousand: no scan of each
+    joined = [c for c in firing_now if c not in was]
+    left = [c for c in before if c not in firing]
     if not joined and not left:
         return _tell(incident, now, tell_every, ())
+    known = set(incident.clusters)
     incident = replace(
         incident,
-        clusters=(*incident.clusters, *(c for c in joined if c not in incident.clusters)),
+        clusters=(*incident.clusters, *(c for c in joined if c not in known)),
         recovered=_moved(incident.recovered, [c for c in left if c in watched], joined),
         unwatched=_moved(incident.unwatched, [c for c in left if c not in watched], joined),
         untold=_toggled(incident.untold, [*joined, *left]),
@@ -230,12 +242,14 @@ def _roll_call(
 def _toggled(untold: tuple[str, ...], changed: list[str]) -> tuple[str, ...]:
     """The clusters the thread has not told about after `changed` each joined or left: one
     that changes back before it was told is as the thread last told it."""
-    kept = [c for c in untold if c not in changed]
-    return (*kept, *(c for c in changed if c not in untold))
+    changing, told = set(changed), set(untold)
+    kept = [c for c in untold if c not in changing]
+    return (*kept, *(c for c in changed if c not in told))
 
 
 def _moved(names: tuple[str, ...], added: list[str], removed: list[str]) -> tuple[str, ...]:
-    return tuple(c for c in (*names, *added) if c not in removed)
+    gone = set(removed)
+    return tuple(c for c in (*names, *added) if c not in gone)
 
 
 def _root_unsent(incident: AlertState) -> bool:
@@ -256,7 +270,7 @@ def _tell(
     clusters that joined or left just now."""
     if not incident.untold:
         return incident
-    firing = incident.firing_clusters
+    firing = set(incident.firing_clusters)
     joined = [c for c in incident.untold if c in firing]
     left = [c for c in incident.untold if c not in firing]
     told: list[str] = []
@@ -271,11 +285,13 @@ def _tell(
         since = _since(incident.leaves_told, left, changed)
         note = Note(NoteKind.RECOVERED, since or now, until=since and now)
         incident = replace(incident, leaves_told=now)
-        incident = _reply(incident, note, [c for c in left if c not in incident.unwatched])
-        gone = [c for c in left if c in incident.unwatched]
+        unwatched = set(incident.unwatched)
+        incident = _reply(incident, note, [c for c in left if c not in unwatched])
+        gone = [c for c in left if c in unwatched]
         incident = _reply(incident, replace(note, unwatched=True), gone)
         told += left
-    return replace(incident, untold=tuple(c for c in incident.untold if c not in told))
+    done = set(told)
+    return replace(incident, untold=tuple(c for c in incident.untold if c not in done))
 
 
 def _may_tell(last: datetime | None, now: datetime, every: timedelta) -> bool:
@@ -285,7 +301,7 @@ def _may_tell(last: datetime | None, now: datetime, every: timedelta) -> bool:
 def _since(last: datetime | None, named: Sequence[str], changed: Sequence[str]) -> datetime | None:
     """When the clusters a reply names changed, if not all just now: after the last reply of
     its kind (the reply says "between then and now")."""
-    return None if last is None or all(c in changed for c in named) else last
+    return None if last is None or set(named) <= set(changed) else last
 
 
 def _reply(incident: AlertState, note: Note, clusters: Sequence[str]) -> AlertState:

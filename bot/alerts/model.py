@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import hashlib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -169,8 +169,8 @@ class AlertKey:
     @property
     def alert_id(self) -> str:
         """A short ID people can type (`/kai ack 3f9a2c`), stable across restarts and replicas."""
-        digest = hashlib.sha256("\x1f".join(asdict(self).values()).encode()).hexdigest()
-        return digest[:6]
+        fields = (self.cluster, self.kind, self.object, self.condition)  # as declared
+        return hashlib.sha256("\x1f".join(fields).encode()).hexdigest()[:6]
 
     @property
     def subject(self) -> str:
@@ -304,8 +304,9 @@ class AlertState:
 
     @property
     def is_active(self) -> bool:
-        """Fired and not resolved: it has (or is getting) a root message."""
-        return self.phase not in (Phase.PENDING, Phase.RESOLVED)
+        """Fired and not resolved: it has (or is getting) a root message. (The phase neither
+        PENDING nor RESOLVED, asked of each alert of a fleet at every check.)"""
+        return self.resolved_at is None and self.firing_since is not None
 
     @property
     def incident(self) -> str:

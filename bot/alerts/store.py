@@ -262,6 +262,7 @@ class ConfigMapStore:
         self._decoded = Decoded()
         self._budget = budget or Budgeted()
         self._conflicted: set[str] = set()  # read these again with a GET, never the copy
+        self._loaded: dict[str, tuple[Snapshot, Stored]] = {}  # the last load of each
 
     async def load(self, cluster: str) -> Stored:
         """Raises: StoreUnavailable (the API server refused or could not be reached)."""
@@ -278,10 +279,18 @@ class ConfigMapStore:
         return [self._stored(c, f) for c, f in zip(clusters, found, strict=True)]
 
     def _stored(self, cluster: str, found: Snapshot) -> Stored:
+        """The state `found` holds; the one made before when it is the same snapshot (the
+        copy's document unchanged)."""
+        last = self._loaded.get(cluster)
+        if last is not None and last[0] is found:
+            return last[1]
         document = self.documents.shard(cluster).name
         where = f"key {_damaged_key(cluster)} of ConfigMap {self.namespace}/{document}"
         text = found.data.get(_data_key(cluster), "")
-        return self._decoded.stored(cluster, text, found.version, where)
+        stored = self._decoded.stored(cluster, text, found.version, where)
+        if stored.damage is None:  # a damaged one is said again at every load
+            self._loaded[cluster] = (found, stored)
+        return stored
 
     async def save(self, state: ClusterAlerts, version: str, *, aside: Damage | None = None) -> str:
         """Raises: StoreConflict, StoreUnavailable."""

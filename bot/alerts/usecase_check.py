@@ -32,7 +32,7 @@ from bot.alerts.model import ClusterAlerts, Observation, Phase
 from bot.alerts.store import StoreUnavailable
 from bot.alerts.usecase_context import LOGGER, DeskContext
 from bot.alerts.usecase_evidence import Evidence
-from bot.alerts.usecase_fleet import FleetIncidents
+from bot.alerts.usecase_fleet import FleetIncidents, Regrouped
 from bot.alerts.usecase_trouble import TroubleNotices
 from bot.core import errors
 from bot.core.models import ClusterSnapshot
@@ -40,6 +40,12 @@ from bot.health import report, usecase
 from bot.kube.ports import KubeReader, PodLogReader
 
 log = logging.getLogger(LOGGER)
+
+# Checks judged and saved at once. A fleet failing at once woke a thousand checks in the same
+# moment, and each turn of the event loop ran them all, for seconds: the Lease's renewal came
+# too late to act on, a command's ack waited, and every check read every other's state before
+# any was saved (bench/fleet_ha.py). Their saves go to one API server, on the scheduled lane.
+CHECKS_AT_ONCE = 16
 
 
 class Check:
@@ -59,6 +65,7 @@ class Check:
         timeout = context.settings.kai.progressing_timeout
         self._verdicts = verdicts.Verdicts(self._judge, timeout)
         self._revisions = moves.Revisions()
+        self._turns = asyncio.Semaphore(CHECKS_AT_ONCE)
 
     async def run(
         self,
@@ -71,20 +78,19 @@ class Check:
         """Read through `reads`, then save and deliver unless this replica lost the Lease
         meanwhile (the delivery handed to `couriers` when given, so the check does not wait
         for Slack); when a hold it saw runs out (`due.next_look`), or a scheduler would be
-        stalled (`stall.next_look`). Never raises."""
+        stalled (`stall.next_look`). Never raises. At most CHECKS_AT_ONCE read, judge and save
+        at a time; their delivery is apart."""
         cluster, context = kube.cluster, self._context
-        step, look_at = await self._step(reads, now)  # reading needs no lock
-        if not still_leader():
-            log.info("alerts of cluster %s: no longer the Lease holder; not posting", cluster)
-            return None
-        async with context.locks[cluster]:
-            try:
-                grouped = await self._fleet.grouping(cluster, step, now)
-                stepped = await context.apply(cluster, grouped)
-            except StoreUnavailable as e:
-                log.error("alerts of cluster %s: cannot use the state store: %s", cluster, e)
-                await self._troubles.store_trouble(cluster, now, str(e))
+        async with self._turns:
+            step, look_at = await self._step(reads, now)  # reading needs no lock
+            if not still_leader():
+                log.info("alerts of cluster %s: no longer the Lease holder; not posting", cluster)
                 return None
+            stepped = await self._save(cluster, step, now)
+        if isinstance(stepped, StoreUnavailable):
+            log.error("alerts of cluster %s: cannot use the state store: %s", cluster, stepped)
+            await self._troubles.store_trouble(cluster, now, str(stepped))
+            return None
         self._count_alerts(stepped.state, now)
         await self._troubles.store_trouble(cluster, now, None)
         if couriers is None:
@@ -94,11 +100,27 @@ class Check:
         held = due.next_look(stepped.state, context.settings.alerts.hold)
         return min((m for m in (held, look_at) if m is not None), default=None)
 
+    async def _save(
+        self, cluster: str, step: AlertStep, now: datetime
+    ) -> Transition | StoreUnavailable:
+        """`step` with the cluster's alerts folded into the fleet's, saved; or why the store
+        refused it."""
+        async with self._context.locks[cluster]:
+            try:
+                grouped = await self._fleet.grouping(cluster, step, now)
+                return await self._context.apply(cluster, grouped)
+            except StoreUnavailable as e:
+                return e
+
     async def _deliver(self, kube: PodLogReader, now: datetime, stepped: Transition) -> None:
         """After the check's save: the fleet brought up to date, then what is owed sent, roots
         first (a page never waits for its evidence), then the evidence gathered and sent."""
         cluster, context = kube.cluster, self._context
-        regrouped = await self._fleet.regroup(now)
+        try:
+            regrouped = await self._fleet.regroup(now, stepped.state)
+        except StoreUnavailable as e:
+            log.error("fleet incidents: cannot use the state store: %s", e)
+            regrouped = Regrouped()
         if regrouped.fleet is not None:
             self._count_backlog(regrouped.fleet, now)
         # What the check saved is what the cluster owes, unless a fleet incident took its alert

@@ -7,6 +7,7 @@ from every cluster's state; the decisions are the pure `bot.alerts.fleet`'s.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,7 +29,7 @@ class Regrouped:
     (their states changed after their checks), and the fleet state it saved (None: none)."""
 
     folded: frozenset[str] = frozenset()
-    fleet: ClusterAlerts | None = None
+    fleet: ClusterAlerts | None = None  # as saved, or as read when there was nothing to do
 
 
 class FleetIncidents:
@@ -37,11 +38,23 @@ class FleetIncidents:
     def __init__(self, context: DeskContext, evidence: Evidence) -> None:
         self._context = context
         self._evidence = evidence
+        self._asked = 0  # regroupings asked for so far
+        self._answered = 0  # of those, how many the last one run has answered
+        self._last = Regrouped()
+        # The clusters with an alert firing as last read or checked, and when every state was
+        # last read (None: not yet).
+        self._firing: set[str] = set()
+        self._read_at: datetime | None = None
 
     async def grouping(self, cluster: str, step: AlertStep, now: datetime) -> AlertStep:
         """`step`, then the cluster's alerts folded into the fleet incidents their group belongs
         to (`bot.alerts.fleet`), so a root the fleet owes is never owed here too. The other
         clusters' states are read before the lock: a later change is seen at `regroup`.
+
+        They are read only when the step leaves an alert of this cluster firing: folding
+        looks at no other (a fleet at rest, or every hold of a fleet failing at once still
+        running, read all thousand states at each check for nothing). One that fires when
+        its state changed meanwhile waits for the fleet, as with no group fleet-wide.
 
         Raises:
             StoreUnavailable.
@@ -49,8 +62,11 @@ class FleetIncidents:
         context = self._context
         if not context.groups_clusters:
             return step
-        *states, fleet_state = await context.states(FLEET)
-        others = [s for s in states if s.cluster != cluster]
+        others: list[ClusterAlerts] = []
+        fleet_state = ClusterAlerts(FLEET)
+        if _fires(step((await context.store.load(cluster)).state).state):
+            *states, fleet_state = await context.states(FLEET)
+            others = [s for s in states if s.cluster != cluster]
         channel, at_least, wait = context.channel, context.groups_clusters, context.fleet_wait
 
         def grouped(state: ClusterAlerts) -> Transition:
@@ -61,32 +77,88 @@ class FleetIncidents:
 
         return grouped
 
-    async def regroup(self, now: datetime) -> Regrouped:
+    async def regroup(self, now: datetime, checked: ClusterAlerts | None = None) -> Regrouped:
         """Fold every cluster's alerts of a group that just became fleet-wide (their own
         incidents end, pointing at the fleet's), then bring the fleet incidents up to date:
         opened, joined, recovered, no longer watched (left the configuration), resolved; the
         thread tells who joined or left at most once per `alerts.interval`. Clusters first: a
         member the fleet state does not know yet is found at the next check; a fleet incident
         never owes a root a cluster owes too. Returns the clusters folded and the fleet state
-        saved. Never raises (logged; the next check does it again)."""
-        context = self._context
-        if not context.groups_clusters:
+        saved. Never raises (logged; the next check does it again).
+
+        One at a time, and shared: a regrouping that began after this one was asked for read
+        every state saved before it, so it answers this one too. Each reads every cluster's
+        state, and a fleet failing at once asks for one after each of its thousand checks:
+        run one by one, they held the fleet's root back for seconds (bench/fleet_ha.py).
+
+        After a check (its state saved, `checked`) it runs only when something may be grouped:
+        an alert firing on some cluster, or a fleet incident kept. A fleet failing at once
+        first saves a thousand alerts whose hold runs, and a regrouping after each read every
+        state for nothing: two thirds of the holder's time, and the checks that would fire
+        waited behind them (bench/fleet_ha.py).
+
+        Raises:
+            StoreUnavailable: only while deciding that nothing may be grouped (the fleet
+            state unreadable).
+        """
+        if not self._context.groups_clusters:
             return Regrouped()
+        if checked is not None:
+            nothing = await self._nothing_to_group(checked, now)
+            if nothing is not None:
+                return Regrouped(fleet=nothing)
+        self._asked += 1
+        ticket = self._asked
+        async with self._context.locks[FLEET]:
+            if self._answered >= ticket:
+                return self._last
+            answers = self._asked
+            self._last = await self._regroup(now)
+            self._answered = answers
+            return self._last
+
+    async def _nothing_to_group(
+        self, checked: ClusterAlerts, now: datetime
+    ) -> ClusterAlerts | None:
+        """The fleet state when nothing may be grouped: no alert fires on `checked` nor, as
+        this replica last read or checked them, on any other cluster, and no fleet incident
+        is kept (none to advance). Otherwise None. Every state is read again at least once an
+        `alerts.interval` all the same: another replica may have written them meanwhile (the
+        holder before a takeover).
+
+        Raises:
+            StoreUnavailable.
+        """
+        firing, read_at = self._firing, self._read_at
+        if read_at is None or now - read_at >= self._context.settings.alerts.interval:
+            return None
+        if _fires(checked):
+            firing.add(checked.cluster)
+            return None
+        firing.discard(checked.cluster)
+        if firing:
+            return None
+        fleet_state = (await self._context.store.load(FLEET)).state
+        return None if fleet_state.alerts or fleet_state.closing else fleet_state
+
+    async def _regroup(self, now: datetime) -> Regrouped:
+        """`regroup`'s work, under the fleet's lock."""
+        context = self._context
         folding: list[str] = []
         try:
-            async with context.locks[FLEET]:
-                *states, fleet_state = await context.states(FLEET)
-                groups = fleet.grouped(states, fleet_state, context.groups_clusters)
-                wait = context.fleet_wait
-                folding = [s.cluster for s in states if fleet.needs_folding(s, groups, now, wait)]
-                await self._fold(folding, groups, now)
-                if folding:  # else what was just read is what the fleet is advanced from
-                    states = await context.states()
-                policy, every = context.policy, context.settings.alerts.interval
-                advance: AlertStep = lambda f: fleet.advance(  # noqa: E731
-                    f, states, now, policy, tell_every=every
-                )
-                advanced = await context.apply(FLEET, advance)
+            *states, fleet_state = await context.states(FLEET)
+            self._firing, self._read_at = {s.cluster for s in states if _fires(s)}, now
+            groups = fleet.grouped(states, fleet_state, context.groups_clusters)
+            wait = context.fleet_wait
+            folding = [s.cluster for s in states if fleet.needs_folding(s, groups, now, wait)]
+            await self._fold(folding, groups, now)
+            if folding:  # else what was just read is what the fleet is advanced from
+                states = await context.states()
+            policy, every = context.policy, context.settings.alerts.interval
+            advance: AlertStep = lambda f: fleet.advance(  # noqa: E731
+                f, states, now, policy, tell_every=every
+            )
+            advanced = await context.apply(FLEET, advance)
         except StoreUnavailable as e:
             log.error("fleet incidents: cannot use the state store: %s", e)
             return Regrouped(frozenset(folding))
@@ -96,18 +168,25 @@ class FleetIncidents:
         self, clusters: list[str], groups: frozenset[fleet.Group], now: datetime
     ) -> None:
         """Fold the alerts of `clusters` into their fleet incidents, each then drained (its
-        own incident's last reply and edit).
+        own incident's last reply and edit), all at once: when a fleet fails at once hundreds
+        fold together, and one by one their saves held the fleet's root back for seconds.
 
         Raises:
-            StoreUnavailable.
+            StoreUnavailable (the first, once every other fold is done).
         """
         context = self._context
         channel, wait = context.channel, context.fleet_wait
         fold: AlertStep = lambda s: fleet.fold(s, groups, now, channel, wait)  # noqa: E731
-        for cluster in clusters:
+
+        async def fold_one(cluster: str) -> None:
             async with context.locks[cluster]:
-                await context.apply(cluster, fold)
-            await context.drain.drain(cluster)
+                folded = await context.apply(cluster, fold)
+            await context.drain.drain(cluster, known=folded.state)
+
+        done = await asyncio.gather(*(fold_one(c) for c in clusters), return_exceptions=True)
+        for outcome in done:
+            if isinstance(outcome, BaseException):
+                raise outcome
 
     async def gather_evidence(
         self, kube: PodLogReader, now: datetime, known: ClusterAlerts | None
@@ -137,3 +216,8 @@ class FleetIncidents:
             log.error("fleet incidents: cannot store a diagnosis: %s", e)
         if ready:
             await self._context.drain.drain(FLEET, only=ready)
+
+
+def _fires(state: ClusterAlerts) -> bool:
+    """Whether an alert of `state` is firing (only those are ever folded)."""
+    return any(alert.is_active for alert in state.alerts.values())

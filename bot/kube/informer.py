@@ -11,6 +11,7 @@ the API server. A change wakes the check (`on_change`), except in the QUIET kind
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 from collections.abc import Callable
 
@@ -20,6 +21,9 @@ from bot.kube.copies import CollectionKey, Copy, Reach
 from bot.kube.kinds import ResourceRef
 from bot.kube.ports import CollectionFollower, KubeWatcher, KubeWriter
 
+# How long a read waits for its copy's first list before it asks the API server itself: about
+# what the list itself may take on a busy API server (`kubernetes.request_timeout`, 10 s).
+FIRST_LIST = 10.0
 # What a check reads of these is their age: a Lease is renewed every few seconds by its holder,
 # and the scheduler's Events about pending PodGroups are counted up every cycle (client-go lets
 # one through per group every 5 minutes). A check woken by each would run at their pace for
@@ -71,7 +75,7 @@ class CachedKube:
     ) -> RawObject | None:
         followed = None
         if self.cached_gets:
-            followed = self._current(ref, namespace, False)
+            followed = await self._current(ref, namespace, False)
         if followed is None:
             return await self.kube.get_object(ref, name, namespace)
         return followed.items.get((namespace if ref.namespaced and namespace else "", name))
@@ -88,7 +92,7 @@ class CachedKube:
     ) -> list[RawObject]:
         followed = None
         if not label_selector:
-            followed = self._current(ref, namespace, metadata_only, field_selector)
+            followed = await self._current(ref, namespace, metadata_only, field_selector)
         if followed is None:
             return await self.kube.list_objects(
                 ref,
@@ -100,14 +104,17 @@ class CachedKube:
             )
         return list(followed.items.values())
 
-    def _current(
+    async def _current(
         self,
         ref: ResourceRef,
         namespace: str | None,
         metadata_only: bool,
         field_selector: str | None = None,
     ) -> Copy | None:
-        """The followed collection when it is current; starts following it otherwise."""
+        """The followed collection when it is current; starts following it otherwise, and
+        waits up to FIRST_LIST for its first list: one list serves the copy and this read (at
+        a start a fleet's checks listed every collection twice, once for its copy and once
+        for themselves, on a thousand API servers at once: bench/fleet_ha.py)."""
         if self._follows is None:
             return None
         key = (ref, namespace if ref.namespaced else None, metadata_only)
@@ -120,6 +127,9 @@ class CachedKube:
             )  # fmt: skip
             self._copies[(key, field_selector or None)] = found
             self._tasks.append(asyncio.get_running_loop().create_task(found.run()))
+        if not found.current and not found.tried.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(found.tried.wait(), FIRST_LIST)
         if not found.current and self.reach.error is not None:
             raise self.reach.error  # the cluster is down: say so without asking it again
         return found if found.current else None

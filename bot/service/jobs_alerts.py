@@ -28,6 +28,12 @@ def is_leader(deps: Deps) -> bool:
     return deps.lease is None or deps.lease.is_leader()
 
 
+def is_deposed(deps: Deps) -> bool:
+    """Whether another replica holds the Lease, as this one last read it: not a renewal of
+    its own that came late (a busy replica may not act for a moment, and still holds it)."""
+    return deps.lease is not None and deps.lease.last_holder not in ("", deps.lease.identity)
+
+
 async def check_cluster(
     deps: Deps, cluster: str, *, reads: KubeReader | None = None, deliver_apart: bool = False
 ) -> datetime | None:
@@ -56,21 +62,29 @@ class WatchedChecks(WakeOnChange):
         super().__init__(lambda: deps.kube[cluster], self._check, lambda: deps.clock())
         self.deps = deps
         self.cluster = cluster
+        self.missed = False  # a check came while this replica could not act: run it again
 
     async def __call__(self, deps: Deps) -> None:
         await self.check()
 
     async def check(self) -> None:
-        """The interval's check (and any the changes during it asked for). A replica that no
-        longer holds the Lease lets its copies go: a deposed holder following a fleet keeps
-        thousands of watches open on the clusters for checks it does not make."""
+        """The interval's check (and any the changes during it asked for). A replica that
+        another one deposed lets its copies go: a deposed holder following a fleet keeps
+        thousands of watches open on the clusters for checks it does not make. One whose own
+        renewal came late keeps them: under a fleet-wide failure a busy holder may not act
+        for a moment, and listing the whole fleet again then made it busier still."""
         if not is_leader(self.deps):
-            await self.forget()
+            self.missed = True
+            if is_deposed(self.deps):
+                await self.forget()
             return
         await self.run()
 
     async def _check(self, reads: CachedKube) -> datetime | None:
-        return await check_cluster(self.deps, self.cluster, reads=reads, deliver_apart=True)
+        self.missed = False
+        look = await check_cluster(self.deps, self.cluster, reads=reads, deliver_apart=True)
+        self.missed = not is_leader(self.deps)  # what it saw was not posted
+        return look
 
 
 async def drain_alerts(deps: Deps) -> None:
@@ -126,7 +140,9 @@ class LeaseJob:
     """The Lease renewal (`keep_lease`), and when this replica takes the Lease over, every
     cluster's check run again within seconds, each at its offset: a replica that did not hold
     the Lease checked nothing and follows nothing, so a takeover (a failover, a rolling
-    deploy) is not blind until each cluster's next interval."""
+    deploy) is not blind until each cluster's next interval. When it could only not act for
+    a moment (its own renewal came late), only the checks that came meanwhile run again: the
+    others saw nothing new, and a fleet's checks all at once are what made it late."""
 
     def __init__(self, checks: Sequence[tuple[WatchedChecks, timedelta]]) -> None:
         self.checks = tuple(checks)
@@ -135,4 +151,5 @@ class LeaseJob:
         if await keep_lease(deps):
             loop = asyncio.get_running_loop()
             for check, after in self.checks:
-                loop.call_later(after.total_seconds(), check.wake)
+                if check.missed or check.runs == 0:
+                    loop.call_later(after.total_seconds(), check.wake)

@@ -3,10 +3,11 @@
 Slack allows each method so many calls a minute (`bot.slack.tiers`) and answers 429 above that.
 Every call the service makes goes through its method's `Lane` (posts: one lane per channel)
 before it is sent: a token bucket a little under Slack's allowance, with small bursts, whose
-waiting calls are served most urgent first (`Priority`), so a new page never queues behind a
-convergence read. A 429 that comes anyway closes the lane for its `Retry-After`, for every
-caller at once. A call may carry a deadline (`sent_by`): one that could not be sent by then is
-refused unsent (`NotSent`), so its caller knows it was surely not applied.
+waiting calls are served most urgent first (`Priority`; among equals, the one with the most
+time left before its deadline), so a new page never queues behind a convergence read. A 429
+that comes anyway closes the lane for its `Retry-After`, for every caller at once. A call may
+carry a deadline (`sent_by`): one that could not be sent by then is refused unsent (`NotSent`),
+so its caller knows it was surely not applied.
 
 The priority and deadline of a call are the caller's context (`urgency`), so that the calls of
 one piece of work (a page and the look-up before it) share them without being threaded through
@@ -20,6 +21,7 @@ import contextlib
 import enum
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -69,9 +71,52 @@ def current() -> Urgency:
     return _URGENCY.get() or _DEFAULT
 
 
+class Leaving:
+    """Whether a piece of work's call went to Slack: `asked` once a budgeted client has it,
+    `sent` once its lane let it go. A caller that gives up on it while it still waits for its
+    budget (`unsent`) knows it was surely not applied: a stalled event loop fires the caller's
+    time limit with the lane's deadline, and a call cut there was recorded as "unknown", to be
+    looked for in the channel before it is sent again (bench/fleet_ha.py)."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self.sent = False
+
+    @property
+    def unsent(self) -> bool:
+        return self.asked and not self.sent
+
+
+_LEAVING: ContextVar[Leaving | None] = ContextVar("slack_leaving", default=None)
+
+
+@contextlib.contextmanager
+def leaving() -> Iterator[Leaving]:
+    """The calls made inside (and in tasks started inside) say whether they went."""
+    found = Leaving()
+    token = _LEAVING.set(found)
+    try:
+        yield found
+    finally:
+        _LEAVING.reset(token)
+
+
+def watched_call() -> Leaving | None:
+    """What the call made now reports to (None: nobody asks)."""
+    return _LEAVING.get()
+
+
 @dataclass(order=True)
 class _Waiter:
+    """Served by priority; among equals, the one with the most time left to be sent (no
+    deadline: all the time), then first come. Under a backlog the first to come are those
+    nearest their deadline: served oldest first, a call sent just before it had a second for
+    Slack to answer before its right to act ended, and half the roots of a thousand clusters
+    failing at once were cut there, their outcome unknown and looked for in the channel
+    (bench/fleet_ha.py). One whose deadline comes first is refused unsent: surely not applied."""
+
     priority: int
+    later: float  # minus the deadline: the latest deadline first
     seq: int
     future: asyncio.Future[None] = field(compare=False)
 
@@ -101,7 +146,8 @@ class Lane:
             return
         self.waited += 1
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        waiter = _Waiter(int(urgency.priority), next(self._seq), future)
+        later = -math.inf if urgency.sent_by is None else -urgency.sent_by
+        waiter = _Waiter(int(urgency.priority), later, next(self._seq), future)
         heapq.heappush(self._waiters, waiter)
         self._serve()
         timeout = None

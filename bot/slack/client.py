@@ -45,13 +45,17 @@ class BudgetedClient(AsyncWebClient):
         lane = None
         if api_method not in UNBUDGETED:
             lane = self.budget.lane(api_method, _channel_of(kwargs))
-        urgency = budget.current()
+        urgency, leaving = budget.current(), budget.watched_call()
+        if leaving is not None:
+            leaving.asked = True
         for _ in range(RATE_LIMIT_TRIES):
             if lane is not None:
                 try:
                     await lane.take(urgency)
                 except budget.NotSent as e:
                     raise SlackNotSent(f"{api_method}: {e}") from e
+            if leaving is not None:
+                leaving.sent = True  # from here on it may reach Slack
             try:
                 return await super().api_call(api_method, **kwargs)
             except SlackApiError as e:

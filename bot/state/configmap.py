@@ -65,6 +65,7 @@ class ConfigMapDocument:
         self._sleep = sleep
         self._log = log
         self._watched = watched
+        self._copied: tuple[RawObject | None, Snapshot] = (None, Snapshot({}, NEW))
 
     async def read(self, *, fresh: bool = False) -> Snapshot:
         """From the watched copy while it is current, unless `fresh`; else a GET.
@@ -72,13 +73,23 @@ class ConfigMapDocument:
         Raises: unavailable.
         """
         if not fresh and self._watched is not None and await self._watched.settled(FIRST_LIST):
-            return _snapshot(self._watched.get(self.name))
+            return self.copied()
         try:
             found = await self._kube.get_object(CONFIG_MAP, self.name, self.namespace)
         except errors.KubeError as e:
             raise self._unavailable(e) from e
         self._seen(found)
         return _snapshot(found)
+
+    def copied(self) -> Snapshot:
+        """The document as the watched copy holds it; only while the copy is current. The
+        snapshot of an object read before is the one made then: a fleet's states, read at
+        every check with alerts grouped, are not copied again while they do not change."""
+        assert self._watched is not None
+        found = self._watched.get(self.name)
+        if found is not self._copied[0]:
+            self._copied = (found, _snapshot(found))
+        return self._copied[1]
 
     async def write(self, changes: Changes, version: str) -> str:
         """Write `changes` if the ConfigMap is still at `version` (`NEW`: create it); returns the

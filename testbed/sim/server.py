@@ -60,6 +60,7 @@ class ApiServer:
         logs: PodLogs | None = None,
         bookmark_every: float = 1.0,
         impersonation: Impersonation | None = None,
+        gone_every: float = 0.5,
     ) -> None:
         self.store = store
         self.requests = requests
@@ -67,7 +68,7 @@ class ApiServer:
         self.impersonation = impersonation or Impersonation()
         self.logs = logs or PodLogs()
         self.address = ""
-        self._hub = WatchHub(store, bookmark_every=bookmark_every)
+        self._hub = WatchHub(store, bookmark_every=bookmark_every, gone_every=gone_every)
         self._runner: web.AppRunner | None = None
 
     async def start(self, host: str, port: int) -> int:

@@ -44,9 +44,13 @@ class Simulator:
         controllers: bool = False,
         bookmark_every: float = 1.0,
         kai_release: str | None = None,
+        gone_every: float = 0.5,
     ) -> None:
         """`history`: changes kept for watches and list snapshots (older ones are compacted);
         `bookmark_every`: seconds an idle watch that allows bookmarks waits for one;
+        `gone_every`: seconds an idle watch waits before it looks whether its client went away
+        (each look wakes the stream: a fleet's thousands of watches on one simulator cost it
+        most of a core at half a second);
         `kai_release`: the KAI release whose objects the scenarios hold and whose writes the
         KAI actions make (`testbed.sim.kai_releases`: v0.12, v0.13, v0.16, v0.17, the default).
 
@@ -56,6 +60,7 @@ class Simulator:
         self.kai = kai_releases.release(kai_release)
         self.store = Store(clock=clock, history=history)
         self.bookmark_every = bookmark_every
+        self.gone_every = gone_every
         self.controllers: Controllers | None = None
         self._with_controllers = controllers
         self.requests: list[RecordedRequest] = []
@@ -97,6 +102,7 @@ class Simulator:
             self.logs,
             bookmark_every=self.bookmark_every,
             impersonation=self.impersonation,
+            gone_every=self.gone_every,
         )
         self._port = await server.start(host, port or self._port)
         self._host, self._server = host, server

@@ -68,7 +68,10 @@ class Store:
         self._compacted = 0
         self._history: collections.deque[Change] = collections.deque(maxlen=history)
         self._objects: dict[tuple[str, str], dict[_ObjectKey, Stored]] = {}
-        self._watchers: list[Watcher] = []
+        # Open watches by the resource they watch, as kube-apiserver keeps a watch cache per
+        # resource: a write is offered only to those (a fleet's thousands of watches on one
+        # simulator were each asked about every write).
+        self._watchers: dict[tuple[str, str], dict[Watcher, None]] = {}
         self.registry = TypeRegistry()
 
     def types(self) -> list[ResourceType]:
@@ -87,7 +90,7 @@ class Store:
     def watch_count(self) -> int:
         """How many watches are open (tests wait on it before changing what they watch)."""
         with self._lock:
-            return len(self._watchers)
+            return sum(len(watchers) for watchers in self._watchers.values())
 
     @property
     def resource_version(self) -> str:
@@ -297,12 +300,11 @@ class Store:
                 first = []
             else:
                 first = self._replay(watcher, parse_rv(since))
-            self._watchers.append(watcher)
+            self._watchers.setdefault(rtype.storage_key, {})[watcher] = None
 
         def unsubscribe() -> None:
             with self._lock:
-                if watcher in self._watchers:
-                    self._watchers.remove(watcher)
+                self._watchers.get(rtype.storage_key, {}).pop(watcher, None)
 
         return first, unsubscribe
 
@@ -378,7 +380,7 @@ class Store:
         if len(self._history) == self._history.maxlen:
             self._compacted = self._history[0].rv
         self._history.append(change)
-        for watcher in list(self._watchers):
+        for watcher in list(self._watchers.get(change.storage_key, {})):
             view = view_change(watcher, change)
             if view is not None:
                 watcher.callback(*view)

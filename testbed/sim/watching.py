@@ -78,9 +78,12 @@ def read_watch_options(query: Mapping[str, str], timeout: float | None) -> Watch
 class WatchHub:
     """The open watch streams of one server, so that stopping the server ends them at once."""
 
-    def __init__(self, store: Store, *, bookmark_every: float = 1.0) -> None:
+    def __init__(
+        self, store: Store, *, bookmark_every: float = 1.0, gone_every: float = _POLL_SECONDS
+    ) -> None:
         self.store = store
         self.bookmark_every = bookmark_every
+        self.gone_every = gone_every  # how often an idle stream looks for its client gone
         self._queues: set[asyncio.Queue[Event | None]] = set()
 
     @property
@@ -129,7 +132,9 @@ class WatchHub:
             return await _single_error(request, exc)
         self._queues.add(queue)
         response = await _open(request)
-        stream = _Stream(response, rtype, options.allow_bookmarks, self.bookmark_every)
+        stream = _Stream(
+            response, rtype, options.allow_bookmarks, self.bookmark_every, self.gone_every
+        )
         stream.sent_rv = int(options.since) if options.since.isdigit() else 0
         stream.current_rv = lambda: self._current_rv(pending)
         try:
@@ -154,10 +159,10 @@ class WatchHub:
         loop = asyncio.get_running_loop()
         deadline = None if seconds is None else loop.time() + seconds
         while True:
-            remaining = _POLL_SECONDS if deadline is None else deadline - loop.time()
+            remaining = self.gone_every if deadline is None else deadline - loop.time()
             if remaining <= 0 or _is_gone(request):
                 return
-            wait = min(remaining, _POLL_SECONDS, stream.until_bookmark(loop.time()))
+            wait = min(remaining, self.gone_every, stream.until_bookmark(loop.time()))
             try:
                 event = await asyncio.wait_for(queue.get(), max(wait, 0.0))
             except TimeoutError:
@@ -190,12 +195,18 @@ class _Stream:
     (at the last one sent while events wait in the queue)."""
 
     def __init__(
-        self, response: web.StreamResponse, rtype: ResourceType, bookmarks: bool, every: float
+        self,
+        response: web.StreamResponse,
+        rtype: ResourceType,
+        bookmarks: bool,
+        every: float,
+        idle: float = _POLL_SECONDS,
     ) -> None:
         self.response = response
         self.rtype = rtype
         self.bookmarks = bookmarks
         self.every = every
+        self.idle = idle
         self.sent_rv = 0
         self.current_rv: Callable[[], int] = lambda: 0
         self.last_sent = asyncio.get_running_loop().time()
@@ -208,7 +219,7 @@ class _Stream:
 
     def until_bookmark(self, now: float) -> float:
         if not self.bookmarks:
-            return _POLL_SECONDS
+            return self.idle
         return self.last_sent + self.every - now
 
     async def bookmark_if_due(self, now: float) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import Mapping
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +15,10 @@ from alert_fakes import T0, FakeSlack, Waits, fire, make_desk
 from bot.alerts.model import ClusterAlerts, RootStatus
 from bot.alerts.store import SqliteStore, StoreConflict, StoreUnavailable
 from bot.alerts.usecase import AlertDesk
+from bot.alerts.usecase_check import CHECKS_AT_ONCE
 from bot.config import settings as config
 from bot.core.metrics import Metrics
+from bot.kube import gateway as kube
 from bot.kube.gateway import KubeGateway
 from testbed.sim import Simulator, breakage
 
@@ -259,16 +264,177 @@ async def test_a_check_at_rest_reads_the_state_once_and_writes_nothing(
     assert not (await store.load("sim")).state.alerts
 
 
-async def test_with_alerts_grouped_a_check_at_rest_reads_the_fleet_at_once_and_writes_nothing(
-    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+async def test_a_fleet_failing_at_once_is_regrouped_once_for_many_checks_not_after_each(
+    sim: Simulator, store: SqliteStore, tmp_path: Path
 ) -> None:
+    """Every check of a fleet failing at once asks for the fleet incidents to be brought up to
+    date, and each such regrouping reads every cluster's state: run one after another, a
+    thousand of them held the fleet's root back for seconds (bench/fleet_ha.py). One asked
+    for while another runs is answered by the next run, which began after it."""
+    names = [f"gpu-{i:02}" for i in range(20)]
+    kubeconfig = sim.write_kubeconfig(str(tmp_path / "fleet"), names[0], more_contexts=names[1:])
+    limits = config.KubernetesSettings(timedelta(seconds=5), retries=0)
+    gateways = [kube.connect(config.ClusterSettings(n, kubeconfig, n), limits) for n in names]
+    alerting = {"hold": "0s", "repeat": "4h", "group_clusters": 3, "interval": "30s"}
+    settings = config.parse_settings(
+        {"clusters": [{"name": n} for n in names], "slack": {"alert_channel": "C0ALERTS"},
+         "alerts": alerting}
+    )  # fmt: skip
+    counting, slack = FleetReads(store), FakeSlack()
+    desk = AlertDesk(settings, counting, slack, Metrics(), sleep=Waits())
+    breakage.dependencies_missing(sim)
+
+    await asyncio.gather(*(desk.run_check(g, T0) for g in gateways))
+    await desk.run_check(gateways[0], T0 + timedelta(seconds=30))  # a straggler folded
+
+    roots = [text for _, text, _ in slack.posts if text.startswith("[CRITICAL]")]
+    assert len(roots) == 1 and re.match(r"\[CRITICAL\] \d+ clusters: gpu-", roots[0]), roots
+    # Each check reads the fleet once to fold its own alerts in; the regroupings add a few.
+    assert counting.fleet_reads <= len(names) + 8, counting.fleet_reads
+    for g in gateways:
+        g.close()
+
+
+async def test_a_fleet_woken_at_once_is_judged_and_saved_a_few_checks_at_a_time(
+    sim: Simulator, store: SqliteStore, tmp_path: Path
+) -> None:
+    """A fleet failing at once woke a thousand checks in one moment, and each turn of the event
+    loop ran them all, for seconds: the Lease's renewal came too late to act on, and every
+    check read every other's state before any was saved (bench/fleet_ha.py). At most
+    CHECKS_AT_ONCE clusters are read, judged and saved at a time; all are still checked."""
+    names = [f"gpu-{i:02}" for i in range(3 * CHECKS_AT_ONCE)]
+    kubeconfig = sim.write_kubeconfig(str(tmp_path / "fleet"), names[0], more_contexts=names[1:])
+    limits = config.KubernetesSettings(timedelta(seconds=5), retries=0)
+    reading: set[str] = set()
+    most: list[int] = [0]
+    gateways = [
+        AtOnce(kube.connect(config.ClusterSettings(n, kubeconfig, n), limits), reading, most)
+        for n in names
+    ]
+    settings = config.parse_settings(
+        {"clusters": [{"name": n} for n in names], "slack": {"alert_channel": "C0ALERTS"},
+         "alerts": {"hold": "60s", "repeat": "4h", "interval": "30s"}}
+    )  # fmt: skip
+    desk = AlertDesk(settings, store, FakeSlack(), Metrics(), sleep=Waits())
+    breakage.dependencies_missing(sim)
+
+    await asyncio.gather(*(desk.run_check(g, T0) for g in gateways))
+
+    assert 1 < most[0] <= CHECKS_AT_ONCE, most
+    held = [n for n in names if (await store.load(n)).state.alerts]
+    assert held == names  # each checked: its alert held
+    for g in gateways:
+        g.close()
+
+
+class AtOnce:
+    """A cluster's gateway, noting in `reading` while it is read, and in `most` how many
+    clusters were read at once."""
+
+    def __init__(self, gateway: KubeGateway, reading: set[str], most: list[int]) -> None:
+        self._gateway, self._reading, self._most = gateway, reading, most
+        self._reads = 0
+
+    async def list_objects(self, *args: Any, **kw: Any) -> Any:
+        return await self._read(self._gateway.list_objects(*args, **kw))
+
+    async def get_object(self, *args: Any, **kw: Any) -> Any:
+        return await self._read(self._gateway.get_object(*args, **kw))
+
+    async def _read(self, read: Any) -> Any:
+        self._reads += 1
+        self._reading.add(self.cluster)
+        self._most[0] = max(self._most[0], len(self._reading))
+        try:
+            return await read
+        finally:
+            self._reads -= 1
+            if not self._reads:
+                self._reading.discard(self.cluster)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._gateway, name)
+
+
+async def test_the_clusters_a_new_fleet_incident_takes_in_are_folded_together_not_one_by_one(
+    sim: Simulator, store: SqliteStore, tmp_path: Path
+) -> None:
+    """Clusters whose alert waited for the fleet are folded into its incident once the group
+    is fleet-wide, each with a save of its own: a thousand failing at once left 612 waiting,
+    and folded one after another they held the fleet's root back six seconds
+    (bench/fleet_ha.py)."""
+    names = [f"gpu-{i:02}" for i in range(20)]
+    kubeconfig = sim.write_kubeconfig(str(tmp_path / "fleet"), names[0], more_contexts=names[1:])
+    limits = config.KubernetesSettings(timedelta(seconds=5), retries=0)
+    gateways = [kube.connect(config.ClusterSettings(n, kubeconfig, n), limits) for n in names]
+
+    def desk(group_clusters: int, kept: Any, slack: FakeSlack) -> AlertDesk:
+        alerting = {"hold": "0s", "repeat": "4h", "interval": "30s"}
+        settings = config.parse_settings(
+            {"clusters": [{"name": n} for n in names], "slack": {"alert_channel": "C0ALERTS"},
+             "alerts": {**alerting, "group_clusters": group_clusters}}
+        )  # fmt: skip
+        return AlertDesk(settings, kept, slack, Metrics(), sleep=Waits())
+
+    breakage.dependencies_missing(sim)
+    waiting, slack = desk(len(names) + 1, store, FakeSlack()), FakeSlack()
+    for g in gateways:  # never fleet-wide for this desk: each waits for the fleet
+        await waiting.run_check(g, T0)
+    assert slack.posts == []
+    saves = SavesAtOnce(store)
+    await desk(3, saves, slack).run_check(gateways[0], T0 + timedelta(seconds=1))
+
+    [(_, root, _)] = [p for p in slack.posts if p[1].startswith("[CRITICAL]")]
+    assert root.startswith(f"[CRITICAL] {len(names)} clusters:"), root
+    assert saves.saves >= len(names)  # its own, then every other folded
+    assert saves.most > 1, saves.most
+    for g in gateways:
+        g.close()
+
+
+class SavesAtOnce(CountingStore):
+    """The store, noting how many saves were under way at once."""
+
+    def __init__(self, inner: SqliteStore) -> None:
+        super().__init__(inner)
+        self.saving = self.most = 0
+
+    async def save(self, state: ClusterAlerts, version: str, **kw: Any) -> str:
+        self.saving += 1
+        self.most = max(self.most, self.saving)
+        try:
+            return await super().save(state, version, **kw)
+        finally:
+            self.saving -= 1
+
+
+class FleetReads(CountingStore):
+    """The store, counting the reads of every cluster's state at once."""
+
+    def __init__(self, inner: SqliteStore) -> None:
+        super().__init__(inner)
+        self.fleet_reads = 0
+
+    async def load_many(self, clusters: list[str]) -> Any:
+        self.fleet_reads += 1
+        return await super().load_many(clusters)
+
+
+def grouped_fleet_desk(store: Any, slack: FakeSlack) -> AlertDesk:
+    """A desk of `sim` and twenty more clusters, alerts grouped by three, a minute's hold."""
     fleet = [{"name": "sim"}, *({"name": f"gpu-{i:02}"} for i in range(20))]
     alerting = {"hold": "60s", "repeat": "4h", "group_clusters": 3, "interval": "30s"}
     settings = config.parse_settings(
         {"clusters": fleet, "slack": {"alert_channel": "C0ALERTS"}, "alerts": alerting}
     )
+    return AlertDesk(settings, store, slack, Metrics(), sleep=Waits())
+
+
+async def test_with_alerts_grouped_a_check_at_rest_reads_the_fleet_at_once_and_writes_nothing(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
     counting, slack = CountingStore(store), FakeSlack()
-    desk = AlertDesk(settings, counting, slack, Metrics(), sleep=Waits())
+    desk = grouped_fleet_desk(counting, slack)
     breakage.dependencies_missing(sim)
     for seconds in (0, 60, 120):  # held, then waited two intervals for the fleet: pages alone
         await desk.run_check(gateway, T0 + timedelta(seconds=seconds))
@@ -282,5 +448,47 @@ async def test_with_alerts_grouped_a_check_at_rest_reads_the_fleet_at_once_and_w
         await desk.run_check(gateway, T0 + timedelta(minutes=minute))
 
     assert counting.saves == 0 and len(slack.posts) == 3
-    # its own state, the fleet's incidents, and every cluster's twice: one read each
-    assert counting.loads == 4 * len(minutes)
+    # its own state (looked at, then stepped), the fleet's incidents, every cluster's twice
+    assert counting.loads == 5 * len(minutes)
+
+
+async def test_with_alerts_grouped_a_check_where_nothing_fires_reads_no_other_cluster_to_fold(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    """Folding a cluster's alerts into the fleet's looks at every other cluster, and only a
+    firing alert is ever folded: a fleet at rest, or a fleet failing at once while its holds
+    run, read all thousand states at each check for nothing (bench/fleet_ha.py). The fleet
+    is still read once, to bring its incidents up to date."""
+    counting, slack = FleetReads(store), FakeSlack()
+    desk = grouped_fleet_desk(counting, slack)
+    await desk.run_check(gateway, T0)  # healthy
+    breakage.dependencies_missing(sim)
+    await desk.run_check(gateway, T0 + timedelta(seconds=30))  # held: not firing yet
+    assert counting.fleet_reads == 2  # the regroupings only
+    await desk.run_check(gateway, T0 + timedelta(seconds=90))  # fires: folded or waiting
+    assert counting.fleet_reads == 2 + 2
+    assert slack.posts == []  # it waits for the fleet
+
+
+async def test_with_alerts_grouped_nothing_firing_is_regrouped_once_an_interval_not_each_check(
+    gateway: KubeGateway, sim: Simulator, store: SqliteStore
+) -> None:
+    """Bringing the fleet incidents up to date reads every cluster's state, and does nothing
+    while no alert fires anywhere and no fleet incident is kept: a fleet failing at once
+    first saves a thousand alerts whose holds run, and a regrouping after each of those
+    checks took two thirds of the holder's time while the checks that would fire waited
+    (bench/fleet_ha.py). Every state is still read once an interval (another replica may
+    have written them), and at once when an alert fires."""
+    counting, slack = FleetReads(store), FakeSlack()
+    desk = grouped_fleet_desk(counting, slack)
+    await desk.run_check(gateway, T0)  # healthy: the first regrouping reads every state
+    assert counting.fleet_reads == 1
+    breakage.dependencies_missing(sim)
+    for seconds in (10, 20):  # held: nothing fires anywhere
+        await desk.run_check(gateway, T0 + timedelta(seconds=seconds))
+    assert counting.fleet_reads == 1
+    await desk.run_check(gateway, T0 + timedelta(seconds=31))  # an interval since: read again
+    assert counting.fleet_reads == 2
+    await desk.run_check(gateway, T0 + timedelta(seconds=75))  # fires: folded, then regrouped
+    assert counting.fleet_reads == 2 + 2
+    assert slack.posts == []  # it waits for the fleet

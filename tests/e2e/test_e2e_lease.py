@@ -6,9 +6,10 @@ replica that no longer holds the Lease follows nothing.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
-from alert_stack import alert_stack, take_over, two_replicas
+from alert_stack import alert_stack, renew, take_over, two_replicas
 from clocks import Clock
 from waiting import wait_until
 
@@ -66,6 +67,7 @@ async def test_a_replica_that_lost_the_lease_lets_go_of_what_it_followed(tmp_pat
             "every copy listed and watched",
         )
         await take_over(stack, clock, second)
+        await renew(first)  # its Lease job finds another holder
         stack.sim.clear_requests()
         await deposed.check()
 
@@ -78,3 +80,49 @@ async def test_a_replica_that_lost_the_lease_lets_go_of_what_it_followed(tmp_pat
         await take_over(stack, clock, first)
         await deposed.check()
         assert deposed.reads is not None and len(deposed.reads.followed) == followed
+
+
+async def test_a_holder_whose_renewal_came_late_keeps_its_copies_and_checks_again_what_it_missed(
+    tmp_path: Path,
+) -> None:
+    """Under a fleet-wide failure a busy holder's renewal came after its time to act ran out
+    (two thirds of the Lease), though no one else took the Lease: it let go of every copy, so
+    the whole fleet was listed again, and once it acted again every cluster was checked at
+    once; both made it busier still (bench/fleet_ha.py). It keeps what it follows, and checks
+    again only what came while it could not act."""
+    clock = Clock()
+    shared = {"state": {"backend": "configmap"}, "lease": {"enabled": True, "duration": "15s"}}
+    async with (
+        alert_stack(tmp_path, clock, **shared) as (stack, _),
+        two_replicas(stack) as (holder, _),
+    ):
+        deps = holder.deps
+        assert deps.lease is not None
+        missed, quiet = (
+            jobs_alerts.WatchedChecks(deps, CLUSTER),
+            jobs_alerts.WatchedChecks(deps, CLUSTER),
+        )
+        try:
+            for checks in (missed, quiet):
+                await checks.check()
+            assert missed.reads is not None
+            copies = missed.reads.followed
+            await wait_until(lambda: all(c.current for c in copies), 10, "every copy listed")
+            clock.advance(11)  # its renewal is late: it may not act, and still holds the Lease
+            assert not deps.lease.is_leader()
+            stack.sim.clear_requests()
+            await missed.check()  # its interval's check comes meanwhile
+
+            assert missed.reads is not None and missed.reads.followed == copies
+            assert missed.missed and not quiet.missed
+            runs = (missed.runs, quiet.runs)
+            await jobs_alerts.LeaseJob([(missed, timedelta(0)), (quiet, timedelta(0))])(deps)
+            await wait_until(
+                lambda: missed.runs > runs[0] and not missed.missed, 10, "the missed one run again"
+            )
+            assert quiet.runs == runs[1] and quiet._task is None  # never woken
+            listed = {r.resource for r in stack.sim.requests if r.verb == "list"}
+            assert not listed & {c.ref.plural for c in copies}, listed
+        finally:
+            for checks in (missed, quiet):
+                await checks.close()
