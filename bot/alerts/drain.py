@@ -17,8 +17,7 @@ Only the Lease holder sends: it is asked before every call, and a call is abando
 holder's time to act ends. An incident with a call of unknown outcome or an uncertain record,
 and every open and recently closed incident when this replica becomes the holder, is
 converged at every drain for `settle` (while such a call may still land), and until its
-channel agreed. Then what the cluster's incidents owe PagerDuty (`PageSender`, with
-`pagerduty` configured). Nothing raises into the scheduler.
+channel agreed. Then what the incidents owe PagerDuty (`PageSender`). Nothing raises from here.
 """
 
 from __future__ import annotations
