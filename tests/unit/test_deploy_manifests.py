@@ -97,10 +97,10 @@ def test_the_pod_disruption_budget_keeps_one_replica() -> None:
     assert pdb["spec"]["minAvailable"] == 1
 
 
-def test_egress_is_limited_to_the_api_server_https_and_dns() -> None:
+def test_egress_is_limited_to_the_api_server_https_alertmanager_and_dns() -> None:
     [policy] = by_kind(render(DEPLOY / "base"), "NetworkPolicy")
     ports = {(p["port"], p["protocol"]) for rule in policy["spec"]["egress"] for p in rule["ports"]}
-    assert ports == {(443, "TCP"), (6443, "TCP"), (53, "UDP"), (53, "TCP")}
+    assert ports == {(443, "TCP"), (6443, "TCP"), (9093, "TCP"), (53, "UDP"), (53, "TCP")}
 
 
 def test_http_mode_exposes_only_the_slack_endpoint_over_tls_and_socket_mode_nothing() -> None:
