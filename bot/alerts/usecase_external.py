@@ -90,8 +90,8 @@ class ExternalIncidents:
         await self.deliver(stepped.state, kube_of, now)
 
     async def deliver(self, known: ClusterAlerts, kube_of: KubeOf, now: datetime) -> None:
-        """What the document owes, roots first, then the diagnoses it waits for, gathered on
-        the Lease holder only. Never raises."""
+        """What the document owes, roots first, then the evidence it waits for (a diagnosis,
+        what changed before), gathered on the Lease holder only. Never raises."""
         context = self._context
         await context.drain.drain(self.document, known=known)
         if not context.poster.is_holder() or not outbox.awaiting_evidence(known):
@@ -100,7 +100,7 @@ class ExternalIncidents:
         try:
             state = (await context.store.load(self.document)).state
             for alert, owed in outbox.awaiting_evidence(state):
-                message = await self._evidence.diagnose(kube_of(alert), alert, now)
+                message = await self._evidence.reply(kube_of(alert), alert, owed, now)
                 if await self._evidence.keep(self.document, alert.incident, owed, message):
                     ready.append(alert.incident)
         except StoreUnavailable as e:

@@ -3,7 +3,8 @@
 Each group (its `groupKey`) is one incident in the document `ALERTMANAGER`, in the same
 lifecycle, outbox and delivery as the bot's own alerts (docs/alertmanager.md). A notification is
 compared with what the incident already told: its first firing owes the root (and, when its
-labels name a KAI or KEDA component, the diagnosis as the first reply); alerts that join or
+labels name a KAI or KEDA component, the diagnosis as the first reply and what changed on that
+cluster in the hour before as the second); alerts that join or
 resolve later owe one reply each way and an edit of the root; `status: resolved` (or no alert
 left firing) resolves it. A notification that tells nothing new owes nothing, so Alertmanager's
 retries, its `repeat_interval` and a second Alertmanager of an HA pair post nothing twice; a
@@ -80,8 +81,8 @@ def _opened(
         labels=tuple(f"{k}={v}" for k, v in sorted(notification.common_labels.items())),
     )
     alert = outbox.owe(alert, EffectKind.ROOT)
-    if diagnose:
-        alert = outbox.owe(alert, EffectKind.REPLY, Note(NoteKind.DIAGNOSIS, now))
+    if diagnose:  # its diagnosis, then what changed on that cluster in the hour before
+        alert = machine.owe_evidence(alert, now)
     return Transition(state.with_alert(alert), alert.outbox)
 
 

@@ -158,11 +158,14 @@ async def test_silence_with_alertmanager_down_is_said_on_the_button_and_nothing_
     assert "silenced" not in shown(stack.slack.message(ALERT_CHANNEL, root.ts))
 
 
-async def test_an_alert_naming_kai_gets_the_diagnosis_as_its_first_reply(stack: Stack) -> None:
+async def test_an_alert_naming_kai_gets_the_diagnosis_then_what_changed_before_it(
+    stack: Stack,
+) -> None:
     await post(stack.service, payload(alert(namespace="kai-scheduler", pod="binder-0")))
     [root] = roots(stack)
-    [first] = replies(stack, root)
+    [first, second] = replies(stack, root)
     assert first.startswith(("Diagnosis of ", "Could not diagnose ")), first
+    assert second.startswith("What changed on sim in the hour before"), second
 
 
 async def test_a_restart_continues_the_same_thread(stack: Stack) -> None:

@@ -60,10 +60,14 @@ def test_the_first_firing_owes_one_root_with_the_groups_words_and_severity() -> 
     assert "alertname=KaiSchedulerDown" in incident.labels
 
 
-def test_a_group_naming_a_component_owes_its_diagnosis_right_after_the_root() -> None:
+def test_a_group_naming_a_component_owes_its_diagnosis_then_what_changed_after_the_root() -> None:
     stepped = receive(EMPTY, payload(alert()), diagnosable=True)
     kinds = [(o.kind, o.note.kind if o.note else None) for o in stepped.effects]
-    assert kinds == [(EffectKind.ROOT, None), (EffectKind.REPLY, NoteKind.DIAGNOSIS)]
+    assert kinds == [
+        (EffectKind.ROOT, None),
+        (EffectKind.REPLY, NoteKind.DIAGNOSIS),
+        (EffectKind.REPLY, NoteKind.CHANGES),
+    ]
 
 
 def test_a_retry_tells_nothing_a_joining_and_a_resolving_alert_one_reply_each() -> None:
