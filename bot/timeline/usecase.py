@@ -139,8 +139,8 @@ class TimelineReader:
         others = asyncio.gather(
             sources.got(KAI, kinds.KAI_CONFIG, KAI_CONFIG),
             sources.keda_rollouts(self.settings.keda.apiservice, kai_ns),
-            _guarded(unread, BOT, [], self.journal.recent(JOURNAL_KEPT)),
-            _guarded(unread, KAI, ClusterAlerts(kube.cluster), self._state(kube.cluster)),
+            _guarded(unread, BOT, list[Change](), lambda: self.journal.recent(JOURNAL_KEPT)),
+            _guarded(unread, KAI, ClusterAlerts(kube.cluster), lambda: self._state(kube.cluster)),
         )
         listed, (config, keda, changes, state) = await asyncio.gather(lists, others)
         releases, apps, kai_sets, kai_revisions, events = listed
@@ -164,14 +164,16 @@ class _Sources:
     async def listed(
         self, source: str, ref: ResourceRef, namespace: str | None = None, selector: str = ""
     ) -> list[RawObject]:
-        listing = self.kube.list_objects(
-            ref, namespace, field_selector=selector or None, page_size=None
-        )
+        def listing() -> Awaitable[list[RawObject]]:
+            return self.kube.list_objects(
+                ref, namespace, field_selector=selector or None, page_size=None
+            )
+
         return await _guarded(self.unread, source, [], listing, ref.qualified)
 
     async def got(self, source: str, ref: ResourceRef, name: str) -> RawObject | None:
         return await _guarded(
-            self.unread, source, None, self.kube.get_object(ref, name), ref.qualified
+            self.unread, source, None, lambda: self.kube.get_object(ref, name), ref.qualified
         )
 
     async def keda_rollouts(
@@ -192,11 +194,13 @@ class _Sources:
 
 
 async def _guarded(
-    unread: list[Reach], source: str, empty: T, read: Awaitable[T], what: str = ""
+    unread: list[Reach], source: str, empty: T, read: Callable[[], Awaitable[T]], what: str = ""
 ) -> T:
-    """What `read` returns; `empty` when the kind is not served, or when it failed (noted)."""
+    """What `read()` returns; `empty` when the kind is not served, or when it failed (noted).
+    `read` is called here, not by the caller: a gather cancelled before this task ran (a
+    service stopping) would leave a read made beforehand never awaited."""
     try:
-        return await read
+        return await read()
     except errors.KubeNotFound:
         return empty
     except errors.BotError as e:
