@@ -155,6 +155,12 @@ def observed_generation(condition: Condition | None) -> int | None:
     return as_int(condition.get("observedGeneration")) if condition is not None else None
 
 
+def format_timestamp(moment: datetime) -> str:
+    """RFC 3339 UTC with seconds, as the API server writes times and the bot writes its
+    annotations: `2026-08-24T10:00:00Z`, whatever the host's zone."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def parse_timestamp(value: object) -> datetime | None:
     """An RFC 3339 time (`2026-08-10T09:12:41Z`, nanoseconds allowed) as an aware datetime.
 

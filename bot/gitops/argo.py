@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from bot.core import conditions, errors
@@ -105,7 +105,7 @@ def refresh_patch(
         REFRESH: "hard" if hard else "normal",
         REFRESH_TIMESTAMP: plan.new_token(now, taken - {""}),
         REQUESTED_BY: f"slack:{user_id}",
-        REQUESTED_WHEN: _rfc3339(now),
+        REQUESTED_WHEN: conditions.format_timestamp(now),
     }
     return {"metadata": {"annotations": annotations}}
 
@@ -176,7 +176,10 @@ def sync_patch(app: RawObject, user_id: str, channel_id: str, now: datetime) -> 
     reads only the operation's (controller/sync.go: `ServerSideApply`, `CreateNamespace=true`).
     """
     version = conditions.as_text(conditions.metadata(app).get("resourceVersion"))
-    annotations = {REQUESTED_BY: f"slack:{user_id}", REQUESTED_WHEN: _rfc3339(now)}
+    annotations = {
+        REQUESTED_BY: f"slack:{user_id}",
+        REQUESTED_WHEN: conditions.format_timestamp(now),
+    }
     reason = f"requested from Slack by {user_id}" + (f" in {channel_id}" if channel_id else "")
     sync: dict[str, Any] = {"syncStrategy": {"hook": {}}, "prune": False}
     operation: dict[str, Any] = {
@@ -232,7 +235,3 @@ def judge_sync(app: RawObject) -> StepState:
     if phase == "Succeeded":
         return "succeeded"
     return "failed" if phase in ("Failed", "Error") else "unknown"
-
-
-def _rfc3339(now: datetime) -> str:
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from bot.access.outcomes import AuditOutcome
@@ -79,11 +79,6 @@ class ExpiredSuspend:
         return self.until - self.suspended_at if self.suspended_at is not None else None
 
 
-def format_time(moment: datetime) -> str:
-    """RFC 3339 UTC with seconds, as written on objects: `2026-08-24T10:00:00Z`."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def plan_suspend(
     obj: RawObject,
     target: GitopsTarget,
@@ -100,9 +95,11 @@ def plan_suspend(
     until = now + duration if duration is not None else None
     wanted: dict[str, str | None] = {
         flux_suspend.SUSPENDED_BY: user,
-        flux_suspend.SUSPENDED_AT: format_time(now),
+        flux_suspend.SUSPENDED_AT: conditions.format_timestamp(now),
         flux_suspend.SUSPEND_REASON: reason or None,
-        flux_suspend.SUSPEND_UNTIL: format_time(until) if until is not None else None,
+        flux_suspend.SUSPEND_UNTIL: conditions.format_timestamp(until)
+        if until is not None
+        else None,
     }
     present = conditions.annotations_of(obj)
     annotations = {k: v for k, v in wanted.items() if v is not None or k in present}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Literal
 
 from bot.core import conditions, errors
@@ -140,11 +140,6 @@ class ExpiredPause:
         return self.until - self.paused_at if self.paused_at is not None else None
 
 
-def format_time(moment: datetime) -> str:
-    """RFC 3339 UTC with seconds, as written on objects: `2026-08-24T10:00:00Z`."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def check_namespace(namespace: str, allowed: Sequence[str]) -> None:
     """Raises NotAllowed unless pause and resume are allowed in `namespace` (`keda.namespaces`)."""
     if namespace in allowed:
@@ -173,9 +168,9 @@ def plan_pause(
     wanted: dict[str, str | None] = {
         keda.PAUSED: "true",
         keda.PAUSED_BY: user,
-        keda.PAUSED_AT: format_time(now),
+        keda.PAUSED_AT: conditions.format_timestamp(now),
         keda.PAUSE_REASON: reason or None,
-        keda.PAUSE_UNTIL: format_time(until) if until is not None else None,
+        keda.PAUSE_UNTIL: conditions.format_timestamp(until) if until is not None else None,
     }
     present = conditions.annotations_of(obj)
     patch = {k: v for k, v in wanted.items() if v is not None or k in present}

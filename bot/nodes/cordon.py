@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from bot.core import conditions as c
@@ -77,11 +77,6 @@ class ExpiredCordon:
         return self.until - self.cordoned_at if self.cordoned_at is not None else None
 
 
-def format_time(moment: datetime) -> str:
-    """RFC 3339 UTC with seconds, as written on objects: `2026-08-24T10:00:00Z`."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def plan_cordon(
     obj: RawObject,
     target: NodeTarget,
@@ -98,9 +93,9 @@ def plan_cordon(
     until = now + duration if duration is not None else None
     wanted: dict[str, str | None] = {
         gpus.CORDONED_BY: user,
-        gpus.CORDONED_AT: format_time(now),
+        gpus.CORDONED_AT: c.format_timestamp(now),
         gpus.CORDON_REASON: reason or None,
-        gpus.CORDON_UNTIL: format_time(until) if until is not None else None,
+        gpus.CORDON_UNTIL: c.format_timestamp(until) if until is not None else None,
     }
     present = c.annotations_of(obj)
     annotations = {k: v for k, v in wanted.items() if v is not None or k in present}

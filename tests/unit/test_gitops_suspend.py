@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
+from bot.core import conditions
 from bot.gitops.plan import FluxReport, StepResult
 from bot.gitops.suspend import (
     ALREADY_SUSPENDED,
     NOT_SUSPENDED,
     SuspendOutcome,
     find_expired_suspend,
-    format_time,
     next_due,
     plan_resume,
     plan_suspend,
@@ -68,11 +68,11 @@ def merged(target: Any, patch: Any) -> Any:
 
 
 def ours(until: datetime | None, *, by: str = "U0OPS", reason: str = "") -> dict[str, str]:
-    record = {BY: by, AT: format_time(NOW - timedelta(hours=1))}
+    record = {BY: by, AT: conditions.format_timestamp(NOW - timedelta(hours=1))}
     if reason:
         record[REASON] = reason
     if until is not None:
-        record[UNTIL] = format_time(until)
+        record[UNTIL] = conditions.format_timestamp(until)
     return record
 
 
@@ -186,7 +186,7 @@ def test_a_resume_of_a_suspend_by_hand_writes_only_spec_suspend() -> None:
             id="resumed-by-hand",
         ),
         pytest.param(
-            release(suspended=True, annotations={UNTIL: format_time(NOW)}),
+            release(suspended=True, annotations={UNTIL: conditions.format_timestamp(NOW)}),
             False,
             id="not-ours",
         ),
@@ -211,7 +211,7 @@ def test_a_timed_suspend_is_over_only_when_ours_in_force_and_past_its_end(
 
 
 def test_a_timed_suspend_without_its_start_has_no_length() -> None:
-    record = {BY: "U0OPS", UNTIL: format_time(NOW)}
+    record = {BY: "U0OPS", UNTIL: conditions.format_timestamp(NOW)}
     found = find_expired_suspend(release(suspended=True, annotations=record), "prod", NOW)
 
     assert found is not None and found.suspended_at is None and found.length is None
@@ -224,7 +224,7 @@ def test_the_next_due_is_the_earliest_timed_suspend_still_ahead() -> None:
         release("later", suspended=True, annotations=ours(NOW + timedelta(hours=3))),
         release("over", suspended=True, annotations=ours(NOW - timedelta(hours=1))),
         release("now", suspended=True, annotations=ours(NOW)),
-        release("hand", suspended=True, annotations={UNTIL: format_time(NOW)}),
+        release("hand", suspended=True, annotations={UNTIL: conditions.format_timestamp(NOW)}),
         release("resumed", annotations=ours(NOW + timedelta(minutes=5))),
         release("untimed", suspended=True, annotations=ours(None)),
     ]
@@ -240,7 +240,7 @@ def test_format_time_is_rfc3339_utc_to_the_second_whatever_the_hosts_zone(
     monkeypatch.setenv("TZ", "America/New_York")
     time.tzset()
     try:
-        written = format_time(east)
+        written = conditions.format_timestamp(east)
     finally:
         monkeypatch.undo()
         time.tzset()

@@ -10,6 +10,7 @@ from objects import condition, node
 
 from bot.alerts import gpu_nodes
 from bot.alerts.model import AlertKey, Observation, Severity
+from bot.core import conditions
 from bot.nodes import cordon, gpus, render, render_cordon
 from bot.nodes.cordon import CordonPlan, NodeTarget
 from bot.slack.blocks import neutralise
@@ -82,7 +83,7 @@ def test_a_timed_cordon_is_due_at_its_until_not_before() -> None:
     assert expired == cordon.ExpiredCordon(TARGET, RECORD, at_until, at_until - timedelta(hours=1))
     assert cordon.next_due([obj], at_until) is None
     assert cordon.next_due([obj], at_until - timedelta(seconds=1)) == at_until
-    assert cordon.format_time(datetime(2026, 8, 24, 10, 0, tzinfo=UTC).astimezone()) == (
+    assert conditions.format_timestamp(datetime(2026, 8, 24, 10, 0, tzinfo=UTC).astimezone()) == (
         "2026-08-24T10:00:00Z"
     )
 
