@@ -8,13 +8,18 @@ the newest message the last one saw (a message a later read has not seen can onl
 Slack stamps it when it lands), a page where the whole channel would be many. Threads are read
 whole unless they are longer than a page. What the bot deletes is forgotten in every kept read.
 Every read goes to the last page: a read that could not finish is "don't know" (None).
+Reads of one channel or thread are made one at a time: looks asked while a read is under way
+wait for it and are answered by the next read, one for all of them (a fleet-wide failure's
+thousand look-ups for copies cost a few reads, not a thousand).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -89,6 +94,8 @@ class ChannelReads:
         self._monotonic = monotonic  # the drain's clock, which `Fresh.since` is read on
         self._newest: dict[str, str] = {}  # channel -> the newest Slack ts seen there
         self._scans: dict[tuple[str, str], _Scan] = {}  # (channel, thread) -> last read
+        self._turns: dict[tuple[str, str], tuple[asyncio.Lock, int]] = {}  # reads asked, by key
+        self._failed: dict[tuple[str, str], int] = {}  # key -> the number of its failed read
         self.reads = 0  # reads of a channel or thread made so far, for `Fresh`
 
     async def anchor(self, channel: str) -> str:
@@ -121,14 +128,47 @@ class ChannelReads:
         that it can serve the others too.
         """
         key = (channel, thread_ts)
-        kept = self._scans.get(key)
-        if fresh is not None and kept is not None and _serves(kept, fresh, after):
-            return _newer(kept.effects, after)
-        start = after
-        if scan_from is not None and ts_order(scan_from) < ts_order(after):
-            start = scan_from
-        self.reads += 1
-        number, read_at = self.reads, self._monotonic()
+        # Without `fresh`, any read begun after this look was asked serves it.
+        fresh = fresh if fresh is not None else Fresh(self._monotonic(), self.reads)
+        async with self._turn(key):
+            kept = self._scans.get(key)
+            if kept is not None and _serves(kept, fresh, after):
+                return _newer(kept.effects, after)
+            if self._failed.get(key, 0) > fresh.after_read:
+                return None  # a read begun since failed: no later one would know more now
+            self.reads += 1
+            number, start = self.reads, _earlier(after, scan_from)
+            scan = await self._read(key, kept, start, number)
+            if scan is None:
+                self._failed[key] = number
+                for old in list(self._failed)[: max(0, len(self._failed) - THREADS_KEPT)]:
+                    del self._failed[old]
+                return None
+            self._failed.pop(key, None)
+            self._keep(key, scan)
+        return _newer(scan.effects, after)
+
+    @asynccontextmanager
+    async def _turn(self, key: tuple[str, str]) -> AsyncIterator[None]:
+        """One read of `key` at a time; the lock lives while anyone waits for it."""
+        lock, waiting = self._turns.get(key, (asyncio.Lock(), 0))
+        self._turns[key] = (lock, waiting + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, waiting = self._turns[key]
+            if waiting > 1:
+                self._turns[key] = (lock, waiting - 1)
+            else:
+                del self._turns[key]
+
+    async def _read(
+        self, key: tuple[str, str], kept: _Scan | None, start: str, number: int
+    ) -> _Scan | None:
+        """The `number`th read, of `key`, reaching back to `start`."""
+        channel, thread_ts = key
+        read_at = self._monotonic()
         # A channel, or a thread too long for one page, is read on from what was read before.
         known = kept if kept is not None and (not thread_ts or kept.size >= LONG_READ) else None
         if known is not None and ts_order(start) < ts_order(known.after):
@@ -136,13 +176,8 @@ class ChannelReads:
             if known is None:
                 return None
         if known is not None:
-            scan = await self._read_on(channel, thread_ts, known, number, read_at)
-        else:
-            scan = await self._read_from(channel, thread_ts, start, number, read_at)
-        if scan is None:
-            return None
-        self._keep(key, scan)
-        return _newer(scan.effects, after)
+            return await self._read_on(channel, thread_ts, known, number, read_at)
+        return await self._read_from(channel, thread_ts, start, number, read_at)
 
     async def _read_from(
         self, channel: str, thread_ts: str, start: str, number: int, read_at: float
@@ -264,6 +299,13 @@ def _payload(message: Mapping[str, Any]) -> Mapping[str, Any]:
 def effect_of(message: Mapping[str, Any]) -> str:
     """The effect ID a message found in Slack carries ("" for any other message)."""
     return str(_payload(message).get("effect") or "")
+
+
+def _earlier(after: str, scan_from: str | None) -> str:
+    """Where a new read starts: `after`, or `scan_from` when that is older."""
+    if scan_from is not None and ts_order(scan_from) < ts_order(after):
+        return scan_from
+    return after
 
 
 def _serves(scan: _Scan, fresh: Fresh, after: str) -> bool:

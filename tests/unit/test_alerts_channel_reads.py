@@ -4,6 +4,7 @@ forgotten."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -108,3 +109,79 @@ async def test_a_look_from_an_older_anchor_reads_only_what_lies_before_the_kept_
     found = await reads.find_effects("C1", after="")  # an older incident's look
     assert slack.asked == ["100.000400", "None..100.000400", "100.000500"]
     assert found is not None and set(found) == {"old:0", "new:0"}
+
+
+class Gated(Channel):
+    """A channel whose reads wait at a gate until the test opens it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.reading = asyncio.Event()
+
+    async def find_messages(
+        self,
+        channel: str,
+        *,
+        thread_ts: str | None = None,
+        oldest: str | None = None,
+        latest: str | None = None,
+    ) -> list[Mapping[str, Any]]:
+        self.reading.set()
+        await self.gate.wait()
+        return await super().find_messages(
+            channel, thread_ts=thread_ts, oldest=oldest, latest=latest
+        )
+
+
+async def test_looks_for_copies_asked_together_share_one_read_of_the_channel() -> None:
+    slack = Gated()
+    reads = ChannelReads(slack)
+    slack.messages = [message(f"100.{n:06d}", f"inc-{n}:0") for n in range(1, 301)]
+    looks = [asyncio.create_task(reads.find_effects("C1", after="100.000000")) for _ in range(300)]
+    await slack.reading.wait()
+    slack.gate.set()
+    found = await asyncio.gather(*looks)
+    assert all(f is not None and len(f) == 300 for f in found)
+    # The first look's read, then one for the 299 asked while it was under way: not one each.
+    assert len(slack.asked) == 2
+
+
+async def test_a_read_begun_before_a_look_was_asked_does_not_answer_it() -> None:
+    slack = Gated()
+    reads = ChannelReads(slack)
+    slack.messages = [message("100.000001", "inc-a:0")]
+    first = asyncio.create_task(reads.find_effects("C1", after=""))
+    await slack.reading.wait()  # the first read is under way
+    slack.messages.append(message("100.000002", "inc-a:1"))  # a copy lands meanwhile
+    second = asyncio.create_task(reads.find_effects("C1", after=""))
+    slack.gate.set()
+    assert set(await first or {}) <= {"inc-a:0", "inc-a:1"}
+    assert set(await second or {}) == {"inc-a:0", "inc-a:1"}  # read again: it may have landed
+    assert len(slack.asked) == 2
+
+
+async def test_looks_waiting_on_a_read_that_fails_are_dont_know_without_a_read_each() -> None:
+    class Down(Gated):
+        async def find_messages(
+            self,
+            channel: str,
+            *,
+            thread_ts: str | None = None,
+            oldest: str | None = None,
+            latest: str | None = None,
+        ) -> list[Mapping[str, Any]]:
+            from bot.slack.gateway import SlackUnavailable
+
+            self.asked.append(oldest)
+            self.reading.set()
+            await self.gate.wait()
+            raise SlackUnavailable("Slack conversations_history failed: service_unavailable")
+
+    slack = Down()
+    reads = ChannelReads(slack)
+    looks = [asyncio.create_task(reads.find_effects("C1", after="")) for _ in range(50)]
+    await slack.reading.wait()
+    slack.gate.set()
+    assert await asyncio.gather(*looks) == [None] * 50
+    assert len(slack.asked) == 2  # the first look's, then one for the 49 asked meanwhile
