@@ -105,6 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             # process, and the 200 collections they set off, a tenth of the time to readiness
             # (bench/startup.py), found under 2 000 objects of garbage.
             gc.disable()
+            # Before any thread starts (`bot.service.memory`): freed memory goes back sooner.
+            from bot.service.memory import limit_arenas
+
+            limit_arenas()
             # uvloop's event loop (libuv) spends less per request and per task than asyncio's
             # own, which keeps acks fast when many commands arrive at once (bench/ack_latency).
             import uvloop

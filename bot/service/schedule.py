@@ -2,8 +2,8 @@
 
 This module only starts and stops jobs: the list of them (one alert check per cluster every
 `alerts.interval`, the first ones within seconds of the start, the Lease renewal, the drain,
-the timed-change tick, the eviction watches, approval expiry) and any `Job` the composition
-root adds. The jobs themselves are `bot.service.jobs_alerts`, `jobs_timed` and
+the timed-change tick, the eviction watches, approval expiry, the heap trim) and any `Job` the
+composition root adds. The jobs themselves are `bot.service.jobs_alerts`, `jobs_timed` and
 `jobs_evictions`. A job never overlaps itself (`max_instances=1`) and missed runs collapse into
 one (`coalesce`): a slow cluster delays its next check, never stacks them. A failing run is
 logged and the schedule goes on.
@@ -38,6 +38,7 @@ from bot.service.jobs_timed import (
     sweep_cordons,
     sweep_suspends,
 )
+from bot.service.memory import TRIM_EVERY, trim_heap
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,7 @@ def alert_jobs(deps: Deps, first_checks_after: timedelta = timedelta(0)) -> list
         for sweep in (sweep_suspends, sweep_cordons):
             expiries.append(PauseExpiry(cluster.name, first_sweep_after=sweep_first, sweep=sweep))
     jobs.append(Job("timed-changes", TimedChanges(expiries), PAUSE_TICK))
+    jobs.append(Job("trim-heap", trim_heap, TRIM_EVERY))
     if deps.settings.alertmanager is not None:
         jobs.append(Job("alertmanager", look_at_alertmanager, interval))
     if deps.settings.access.approval is not None:

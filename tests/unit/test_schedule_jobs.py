@@ -108,6 +108,7 @@ def test_per_cluster_checks_pause_and_suspend_expiry_the_lease_and_the_drain_fro
         ("alerts-prod", timedelta(seconds=45), False),
         ("alerts-staging", timedelta(seconds=45), False),
         ("timed-changes", timedelta(seconds=2), False),
+        ("trim-heap", timedelta(minutes=1), False),
     ]
     (ticking,) = [j.run for j in jobs if isinstance(j.run, jobs_timed.TimedChanges)]
     assert [(e.cluster, e.sweep) for e in ticking.expiries] == [
