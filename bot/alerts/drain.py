@@ -177,7 +177,7 @@ class Drain:
 
     async def _deliver(self, cluster: str, where: str, place: Place | None, owed: Owed) -> Progress:
         """One step on the head, at the urgency of who waits for it (`_priority`)."""
-        with budget.urgency(_priority(place)):
+        with budget.urgency(_priority(place, owed)):
             return await self._step(cluster, where, place, owed)
 
     async def _step(self, cluster: str, where: str, place: Place | None, owed: Owed) -> Progress:
@@ -392,9 +392,10 @@ def _swept(where: str, agreed: bool) -> StateChange[ClusterAlerts]:
     return change
 
 
-def _priority(place: Place | None) -> budget.Priority:
-    """Whose call it is: an incident's page and its thread first; notice threads (evictions)
-    and reminders of forgotten pauses after everything a person waits for."""
+def _priority(place: Place | None, owed: Owed) -> budget.Priority:
+    """Whose call it is: a new page first (a fleet-wide failure pages every cluster before
+    the diagnoses), then what an open incident's thread owes; notice threads (evictions) and
+    reminders of forgotten pauses after everything a person waits for."""
     if isinstance(place, NoticeThread) or (place is not None and place.key.is_reminder):
         return budget.Priority.BACKGROUND
-    return budget.Priority.PAGE
+    return budget.Priority.PAGE if owed.kind is EffectKind.ROOT else budget.Priority.THREAD

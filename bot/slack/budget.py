@@ -32,10 +32,11 @@ from bot.slack import tiers
 class Priority(enum.IntEnum):
     """Who waits for a call: the lower, the sooner it is served."""
 
-    PAGE = 0  # a new page, its diagnosis, a reply an open incident owes
-    ANSWER = 1  # a command's or a click's answer, approval requests, announcements
-    CONVERGE = 2  # reads and deletes that make the channel agree with the state
-    BACKGROUND = 3  # the Home tab, reminders, eviction notices
+    PAGE = 0  # a new page: an incident's root (and the look for a copy of it)
+    THREAD = 1  # its diagnosis, the replies and the edits an open incident owes
+    ANSWER = 2  # a command's or a click's answer, approval requests, announcements
+    CONVERGE = 3  # reads and deletes that make the channel agree with the state
+    BACKGROUND = 4  # the Home tab, reminders, eviction notices
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,14 @@ async def test_waiting_calls_are_served_most_urgent_first_whatever_order_they_ca
         await lane.take(Urgency(priority))
         served.append(priority)
 
-    order = [Priority.BACKGROUND, Priority.CONVERGE, Priority.ANSWER, Priority.PAGE]
+    order = [
+        Priority.BACKGROUND, Priority.CONVERGE, Priority.ANSWER, Priority.THREAD, Priority.PAGE
+    ]  # fmt: skip
     await asyncio.gather(*(call(p) for p in order))
-    assert served == [Priority.PAGE, Priority.ANSWER, Priority.CONVERGE, Priority.BACKGROUND]
-    assert lane.waited == 4
+    assert served == [
+        Priority.PAGE, Priority.THREAD, Priority.ANSWER, Priority.CONVERGE, Priority.BACKGROUND
+    ]  # fmt: skip
+    assert lane.waited == 5
 
 
 async def test_a_call_whose_deadline_comes_first_is_not_sent_and_the_next_is_still_served() -> None:
