@@ -1,10 +1,14 @@
 """The reads behind the scheduler stall alert: the Leases in the scheduler's namespace, every
 PodGroup, and the scheduler's Events about PodGroups, beside the check's snapshot.
 
-I/O through the `KubeReader` port only: three lists, whatever the number of shards or groups
-(through the check's watched copies, `bot.kube.informer`, a check at rest asks nothing; the
-Leases and Events are QUIET there: they wake no check, `stall.next_look` names when to look).
-With `alerts.stall_after` 0 (off), or without kai-config, a check reads nothing here.
+I/O through the `KubeReader` port only: at most three lists, whatever the number of shards or
+groups (through the check's watched copies, `bot.kube.informer`, a check at rest asks nothing;
+the Leases and Events are QUIET there: they wake no check, `stall.next_look` names when to
+look). Only what can count is read, and so followed: the Leases only while a shard's scheduler
+runs more than one replica (with one it elects no leader), the Events only while a PodGroup is
+pending (they date nothing else). Every followed collection is a watch kept open per cluster,
+and with a thousand clusters each costs tens of megabytes (bench/fleet_ha.py). With
+`alerts.stall_after` 0 (off), or without kai-config, a check reads nothing here.
 """
 
 from __future__ import annotations
@@ -51,14 +55,21 @@ async def stalled_schedulers(
         return StallCheck()
     namespace = health.operand_namespace(snapshot)
     scheduler = health.scheduler_name(snapshot)
-    leases, groups, events = await asyncio.gather(
-        kube.list_objects(kinds.LEASE, namespace),
+    elects = stall_signs.elects_leaders(snapshot)
+    leases, groups = await asyncio.gather(
+        kube.list_objects(kinds.LEASE, namespace) if elects else _nothing(),
         _served(kube.list_objects(kinds.POD_GROUP)),
-        kube.list_objects(kinds.EVENT, field_selector=scheduler_events(scheduler)),
     )
+    events: list[RawObject] = []
+    if any(stall_signs.waits(g) for g in groups):
+        events = await kube.list_objects(kinds.EVENT, field_selector=scheduler_events(scheduler))
     shards = stall_signs.read_shards(snapshot, leases, groups, events)
     found = stall.stall_alerts(kube.cluster, shards, now, after=after, command=command)
     return StallCheck(tuple(found), stall.next_look(shards, now, after))
+
+
+async def _nothing() -> list[RawObject]:
+    return []
 
 
 async def _served(listing: Awaitable[list[RawObject]]) -> list[RawObject]:

@@ -109,6 +109,18 @@ def read_shards(
     return found
 
 
+def elects_leaders(snapshot: ClusterSnapshot) -> bool:
+    """Whether some shard's scheduler runs more than one replica, so holds a leader Lease."""
+    namespace = health.operand_namespace(snapshot)
+    scheduler = health.scheduler_name(snapshot)
+    for shard in snapshot.shards:
+        name = health.shard_scheduler(scheduler, shard)
+        deployment = deployments.find_deployment(snapshot.deployments, namespace, name)
+        if deployment is not None and deployments.desired_replicas(deployment) > 1:
+            return True
+    return False
+
+
 def waits(group: RawObject) -> bool:
     """Pods of the group are requested and not all allocated: it waits for the scheduler."""
     requested = c.as_mapping(c.as_mapping(c.status(group).get("resourcesStatus")).get("requested"))

@@ -139,7 +139,7 @@ class CachedKube:
         if ref == kinds.CRD:  # a kind installed: those found absent are listed again now
             for copy in self._copies.values():
                 if not copy.version:
-                    copy.nudged.set()
+                    copy.nudge()
         self.on_change()
 
     @property

@@ -80,7 +80,7 @@ class Watches:
                 if kind != "BOOKMARK":
                     yield None if kind == "DELETED" else obj
 
-    async def watch_collection(
+    def watch_collection(
         self,
         ref: ResourceRef,
         namespace: str | None = None,
@@ -92,16 +92,14 @@ class Watches:
     ) -> AsyncGenerator[WatchEvent, None]:
         """Each event of the collection (the objects the selectors pick) after
         `resource_version`, bookmarks included, for up to `seconds` (then the stream just
-        ends): the watch half of list-then-watch (`bot.kube.listwatch`).
+        ends): the watch half of list-then-watch (`bot.kube.listwatch`). The request's own
+        generator, not one around it: a fleet keeps thousands of these open at rest.
 
         Raises:
             as `watch_object`.
         """
         call = Call("watch", ref, None, namespace)
-        changes = self._watch(call, field_selector, resource_version, seconds, label_selector)
-        async with contextlib.aclosing(changes):
-            async for event in changes:
-                yield event
+        return self._watch(call, field_selector, resource_version, seconds, label_selector)
 
     async def _watch(
         self,
