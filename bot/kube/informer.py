@@ -78,7 +78,7 @@ class CachedKube:
             followed = await self._current(ref, namespace, False)
         if followed is None:
             return await self.kube.get_object(ref, name, namespace)
-        return followed.items.get((namespace if ref.namespaced and namespace else "", name))
+        return followed.get((namespace if ref.namespaced and namespace else "", name))
 
     async def list_objects(
         self,
@@ -102,7 +102,7 @@ class CachedKube:
                 metadata_only=metadata_only,
                 page_size=page_size,
             )
-        return list(followed.items.values())
+        return followed.objects()
 
     async def _current(
         self,

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 
 from bot.core.models import RawObject
-from bot.kube.copies import Copy, slim
+from bot.kube.copies import Copy
 from bot.kube.kinds import CONFIG_MAP
 from bot.kube.ports import CollectionFollower, KubeReader
 
@@ -65,16 +65,13 @@ class WatchedConfigMaps:
     def get(self, name: str) -> RawObject | None:
         """The ConfigMap `name` as copied (None: there is none). Only when `current()`."""
         assert self._copy is not None
-        return self._copy.items.get((self.namespace, name))
+        return self._copy.get((self.namespace, name))
 
     def put(self, name: str, found: RawObject | None) -> None:
         """What a write returned, or a GET read (None: not found): read from here on."""
         if self._copy is None or not self._copy.current:
             return
-        if found is None:
-            self._copy.items.pop((self.namespace, name), None)
-        else:
-            self._copy.items[(self.namespace, name)] = slim(found)
+        self._copy.put((self.namespace, name), found)
 
     def close(self) -> None:
         """Stop following (the watch's connection ends with its task)."""

@@ -8,15 +8,14 @@ Leases and Events it reads wake no check; the check looks again when a Lease wou
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from alert_stack import HOLD, alert_stack, assert_one_clean_incident, check, roots, thread, words
 from clocks import Clock
 from waiting import wait_until
 
+from bot.kube.copies import Copy
 from bot.service import jobs_alerts
 from testbed.sim import breakage
 from testbed.sim.kai_stall import HOLDER, STALLED_FOR, scheduler_lease
@@ -130,7 +129,7 @@ async def test_a_scheduler_with_no_ready_pod_gets_its_deployments_alert_not_a_st
 STAMPED_EARLY = timedelta(seconds=10)
 
 
-async def renewed(stack: Stack, followed: Mapping[tuple[str, str], Any]) -> None:
+async def renewed(stack: Stack, followed: Copy) -> None:
     """The scheduler renews its Lease; returns once the check's copy holds the renewal."""
     lease = scheduler_lease(HOLDER, stack.sim.store.clock() - STAMPED_EARLY)
     stack.sim.apply(lease)
@@ -165,7 +164,7 @@ async def test_lease_renewals_wake_no_check_and_a_lease_left_to_age_is_paged_at_
         [copy] = [c for c in checks.reads.followed if c.ref.plural == "leases"]
         runs = checks.runs
         for _ in range(3):
-            await renewed(stack, copy.items)
+            await renewed(stack, copy)
         assert checks.runs == runs and roots(stack) == []
 
         stopped = time.monotonic()

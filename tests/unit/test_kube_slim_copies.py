@@ -1,8 +1,9 @@
-"""The watched copies a fleet keeps (`bot.kube.copies.slim`, `metadata_of`): smaller, and
+"""The watched copies a fleet keeps (`bot.kube.copies.slim`, `metadata_of`, `Flag`): smaller, and
 read the same by every rule that reads them."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from bot.core import conditions as c
 from bot.core.models import RawObject
 from bot.health import deployments, operands
-from bot.kube.copies import metadata_of, slim
+from bot.kube.copies import Flag, metadata_of, slim
 
 MANAGED = [
     {"manager": "kubectl", "time": "2026-11-30T10:00:00Z", "fieldsV1": {"f:spec": {}}},
@@ -97,3 +98,14 @@ def test_a_metadata_copy_keeps_what_says_which_objects_exist() -> None:
             "labels": {"app": "kai"},
         },
     }
+
+
+async def test_a_flag_wakes_who_waited_and_answers_at_once_after_without_keeping_an_event() -> None:
+    flag = Flag()
+    waiting = [asyncio.create_task(flag.wait()) for _ in range(3)]
+    await asyncio.sleep(0)  # they wait now
+    assert not flag.is_set() and not any(w.done() for w in waiting)
+    flag.set()
+    await asyncio.wait_for(asyncio.gather(*waiting), 1)
+    assert flag.is_set() and flag._event is None  # nothing kept for a fleet's idle copies
+    await asyncio.wait_for(flag.wait(), 1)  # set already: no wait
