@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 import ssl
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,9 +79,11 @@ async def watch(
     cluster: str,
     connect_timeout: float,
     read_timeout: float,
+    ended: Callable[[str], None] = lambda outcome: None,
 ) -> AsyncGenerator[WatchEvent, None]:
     """Each event of one watch request until the server ends it (blank keep-alives left out).
     `read_timeout` only catches a dead connection: it runs a little past `timeoutSeconds`.
+    `ended` is told the outcome when the request ends (`error`: it raised a KubeError).
 
     Raises:
         KubeExpired: 410 (as a status or an ERROR event); KubeForbidden: 403;
@@ -91,6 +93,7 @@ async def watch(
         total=None, sock_connect=connect_timeout, sock_read=read_timeout
     )
     headers = {**endpoint.headers, "Accept": "application/json"}
+    outcome = "ok"
     try:
         async with session.get(
             endpoint.host + path,
@@ -113,7 +116,13 @@ async def watch(
                     if line.strip():
                         yield _event(line, call, cluster)
     except (aiohttp.ClientError, TimeoutError, OSError) as e:
+        outcome = "error"
         raise kube_errors.from_connection_error(e, call, cluster, endpoint.host) from e
+    except errors.KubeError:
+        outcome = "error"
+        raise
+    finally:
+        ended(outcome)
 
 
 def _event(line: bytes, call: Call, cluster: str) -> WatchEvent:

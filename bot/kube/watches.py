@@ -9,10 +9,10 @@ retried: `bot.kube.follow` polls instead, `bot.kube.listwatch` lists or watches 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
-from bot.core import errors
 from bot.core.models import RawObject
 from bot.kube.errors import Call
 from bot.kube.kinds import ResourceRef
@@ -101,7 +101,7 @@ class Watches:
         call = Call("watch", ref, None, namespace)
         return self._watch(call, field_selector, resource_version, seconds, label_selector)
 
-    async def _watch(
+    def _watch(
         self,
         call: Call,
         field_selector: str | None,
@@ -113,7 +113,8 @@ class Watches:
         from bot.kube import streams  # here: aiohttp costs start-up time, and `check` never watches
 
         connect, read = self._rest.timeout
-        changes = streams.watch(
+        self._rest.request_count += 1
+        return streams.watch(
             self.session.get(),
             streams.Endpoint.of(self._api.configuration),
             call.ref.path(call.namespace),
@@ -122,15 +123,5 @@ class Watches:
             cluster=self.cluster,
             connect_timeout=connect,
             read_timeout=seconds + read,
+            ended=functools.partial(self._rest.count, "watch"),
         )
-        self._rest.request_count += 1
-        outcome = "ok"
-        try:
-            async with contextlib.aclosing(changes):
-                async for event in changes:
-                    yield event
-        except errors.KubeError:
-            outcome = "error"
-            raise
-        finally:
-            self._rest.count("watch", outcome)
