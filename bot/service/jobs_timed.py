@@ -11,6 +11,7 @@ soonest known due time (a timed change's end, or a reminder) with the clock.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
@@ -140,6 +141,11 @@ class PauseExpiry:
         self.next_sweep = asyncio.get_running_loop().time() + self.sweep_every
         with threads.scheduled():
             self.next_due = await self.sweep(deps, self.cluster, None)
+        # Its lists are the cluster's only requests for an hour (the checks read watched
+        # copies): the connections they opened would sit idle, each holding its last answer.
+        release = getattr(deps.kube.get(self.cluster), "close_idle_connections", None)
+        if release is not None:
+            release()
 
 
 class TimedChanges:
@@ -166,7 +172,13 @@ class TimedChanges:
             if (running is None or running.done()) and expiry.wants_to_sweep(deps):
                 what = f"{getattr(expiry.sweep, '__name__', 'sweep')} of {expiry.cluster}"
                 sweep = _logged(expiry.run(deps), what)
-                self._sweeping[index] = asyncio.get_running_loop().create_task(sweep)
+                task = asyncio.get_running_loop().create_task(sweep)
+                self._sweeping[index] = task  # until it ends: a fleet's ended sweeps add up
+                task.add_done_callback(functools.partial(self._ended, index))
+
+    def _ended(self, index: int, task: asyncio.Task[None]) -> None:
+        if self._sweeping.get(index) is task:
+            del self._sweeping[index]
 
     async def _look_at_journal(self, deps: Deps) -> None:
         """Every `look_every`, and at the next tick after a change made through this replica

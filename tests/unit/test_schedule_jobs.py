@@ -10,6 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from apscheduler.events import EVENT_JOB_MAX_INSTANCES, JobEvent
+from waiting import wait_until
 
 from bot.access.audit import Change
 from bot.config import settings as config
@@ -361,6 +362,35 @@ async def test_one_clusters_slow_sweep_holds_up_no_other_clusters_and_never_over
         await ticking(the_deps)
         await asyncio.sleep(0)
         assert swept.count("prod") == 2
+    finally:
+        await ticking.close()
+
+
+async def test_a_sweep_closes_its_clusters_idle_connections_and_is_not_kept_once_ended() -> None:
+    """A sweep's lists are its cluster's only requests for an hour (the checks read watched
+    copies): the connections they opened are closed after it, not left idle holding their last
+    answers, and the ended sweep's task is let go (a fleet's thousands added up)."""
+    closed: list[str] = []
+
+    async def sweep(d: Deps, cluster: str, kube: Any) -> datetime | None:
+        return None
+
+    gateways = {
+        name: SimpleNamespace(cluster=name, close_idle_connections=lambda n=name: closed.append(n))
+        for name in ("prod", "staging")
+    }
+    the_deps = dataclasses.replace(deps(), kube=gateways)  # type: ignore[arg-type]
+    every = timedelta(0)
+    ticking = jobs_timed.TimedChanges(
+        [
+            jobs_timed.PauseExpiry(c, sweep_every=every, first_sweep_after=every, sweep=sweep)
+            for c in ("prod", "staging")
+        ]
+    )
+    try:
+        await ticking(the_deps)
+        await wait_until(lambda: not ticking._sweeping, 5, "the sweeps to end and be let go")
+        assert sorted(closed) == ["prod", "staging"]
     finally:
         await ticking.close()
 
