@@ -48,4 +48,3 @@ def test_memory_freed_below_the_top_of_the_heap_goes_back_to_the_system_when_tri
     )
     freed, trimmed = (float(f) for f in ran.stdout.split())
     assert freed - trimmed > 60, (freed, trimmed)  # most of the 100 MB freed left the RSS
-
