@@ -152,6 +152,10 @@ async def follow_by_watch(stack: Stack, clock: Clock) -> None:
     deps = stack.service.deps
     (checks,) = [j.run for j in stack.service.schedule.jobs if j.name == "alerts-sim"]
     assert isinstance(checks, jobs_alerts.WatchedChecks)
+    # A scheduler of two replicas elects a leader: the stall rule reads the Leases too.
+    scheduler = stack.sim.get("apps/v1", "Deployment", "kai-scheduler-default", "kai-scheduler")
+    assert scheduler is not None
+    stack.sim.apply({**scheduler, "spec": {**scheduler["spec"], "replicas": 2}})
     await checks.check()
     assert checks.reads is not None
     # The queue starvation and GPU node rules' reads (they are off in this stack's config).

@@ -188,6 +188,9 @@ class Copy:
         resync_every: float = RESYNC_EVERY,
     ) -> None:
         self.ref, namespace, self.metadata_only = key
+        # Packed (compact JSON, decoded at each read) unless a reader keeps what it decoded
+        # from each object as it was (`bot.state.watched`: one state read a thousand times).
+        self.packed = True
         self.listing = ListThenWatch(
             kube, self.ref, namespace, listed=self._listed, changed=self._changed,
             field_selector=field_selector, metadata_only=self.metadata_only,
@@ -196,7 +199,7 @@ class Copy:
         self.on_change = on_change
         self.watch_seconds = watch_seconds
         self.resync_every = resync_every
-        self._packed: dict[ObjectKey, bytes] = {}  # each object kept, as compact JSON
+        self._kept: dict[ObjectKey, bytes | RawObject] = {}  # each object, packed or as is
         self.current = False  # the objects are what the API server holds (as of a moment ago)
         # A kind not served: list it again now (CRDs changed). Made when one waits for it:
         # an idle Event costs most of a kilobyte, times every collection of a fleet.
@@ -260,9 +263,9 @@ class Copy:
             self.reach.answered()
 
     async def _listed(self, listed: list[RawObject]) -> None:
-        packed = {object_key(o): self._pack(o) for o in listed}
-        changed = packed != self._packed or self._back
-        self._packed, self.current = packed, True
+        kept = {object_key(o): self._pack(o) for o in listed}
+        changed = kept != self._kept or self._back
+        self._kept, self.current = kept, True
         if changed:
             self.on_change()
 
@@ -289,32 +292,39 @@ class Copy:
         if kind == "BOOKMARK":
             return
         if kind == "DELETED":
-            self._packed.pop(object_key(obj), None)
+            self._kept.pop(object_key(obj), None)
         else:
-            self._packed[object_key(obj)] = self._pack(obj)
+            self._kept[object_key(obj)] = self._pack(obj)
         self.on_change()
 
     def get(self, key: ObjectKey) -> RawObject | None:
         """The object named `key` as copied (None: there is none)."""
-        packed = self._packed.get(key)
-        return None if packed is None else _unpacked(packed)
+        kept = self._kept.get(key)
+        return None if kept is None else _unpacked(kept)
 
     def objects(self) -> list[RawObject]:
         """Every object copied."""
-        return [_unpacked(p) for p in self._packed.values()]
+        return [_unpacked(k) for k in self._kept.values()]
 
     def put(self, key: ObjectKey, obj: RawObject | None) -> None:
         """What a write returned or a read found (None: gone), kept until the watch says more."""
         if obj is None:
-            self._packed.pop(key, None)
+            self._kept.pop(key, None)
         else:
-            self._packed[key] = self._pack(obj)
+            self._kept[key] = self._pack(obj)
 
-    def _pack(self, obj: RawObject) -> bytes:
-        kept = metadata_of(obj) if self.metadata_only else slimmed(obj)
+    def _pack(self, obj: RawObject) -> bytes | RawObject:
+        if self.metadata_only:
+            kept = metadata_of(obj)
+        else:
+            kept = slimmed(obj) if self.packed else slim(obj)
+        if not self.packed:
+            return kept
         return json.dumps(kept, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def _unpacked(packed: bytes) -> RawObject:
-    obj: RawObject = json.loads(packed)
+def _unpacked(kept: bytes | RawObject) -> RawObject:
+    if not isinstance(kept, bytes):
+        return kept
+    obj: RawObject = json.loads(kept)
     return obj

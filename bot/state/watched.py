@@ -45,7 +45,9 @@ class WatchedConfigMaps:
         if self._follows is None:
             return False
         if self._copy is None:
-            self._copy = Copy(self._follows, (CONFIG_MAP, self.namespace, False), lambda: None)
+            key = (CONFIG_MAP, self.namespace, False)
+            self._copy = Copy(self._follows, key, lambda: None)
+            self._copy.packed = False  # each state as it was made: read a thousand times
             # narrowed, on the one route (`bot.kube.listwatch`)
             self._copy.listing.label_selector, self._copy.listing.field_selector = self._selectors
             self._task = asyncio.get_running_loop().create_task(self._copy.run())

@@ -27,6 +27,7 @@ from waiting import wait_until
 from bot.kube.informer import CachedKube
 from bot.service import jobs_alerts
 from testbed.sim.kai_stall import scheduler_lease
+from testbed.sim.scheduling_writes import pending_group
 from testbed.slackemu import PostedMessage
 from testbed.stack import ALERT_CHANNEL, CLUSTER, ServiceStack
 
@@ -124,10 +125,14 @@ async def test_a_lease_left_to_age_pages_the_stall_naming_its_holder_and_resolve
 async def test_the_check_follows_leases_and_the_schedulers_events_by_watch_as_the_bot(
     stalling: ServiceStack, clock: Clock, control_plane: ControlPlane
 ) -> None:
-    """The bot's own token, deploy/'s RBAC: the Leases of KAI's namespace and the Events of
-    `involvedObject.kind=PodGroup,source=kai-scheduler` are listed and watched (the real
-    server accepts the selector), so a check at rest reads them from its copies."""
+    """The bot's own token, deploy/'s RBAC: the Leases of KAI's namespace and, with a PodGroup
+    pending, the Events of `involvedObject.kind=PodGroup,source=kai-scheduler` are listed and
+    watched (the real server accepts the selector), so a check at rest reads them from its
+    copies."""
     deps = stalling.service.deps
+    admin = Seeder(control_plane.admin())
+    pending = pending_group("stall-pg", "annia", 8, 1, "NotEnoughResources", "none", {}, clock.now)
+    admin.replace(pending)
     reads = CachedKube(deps.kube[CLUSTER])
     try:
         await jobs_alerts.check_cluster(deps, CLUSTER, reads=reads)
@@ -137,3 +142,4 @@ async def test_the_check_follows_leases_and_the_schedulers_events_by_watch_as_th
         assert ("events", "involvedObject.kind=PodGroup,source=kai-scheduler") in followed
     finally:
         await reads.close()
+        admin.remove(pending)
