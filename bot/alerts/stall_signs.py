@@ -86,7 +86,7 @@ def read_shards(
     found = []
     for shard in sorted(snapshot.shards, key=c.object_name):
         name = health.shard_scheduler(scheduler, shard)
-        deployment = deployments.find_deployment(snapshot.deployments, namespace, name)
+        deployment = _scheduler_deployment(snapshot, shard)
         if deployment is None:
             continue  # its own alert (`bot.alerts.rules`): the scheduler is missing
         mine = [g for g in groups if _in_shard(g, label, kai.partition_of(shard)) and waits(g)]
@@ -111,14 +111,15 @@ def read_shards(
 
 def elects_leaders(snapshot: ClusterSnapshot) -> bool:
     """Whether some shard's scheduler runs more than one replica, so holds a leader Lease."""
+    found = (_scheduler_deployment(snapshot, shard) for shard in snapshot.shards)
+    return any(d is not None and deployments.desired_replicas(d) > 1 for d in found)
+
+
+def _scheduler_deployment(snapshot: ClusterSnapshot, shard: RawObject) -> RawObject | None:
+    """The Deployment of a shard's scheduler (`<schedulerName>-<shard>`), None when absent."""
+    name = health.shard_scheduler(health.scheduler_name(snapshot), shard)
     namespace = health.operand_namespace(snapshot)
-    scheduler = health.scheduler_name(snapshot)
-    for shard in snapshot.shards:
-        name = health.shard_scheduler(scheduler, shard)
-        deployment = deployments.find_deployment(snapshot.deployments, namespace, name)
-        if deployment is not None and deployments.desired_replicas(deployment) > 1:
-            return True
-    return False
+    return deployments.find_deployment(snapshot.deployments, namespace, name)
 
 
 def waits(group: RawObject) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.alerts.channel_reads import METADATA_EVENT, ChannelReads, Fresh
+from bot.slack.gateway import SlackUnavailable
 
 
 def message(ts: str, effect: str = "", thread_ts: str | None = None) -> dict[str, Any]:
@@ -112,12 +113,13 @@ async def test_a_look_from_an_older_anchor_reads_only_what_lies_before_the_kept_
 
 
 class Gated(Channel):
-    """A channel whose reads wait at a gate until the test opens it."""
+    """A channel whose reads wait at a gate until the test opens it (then fail, when `down`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, down: bool = False) -> None:
         super().__init__()
         self.gate = asyncio.Event()
         self.reading = asyncio.Event()
+        self.down = down
 
     async def find_messages(
         self,
@@ -129,9 +131,12 @@ class Gated(Channel):
     ) -> list[Mapping[str, Any]]:
         self.reading.set()
         await self.gate.wait()
-        return await super().find_messages(
+        found = await super().find_messages(
             channel, thread_ts=thread_ts, oldest=oldest, latest=latest
         )
+        if self.down:
+            raise SlackUnavailable("Slack conversations_history failed: service_unavailable")
+        return found
 
 
 async def test_looks_for_copies_asked_together_share_one_read_of_the_channel() -> None:
@@ -162,23 +167,7 @@ async def test_a_read_begun_before_a_look_was_asked_does_not_answer_it() -> None
 
 
 async def test_looks_waiting_on_a_read_that_fails_are_dont_know_without_a_read_each() -> None:
-    class Down(Gated):
-        async def find_messages(
-            self,
-            channel: str,
-            *,
-            thread_ts: str | None = None,
-            oldest: str | None = None,
-            latest: str | None = None,
-        ) -> list[Mapping[str, Any]]:
-            from bot.slack.gateway import SlackUnavailable
-
-            self.asked.append(oldest)
-            self.reading.set()
-            await self.gate.wait()
-            raise SlackUnavailable("Slack conversations_history failed: service_unavailable")
-
-    slack = Down()
+    slack = Gated(down=True)
     reads = ChannelReads(slack)
     looks = [asyncio.create_task(reads.find_effects("C1", after="")) for _ in range(50)]
     await slack.reading.wait()
