@@ -32,7 +32,11 @@ RECLAIMER = "pg-annia-train-m3k9p-8e7d6c5b-4a39-4f28-b1c0-9d8e7f6a5b4c"
 
 
 def reclaim(sim: Simulator) -> None:
-    """Queue annia, below its quota, reclaims 4 GPUs from vision's sweep (an Evict Event)."""
+    """Queue annia, below its quota, reclaims 4 GPUs from vision's sweep (an Evict Event).
+    The reclaim is done, as the queues' `allocated` say: annia's job runs on the 4 GPUs, and
+    vision's sweep on the 4 it kept, so no group waits. A group left waiting would be one the
+    scheduler never looks at again, which a live scheduler is not: the stall alert would page
+    a healthy cluster `alerts.stall_after` later (`bot.alerts.stall`)."""
     if sim.get("v1", "Namespace", EVICTED_NS) is None:
         sim.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": EVICTED_NS}})
     evicted = sim.apply(_group(EVICTED, EVICTED_NS, "vision", 4))
@@ -122,6 +126,8 @@ def evicted_again(sim: Simulator, event: dict[str, Any], when: datetime) -> dict
 
 
 def _group(name: str, namespace: str, queue: str, pods: int) -> dict[str, Any]:
+    """A running group: everything it requested is allocated (the pod-group-controller's sums)."""
+    gpus = {"nvidia.com/gpu": str(pods)}
     return {
         "apiVersion": PODGROUP,
         "kind": "PodGroup",
@@ -131,5 +137,5 @@ def _group(name: str, namespace: str, queue: str, pods: int) -> dict[str, Any]:
             "labels": {"kai.scheduler/queue": queue},
         },
         "spec": {"minMember": pods, "queue": queue, "priorityClassName": "train"},
-        "status": {"resourcesStatus": {"requested": {"nvidia.com/gpu": str(pods)}}},
+        "status": {"resourcesStatus": {"requested": gpus, "allocated": gpus}},
     }

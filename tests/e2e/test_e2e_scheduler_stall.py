@@ -17,7 +17,7 @@ from waiting import wait_until
 
 from bot.kube.copies import Copy
 from bot.service import jobs_alerts
-from testbed.sim import breakage
+from testbed.sim import breakage, evictions
 from testbed.sim.kai_stall import HOLDER, STALLED_FOR, scheduler_lease
 from testbed.sim.scheduling_writes import group_event
 from testbed.stack import CLUSTER, Stack, running_stack
@@ -171,3 +171,20 @@ async def test_lease_renewals_wake_no_check_and_a_lease_left_to_age_is_paged_at_
         [root] = await wait_until(lambda: roots(stack), 20, "the stall paged")
         assert time.monotonic() - stopped >= 4.5  # at the Lease's age (5 s on), not before
         assert "has not renewed its Lease for" in root.text
+
+
+async def test_a_reclaim_done_hours_ago_is_no_stall(tmp_path: Path) -> None:
+    """A reclaim leaves both its groups running on what they asked for: nothing waits for a
+    scheduler that says nothing more, so no stall is paged however long after (the simulator
+    once left them waiting, and the soak paged a healthy scheduler at its end)."""
+    clock = Clock()
+    async with alert_stack(tmp_path, clock, alerts=STALLING) as (stack, _):
+        evictions.reclaim(stack.sim)
+        at_sim_now(stack, clock)
+        await check(stack.service)
+        clock.advance(timedelta(hours=1).total_seconds())
+        await check(stack.service)
+        clock.advance(HOLD)
+        await check(stack.service)
+
+        assert roots(stack) == []
