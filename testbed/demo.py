@@ -87,7 +87,9 @@ async def run(commands: Sequence[str], *, fleet: int = 0) -> int:
     logging.getLogger().setLevel(logging.WARNING)  # the console is the demo's output
     with tempfile.TemporaryDirectory(prefix="kai-chatops-demo-") as workdir:
         overrides = fleet_config(Path(workdir), fleet)
-        stack_ctx = running_stack(Path(workdir), keda_controller=True, config_overrides=overrides)
+        stack_ctx = running_stack(
+            Path(workdir), keda_controller=True, config_overrides=overrides, live_scheduler=True
+        )
         async with stack_ctx as stack:
             print(BANNER.format(kubeconfig=stack.kubeconfig))
             watcher = asyncio.get_running_loop().create_task(show_channels(stack))

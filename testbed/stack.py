@@ -8,6 +8,7 @@ any kubeconfig: the cluster tier runs the same service against a real kube-apise
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -25,7 +26,7 @@ from bot.keda.usecase import AckWait
 from bot.service.deps import SlackEnv, build_deps, utc_now
 from bot.service.server import Service
 from bot.slack.client import SLACK_TIMEOUT
-from testbed.sim import Simulator
+from testbed.sim import Simulator, kai_scheduler
 from testbed.slackemu import Delivery, SlackDriver, SlackEmulator
 
 CLUSTER = "sim"
@@ -189,6 +190,7 @@ async def running_stack(
     kai_release: str | None = None,
     sim_clock: Callable[[], datetime] = utc_now,
     pagerduty: PagerDutyEnv | None = None,
+    live_scheduler: bool = False,
 ) -> AsyncIterator[Stack]:
     """Start the simulator, the emulator and the service on 127.0.0.1; stop them all afterwards.
 
@@ -206,6 +208,8 @@ async def running_stack(
     `sim_clock` the simulator's idea of now (the times it stamps on what it stores).
     `pagerduty`: PAGERDUTY_* for a stack configured with `pagerduty` (a stand-in's URL,
     `testbed.pagerduty`); its events are tried again after `slack_backoffs` too.
+    `live_scheduler`: the simulated KAI scheduler touches what waits as a live one does (the
+    demo: a person watches it for longer than the stall alert's wait).
     """
     simulator = Simulator(
         scenarios=scenarios,
@@ -213,7 +217,7 @@ async def running_stack(
         kai_release=kai_release,
         clock=sim_clock,
     )
-    async with simulator as sim:
+    async with simulator as sim, _cycling(sim, live_scheduler):
         if keda_controller:
             sim.start_controllers(keda=True)
         kubeconfig = sim.write_kubeconfig(str(workdir / "kubeconfig"))
@@ -234,6 +238,20 @@ async def running_stack(
             ),
         ) as stack:
             yield stack
+
+
+@asynccontextmanager
+async def _cycling(sim: Simulator, live: bool) -> AsyncIterator[None]:
+    """With `live`, the simulated KAI scheduler runs meanwhile (`kai_scheduler.run_live`)."""
+    if not live:
+        yield
+        return
+    task = asyncio.get_running_loop().create_task(kai_scheduler.run_live(sim))
+    try:
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 S = TypeVar("S", bound=ServiceStack)

@@ -16,17 +16,32 @@
 - `within_preemption_delay`: v0.17.0's `spec.preemptionDelay` holding a gang back from
   preempting: `PreemptionDelayNotElapsed` after the allocation's own reason
   (actions/utils/input_jobs.go `recordPreemptionDelayFitError`).
+- `cycle`: what a live scheduler shows of itself while groups wait. It records an
+  `Unschedulable` Event on each pending group at every cycle (pkg/scheduler/framework/
+  session.go, cache/status_updater/default_status_updater.go `RecordJobStatusEvent`, source
+  `kai-scheduler`), and client-go's recorder lets a repeat about one object through once per 5
+  minutes after a burst (k8s.io/client-go tools/record/events_cache.go `defaultSpamQPS`
+  1/300): so no pending group goes untouched for longer. Not while the scheduler has no Ready
+  pod, nor while it is stalled (`testbed.sim.kai_stall`, KAI #1536). The demo runs it
+  (`Simulator.start_scheduler`): without it, every group left waiting looked like a stalled
+  scheduler six minutes later, and the stall alert paged a healthy cluster.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from datetime import datetime, timedelta
 from typing import Any
 
 from testbed.sim import evictions
+from testbed.sim.kai_stall import DEPLOYMENT, KAI_NS, SCHEDULER, STALLED
 from testbed.sim.objects import timestamp
 from testbed.sim.podgroups import PODGROUP, WORK_NS, pending_group, pending_pod
+from testbed.sim.scheduling_writes import recorded_event
 from testbed.sim.simulator import Simulator
+
+log = logging.getLogger(__name__)
 
 LAST_EVICTION = "kai.scheduler/last-eviction-timestamp"
 STALE_GANG = "stalegangeviction"
@@ -35,6 +50,119 @@ NO_ROOM = (
     "pods cannot be scheduled due to: no nodes with enough resources were found: 4 node(s) "
     "didn't have enough resources: GPUs"
 )
+
+
+REPEAT_LET_THROUGH = timedelta(minutes=5)
+TOUCHING = frozenset({"Unschedulable", "NotReady"})  # what a cycle says of a waiting group
+
+
+CYCLE_EVERY = 30.0  # seconds of the demo's time between two `cycle`s: well within 5 minutes
+
+
+async def run_live(sim: Simulator, every: float = CYCLE_EVERY) -> None:
+    """`cycle` every `every` seconds, until cancelled."""
+    while True:
+        try:
+            cycle(sim)
+        except Exception:  # a cycle that failed is tried again at the next
+            log.exception("the simulated KAI scheduler's cycle failed")
+        await asyncio.sleep(every)
+
+
+def cycle(sim: Simulator) -> list[str]:
+    """One cycle of a live scheduler with no room for what waits: each pending PodGroup not
+    touched for REPEAT_LET_THROUGH gets its `Unschedulable` Event counted up (made, the
+    first time). The groups touched (`namespace/name`)."""
+    if not _scheduling(sim):
+        return []
+    now = sim.store.clock()
+    events = _scheduler_events(sim)
+    touched = []
+    for group in _listed(sim, PODGROUP, "PodGroup"):
+        meta = group["metadata"]
+        key = (str(meta.get("namespace") or ""), str(meta["name"]))
+        about = events.get(key, [])
+        if not _waits(group) or now - _last_touch(group, about) < REPEAT_LET_THROUGH:
+            continue
+        sim.apply(_counted_up(group, about, now))
+        touched.append("/".join(key))
+    return touched
+
+
+def _scheduling(sim: Simulator) -> bool:
+    """Whether the default shard's scheduler runs: a Ready pod, and not stalled."""
+    deployment = sim.get("apps/v1", "Deployment", DEPLOYMENT, KAI_NS)
+    if deployment is None or STALLED in (deployment["metadata"].get("annotations") or {}):
+        return False
+    return int((deployment.get("status") or {}).get("readyReplicas") or 0) > 0
+
+
+def _listed(sim: Simulator, api_version: str, kind: str) -> list[dict[str, Any]]:
+    try:
+        rtype = sim.store.resolve(api_version, kind)
+    except Exception:  # the kind is not installed: nothing of it to look at
+        return []
+    items: list[dict[str, Any]] = sim.store.list_objects(rtype, None)["items"]
+    return items
+
+
+def _scheduler_events(sim: Simulator) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The scheduler's Events about PodGroups, by group."""
+    found: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for event in _listed(sim, "v1", "Event"):
+        involved = event.get("involvedObject") or {}
+        source = (event.get("source") or {}).get("component")
+        if involved.get("kind") == "PodGroup" and source == SCHEDULER:
+            key = (str(involved.get("namespace") or ""), str(involved.get("name")))
+            found.setdefault(key, []).append(event)
+    return found
+
+
+def _waits(group: dict[str, Any]) -> bool:
+    """Pods requested that are not all allocated (the pod-group-controller's sums)."""
+    resources = (group.get("status") or {}).get("resourcesStatus") or {}
+    allocated = resources.get("allocated") or {}
+    return any(
+        _amount(wanted) > _amount(allocated.get(name))
+        for name, wanted in (resources.get("requested") or {}).items()
+    )
+
+
+def _amount(quantity: Any) -> float:
+    try:
+        return float(str(quantity or 0))
+    except ValueError:  # a suffixed quantity (`16Gi`): the simulator's groups ask for GPUs
+        return 0.0
+
+
+def _last_touch(group: dict[str, Any], events: list[dict[str, Any]]) -> datetime:
+    """The scheduler's last write about the group: a condition, an Event; else its creation."""
+    conditions = (group.get("status") or {}).get("schedulingConditions") or []
+    stamps = [
+        group["metadata"].get("creationTimestamp"),
+        *(c.get("lastTransitionTime") for c in conditions),
+        *(e.get("lastTimestamp") for e in events),
+    ]
+    return max(datetime.fromisoformat(str(s).replace("Z", "+00:00")) for s in stamps if s)
+
+
+def _counted_up(
+    group: dict[str, Any], events: list[dict[str, Any]], now: datetime
+) -> dict[str, Any]:
+    """The group's Unschedulable Event once more (count up, `lastTimestamp` now), or its first."""
+    said = next((e for e in events if e.get("reason") in TOUCHING), None)
+    if said is not None:
+        count = int(said.get("count") or 1) + 1
+        return {**said, "count": count, "lastTimestamp": timestamp(now)}
+    meta = group["metadata"]
+    conditions = (group.get("status") or {}).get("schedulingConditions") or [{}]
+    message = str(conditions[0].get("message") or "no nodes with enough resources were found")
+    event = recorded_event(
+        meta["namespace"], "PodGroup", meta["name"], "Unschedulable", message, 1, now, SCHEDULER
+    )
+    event["type"] = "Normal"
+    event["involvedObject"] |= {"apiVersion": PODGROUP, "uid": meta.get("uid", "")}
+    return event
 
 
 def evict(

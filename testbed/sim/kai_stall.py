@@ -25,6 +25,9 @@ KAI_NS = "kai-scheduler"
 LEASE_API = "coordination.k8s.io/v1"
 SCHEDULER = "kai-scheduler"  # kai-config's global.schedulerName: the default shard's Lease
 DEPLOYMENT = "kai-scheduler-default"
+# On the scheduler's Deployment while it is stalled: the live scheduler (`testbed.sim.
+# kai_scheduler.cycle`) writes nothing then, as the stalled one does not.
+STALLED = "sim.kai-chatops/stalled"
 # The leader's hostname is its pod's name (the scenario's scheduler pod), then a UUID.
 HOLDER = "kai-scheduler-default-5b4c7d8f6-w4n6b_7c9e6679-7425-40de-944b-e07fc1f90ae7"
 STALLED_FOR = timedelta(minutes=10)  # past the default alerts.stall_after (5m), as `starve` does
@@ -55,7 +58,8 @@ def scheduler_stall(sim: Simulator) -> None:
     last = now - STALLED_FOR
     two = {"replicas": 2, "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}
     # More than one replica: the operator turns leader election on (resources_for_shard.go).
-    stored = sim.patch("apps/v1", "Deployment", DEPLOYMENT, KAI_NS, patch={"spec": {"replicas": 2}})
+    stalled = {"metadata": {"annotations": {STALLED: "true"}}, "spec": {"replicas": 2}}
+    stored = sim.patch("apps/v1", "Deployment", DEPLOYMENT, KAI_NS, patch=stalled)
     two["observedGeneration"] = stored["metadata"].get("generation", 1)
     sim.patch_status("apps/v1", "Deployment", DEPLOYMENT, KAI_NS, two)
     sim.apply(scheduler_lease(HOLDER, last, acquired=last - timedelta(hours=3)))

@@ -7,6 +7,7 @@ Leases and Events it reads wake no check; the check looks again when a Lease wou
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -17,8 +18,9 @@ from waiting import wait_until
 
 from bot.kube.copies import Copy
 from bot.service import jobs_alerts
-from testbed.sim import breakage, evictions
+from testbed.sim import breakage, evictions, kai_scheduler
 from testbed.sim.kai_stall import HOLDER, STALLED_FOR, scheduler_lease
+from testbed.sim.objects import timestamp
 from testbed.sim.scheduling_writes import group_event
 from testbed.stack import CLUSTER, Stack, running_stack
 
@@ -188,3 +190,62 @@ async def test_a_reclaim_done_hours_ago_is_no_stall(tmp_path: Path) -> None:
         await check(stack.service)
 
         assert roots(stack) == []
+
+
+async def test_a_live_scheduler_touches_what_waits_so_no_stall_is_paged(tmp_path: Path) -> None:
+    """The demo's simulated scheduler is live (`kai_scheduler.cycle`): a group that waits
+    gets its Unschedulable Event counted up every 5 minutes, as client-go lets it through, so
+    a healthy scheduler is never paged as stalled however long the groups wait."""
+    clock = Clock()
+    async with alert_stack(tmp_path, clock, alerts=STALLING) as (stack, _):
+        stack.sim.store.clock = clock  # its writes stamped with the test's time
+        breakage.ACTIONS["gpu_quota_exhausted"](stack.sim)
+        for _ in range(4):  # 20 minutes, a cycle every 5
+            clock.advance(timedelta(minutes=5).total_seconds())
+            assert len(kai_scheduler.cycle(stack.sim)) == 2
+            await check(stack.service)
+            assert kai_scheduler.cycle(stack.sim) == []  # touched: nothing more for 5 minutes
+        clock.advance(HOLD)
+        await check(stack.service)
+
+        assert [m.text for m in roots(stack) if "Stalled" in m.text] == []
+
+
+async def test_a_stalled_scheduler_touches_nothing_and_is_paged(tmp_path: Path) -> None:
+    """KAI #1536's scheduler, Running and Ready, writes nothing: the live cycle neither."""
+    clock = Clock()
+    async with alert_stack(tmp_path, clock, alerts=STALLING) as (stack, _):
+        breakage.ACTIONS["scheduler_stall"](stack.sim)
+        at_sim_now(stack, clock)
+        clock.advance(timedelta(minutes=7).total_seconds())
+        stack.sim.store.clock = clock
+
+        assert kai_scheduler.cycle(stack.sim) == []
+        await check(stack.service)
+        [root] = roots(stack)
+        assert "stalled" in root.text, root.text
+
+
+async def test_the_demos_scheduler_cycles_on_its_own(tmp_path: Path) -> None:
+    """`run_live`, as the demo's stack runs it: the cycle comes round by itself."""
+    clock = Clock()
+    async with alert_stack(tmp_path, clock, alerts=STALLING) as (stack, _):
+        stack.sim.store.clock = clock
+        breakage.ACTIONS["gpu_quota_exhausted"](stack.sim)
+        clock.advance(timedelta(minutes=6).total_seconds())
+        live = asyncio.get_running_loop().create_task(kai_scheduler.run_live(stack.sim, 0.05))
+        try:
+            await wait_until(lambda: _counted_up(stack) == 2, 5, "both groups touched")
+        finally:
+            live.cancel()
+
+
+def _counted_up(stack: Stack) -> int:
+    events = stack.sim.store.list_objects(stack.sim.store.resolve("v1", "Event"), None)["items"]
+    return sum(
+        1
+        for e in events
+        if e["involvedObject"]["kind"] == "PodGroup"
+        and e["reason"] == "Unschedulable"
+        and e["lastTimestamp"] == timestamp(stack.sim.store.clock())
+    )
