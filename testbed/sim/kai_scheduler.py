@@ -286,14 +286,15 @@ def _submitted(sim: Simulator, waiting: dict[str, Any], job: str) -> str:
 
 
 def _running_gang(sim: Simulator, job: str, pods: int) -> dict[str, Any]:
-    group = f"pg-{job}"
+    """A gang of `pods` one-GPU pods, running: all it requested allocated."""
+    group, gpus = f"pg-{job}", {"nvidia.com/gpu": str(pods)}
     stored = sim.apply(
         {
             "apiVersion": PODGROUP,
             "kind": "PodGroup",
             "metadata": {"name": group, "namespace": WORK_NS},
             "spec": {"minMember": pods, "queue": "annia"},
-            "status": {"resourcesStatus": {"requested": {"nvidia.com/gpu": str(pods)}}},
+            "status": {"resourcesStatus": {"requested": gpus, "allocated": gpus}},
         }
     )
     for index in range(pods):
