@@ -38,6 +38,15 @@ class Couriers:
             task = asyncio.get_running_loop().create_task(self._deliver(cluster))
             self._running[cluster] = task
 
+    async def settled(self, cluster: str, within: float) -> bool:
+        """Wait up to `within` seconds for the deliveries of `cluster` to end (those under way
+        go on after it); whether they did."""
+        running = self._running.get(cluster)
+        if running is None or running.done():
+            return True
+        done, _ = await asyncio.wait({running}, timeout=within)
+        return bool(done)
+
     def busy(self, cluster: str) -> bool:
         """Whether a delivery of `cluster` is under way or waiting to start."""
         running = self._running.get(cluster)

@@ -70,8 +70,8 @@ class AlertDesk:
         self._troubles = TroubleNotices(context)
         evidence = Evidence(context, changes)
         self._check = Check(context, FleetIncidents(context, evidence), evidence, self._troubles)
-        self._commands = OnCallCommands(context)
         self._couriers = Couriers()
+        self._commands = OnCallCommands(context, self._couriers)
         self.alertmanager = ExternalIncidents(context, evidence, ALERTMANAGER)
         self._silences = silences
 

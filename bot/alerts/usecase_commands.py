@@ -10,6 +10,7 @@ import secrets
 from collections.abc import Callable
 
 from bot.alerts import fleet, machine
+from bot.alerts.courier import Couriers
 from bot.alerts.machine import AlertStep
 from bot.alerts.model import ALERTMANAGER, FLEET, AlertState, ClusterAlerts
 from bot.alerts.usecase_context import DeskContext
@@ -17,13 +18,18 @@ from bot.core import errors
 
 # A command on one alert: its ID (as the command acts on it) -> the step of the state.
 Act = Callable[[str], AlertStep]
+# How long a command's answer waits for what it owes Slack (the thread's "acknowledged by"
+# reply, the root's edit) before it says what the state now holds: a drain behind Slack's
+# budget, an outage or another delivery may take minutes, and the answer must not.
+ANSWER_WAITS = 2.0
 
 
 class OnCallCommands:
     """What the on-call asks of the stored alerts (`AlertDesk.acknowledge`, ...)."""
 
-    def __init__(self, context: DeskContext) -> None:
+    def __init__(self, context: DeskContext, couriers: Couriers) -> None:
         self._context = context
+        self._couriers = couriers
 
     async def list_alerts(self, cluster: str | None = None) -> list[ClusterAlerts]:
         """The stored state of one cluster, or of every configured cluster; a fleet incident
@@ -61,8 +67,9 @@ class OnCallCommands:
         self, cluster: str | None, alert_id: str, act: Act, command_id: str
     ) -> AlertState:
         """Apply `act(alert_id)` once (by its command ID: a fresh one when none is given), then
-        drain. A cluster's alert grouped into a fleet incident is acted on as that incident:
-        acknowledge and silence act on the whole of it.
+        drain (by the cluster's courier, waited for ANSWER_WAITS at most). A cluster's alert
+        grouped into a fleet incident is acted on as that incident: acknowledge and silence act
+        on the whole of it.
 
         Raises:
             UserError: an unknown cluster or alert, or the step refused; StoreUnavailable.
@@ -74,7 +81,8 @@ class OnCallCommands:
         once: AlertStep = lambda s: machine.applied_once(s, alert_id, command_id, step)  # noqa: E731
         async with context.locks[cluster]:
             stepped = await context.apply(cluster, once)
-        await context.deliver(cluster, None, None)
+        self._couriers.send(cluster, lambda: context.deliver(cluster, None, None), kind="command")
+        await self._couriers.settled(cluster, ANSWER_WAITS)
         found = stepped.state.find(alert_id)
         if found is None:  # the steps above keep the alert they act on; this is a bug
             raise errors.UserError(f"Alert {alert_id} vanished while it was being changed.")
